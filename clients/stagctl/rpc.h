@@ -1,0 +1,26 @@
+/*
+ * rpc.h — how stagctl reaches the service: in-process (--local, the same
+ * sv_service_invoke the daemon's transports call) or over gRPC to a daemon.
+ */
+#ifndef STAGD_STAGCTL_RPC_H
+#define STAGD_STAGCTL_RPC_H
+
+#include "sv.h"
+
+typedef struct ctl_rpc {
+  bool local;
+  const char *addr;
+  double timeout_s; /* 0: none */
+  sv_config cfg;    /* --local */
+  sv_service *sv;   /* --local */
+  void *channel;    /* grpc_channel*, remote */
+} ctl_rpc;
+
+sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err);
+void ctl_rpc_close(ctl_rpc *r);
+/* Calls method m with req; *reply is allocated in arena. On failure err holds the
+ * status code, the message and, when the service gave one, the location. */
+sg_code ctl_rpc_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMessage *req, sg_arena *arena,
+                       ProtobufCMessage **reply, sg_error *err);
+
+#endif

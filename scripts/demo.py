@@ -1,0 +1,98 @@
+"""demo.py — the main job end to end: start stagd, talk to it three ways, stop it.
+
+Run through scripts/demo.sh, which builds everything and sets STAGD_BIN, STAGCTL_BIN
+and PYTHONPATH. Every step prints what the daemon answered.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import stagd
+
+
+def banner(text):
+    print(f"\n== {text}", flush=True)
+
+
+def start_daemon():
+    proc = subprocess.Popen(
+        [os.environ["STAGD_BIN"], "--listen", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    for line in proc.stderr:
+        m = re.search(r"serving gRPC on (\S+)", line)
+        if m:
+            return proc, m.group(1)
+        if time.monotonic() > deadline:
+            break
+    proc.kill()
+    sys.exit("demo: stagd did not start")
+
+
+def lsp_session():
+    """initialize → stagd/version → shutdown → exit over stdio, with real framing."""
+    proc = subprocess.Popen([os.environ["STAGD_BIN"], "--lsp", "--stdio", "--log-level", "warn"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def send(msg):
+        body = json.dumps(msg).encode()
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.flush()
+
+    def receive():
+        length = None
+        while True:
+            line = proc.stdout.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(proc.stdout.read(length))
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    init = receive()["result"]
+    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "stagd/version"})
+    version = receive()["result"]
+    send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+    receive()
+    send({"jsonrpc": "2.0", "method": "exit"})
+    code = proc.wait(timeout=10)
+    return init["serverInfo"], version, code
+
+
+def main():
+    banner("starting stagd")
+    proc, addr = start_daemon()
+    print(f"stagd is serving gRPC on {addr} (pid {proc.pid})")
+    try:
+        banner("Python client: stagd.connect(addr)")
+        client = stagd.connect(addr)
+        print("health:", client.health())
+        v = client.version()
+        print("version:", v.version, "api:", v.api, "grpc core:", v.grpc_version)
+        for d in client.list_devices().devices:
+            print(f"device: {d.name} ({d.type}) {d.description}")
+
+        banner(f"stagctl --addr {addr} health")
+        subprocess.run([os.environ["STAGCTL_BIN"], "--addr", addr, "health"], check=True)
+        banner(f"stagctl --addr {addr} ping hello")
+        subprocess.run([os.environ["STAGCTL_BIN"], "--addr", addr, "ping", "hello"], check=True)
+
+        banner("LSP over stdio: stagd --lsp --stdio")
+        info, version, code = lsp_session()
+        print("serverInfo:", info)
+        print("stagd/version:", version["version"], "features:", ", ".join(version.get("features", [])))
+        print("LSP session exit code:", code)
+    finally:
+        banner("stopping stagd (SIGTERM)")
+        proc.send_signal(signal.SIGTERM)
+        print("stagd exit code:", proc.wait(timeout=20))
+
+
+if __name__ == "__main__":
+    main()

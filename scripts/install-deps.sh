@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs every Debian package stagd needs to build, test and run.
+# Idempotent and non-interactive: packages already present are not fetched again.
+# Needs root (or sudo) on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake pkg-config
+  libuv1-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libcjson-dev
+  libvulkan-dev libvulkan-volk-dev glslc spirv-tools
+  libopenblas-dev libopenblas0-pthread
+  # run: Vulkan on the CPU (Mesa lavapipe) for machines without a GPU
+  mesa-vulkan-drivers vulkan-tools
+  # tests and clients
+  libcmocka-dev clang
+  python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
+  graphviz
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root (or install sudo)" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

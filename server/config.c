@@ -1,0 +1,325 @@
+/*
+ * config.c — the daemon's configuration: one option table read from three sources.
+ *
+ * Precedence, lowest first: built-in defaults, the config file (--config FILE or
+ * STAGD_CONFIG), STAGD_* environment variables, command-line flags. Every option has
+ * one row below giving its flag, its environment variable, its file key (the flag
+ * without dashes) and its help text, so the three sources can never disagree.
+ * List options (--listen, --lsp-listen) are replaced, not merged, by a higher source.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sv.h"
+
+#ifndef STAGD_VERSION
+#define STAGD_VERSION "0.0.0"
+#endif
+
+typedef enum opt_kind { OPT_LIST, OPT_STRING, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL } opt_kind;
+
+typedef struct opt {
+  const char *name; /* flag without "--"; also the config-file key */
+  const char *env;  /* environment variable, or NULL */
+  opt_kind kind;
+  size_t offset;
+  const char *arg;  /* argument name for --help */
+  const char *help;
+} opt;
+
+#define OFF(f) offsetof(sv_config, f)
+static const opt options[] = {
+    {"listen", "STAGD_LISTEN", OPT_LIST, OFF(listen), "ADDR",
+     "serve gRPC on ADDR: host:port or unix:PATH; repeatable (env: comma-separated); "
+     "port 0 picks a free port; default " SV_DEFAULT_ADDR " (none with --lsp --stdio)"},
+    {"lsp", NULL, OPT_BOOL, OFF(lsp), NULL, "serve the Language Server Protocol (with --stdio or --lsp-listen)"},
+    {"stdio", NULL, OPT_BOOL, OFF(stdio), NULL, "with --lsp: speak LSP on stdin/stdout"},
+    {"lsp-listen", "STAGD_LSP_LISTEN", OPT_LIST, OFF(lsp_listen), "ADDR",
+     "serve LSP over TCP on host:port; repeatable"},
+    {"device", "STAGD_DEVICE", OPT_STRING, OFF(device), "DEV",
+     "default device: auto, cpu, vulkan or vulkan:N (default auto)"},
+    {"workers", "STAGD_WORKERS", OPT_INT, OFF(workers), "N",
+     "worker threads that run requests (default: CPU count, at least 2)"},
+    {"log-level", "STAGD_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "LEVEL",
+     "debug, info, warn or error (default info); logs go to stderr"},
+    {"max-message-bytes", "STAGD_MAX_MESSAGE_BYTES", OPT_UINT, OFF(max_message_bytes), "N",
+     "largest request accepted, in bytes, on any transport (default 67108864)"},
+    {"deadline-ms", "STAGD_DEADLINE_MS", OPT_UINT, OFF(deadline_ms), "N",
+     "longest time one request may run; clients may ask for less; 0 = no limit (default 600000)"},
+    {"shutdown-timeout-ms", "STAGD_SHUTDOWN_TIMEOUT_MS", OPT_UINT, OFF(shutdown_timeout_ms), "N",
+     "on SIGINT/SIGTERM, how long in-flight requests may take before they are cancelled "
+     "(default 10000)"},
+    {"max-ping-delay-ms", "STAGD_MAX_PING_DELAY_MS", OPT_UINT, OFF(max_ping_delay_ms), "N",
+     "upper bound of Ping's delay (default 10000)"},
+};
+#undef OFF
+enum { N_OPTIONS = sizeof options / sizeof options[0] };
+
+static void list_clear(sv_strlist *l) {
+  for (size_t i = 0; i < l->len; i++) free(l->items[i]);
+  free(l->items);
+  l->items = NULL;
+  l->len = 0;
+}
+
+static void list_add(sv_strlist *l, const char *s, size_t n) {
+  l->items = sg_xrealloc(l->items, (l->len + 1) * sizeof *l->items);
+  l->items[l->len++] = sg_xstrndup(s, n);
+}
+
+void sv_config_init(sv_config *c) {
+  memset(c, 0, sizeof *c);
+  c->device = sg_xstrdup("auto");
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  c->workers = n < 2 ? 2 : (int)n;
+  c->log_level = SG_LOG_INFO;
+  c->max_message_bytes = 64u << 20;
+  c->deadline_ms = 600000;
+  c->shutdown_timeout_ms = 10000;
+  c->max_ping_delay_ms = 10000;
+}
+
+void sv_config_free(sv_config *c) {
+  list_clear(&c->listen);
+  list_clear(&c->lsp_listen);
+  free(c->device);
+  free(c->config_file);
+  memset(c, 0, sizeof *c);
+}
+
+static const opt *find_option(const char *name, size_t len) {
+  for (size_t i = 0; i < N_OPTIONS; i++)
+    if (strlen(options[i].name) == len && memcmp(options[i].name, name, len) == 0) return &options[i];
+  return NULL;
+}
+
+/* Which list options a source has already replaced (so repeats append). */
+typedef struct source_state {
+  bool replaced[N_OPTIONS];
+} source_state;
+
+/* Sets option o from text value. `where` names the source in errors. */
+static sg_code set_option(sv_config *c, const opt *o, const char *value, source_state *st,
+                          const char *where, sg_error *err) {
+  void *field = (char *)c + o->offset;
+  switch (o->kind) {
+    case OPT_LIST: {
+      sv_strlist *l = field;
+      size_t idx = (size_t)(o - options);
+      if (!st->replaced[idx]) {
+        list_clear(l);
+        st->replaced[idx] = true;
+      }
+      /* comma-separated in env and file values; each piece is one address */
+      const char *p = value;
+      for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        while (n && isspace((unsigned char)*p)) p++, n--;
+        while (n && isspace((unsigned char)p[n - 1])) n--;
+        if (n == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: empty address for %s", where, o->name);
+        list_add(l, p, n);
+        if (!comma) break;
+        p = comma + 1;
+      }
+      if (l == &c->listen) c->listen_explicit = true;
+      return SG_OK;
+    }
+    case OPT_STRING:
+      free(*(char **)field);
+      *(char **)field = sg_xstrdup(value);
+      return SG_OK;
+    case OPT_BOOL:
+      if (!strcmp(value, "1") || !strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "on")) {
+        *(bool *)field = true;
+      } else if (!strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "off")) {
+        *(bool *)field = false;
+      } else {
+        return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s expects true or false, got '%s'", where, o->name, value);
+      }
+      return SG_OK;
+    case OPT_UINT:
+    case OPT_INT: {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(value, &end, 10);
+      if (!*value || *end || errno || value[0] == '-' ||
+          (o->kind == OPT_INT && (v < 1 || v > 1024)))
+        return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s expects %s, got '%s'", where, o->name,
+                            o->kind == OPT_INT ? "a whole number from 1 to 1024" : "a whole number",
+                            value);
+      if (o->kind == OPT_INT) *(int *)field = (int)v;
+      else *(uint64_t *)field = v;
+      return SG_OK;
+    }
+    case OPT_LEVEL:
+      if (!sg_log_parse_level(value, (sg_log_level *)field))
+        return sg_error_set(err, SG_INVALID_ARGUMENT,
+                            "%s: %s expects debug, info, warn or error, got '%s'", where, o->name, value);
+      return SG_OK;
+  }
+  return sg_error_set(err, SG_INTERNAL, "bad option kind");
+}
+
+static sg_code load_file(sv_config *c, const char *path, sg_error *err) {
+  FILE *f = fopen(path, "r");
+  if (!f) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: cannot open config file: %s", path, strerror(errno));
+  source_state st = {{0}};
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int lineno = 0;
+  sg_code rc = SG_OK;
+  while (rc == SG_OK && (n = getline(&line, &cap, f)) >= 0) {
+    lineno++;
+    char *p = line, *e = line + n;
+    while (e > p && isspace((unsigned char)e[-1])) *--e = '\0';
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p || *p == '#') continue;
+    char *eq = strchr(p, '=');
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d", path, lineno);
+    if (!eq) {
+      rc = sg_error_set_at(err, SG_INVALID_ARGUMENT, path, lineno, 1,
+                           "expected 'key = value', got '%s'", p);
+      break;
+    }
+    char *k = p, *ke = eq;
+    while (ke > k && isspace((unsigned char)ke[-1])) ke--;
+    char *v = eq + 1;
+    while (isspace((unsigned char)*v)) v++;
+    const opt *o = find_option(k, (size_t)(ke - k));
+    if (!o) {
+      *ke = '\0';
+      rc = sg_error_set_at(err, SG_INVALID_ARGUMENT, path, lineno, 1, "unknown option '%s'", k);
+      break;
+    }
+    rc = set_option(c, o, v, &st, where, err);
+    if (rc != SG_OK) {
+      /* keep the message, add the location */
+      char *msg = sg_xstrdup(err->message);
+      const char *tail = strstr(msg, ": ");
+      sg_error_set_at(err, rc, path, lineno, (int)(v - line) + 1, "%s", tail ? tail + 2 : msg);
+      free(msg);
+    }
+  }
+  free(line);
+  fclose(f);
+  return rc;
+}
+
+void sv_config_print_help(FILE *out) {
+  fprintf(out,
+          "usage: stagd [OPTION]...\n"
+          "stagd " STAGD_VERSION " — converts Python into staged programs and runs them on GPUs.\n\n"
+          "Serves the stagd.v1 API over gRPC and the Language Server Protocol.\n\n"
+          "Options (each also readable from an environment variable and a config file):\n");
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const opt *o = &options[i];
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    fprintf(out, "  %-26s %s", flag, o->help);
+    if (o->env) fprintf(out, " [env %s]", o->env);
+    fputc('\n', out);
+  }
+  fprintf(out,
+          "  %-26s %s\n  %-26s %s\n  %-26s %s\n\n",
+          "--config FILE", "read options from FILE: lines 'key = value' with the long option names, '#' comments [env STAGD_CONFIG]",
+          "--help", "print this help and exit",
+          "--version", "print the version and exit");
+  fprintf(out,
+          "Precedence: defaults < config file < environment < flags.\n"
+          "Signals: SIGINT or SIGTERM stop accepting requests, let in-flight ones finish\n"
+          "within --shutdown-timeout-ms, and exit 0.\n"
+          "Examples:\n"
+          "  stagd --listen 0.0.0.0:7420 --device vulkan:0\n"
+          "  stagd --lsp --stdio            # spawned by an editor\n");
+}
+
+sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int *exit_code,
+                       sg_error *err) {
+  *exit_now = false;
+  *exit_code = 0;
+
+  /* 1. The config file: --config on the command line wins over STAGD_CONFIG. */
+  const char *file = getenv("STAGD_CONFIG");
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--config")) {
+      if (i + 1 >= argc) return sg_error_set(err, SG_INVALID_ARGUMENT, "option '--config' needs a FILE");
+      file = argv[++i];
+    } else if (!strncmp(argv[i], "--config=", 9)) {
+      file = argv[i] + 9;
+    }
+  }
+  if (file && *file) {
+    sg_code rc = load_file(c, file, err);
+    if (rc != SG_OK) return rc;
+    free(c->config_file);
+    c->config_file = sg_xstrdup(file);
+  }
+
+  /* 2. Environment. */
+  source_state env_state = {{0}};
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    const char *v = options[i].env ? getenv(options[i].env) : NULL;
+    if (!v || !*v) continue;
+    sg_code rc = set_option(c, &options[i], v, &env_state, options[i].env, err);
+    if (rc != SG_OK) return rc;
+  }
+
+  /* 3. Flags: --name VALUE, --name=VALUE, --bool-flag. */
+  source_state flag_state = {{0}};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      sv_config_print_help(stdout);
+      *exit_now = true;
+      return SG_OK;
+    }
+    if (!strcmp(a, "--version")) {
+      printf("stagd %s\n", STAGD_VERSION);
+      *exit_now = true;
+      return SG_OK;
+    }
+    if (!strcmp(a, "--config")) {
+      i++;
+      continue;
+    }
+    if (!strncmp(a, "--config=", 9)) continue;
+    if (strncmp(a, "--", 2) != 0)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "unexpected argument '%s' (see --help)", a);
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    const opt *o = find_option(name, nlen);
+    if (!o) return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown option '--%.*s' (see --help)", (int)nlen, name);
+    const char *value;
+    if (o->kind == OPT_BOOL) {
+      value = eq ? eq + 1 : "true";
+    } else if (eq) {
+      value = eq + 1;
+    } else {
+      if (i + 1 >= argc) return sg_error_set(err, SG_INVALID_ARGUMENT, "option '--%s' needs a value", o->name);
+      value = argv[++i];
+    }
+    char where[80];
+    snprintf(where, sizeof where, "--%s", o->name);
+    sg_code rc = set_option(c, o, value, &flag_state, where, err);
+    if (rc != SG_OK) return rc;
+  }
+
+  /* Consistency. */
+  if (c->stdio && !c->lsp)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--stdio needs --lsp (stdio serves only the Language Server Protocol)");
+  if (c->lsp && !c->stdio && c->lsp_listen.len == 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp needs --stdio or --lsp-listen ADDR");
+  if (c->max_message_bytes < 64)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--max-message-bytes must be at least 64");
+  /* gRPC on the default address unless the only job is LSP on stdio. */
+  if (c->listen.len == 0 && !(c->lsp && c->stdio)) list_add(&c->listen, SV_DEFAULT_ADDR, strlen(SV_DEFAULT_ADDR));
+  return SG_OK;
+}

@@ -1,0 +1,800 @@
+/*
+ * lsp.c — the Language Server Protocol transport: JSON-RPC 2.0 messages framed by
+ * `Content-Length: N\r\n\r\n` headers, over stdio (spawned by an editor) or TCP
+ * (many editors sharing one daemon), on libuv streams.
+ *
+ * The loop thread reads and frames bytes, answers the protocol's lifecycle messages
+ * (initialize, shutdown, exit, $/cancelRequest) and hands every `stagd/...` request
+ * to the worker pool, which calls sv_service_invoke_json. Finished replies come back
+ * to the loop through a uv_async and are written in order of completion.
+ *
+ * Bad input never stops a session: garbage between messages is reported (-32700)
+ * and skipped up to the next Content-Length header; an oversized message is
+ * reported (-32600) and its body skipped; invalid JSON (-32700), malformed requests
+ * (-32600), unknown methods (-32601) and bad params (-32602) get error replies.
+ */
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+#ifndef STAGD_VERSION
+#define STAGD_VERSION "0.0.0"
+#endif
+
+enum {
+  RPC_PARSE_ERROR = -32700,
+  RPC_INVALID_REQUEST = -32600,
+  RPC_METHOD_NOT_FOUND = -32601,
+  RPC_INVALID_PARAMS = -32602,
+  RPC_SERVER_NOT_INITIALIZED = -32002,
+  RPC_SERVER_ERROR = -32000,
+  RPC_REQUEST_CANCELLED = -32800,
+  MAX_HEADER_BYTES = 8192,
+};
+
+typedef struct conn conn;
+typedef struct job job;
+
+struct sv_lsp {
+  uv_loop_t *loop;
+  sv_service *sv;
+  sv_pool *pool;
+  sv_lsp_hooks hooks;
+  uv_async_t done_async;
+  pthread_mutex_t done_mu;
+  job *done_head, *done_tail; /* finished jobs, for the loop thread */
+  conn *conns;                /* linked list of open connections */
+  uv_tcp_t **listeners;
+  size_t n_listeners;
+  int open_handles;           /* listeners being closed */
+  bool shutting_down;
+  bool drained_reported;
+};
+
+struct conn {
+  sv_lsp *l;
+  conn *next;
+  bool is_stdio;
+  union {
+    uv_pipe_t pipe;
+    uv_tty_t tty;
+    uv_tcp_t tcp;
+  } in;
+  union {
+    uv_pipe_t pipe;
+    uv_tty_t tty;
+  } out;
+  uv_stream_t *in_stream;  /* NULL when stdin is a regular file */
+  uv_stream_t *out_stream; /* NULL when stdout is a regular file: written with write(2) */
+  bool out_is_in;          /* TCP: one handle both ways */
+  uv_fs_t file_read;       /* stdin as a regular file */
+  char file_buf[65536];
+  sg_buf inbuf;
+  long long body_len; /* -1: reading a header */
+  uint64_t skip;      /* bytes of an oversized body still to discard */
+  bool initialized, shutdown_requested, eof, closing, close_started;
+  int pending;        /* requests running on workers */
+  int handles_open;
+  sg_map running;     /* id hash → job*, for $/cancelRequest */
+};
+
+struct job {
+  job *next;
+  conn *c;
+  const sv_method *m;
+  cJSON *id;
+  cJSON *params;
+  uint64_t id_hash;
+  atomic_bool cancelled;
+  char *reply; /* framed JSON text, filled by the worker */
+  size_t reply_len;
+};
+
+static void conn_maybe_close(conn *c);
+static void conn_free(conn *c);
+static void lsp_check_drained(sv_lsp *l);
+
+/* -------------------------------------------------------------- writing */
+
+typedef struct write_req {
+  uv_write_t req;
+  char *data;
+} write_req;
+
+static void on_written(uv_write_t *req, int status) {
+  write_req *w = (write_req *)req;
+  free(w->data);
+  free(w);
+}
+
+/* Frames body and sends it. Takes ownership of nothing; copies. */
+static void conn_send_text(conn *c, const char *body, size_t len) {
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+  sg_buf_append(&b, body, len);
+  if (c->out_stream) {
+    if (uv_is_closing((uv_handle_t *)c->out_stream) || !uv_is_writable(c->out_stream)) {
+      sg_buf_free(&b);
+      return;
+    }
+    write_req *w = sg_xmalloc(sizeof *w);
+    size_t n;
+    w->data = sg_buf_detach(&b, &n);
+    uv_buf_t ub = uv_buf_init(w->data, (unsigned)n);
+    if (uv_write(&w->req, c->out_stream, &ub, 1, on_written) != 0) {
+      free(w->data);
+      free(w);
+    }
+  } else {
+    /* stdout is a regular file: a blocking write cannot stall on a reader */
+    size_t off = 0;
+    while (off < b.len) {
+      ssize_t k = write(STDOUT_FILENO, b.data + off, b.len - off);
+      if (k <= 0) break;
+      off += (size_t)k;
+    }
+    sg_buf_free(&b);
+  }
+}
+
+static void send_json(conn *c, cJSON *msg) {
+  char *text = cJSON_PrintUnformatted(msg);
+  conn_send_text(c, text, strlen(text));
+  cJSON_free(text);
+}
+
+static cJSON *make_response(const cJSON *id) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+  cJSON_AddItemToObject(r, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+  return r;
+}
+
+static cJSON *make_error(const cJSON *id, int code, const char *message, cJSON *data) {
+  cJSON *r = make_response(id);
+  cJSON *e = cJSON_AddObjectToObject(r, "error");
+  cJSON_AddNumberToObject(e, "code", code);
+  cJSON_AddStringToObject(e, "message", message);
+  if (data) cJSON_AddItemToObject(e, "data", data);
+  return r;
+}
+
+static void send_error(conn *c, const cJSON *id, int code, const char *fmt, ...) SG_PRINTF(4, 5);
+static void send_error(conn *c, const cJSON *id, int code, const char *fmt, ...) {
+  sg_buf b = SG_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  sg_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  cJSON *r = make_error(id, code, b.data, NULL);
+  send_json(c, r);
+  cJSON_Delete(r);
+  sg_buf_free(&b);
+}
+
+/* The JSON-RPC error for a service error: bad params are -32602, a cancelled request
+ * -32800, anything else -32000 with the status name and location in `data`. */
+static cJSON *service_error(const cJSON *id, const sg_error *err, bool decoding) {
+  int code = err->code == SG_CANCELLED ? RPC_REQUEST_CANCELLED
+             : decoding && err->code == SG_INVALID_ARGUMENT ? RPC_INVALID_PARAMS
+                                                            : RPC_SERVER_ERROR;
+  cJSON *data = cJSON_CreateObject();
+  cJSON_AddStringToObject(data, "status", sg_code_name(err->code));
+  if (err->file) cJSON_AddStringToObject(data, "file", err->file);
+  if (err->line > 0) cJSON_AddNumberToObject(data, "line", err->line);
+  if (err->col > 0) cJSON_AddNumberToObject(data, "column", err->col);
+  char *details = sv_error_details(err);
+  cJSON *r = make_error(id, code, details, data);
+  free(details);
+  return r;
+}
+
+/* ------------------------------------------------------------ workers */
+
+static uint64_t id_hash(const cJSON *id) {
+  char *s = cJSON_PrintUnformatted(id);
+  uint64_t h = sg_hash_bytes(s, strlen(s), 0);
+  cJSON_free(s);
+  return h;
+}
+
+static void run_job(void *arg) {
+  job *j = arg;
+  sv_lsp *l = j->c->l;
+  sg_arena arena;
+  sg_arena_init(&arena, 16 * 1024);
+  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled};
+  sg_error err = SG_ERROR_INIT;
+  /* decode first so a params error is told apart from a handler error */
+  ProtobufCMessage *req;
+  cJSON *out;
+  sg_code rc = sv_pbjson_decode(j->m->input, j->params, &arena, &req, &err);
+  if (rc != SG_OK) {
+    out = service_error(j->id, &err, true);
+  } else {
+    ProtobufCMessage *reply;
+    rc = sv_service_invoke(l->sv, j->m, &call, req, &reply, &err);
+    if (rc == SG_OK) {
+      out = make_response(j->id);
+      cJSON_AddItemToObject(out, "result", sv_pbjson_encode(reply));
+    } else {
+      out = service_error(j->id, &err, false);
+    }
+  }
+  j->reply = cJSON_PrintUnformatted(out);
+  j->reply_len = strlen(j->reply);
+  cJSON_Delete(out);
+  sg_error_clear(&err);
+  sg_arena_free(&arena);
+
+  pthread_mutex_lock(&l->done_mu);
+  if (l->done_tail) l->done_tail->next = j;
+  else l->done_head = j;
+  l->done_tail = j;
+  pthread_mutex_unlock(&l->done_mu);
+  uv_async_send(&l->done_async);
+}
+
+static void on_jobs_done(uv_async_t *a) {
+  sv_lsp *l = a->data;
+  pthread_mutex_lock(&l->done_mu);
+  job *j = l->done_head;
+  l->done_head = l->done_tail = NULL;
+  pthread_mutex_unlock(&l->done_mu);
+  while (j) {
+    job *next = j->next;
+    conn *c = j->c;
+    conn_send_text(c, j->reply, j->reply_len);
+    sg_map_remove(&c->running, j->id_hash);
+    c->pending--;
+    cJSON_free(j->reply);
+    cJSON_Delete(j->id);
+    cJSON_Delete(j->params);
+    free(j);
+    conn_maybe_close(c);
+    j = next;
+  }
+  lsp_check_drained(l);
+}
+
+/* ------------------------------------------------------------ messages */
+
+static cJSON *initialize_result(void) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
+  cJSON *exp = cJSON_AddObjectToObject(caps, "experimental");
+  cJSON *stagd = cJSON_AddObjectToObject(exp, "stagd");
+  cJSON *methods = cJSON_AddArrayToObject(stagd, "methods");
+  for (size_t i = 0; i < sv_method_count(); i++)
+    cJSON_AddItemToArray(methods, cJSON_CreateString(sv_method_at(i)->lsp_name));
+  cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
+  cJSON_AddStringToObject(info, "name", "stagd");
+  cJSON_AddStringToObject(info, "version", STAGD_VERSION);
+  return r;
+}
+
+static void conn_exit(conn *c) {
+  int code = c->shutdown_requested ? 0 : 1;
+  c->closing = true;
+  if (c->is_stdio && c->l->hooks.stdio_exit) c->l->hooks.stdio_exit(c->l->hooks.ud, code);
+  conn_maybe_close(c);
+}
+
+static void handle_message(conn *c, const char *body, size_t len) {
+  cJSON *msg = cJSON_ParseWithLength(body, len);
+  if (!msg) {
+    const char *at = cJSON_GetErrorPtr();
+    long off = at && at >= body && at <= body + len ? (long)(at - body) : -1;
+    send_error(c, NULL, RPC_PARSE_ERROR, "Parse error: the message body is not valid JSON (near byte %ld)", off);
+    return;
+  }
+  if (!cJSON_IsObject(msg)) {
+    send_error(c, NULL, RPC_INVALID_REQUEST, cJSON_IsArray(msg) ? "Invalid Request: batch messages are not supported"
+                                                                : "Invalid Request: a message must be a JSON object");
+    cJSON_Delete(msg);
+    return;
+  }
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+  if (id && !cJSON_IsNumber(id) && !cJSON_IsString(id) && !cJSON_IsNull(id)) {
+    send_error(c, NULL, RPC_INVALID_REQUEST, "Invalid Request: 'id' must be a number or a string");
+    goto done;
+  }
+  if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0) {
+    send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"");
+    goto done;
+  }
+  if (!method) {
+    /* a response to a request of ours: we send none, so ignore it */
+    if (cJSON_GetObjectItemCaseSensitive(msg, "result") || cJSON_GetObjectItemCaseSensitive(msg, "error")) goto done;
+    send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: missing 'method'");
+    goto done;
+  }
+  if (!cJSON_IsString(method)) {
+    send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: 'method' must be a string");
+    goto done;
+  }
+  if (params && !cJSON_IsObject(params) && !cJSON_IsArray(params) && !cJSON_IsNull(params)) {
+    send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: 'params' must be an object or an array");
+    goto done;
+  }
+  const char *name = method->valuestring;
+  bool is_request = id != NULL;
+
+  if (!strcmp(name, "exit")) {
+    conn_exit(c);
+    goto done;
+  }
+  if (!strcmp(name, "initialize")) {
+    if (!is_request) goto done;
+    if (c->initialized) {
+      send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: initialize was already called");
+      goto done;
+    }
+    c->initialized = true;
+    cJSON *r = make_response(id);
+    cJSON_AddItemToObject(r, "result", initialize_result());
+    send_json(c, r);
+    cJSON_Delete(r);
+    goto done;
+  }
+  if (!c->initialized) {
+    if (is_request) send_error(c, id, RPC_SERVER_NOT_INITIALIZED, "Server not initialized: send 'initialize' first");
+    goto done;
+  }
+  if (!strcmp(name, "initialized")) goto done;
+  if (!strcmp(name, "$/cancelRequest")) {
+    const cJSON *target = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "id") : NULL;
+    void *found;
+    if (target && sg_map_get(&c->running, id_hash(target), &found)) atomic_store(&((job *)found)->cancelled, true);
+    goto done;
+  }
+  if (c->shutdown_requested && is_request) {
+    send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: the server is shutting down ('shutdown' was received)");
+    goto done;
+  }
+  if (!strcmp(name, "shutdown")) {
+    c->shutdown_requested = true;
+    if (is_request) {
+      cJSON *r = make_response(id);
+      cJSON_AddNullToObject(r, "result");
+      send_json(c, r);
+      cJSON_Delete(r);
+    }
+    goto done;
+  }
+  const sv_method *m = sv_method_by_lsp_name(name);
+  if (!m) {
+    if (is_request) send_error(c, id, RPC_METHOD_NOT_FOUND, "Method not found: '%s'", name);
+    goto done; /* unknown notifications are ignored, as LSP allows */
+  }
+  if (!is_request) goto done;
+  if (params && cJSON_IsArray(params)) {
+    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object", name);
+    goto done;
+  }
+  job *j = sg_xcalloc(1, sizeof *j);
+  j->c = c;
+  j->m = m;
+  j->id = cJSON_Duplicate(id, 1);
+  j->params = params ? cJSON_Duplicate(params, 1) : NULL;
+  j->id_hash = id_hash(id);
+  sg_map_put(&c->running, j->id_hash, j);
+  c->pending++;
+  sv_pool_submit(c->l->pool, run_job, j);
+done:
+  cJSON_Delete(msg);
+}
+
+/* ------------------------------------------------------------- framing */
+
+static long find_ci(const char *hay, size_t n, const char *needle) {
+  size_t k = strlen(needle);
+  for (size_t i = 0; i + k <= n; i++)
+    if (!strncasecmp(hay + i, needle, k)) return (long)i;
+  return -1;
+}
+
+static long find_header_end(const char *d, size_t n) {
+  for (size_t i = 0; i + 3 < n; i++)
+    if (d[i] == '\r' && d[i + 1] == '\n' && d[i + 2] == '\r' && d[i + 3] == '\n') return (long)(i + 4);
+  return -1;
+}
+
+/* Do bytes [0, n) consist of well-formed "Name: value\r\n" header lines? */
+static bool valid_header_lines(const char *d, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    size_t start = i;
+    while (i < n && (d[i] == '-' || (d[i] >= 'A' && d[i] <= 'Z') || (d[i] >= 'a' && d[i] <= 'z') ||
+                     (d[i] >= '0' && d[i] <= '9')))
+      i++;
+    if (i == start || i >= n || d[i] != ':') return false;
+    while (i < n && d[i] != '\r') {
+      if ((unsigned char)d[i] < 0x20 && d[i] != '\t') return false;
+      i++;
+    }
+    if (i + 1 >= n || d[i + 1] != '\n') return false;
+    i += 2;
+  }
+  return true;
+}
+
+static void consume(conn *c, size_t n) {
+  memmove(c->inbuf.data, c->inbuf.data + n, c->inbuf.len - n);
+  c->inbuf.len -= n;
+  c->inbuf.data[c->inbuf.len] = '\0';
+}
+
+static void process_input(conn *c) {
+  const uint64_t max = sv_service_config(c->l->sv)->max_message_bytes;
+  while (!c->closing) {
+    if (c->skip) {
+      size_t k = c->inbuf.len < c->skip ? c->inbuf.len : (size_t)c->skip;
+      consume(c, k);
+      c->skip -= k;
+      if (c->skip) return;
+      continue;
+    }
+    if (c->body_len >= 0) {
+      if (c->inbuf.len < (size_t)c->body_len) return;
+      size_t n = (size_t)c->body_len;
+      c->body_len = -1;
+      handle_message(c, c->inbuf.data, n);
+      consume(c, n);
+      continue;
+    }
+    const char *d = c->inbuf.data;
+    size_t n = c->inbuf.len;
+    if (!n) return;
+    long cl = find_ci(d, n, "Content-Length:");
+    long end = find_header_end(d, n);
+    if (cl > 0 && (end < 0 || cl < end) && !valid_header_lines(d, (size_t)cl)) {
+      send_error(c, NULL, RPC_PARSE_ERROR,
+                 "invalid message framing: skipped %ld bytes that are not a 'Content-Length: N' header", cl);
+      consume(c, (size_t)cl);
+      continue;
+    }
+    if (end < 0) {
+      if (n > MAX_HEADER_BYTES) {
+        send_error(c, NULL, RPC_PARSE_ERROR,
+                   "invalid message framing: %zu bytes without a complete 'Content-Length: N' header were skipped",
+                   n - 16);
+        consume(c, n - 16); /* keep a tail: a header may be arriving */
+      }
+      return;
+    }
+    if (cl < 0 || cl > end) {
+      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: a header without Content-Length was skipped");
+      consume(c, (size_t)end);
+      continue;
+    }
+    /* Parse the header block: every line "Name: value"; Content-Length digits. */
+    if (!valid_header_lines(d, (size_t)end - 2)) {
+      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: malformed header lines were skipped");
+      consume(c, (size_t)end);
+      continue;
+    }
+    const char *v = d + cl + strlen("Content-Length:");
+    while (*v == ' ' || *v == '\t') v++;
+    char *stop;
+    unsigned long long len = strtoull(v, &stop, 10);
+    while (*stop == ' ' || *stop == '\t') stop++;
+    if (stop == v || *stop != '\r' || *v == '-') {
+      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: Content-Length is not a number");
+      consume(c, (size_t)end);
+      continue;
+    }
+    consume(c, (size_t)end);
+    if (len > max) {
+      send_error(c, NULL, RPC_INVALID_REQUEST,
+                 "message of %llu bytes exceeds the limit of %llu bytes (max-message-bytes); it was skipped",
+                 len, (unsigned long long)max);
+      c->skip = len;
+      continue;
+    }
+    c->body_len = (long long)len;
+  }
+}
+
+/* ------------------------------------------------------------- reading */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  conn *c = h->data;
+  sg_buf_reserve(&c->inbuf, 65536);
+  buf->base = c->inbuf.data + c->inbuf.len;
+  buf->len = c->inbuf.cap - c->inbuf.len - 1;
+}
+
+static void on_eof(conn *c) {
+  c->eof = true;
+  if (c->is_stdio && !c->closing) {
+    SG_INFO(0, "LSP client closed stdin%s", c->shutdown_requested ? "" : " without 'shutdown'");
+    conn_exit(c);
+  } else {
+    c->closing = true;
+    conn_maybe_close(c);
+  }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  conn *c = s->data;
+  if (nread < 0) {
+    uv_read_stop(s);
+    on_eof(c);
+    return;
+  }
+  c->inbuf.len += (size_t)nread;
+  c->inbuf.data[c->inbuf.len] = '\0';
+  process_input(c);
+}
+
+static void on_file_read(uv_fs_t *req) {
+  conn *c = req->data;
+  ssize_t n = req->result;
+  uv_fs_req_cleanup(req);
+  c->handles_open--;
+  if (c->close_started) {
+    if (c->handles_open == 0) conn_free(c);
+    return;
+  }
+  if (n <= 0) {
+    on_eof(c);
+    return;
+  }
+  sg_buf_append(&c->inbuf, c->file_buf, (size_t)n);
+  process_input(c);
+  if (c->closing) {
+    conn_maybe_close(c);
+    return;
+  }
+  uv_buf_t ub = uv_buf_init(c->file_buf, sizeof c->file_buf);
+  c->handles_open++;
+  uv_fs_read(c->l->loop, &c->file_read, STDIN_FILENO, &ub, 1, -1, on_file_read);
+}
+
+/* ---------------------------------------------------------- connections */
+
+static conn *conn_new(sv_lsp *l, bool is_stdio) {
+  conn *c = sg_xcalloc(1, sizeof *c);
+  c->l = l;
+  c->is_stdio = is_stdio;
+  c->body_len = -1;
+  c->next = l->conns;
+  l->conns = c;
+  return c;
+}
+
+static void conn_free(conn *c) {
+  sv_lsp *l = c->l;
+  for (conn **p = &l->conns; *p; p = &(*p)->next) {
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  }
+  sg_buf_free(&c->inbuf);
+  sg_map_free(&c->running);
+  free(c);
+  lsp_check_drained(l);
+}
+
+static void on_conn_handle_closed(uv_handle_t *h) {
+  conn *c = h->data;
+  if (--c->handles_open == 0) conn_free(c);
+}
+
+static void on_out_shutdown(uv_shutdown_t *req, int status) {
+  conn *c = req->data;
+  free(req);
+  if (!uv_is_closing((uv_handle_t *)c->out_stream)) uv_close((uv_handle_t *)c->out_stream, on_conn_handle_closed);
+}
+
+/* Closes a connection once it is closing and has no requests on workers. Pending
+ * writes are flushed first (uv_shutdown), then the handles are closed. */
+static void conn_maybe_close(conn *c) {
+  if (!c->closing || c->pending > 0 || c->close_started) return;
+  c->close_started = true;
+  if (c->in_stream) {
+    uv_read_stop(c->in_stream);
+    if (!c->out_is_in) uv_close((uv_handle_t *)c->in_stream, on_conn_handle_closed);
+  }
+  if (c->out_stream) {
+    uv_shutdown_t *req = sg_xmalloc(sizeof *req);
+    req->data = c;
+    if (uv_shutdown(req, c->out_stream, on_out_shutdown) != 0) {
+      free(req);
+      uv_close((uv_handle_t *)c->out_stream, on_conn_handle_closed);
+    }
+  }
+  if (c->handles_open == 0) conn_free(c);
+}
+
+/* stdin/stdout may be pipes, sockets, terminals or regular files. */
+static int open_std_stream(sv_lsp *l, conn *c, int fd, bool readable, uv_stream_t **out, void *storage) {
+  uv_handle_type t = uv_guess_handle(fd);
+  int rc;
+  if (t == UV_NAMED_PIPE || t == UV_TCP || t == UV_UDP) {
+    uv_pipe_t *p = storage;
+    if ((rc = uv_pipe_init(l->loop, p, 0)) != 0) return rc;
+    if ((rc = uv_pipe_open(p, fd)) != 0) {
+      uv_close((uv_handle_t *)p, NULL);
+      return rc;
+    }
+    *out = (uv_stream_t *)p;
+  } else if (t == UV_TTY) {
+    uv_tty_t *tty = storage;
+    if ((rc = uv_tty_init(l->loop, tty, fd, readable)) != 0) return rc;
+    *out = (uv_stream_t *)tty;
+  } else {
+    *out = NULL; /* regular file or unknown: plain read(2)/write(2) */
+    return 0;
+  }
+  (*out)->data = c;
+  c->handles_open++;
+  return 0;
+}
+
+sg_code sv_lsp_serve_stdio(sv_lsp *l, sg_error *err) {
+  conn *c = conn_new(l, true);
+  int rc = open_std_stream(l, c, STDIN_FILENO, true, &c->in_stream, &c->in);
+  if (rc == 0) rc = open_std_stream(l, c, STDOUT_FILENO, false, &c->out_stream, &c->out);
+  if (rc != 0) {
+    c->closing = true;
+    conn_maybe_close(c);
+    return sg_error_set(err, SG_UNAVAILABLE, "cannot use stdin/stdout for LSP: %s", uv_strerror(rc));
+  }
+  if (c->in_stream) {
+    uv_read_start(c->in_stream, on_alloc, on_read);
+  } else {
+    c->file_read.data = c;
+    uv_buf_t ub = uv_buf_init(c->file_buf, sizeof c->file_buf);
+    c->handles_open++;
+    uv_fs_read(l->loop, &c->file_read, STDIN_FILENO, &ub, 1, -1, on_file_read);
+  }
+  SG_INFO(0, "serving LSP on stdio");
+  return SG_OK;
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  sv_lsp *l = server->data;
+  if (status < 0) {
+    SG_WARN(0, "LSP accept failed: %s", uv_strerror(status));
+    return;
+  }
+  conn *c = conn_new(l, false);
+  uv_tcp_init(l->loop, &c->in.tcp);
+  c->in.tcp.data = c;
+  c->handles_open = 1;
+  if (uv_accept(server, (uv_stream_t *)&c->in.tcp) != 0) {
+    c->closing = true;
+    uv_close((uv_handle_t *)&c->in.tcp, on_conn_handle_closed);
+    return;
+  }
+  c->in_stream = c->out_stream = (uv_stream_t *)&c->in.tcp;
+  c->out_is_in = true;
+  if (l->shutting_down) {
+    c->closing = true;
+    conn_maybe_close(c);
+    return;
+  }
+  uv_read_start(c->in_stream, on_alloc, on_read);
+}
+
+sg_code sv_lsp_listen(sv_lsp *l, const char *addr, sg_error *err) {
+  const char *colon = strrchr(addr, ':');
+  if (!colon || colon == addr || !colon[1])
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp-listen '%s': expected host:port", addr);
+  char host[256];
+  size_t hl = (size_t)(colon - addr);
+  if (hl >= sizeof host) return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp-listen '%s': host too long", addr);
+  memcpy(host, addr, hl);
+  host[hl] = '\0';
+  if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+    memmove(host, host + 1, hl - 2);
+    host[hl - 2] = '\0';
+  }
+  struct addrinfo hints = {0}, *res = NULL;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  int gai = getaddrinfo(host, colon + 1, &hints, &res);
+  if (gai != 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp-listen '%s': %s", addr, gai_strerror(gai));
+  uv_tcp_t *t = sg_xcalloc(1, sizeof *t);
+  uv_tcp_init(l->loop, t);
+  t->data = l;
+  int rc = uv_tcp_bind(t, res->ai_addr, 0);
+  freeaddrinfo(res);
+  if (rc == 0) rc = uv_listen((uv_stream_t *)t, 128, on_connection);
+  if (rc != 0) {
+    uv_close((uv_handle_t *)t, (uv_close_cb)free);
+    return sg_error_set(err, SG_UNAVAILABLE, "cannot listen for LSP on '%s': %s", addr, uv_strerror(rc));
+  }
+  struct sockaddr_storage ss;
+  int len = sizeof ss;
+  char ip[64] = "?";
+  int port = 0;
+  if (uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET6) {
+      uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
+      uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+      port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+  }
+  SG_INFO(0, "serving LSP on %s:%d", ss.ss_family == AF_INET6 ? "[::]" : ip, port);
+  l->listeners = sg_xrealloc(l->listeners, (l->n_listeners + 1) * sizeof *l->listeners);
+  l->listeners[l->n_listeners++] = t;
+  return SG_OK;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_pool *pool, sv_lsp_hooks hooks) {
+  sv_lsp *l = sg_xcalloc(1, sizeof *l);
+  l->loop = loop;
+  l->sv = sv;
+  l->pool = pool;
+  l->hooks = hooks;
+  pthread_mutex_init(&l->done_mu, NULL);
+  uv_async_init(loop, &l->done_async, on_jobs_done);
+  l->done_async.data = l;
+  return l;
+}
+
+static void on_listener_closed(uv_handle_t *h) {
+  sv_lsp *l = h->data;
+  free(h);
+  l->open_handles--;
+  lsp_check_drained(l);
+}
+
+static void lsp_check_drained(sv_lsp *l) {
+  if (!l->shutting_down || l->drained_reported || l->conns || l->open_handles) return;
+  l->drained_reported = true;
+  if (l->hooks.drained) l->hooks.drained(l->hooks.ud);
+}
+
+void sv_lsp_shutdown(sv_lsp *l) {
+  if (l->shutting_down) return;
+  l->shutting_down = true;
+  for (size_t i = 0; i < l->n_listeners; i++) {
+    l->open_handles++;
+    uv_close((uv_handle_t *)l->listeners[i], on_listener_closed);
+  }
+  l->n_listeners = 0;
+  for (conn *c = l->conns, *next; c; c = next) {
+    next = c->next;
+    c->closing = true;
+    conn_maybe_close(c);
+  }
+  lsp_check_drained(l);
+}
+
+void sv_lsp_cancel_all(sv_lsp *l) {
+  for (conn *c = l->conns; c; c = c->next) {
+    size_t it = 0;
+    void *j;
+    while (sg_map_next(&c->running, &it, NULL, &j)) atomic_store(&((job *)j)->cancelled, true);
+  }
+}
+
+void sv_lsp_destroy(sv_lsp *l) {
+  if (!l) return;
+  free(l->listeners);
+  pthread_mutex_destroy(&l->done_mu);
+  free(l);
+}
+
+/* The async handle must be closed on the loop before the loop ends. */
+void sv_lsp_close_handles(sv_lsp *l) { uv_close((uv_handle_t *)&l->done_async, NULL); }

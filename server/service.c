@@ -1,0 +1,358 @@
+/*
+ * service.c — the one place requests are handled.
+ *
+ * The method table below lists every method of the API once: its name, gRPC path,
+ * LSP method, request and reply descriptors, and handler. Transports look methods
+ * up here and call sv_service_invoke*; they hold no logic of their own. Handlers
+ * allocate replies from the call's arena, so nothing is freed piecemeal.
+ *
+ * sv_service_invoke is where deadlines, cancellation, draining, statistics and
+ * request logging happen, for every transport alike.
+ */
+#include <grpc/grpc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "health.pb-c.h"
+#include "stagd.pb-c.h"
+#include "sv.h"
+#include "transport.h"
+
+#ifndef STAGD_VERSION
+#define STAGD_VERSION "0.0.0"
+#endif
+#ifndef STAGD_BUILD
+#define STAGD_BUILD "unknown"
+#endif
+
+typedef struct method_stats {
+  _Atomic uint64_t calls, errors, total_ns;
+} method_stats;
+
+struct sv_service {
+  const sv_config *cfg;
+  uint64_t started_ms;
+  _Atomic uint64_t next_id;
+  _Atomic uint64_t in_flight;
+  _Atomic uint64_t requests_total;
+  _Atomic uint64_t errors_total;
+  atomic_bool draining;
+  method_stats *stats; /* one per method-table row */
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+#define REPLY(type, var) type *var = (type *)reply_
+#define REQUEST(type, var) const type *var = (const type *)req_
+
+static void *arena_array(sv_call *call, size_t n, size_t size) {
+  return sg_arena_calloc(call->arena, n ? n : 1, size);
+}
+
+/* Handlers of methods a later part of the project provides. */
+static sg_code unimplemented(const char *feature, sg_error *err) {
+  return sg_error_set(err, SG_UNIMPLEMENTED, "%s is not implemented yet in stagd %s", feature, STAGD_VERSION);
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                         ProtobufCMessage *reply_, sg_error *err) {
+  REPLY(Stagd__V1__VersionReply, r);
+  r->version = STAGD_VERSION;
+  r->api = "stagd.v1";
+  r->build = STAGD_BUILD;
+  r->grpc_version = (char *)grpc_version_string();
+  r->uv_version = (char *)uv_version_string();
+  static const char *const features[] = {"grpc", "lsp", "health", "ping", "stats", "devices:cpu"};
+  r->n_features = sizeof features / sizeof features[0];
+  r->features = (char **)features;
+  return SG_OK;
+}
+
+static void cpu_model(char *out, size_t cap) {
+  snprintf(out, cap, "CPU");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "model name", 10)) {
+      char *colon = strchr(line, ':');
+      if (colon) {
+        colon++;
+        while (*colon == ' ') colon++;
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(out, cap, "%s", colon);
+      }
+      break;
+    }
+  }
+  fclose(f);
+}
+
+static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                              ProtobufCMessage *reply_, sg_error *err) {
+  REPLY(Stagd__V1__ListDevicesReply, r);
+  Stagd__V1__Device *d = sg_arena_alloc(call->arena, sizeof *d);
+  stagd__v1__device__init(d);
+  char model[256];
+  cpu_model(model, sizeof model);
+  d->name = "cpu";
+  d->backend = "cpu";
+  d->description = sg_arena_strdup(call->arena, model);
+  d->type = "cpu";
+  d->driver = "stagd cpu backend";
+  d->compute_units = (uint32_t)sv->cfg->workers;
+  d->is_default = true;
+  Stagd__V1__MemoryHeap *heap = sg_arena_alloc(call->arena, sizeof *heap);
+  stagd__v1__memory_heap__init(heap);
+  heap->size_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  heap->device_local = true;
+  d->n_heaps = 1;
+  d->heaps = arena_array(call, 1, sizeof *d->heaps);
+  d->heaps[0] = heap;
+  r->n_devices = 1;
+  r->devices = arena_array(call, 1, sizeof *r->devices);
+  r->devices[0] = d;
+  return SG_OK;
+}
+
+static sg_code h_stats(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                       ProtobufCMessage *reply_, sg_error *err) {
+  REPLY(Stagd__V1__StatsReply, r);
+  r->uptime_ms = sg_wall_ms() - sv->started_ms;
+  r->requests_total = atomic_load(&sv->requests_total);
+  r->requests_in_flight = atomic_load(&sv->in_flight);
+  r->errors_total = atomic_load(&sv->errors_total);
+  size_t n = sv_method_count();
+  r->methods = arena_array(call, n, sizeof *r->methods);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t calls = atomic_load(&sv->stats[i].calls);
+    if (!calls) continue;
+    Stagd__V1__MethodStats *ms = sg_arena_alloc(call->arena, sizeof *ms);
+    stagd__v1__method_stats__init(ms);
+    ms->method = (char *)sv_method_at(i)->name;
+    ms->calls = calls;
+    ms->errors = atomic_load(&sv->stats[i].errors);
+    ms->total_ns = atomic_load(&sv->stats[i].total_ns);
+    r->methods[r->n_methods++] = ms;
+  }
+  return SG_OK;
+}
+
+static sg_code h_ping(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                      ProtobufCMessage *reply_, sg_error *err) {
+  REQUEST(Stagd__V1__PingRequest, q);
+  REPLY(Stagd__V1__PingReply, r);
+  if (q->delay_ms > sv->cfg->max_ping_delay_ms)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "Ping delay_ms %u exceeds the limit of %llu ms (max-ping-delay-ms)",
+                        q->delay_ms, (unsigned long long)sv->cfg->max_ping_delay_ms);
+  uint64_t until = sg_now_ns() + (uint64_t)q->delay_ms * 1000000ULL;
+  for (;;) {
+    uint64_t now = sg_now_ns();
+    if (now >= until) break;
+    if (call->deadline_ns && now >= call->deadline_ns)
+      return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while waiting %u ms", q->delay_ms);
+    if (call->cancelled && atomic_load(call->cancelled))
+      return sg_error_set(err, SG_CANCELLED, "cancelled by the client");
+    uint64_t step = until - now;
+    if (step > 5000000ULL) step = 5000000ULL;
+    struct timespec ts = {0, (long)step};
+    nanosleep(&ts, NULL);
+  }
+  r->payload = q->payload;
+  return SG_OK;
+}
+
+static sg_code h_health(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                        ProtobufCMessage *reply_, sg_error *err) {
+  REQUEST(Grpc__Health__V1__HealthCheckRequest, q);
+  REPLY(Grpc__Health__V1__HealthCheckResponse, r);
+  if (*q->service && strcmp(q->service, "stagd.v1.Stagd") != 0)
+    return sg_error_set(err, SG_NOT_FOUND, "unknown service '%s' (this server has 'stagd.v1.Stagd')", q->service);
+  r->status = atomic_load(&sv->draining) ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING
+                                         : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING;
+  return SG_OK;
+}
+
+static sg_code h_parse(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                       ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("Parse (the Python front end)", err);
+}
+
+static sg_code h_convert(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                         ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("Convert (the AutoGraph/Snek converter)", err);
+}
+
+static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                       ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("Stage (the graph IR)", err);
+}
+
+static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                         ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("Execute (the graph executor)", err);
+}
+
+static sg_code h_grad(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                      ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("Grad (reverse-mode automatic differentiation)", err);
+}
+
+static sg_code h_dump_graph(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                            ProtobufCMessage *reply_, sg_error *err) {
+  return unimplemented("DumpGraph (the graph IR)", err);
+}
+
+/* ----------------------------------------------------------- method table */
+
+#define STAGD_METHOD(Name, lsp, snake, handler)                                             \
+  {#Name, "/stagd.v1.Stagd/" #Name, "stagd/" lsp, &stagd__v1__##snake##_request__descriptor, \
+   &stagd__v1__##snake##_reply__descriptor, handler}
+
+static const sv_method methods[] = {
+    STAGD_METHOD(Parse, "parse", parse, h_parse),
+    STAGD_METHOD(Convert, "convert", convert, h_convert),
+    STAGD_METHOD(Stage, "stage", stage, h_stage),
+    STAGD_METHOD(Execute, "execute", execute, h_execute),
+    STAGD_METHOD(Grad, "grad", grad, h_grad),
+    STAGD_METHOD(DumpGraph, "dumpGraph", dump_graph, h_dump_graph),
+    STAGD_METHOD(ListDevices, "listDevices", list_devices, h_list_devices),
+    STAGD_METHOD(Version, "version", version, h_version),
+    STAGD_METHOD(Stats, "stats", stats, h_stats),
+    STAGD_METHOD(Ping, "ping", ping, h_ping),
+    {"Health.Check", "/grpc.health.v1.Health/Check", "stagd/health",
+     &grpc__health__v1__health_check_request__descriptor,
+     &grpc__health__v1__health_check_response__descriptor, h_health},
+};
+#undef STAGD_METHOD
+
+size_t sv_method_count(void) { return sizeof methods / sizeof methods[0]; }
+const sv_method *sv_method_at(size_t i) { return i < sv_method_count() ? &methods[i] : NULL; }
+
+const sv_method *sv_method_by_grpc_path(const char *path, size_t len) {
+  for (size_t i = 0; i < sv_method_count(); i++)
+    if (strlen(methods[i].grpc_path) == len && !memcmp(methods[i].grpc_path, path, len)) return &methods[i];
+  return NULL;
+}
+
+const sv_method *sv_method_by_lsp_name(const char *name) {
+  for (size_t i = 0; i < sv_method_count(); i++)
+    if (!strcmp(methods[i].lsp_name, name)) return &methods[i];
+  return NULL;
+}
+
+const sv_method *sv_method_by_name(const char *name) {
+  for (size_t i = 0; i < sv_method_count(); i++)
+    if (!strcmp(methods[i].name, name)) return &methods[i];
+  return NULL;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
+  sv_service *sv = sg_xcalloc(1, sizeof *sv);
+  sv->cfg = cfg;
+  sv->started_ms = sg_wall_ms();
+  atomic_store(&sv->next_id, 1);
+  sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
+  return sv;
+}
+
+void sv_service_destroy(sv_service *sv) {
+  if (!sv) return;
+  free(sv->stats);
+  free(sv);
+}
+
+const sv_config *sv_service_config(const sv_service *sv) { return sv->cfg; }
+uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
+void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
+
+/* --------------------------------------------------------------- invoking */
+
+sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
+                          const ProtobufCMessage *req, ProtobufCMessage **reply, sg_error *err) {
+  uint64_t t0 = sg_now_ns();
+  ProtobufCMessage *r = sg_arena_alloc(call->arena, m->output->sizeof_message);
+  m->output->message_init(r);
+  *reply = r;
+  if (sv->cfg->deadline_ms) {
+    uint64_t cap = t0 + sv->cfg->deadline_ms * 1000000ULL;
+    if (!call->deadline_ns || call->deadline_ns > cap) call->deadline_ns = cap;
+  }
+  atomic_fetch_add(&sv->in_flight, 1);
+  atomic_fetch_add(&sv->requests_total, 1);
+  sg_code rc;
+  if (call->deadline_ns && t0 >= call->deadline_ns) {
+    rc = sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded before %s started", m->name);
+  } else if (call->cancelled && atomic_load(call->cancelled)) {
+    rc = sg_error_set(err, SG_CANCELLED, "%s cancelled by the client before it started", m->name);
+  } else {
+    rc = m->handler(sv, call, req, r, err);
+    if (rc != SG_OK && (!err || !err->message)) sg_error_set(err, rc, "%s failed", m->name);
+  }
+  uint64_t dt = sg_now_ns() - t0;
+  method_stats *st = &sv->stats[m - methods];
+  atomic_fetch_add(&st->calls, 1);
+  atomic_fetch_add(&st->total_ns, dt);
+  if (rc != SG_OK) {
+    atomic_fetch_add(&st->errors, 1);
+    atomic_fetch_add(&sv->errors_total, 1);
+    char *msg = err ? sg_error_format(err) : NULL;
+    SG_INFO(call->id, "%s %s %.3f ms: %s", m->name, sg_code_name(rc), dt / 1e6, msg ? msg : "");
+    free(msg);
+  } else {
+    SG_DEBUG(call->id, "%s OK %.3f ms", m->name, dt / 1e6);
+  }
+  atomic_fetch_sub(&sv->in_flight, 1);
+  return rc;
+}
+
+sg_code sv_service_invoke_bytes(sv_service *sv, const sv_method *m, sv_call *call,
+                                const uint8_t *data, size_t len, sg_buf *out, sg_error *err) {
+  if (len > sv->cfg->max_message_bytes)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the limit of %llu bytes (max-message-bytes)",
+                        len, (unsigned long long)sv->cfg->max_message_bytes);
+  ProtobufCAllocator alloc = sv_arena_allocator(call->arena);
+  ProtobufCMessage *req = protobuf_c_message_unpack(m->input, &alloc, len, data);
+  if (!req)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "request to %s is not a valid %s protobuf message (%zu bytes)",
+                        m->name, m->input->name, len);
+  ProtobufCMessage *reply;
+  sg_code rc = sv_service_invoke(sv, m, call, req, &reply, err);
+  if (rc != SG_OK) return rc;
+  size_t n = protobuf_c_message_get_packed_size(reply);
+  sg_buf_reserve(out, n);
+  out->len += protobuf_c_message_pack(reply, (uint8_t *)out->data + out->len);
+  out->data[out->len] = '\0';
+  return SG_OK;
+}
+
+sg_code sv_service_invoke_json(sv_service *sv, const sv_method *m, sv_call *call,
+                               const cJSON *params, cJSON **reply_json, sg_error *err) {
+  *reply_json = NULL;
+  ProtobufCMessage *req;
+  sg_code rc = sv_pbjson_decode(m->input, params, call->arena, &req, err);
+  if (rc != SG_OK) return rc;
+  ProtobufCMessage *reply;
+  rc = sv_service_invoke(sv, m, call, req, &reply, err);
+  if (rc != SG_OK) return rc;
+  *reply_json = sv_pbjson_encode(reply);
+  return SG_OK;
+}
+
+char *sv_error_details(const sg_error *err) {
+  sg_buf b = SG_BUF_INIT;
+  if (err->file) sg_buf_printf(&b, "%s:", err->file);
+  if (err->line > 0) sg_buf_printf(&b, "%d:", err->line);
+  if (err->line > 0 && err->col > 0) sg_buf_printf(&b, "%d:", err->col);
+  if (b.len) sg_buf_putc(&b, ' ');
+  sg_buf_puts(&b, err->message ? err->message : sg_code_name(err->code));
+  return sg_buf_detach(&b, NULL);
+}

@@ -1,0 +1,173 @@
+/*
+ * stagd.c — the daemon's main(): reads the configuration, starts the service, the
+ * worker pool and the transports, and runs the libuv loop that owns signals,
+ * timers and LSP streams until a graceful shutdown.
+ *
+ * Shutdown (SIGINT, SIGTERM, or the stdio LSP client's `exit`): health turns
+ * NOT_SERVING, transports stop accepting, requests in flight finish; after
+ * --shutdown-timeout-ms they are cancelled. A second signal cancels at once.
+ */
+#include <grpc/grpc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#include "transport.h"
+
+#ifndef STAGD_VERSION
+#define STAGD_VERSION "0.0.0"
+#endif
+
+typedef struct stagd_daemon {
+  uv_loop_t *loop;
+  sv_config cfg;
+  sv_service *sv;
+  sv_pool *pool;
+  sv_grpc *grpc;
+  sv_lsp *lsp;
+  uv_signal_t sigint, sigterm;
+  uv_timer_t shutdown_timer;
+  uv_async_t grpc_stopped;
+  bool grpc_done, lsp_done, stopping, handles_closed;
+  int exit_code;
+} stagd_daemon;
+
+static void close_loop_handles(stagd_daemon *d) {
+  if (d->handles_closed) return;
+  d->handles_closed = true;
+  uv_close((uv_handle_t *)&d->sigint, NULL);
+  uv_close((uv_handle_t *)&d->sigterm, NULL);
+  uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
+  uv_close((uv_handle_t *)&d->grpc_stopped, NULL);
+  sv_lsp_close_handles(d->lsp);
+}
+
+static void check_done(stagd_daemon *d) {
+  if (d->stopping && d->grpc_done && d->lsp_done) close_loop_handles(d);
+}
+
+static void on_grpc_stopped_async(uv_async_t *a) {
+  stagd_daemon *d = a->data;
+  d->grpc_done = true;
+  check_done(d);
+}
+
+/* Runs on the gRPC thread. */
+static void on_grpc_stopped(void *ud) {
+  stagd_daemon *d = ud;
+  uv_async_send(&d->grpc_stopped);
+}
+
+static void on_lsp_drained(void *ud) {
+  stagd_daemon *d = ud;
+  d->lsp_done = true;
+  check_done(d);
+}
+
+static void cancel_in_flight(stagd_daemon *d) {
+  if (d->grpc) sv_grpc_cancel_all(d->grpc);
+  sv_lsp_cancel_all(d->lsp);
+}
+
+static void on_shutdown_timeout(uv_timer_t *t) {
+  stagd_daemon *d = t->data;
+  SG_WARN(0, "shutdown timeout (%llu ms): cancelling the requests still running",
+          (unsigned long long)d->cfg.shutdown_timeout_ms);
+  cancel_in_flight(d);
+}
+
+static void begin_shutdown(stagd_daemon *d, int exit_code, const char *why) {
+  if (d->stopping) return;
+  d->stopping = true;
+  d->exit_code = exit_code;
+  SG_INFO(0, "shutting down (%s): finishing requests in flight", why);
+  sv_service_set_draining(d->sv);
+  if (d->grpc) sv_grpc_shutdown(d->grpc);
+  sv_lsp_shutdown(d->lsp);
+  uv_timer_start(&d->shutdown_timer, on_shutdown_timeout, d->cfg.shutdown_timeout_ms, 0);
+  check_done(d);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  stagd_daemon *d = s->data;
+  if (d->stopping) {
+    SG_WARN(0, "second signal: cancelling the requests still running");
+    cancel_in_flight(d);
+    return;
+  }
+  begin_shutdown(d, 0, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+static void on_stdio_exit(void *ud, int code) {
+  begin_shutdown(ud, code, "the LSP client ended the session");
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN); /* a vanished client is an error on its write, not a crash */
+  stagd_daemon d = {0};
+  sv_config_init(&d.cfg);
+  sg_error err = SG_ERROR_INIT;
+  bool exit_now;
+  int exit_code;
+  if (sv_config_load(&d.cfg, argc, argv, &exit_now, &exit_code, &err) != SG_OK) {
+    char *msg = sg_error_format(&err);
+    fprintf(stderr, "stagd: %s\n", msg);
+    free(msg);
+    sg_error_clear(&err);
+    sv_config_free(&d.cfg);
+    return 2;
+  }
+  if (exit_now) {
+    sv_config_free(&d.cfg);
+    return exit_code;
+  }
+  sg_log_set_level(d.cfg.log_level);
+
+  grpc_init();
+  d.loop = uv_default_loop();
+  d.sv = sv_service_create(&d.cfg, &err);
+  d.pool = sv_pool_create(d.cfg.workers);
+  uv_async_init(d.loop, &d.grpc_stopped, on_grpc_stopped_async);
+  d.grpc_stopped.data = &d;
+  uv_timer_init(d.loop, &d.shutdown_timer);
+  d.shutdown_timer.data = &d;
+  uv_signal_init(d.loop, &d.sigint);
+  uv_signal_init(d.loop, &d.sigterm);
+  d.sigint.data = d.sigterm.data = &d;
+  uv_signal_start(&d.sigint, on_signal, SIGINT);
+  uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  d.lsp = sv_lsp_create(d.loop, d.sv, d.pool, (sv_lsp_hooks){on_stdio_exit, on_lsp_drained, &d});
+
+  int rc = 0;
+  if (d.cfg.listen.len) {
+    d.grpc = sv_grpc_start(d.sv, d.pool, &d.cfg.listen, on_grpc_stopped, &d, &err);
+    if (!d.grpc) rc = 2;
+  }
+  d.grpc_done = d.grpc == NULL;
+  if (rc == 0 && d.cfg.lsp && d.cfg.stdio && sv_lsp_serve_stdio(d.lsp, &err) != SG_OK) rc = 2;
+  for (size_t i = 0; rc == 0 && i < d.cfg.lsp_listen.len; i++)
+    if (sv_lsp_listen(d.lsp, d.cfg.lsp_listen.items[i], &err) != SG_OK) rc = 2;
+
+  if (rc != 0) {
+    char *msg = sg_error_format(&err);
+    SG_ERROR(0, "%s", msg);
+    free(msg);
+    begin_shutdown(&d, 2, "start-up failed");
+  } else {
+    SG_INFO(0, "stagd %s ready: %d workers, device %s", STAGD_VERSION, d.cfg.workers, d.cfg.device);
+  }
+  uv_run(d.loop, UV_RUN_DEFAULT);
+
+  sv_grpc_destroy(d.grpc);
+  sv_pool_destroy(d.pool);
+  sv_lsp_destroy(d.lsp);
+  sv_service_destroy(d.sv);
+  uv_loop_close(d.loop);
+  grpc_shutdown();
+  SG_INFO(0, "stopped");
+  rc = d.exit_code;
+  sg_error_clear(&err);
+  sv_config_free(&d.cfg);
+  return rc;
+}

@@ -1,0 +1,137 @@
+/*
+ * sv.h — the public API of server/: configuration, the service layer and the
+ * transports that expose it.
+ *
+ *   config.c   one option table: flags, STAGD_* environment variables, config file
+ *   service.c  the one place requests are handled: a method table (gRPC path, LSP
+ *              method, request/reply descriptors, handler), stats, deadlines
+ *   pbjson.c   protobuf-c messages ↔ JSON (proto3 JSON mapping), for LSP and stagctl
+ *   pool.c     worker threads that run handlers off the event loop
+ *   grpc.c     gRPC core transport (completion-queue thread ↔ worker pool)
+ *   lsp.c      LSP / JSON-RPC 2.0 transport (Content-Length framing, libuv streams)
+ *   stagd.c    the daemon's main(): libuv loop, signals, graceful shutdown
+ *
+ * Transports hold no logic: they decode bytes or JSON into the request message,
+ * call sv_service_invoke*, and encode the reply. stagctl --local calls the same
+ * functions in-process.
+ */
+#ifndef STAGD_SERVER_SV_H
+#define STAGD_SERVER_SV_H
+
+#include <cjson/cJSON.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "sg.h"
+
+/* ------------------------------------------------------------------ config */
+
+typedef struct sv_strlist {
+  char **items;
+  size_t len;
+} sv_strlist;
+
+typedef struct sv_config {
+  sv_strlist listen;        /* gRPC addresses: host:port or unix:PATH */
+  sv_strlist lsp_listen;    /* LSP over TCP: host:port */
+  bool lsp;                 /* --lsp */
+  bool stdio;               /* --stdio (with --lsp) */
+  char *device;             /* auto | cpu | vulkan[:N] */
+  char *config_file;        /* where the file options came from, or NULL */
+  int workers;              /* worker threads (default: number of CPUs, at least 2) */
+  sg_log_level log_level;
+  uint64_t max_message_bytes;   /* largest request/message accepted */
+  uint64_t deadline_ms;         /* default and maximum time per request (0: none) */
+  uint64_t shutdown_timeout_ms; /* in-flight calls get this long on SIGTERM */
+  uint64_t max_ping_delay_ms;   /* upper bound of Ping.delay_ms */
+  bool listen_explicit;         /* some source named --listen */
+} sv_config;
+
+#define SV_DEFAULT_ADDR "127.0.0.1:7420"
+
+void sv_config_init(sv_config *c); /* defaults */
+void sv_config_free(sv_config *c);
+/* Applies, in increasing precedence: the config file (--config or STAGD_CONFIG),
+ * STAGD_* environment variables, then argv. Sets *exit_now (with *exit_code) for
+ * --help / --version, after printing. Errors name the flag, variable or FILE:LINE. */
+sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int *exit_code,
+                       sg_error *err);
+/* The --help text. */
+void sv_config_print_help(FILE *out);
+
+/* ---------------------------------------------------------------- service */
+
+typedef struct sv_service sv_service;
+
+/* What a handler knows about the request it serves. */
+typedef struct sv_call {
+  uint64_t id;               /* request id, for logs */
+  sg_arena *arena;           /* reply and temporaries; freed by the transport */
+  uint64_t deadline_ns;      /* sg_now_ns() clock; 0 = none */
+  atomic_bool *cancelled;    /* set by the transport when the client gives up; may be NULL */
+} sv_call;
+
+typedef sg_code (*sv_handler)(sv_service *sv, sv_call *call, const ProtobufCMessage *req,
+                              ProtobufCMessage *reply, sg_error *err);
+
+typedef struct sv_method {
+  const char *name;      /* "Version" */
+  const char *grpc_path; /* "/stagd.v1.Stagd/Version" */
+  const char *lsp_name;  /* "stagd/version" */
+  const ProtobufCMessageDescriptor *input;
+  const ProtobufCMessageDescriptor *output;
+  sv_handler handler;
+} sv_method;
+
+sv_service *sv_service_create(const sv_config *cfg, sg_error *err);
+void sv_service_destroy(sv_service *sv);
+const sv_config *sv_service_config(const sv_service *sv);
+uint64_t sv_service_next_id(sv_service *sv);
+/* Health answers NOT_SERVING from now on (shutdown has begun). */
+void sv_service_set_draining(sv_service *sv);
+
+/* Method lookup; NULL when unknown. */
+const sv_method *sv_method_by_grpc_path(const char *path, size_t len);
+const sv_method *sv_method_by_lsp_name(const char *name);
+const sv_method *sv_method_by_name(const char *name);
+size_t sv_method_count(void);
+const sv_method *sv_method_at(size_t i);
+
+/* Runs a handler: checks the deadline and shutdown state, records stats, logs.
+ * *reply is allocated in call->arena (initialised even on error). */
+sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
+                          const ProtobufCMessage *req, ProtobufCMessage **reply, sg_error *err);
+/* Protobuf bytes in, protobuf bytes out (gRPC). */
+sg_code sv_service_invoke_bytes(sv_service *sv, const sv_method *m, sv_call *call,
+                                const uint8_t *data, size_t len, sg_buf *out, sg_error *err);
+/* JSON params in (NULL = empty message), JSON reply out (LSP, stagctl --local). */
+sg_code sv_service_invoke_json(sv_service *sv, const sv_method *m, sv_call *call,
+                               const cJSON *params, cJSON **reply, sg_error *err);
+
+/* ----------------------------------------------------------------- pbjson */
+
+/* A protobuf-c allocator that takes memory from an arena (free is a no-op). */
+ProtobufCAllocator sv_arena_allocator(sg_arena *arena);
+/* proto3 JSON mapping. Output omits fields at their default value. */
+cJSON *sv_pbjson_encode(const ProtobufCMessage *msg);
+/* Decodes json (an object, or NULL for an empty message) into a new message in arena.
+ * Unknown fields, wrong types and bad enum names are INVALID_ARGUMENT errors naming the
+ * field path. */
+sg_code sv_pbjson_decode(const ProtobufCMessageDescriptor *desc, const cJSON *json,
+                         sg_arena *arena, ProtobufCMessage **out, sg_error *err);
+
+/* JSON text indented by two spaces, for people (stagctl); malloc'd. */
+char *sv_json_pretty(const cJSON *json);
+
+/* ------------------------------------------------------------ worker pool */
+
+typedef struct sv_pool sv_pool;
+typedef void (*sv_job_fn)(void *arg);
+
+sv_pool *sv_pool_create(int threads);
+void sv_pool_submit(sv_pool *p, sv_job_fn fn, void *arg);
+/* Runs every queued job, then joins the threads. */
+void sv_pool_destroy(sv_pool *p);
+
+#endif /* STAGD_SERVER_SV_H */

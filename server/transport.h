@@ -1,0 +1,56 @@
+/*
+ * transport.h — the private interface between the daemon's main() and its
+ * transports. Transports turn wire formats into sv_service_invoke* calls and back;
+ * main() owns the libuv loop and their lifecycles.
+ */
+#ifndef STAGD_SERVER_TRANSPORT_H
+#define STAGD_SERVER_TRANSPORT_H
+
+#include <uv.h>
+
+#include "sv.h"
+
+/* "FILE:LINE:COL: MESSAGE" (location parts only when known), malloc'd: the text a
+ * client sees in a gRPC status or a JSON-RPC error. */
+char *sv_error_details(const sg_error *err);
+
+/* ---------------------------------------------------------------- gRPC */
+
+typedef struct sv_grpc sv_grpc;
+
+/* Listens on every address and starts the completion-queue thread. on_stopped runs
+ * on that thread once shutdown has finished. NULL with err set on failure. */
+sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
+                       void (*on_stopped)(void *ud), void *ud, sg_error *err);
+/* Stops accepting calls; calls in flight run to completion. */
+void sv_grpc_shutdown(sv_grpc *g);
+/* Cancels the calls still in flight (after the shutdown timeout). */
+void sv_grpc_cancel_all(sv_grpc *g);
+/* Joins the thread and frees everything; call after on_stopped ran. */
+void sv_grpc_destroy(sv_grpc *g);
+
+/* ----------------------------------------------------------------- LSP */
+
+typedef struct sv_lsp sv_lsp;
+
+typedef struct sv_lsp_hooks {
+  /* The stdio client sent `exit` or closed stdin: the daemon should stop with this
+   * exit code (0 after `shutdown`, 1 otherwise, as LSP specifies). */
+  void (*stdio_exit)(void *ud, int code);
+  /* After sv_lsp_shutdown: every connection closed and every request answered. */
+  void (*drained)(void *ud);
+  void *ud;
+} sv_lsp_hooks;
+
+sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_pool *pool, sv_lsp_hooks hooks);
+sg_code sv_lsp_serve_stdio(sv_lsp *l, sg_error *err);
+sg_code sv_lsp_listen(sv_lsp *l, const char *addr, sg_error *err);
+/* Stops listening; connections close once their pending requests are answered. */
+void sv_lsp_shutdown(sv_lsp *l);
+/* Marks every pending request cancelled (after the shutdown timeout). */
+void sv_lsp_cancel_all(sv_lsp *l);
+/* Closes the transport's own loop handle; call before the loop's last run. */
+void sv_lsp_close_handles(sv_lsp *l);
+void sv_lsp_destroy(sv_lsp *l);
+
+#endif /* STAGD_SERVER_TRANSPORT_H */
