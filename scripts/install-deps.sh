@@ -16,7 +16,12 @@ PACKAGES=(
   libcmocka-dev clang
   python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
   graphviz
+  # editor integration tests: Neovim's LSP client, Node for the VS Code extension
+  neovim
 )
+# Node.js and npm: Debian's, unless a newer one is already on the machine.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -16,5 +16,7 @@ export PYTHONPATH=$PWD/clients/python${PYTHONPATH:+:$PYTHONPATH}
 
 echo "== ctest"
 (cd build && ctest --output-on-failure -j"$(nproc)")
+echo "== LSP protocol, Neovim and VS Code extension tests"
+bash tests/lsp/run.sh
 echo "== pytest"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration

@@ -240,6 +240,15 @@ void sv_config_print_help(FILE *out) {
           "  stagd --lsp --stdio            # spawned by an editor\n");
 }
 
+/* auto | cpu | vulkan | vulkan:N — whether device N exists is checked when it is used. */
+static bool valid_device(const char *d) {
+  if (!strcmp(d, "auto") || !strcmp(d, "cpu") || !strcmp(d, "vulkan")) return true;
+  if (strncmp(d, "vulkan:", 7) != 0 || !d[7]) return false;
+  for (const char *p = d + 7; *p; p++)
+    if (*p < '0' || *p > '9') return false;
+  return strlen(d + 7) <= 4;
+}
+
 sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int *exit_code,
                        sg_error *err) {
   *exit_now = false;
@@ -317,6 +326,8 @@ sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int 
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--stdio needs --lsp (stdio serves only the Language Server Protocol)");
   if (c->lsp && !c->stdio && c->lsp_listen.len == 0)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp needs --stdio or --lsp-listen ADDR");
+  if (!valid_device(c->device))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--device expects auto, cpu, vulkan or vulkan:N, got '%s'", c->device);
   if (c->max_message_bytes < 64)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--max-message-bytes must be at least 64");
   /* gRPC on the default address unless the only job is LSP on stdio. */

@@ -76,6 +76,9 @@ struct sv_grpc {
 };
 
 static void maybe_shutdown_cq(sv_grpc *g) {
+  /* Idle client connections would hold the server's shutdown for seconds: once no
+   * call is running, end them. */
+  if (atomic_load(&g->shutting_down) && atomic_load(&g->active) == 0) grpc_server_cancel_all_calls(g->server);
   if (atomic_load(&g->shutdown_tag_seen) && atomic_load(&g->active) == 0) {
     bool expected = false;
     if (atomic_compare_exchange_strong(&g->cq_shut, &expected, true)) grpc_completion_queue_shutdown(g->cq);
@@ -351,6 +354,7 @@ void sv_grpc_shutdown(sv_grpc *g) {
   bool expected = false;
   if (!atomic_compare_exchange_strong(&g->shutting_down, &expected, true)) return;
   grpc_server_shutdown_and_notify(g->server, g->cq, &g->t_shutdown);
+  if (atomic_load(&g->active) == 0) grpc_server_cancel_all_calls(g->server);
 }
 
 void sv_grpc_cancel_all(sv_grpc *g) { grpc_server_cancel_all_calls(g->server); }

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "documents.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -83,6 +84,8 @@ struct conn {
   int pending;        /* requests running on workers */
   int handles_open;
   sg_map running;     /* id hash → job*, for $/cancelRequest */
+  sv_docs docs;       /* open documents of this session */
+  bool utf8_positions; /* negotiated positionEncoding */
 };
 
 struct job {
@@ -266,9 +269,25 @@ static void on_jobs_done(uv_async_t *a) {
 
 /* ------------------------------------------------------------ messages */
 
-static cJSON *initialize_result(void) {
+/* UTF-8 positions when the client offers them (LSP 3.17), else UTF-16. */
+static bool client_offers_utf8(const cJSON *params) {
+  const cJSON *caps = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "capabilities") : NULL;
+  const cJSON *general = caps ? cJSON_GetObjectItemCaseSensitive(caps, "general") : NULL;
+  const cJSON *encs = general ? cJSON_GetObjectItemCaseSensitive(general, "positionEncodings") : NULL;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, encs) {
+    if (cJSON_IsString(e) && !strcmp(e->valuestring, "utf-8")) return true;
+  }
+  return false;
+}
+
+static cJSON *initialize_result(bool utf8) {
   cJSON *r = cJSON_CreateObject();
   cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
+  cJSON_AddStringToObject(caps, "positionEncoding", utf8 ? "utf-8" : "utf-16");
+  cJSON *sync = cJSON_AddObjectToObject(caps, "textDocumentSync");
+  cJSON_AddBoolToObject(sync, "openClose", 1);
+  cJSON_AddNumberToObject(sync, "change", 2); /* incremental */
   cJSON *exp = cJSON_AddObjectToObject(caps, "experimental");
   cJSON *stagd = cJSON_AddObjectToObject(exp, "stagd");
   cJSON *methods = cJSON_AddArrayToObject(stagd, "methods");
@@ -278,6 +297,71 @@ static cJSON *initialize_result(void) {
   cJSON_AddStringToObject(info, "name", "stagd");
   cJSON_AddStringToObject(info, "version", STAGD_VERSION);
   return r;
+}
+
+/* A problem with a notification cannot be answered: tell the client's log. */
+static void log_message(conn *c, int type, const char *fmt, ...) SG_PRINTF(3, 4);
+static void log_message(conn *c, int type, const char *fmt, ...) {
+  sg_buf b = SG_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  sg_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  SG_WARN(0, "LSP: %s", b.data);
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+  cJSON_AddStringToObject(n, "method", "window/logMessage");
+  cJSON *p = cJSON_AddObjectToObject(n, "params");
+  cJSON_AddNumberToObject(p, "type", type);
+  cJSON_AddStringToObject(p, "message", b.data);
+  send_json(c, n);
+  cJSON_Delete(n);
+  sg_buf_free(&b);
+}
+
+/* textDocument/didOpen, didChange, didClose (didSave and others are ignored). */
+static void handle_sync(conn *c, const char *name, const cJSON *params) {
+  const cJSON *td = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "textDocument") : NULL;
+  const cJSON *uri = td ? cJSON_GetObjectItemCaseSensitive(td, "uri") : NULL;
+  if (!cJSON_IsString(uri)) {
+    log_message(c, 1, "%s: params.textDocument.uri must be a string", name);
+    return;
+  }
+  const cJSON *version = cJSON_GetObjectItemCaseSensitive(td, "version");
+  if (!strcmp(name, "textDocument/didOpen")) {
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(td, "text");
+    const cJSON *lang = cJSON_GetObjectItemCaseSensitive(td, "languageId");
+    if (!cJSON_IsString(text)) {
+      log_message(c, 1, "%s: params.textDocument.text must be a string", name);
+      return;
+    }
+    sv_docs_open(&c->docs, uri->valuestring, cJSON_IsString(lang) ? lang->valuestring : "",
+                 cJSON_IsNumber(version) ? (int64_t)version->valuedouble : 0, text->valuestring,
+                 strlen(text->valuestring));
+  } else if (!strcmp(name, "textDocument/didChange")) {
+    sv_doc *doc = sv_docs_get(&c->docs, uri->valuestring);
+    if (!doc) {
+      log_message(c, 1, "%s: %s is not open", name, uri->valuestring);
+      return;
+    }
+    const cJSON *changes = cJSON_GetObjectItemCaseSensitive(params, "contentChanges");
+    if (!cJSON_IsArray(changes)) {
+      log_message(c, 1, "%s: params.contentChanges must be an array", name);
+      return;
+    }
+    const cJSON *ch;
+    cJSON_ArrayForEach(ch, changes) {
+      sg_error err = SG_ERROR_INIT;
+      if (sv_doc_apply_change(doc, ch, !c->utf8_positions, &err) != SG_OK) {
+        log_message(c, 1, "%s: %s: %s", name, uri->valuestring, err.message);
+        sg_error_clear(&err);
+        return;
+      }
+    }
+    if (cJSON_IsNumber(version)) doc->version = (int64_t)version->valuedouble;
+  } else if (!strcmp(name, "textDocument/didClose")) {
+    if (!sv_docs_close(&c->docs, uri->valuestring)) log_message(c, 2, "%s: %s was not open", name, uri->valuestring);
+  }
 }
 
 static void conn_exit(conn *c) {
@@ -341,8 +425,9 @@ static void handle_message(conn *c, const char *body, size_t len) {
       goto done;
     }
     c->initialized = true;
+    c->utf8_positions = client_offers_utf8(params);
     cJSON *r = make_response(id);
-    cJSON_AddItemToObject(r, "result", initialize_result());
+    cJSON_AddItemToObject(r, "result", initialize_result(c->utf8_positions));
     send_json(c, r);
     cJSON_Delete(r);
     goto done;
@@ -370,6 +455,10 @@ static void handle_message(conn *c, const char *body, size_t len) {
       send_json(c, r);
       cJSON_Delete(r);
     }
+    goto done;
+  }
+  if (!strncmp(name, "textDocument/did", 16)) {
+    handle_sync(c, name, params);
     goto done;
   }
   const sv_method *m = sv_method_by_lsp_name(name);
@@ -473,7 +562,7 @@ static void process_input(conn *c) {
       }
       return;
     }
-    if (cl < 0 || cl > end) {
+    if (cl < 0 || cl >= end) { /* the Content-Length found belongs to the next message */
       send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: a header without Content-Length was skipped");
       consume(c, (size_t)end);
       continue;
@@ -569,6 +658,7 @@ static conn *conn_new(sv_lsp *l, bool is_stdio) {
   c->l = l;
   c->is_stdio = is_stdio;
   c->body_len = -1;
+  sv_docs_init(&c->docs);
   c->next = l->conns;
   l->conns = c;
   return c;
@@ -584,6 +674,7 @@ static void conn_free(conn *c) {
   }
   sg_buf_free(&c->inbuf);
   sg_map_free(&c->running);
+  sv_docs_free(&c->docs);
   free(c);
   lsp_check_drained(l);
 }

@@ -55,6 +55,10 @@ sv_pool *sv_pool_create(int threads) {
 }
 
 void sv_pool_submit(sv_pool *p, sv_job_fn fn, void *arg) {
+  if (p->n_threads == 0) { /* no thread could be started: run it here, slower but correct */
+    fn(arg);
+    return;
+  }
   job *j = sg_xmalloc(sizeof *j);
   j->next = NULL;
   j->fn = fn;

@@ -262,7 +262,7 @@ static int cmd_stage(ctx *c) {
   int n_pos;
   if (!parse_cmd_args(c, "stage", opts, pos, 1, &n_pos)) return EXIT_USAGE;
   if (n_pos != 1) return usage_error("stage: expected FILE.sexp");
-  Stagd__V1__DumpFormat fmt;
+  Stagd__V1__DumpFormat fmt = STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_TEXT;
   if (parse_dump_format(dump, &fmt)) return EXIT_USAGE;
   size_t len;
   char *src = read_file(c, pos[0], &len);
@@ -325,7 +325,7 @@ static int cmd_grad(ctx *c) {
   int n_pos;
   if (!parse_cmd_args(c, "grad", opts, pos, 1, &n_pos)) return EXIT_USAGE;
   if (n_pos != 1 || !entry) return usage_error("grad: expected FILE.sexp --entry NAME");
-  Stagd__V1__DumpFormat fmt;
+  Stagd__V1__DumpFormat fmt = STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_TEXT;
   if (parse_dump_format(dump, &fmt)) return EXIT_USAGE;
   int32_t wrt_index = 0;
   if (wrt) {

@@ -1,0 +1,203 @@
+/*
+ * bench_vulkan.c — numbers for the Vulkan backend on every available Vulkan device:
+ *   - float32 square matmul GFLOPS for n = 256..2048, against a naive C triple loop
+ *     (the textbook i-j-k dot product) as the named baseline;
+ *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element);
+ *   - per-dispatch cost inside one command buffer and per-submission cost (µs).
+ * Usage: bench_vulkan [--quick] [--naive-max N]   (--quick: smaller sizes, fewer reps)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kn_vulkan.h"
+
+static double secs(uint64_t t0) { return (double)(sg_now_ns() - t0) / 1e9; }
+
+static void die_on(sg_code code, sg_error *e, const char *what) {
+  if (code != SG_OK) {
+    fprintf(stderr, "bench_vulkan: %s: %s\n", what, e->message);
+    exit(1);
+  }
+}
+
+static float *random_floats(size_t n) {
+  float *p = malloc(n * sizeof *p);
+  uint64_t s = 12345;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    p[i] = (float)((s >> 40) & 0xffff) / 65536.0f - 0.5f;
+  }
+  return p;
+}
+
+static double naive_gflops(int n) {
+  float *a = random_floats((size_t)n * n), *b = random_floats((size_t)n * n);
+  float *c = malloc((size_t)n * n * sizeof *c);
+  uint64_t t0 = sg_now_ns();
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      float s = 0;
+      for (int k = 0; k < n; k++)
+        s += a[(size_t)i * n + k] * b[(size_t)k * n + j];
+      c[(size_t)i * n + j] = s;
+    }
+  double t = secs(t0);
+  volatile float sink = c[n / 2];
+  (void)sink;
+  free(a);
+  free(b);
+  free(c);
+  return 2.0 * n * n * n / t / 1e9;
+}
+
+static kn_vk_buffer *make(kn_vk_context *ctx, size_t n, bool fill) {
+  sg_error e = SG_ERROR_INIT;
+  kn_vk_buffer *b;
+  die_on(kn_vk_buffer_create(ctx, n * sizeof(float), &b, &e), &e, "buffer");
+  if (fill) {
+    float *h = random_floats(n);
+    die_on(kn_vk_upload(ctx, b, 0, h, n * sizeof(float), &e), &e, "upload");
+    free(h);
+  }
+  return b;
+}
+
+static double matmul_gflops(kn_vk_context *ctx, int n, int reps) {
+  sg_error e = SG_ERROR_INIT;
+  size_t nn = (size_t)n * n;
+  kn_vk_buffer *a = make(ctx, nn, true), *b = make(ctx, nn, true), *c = make(ctx, nn, false);
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) { /* r == 0 warms up (pipeline build) */
+    kn_vk_batch *bt;
+    die_on(kn_vk_batch_begin(ctx, &bt, &e), &e, "batch");
+    uint64_t t0 = sg_now_ns();
+    die_on(kn_vk_matmul(bt, a, b, c, n, n, n, &e), &e, "matmul");
+    die_on(kn_vk_batch_submit(bt, 0, &e), &e, "submit");
+    double t = secs(t0);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  kn_vk_buffer_destroy(a);
+  kn_vk_buffer_destroy(b);
+  kn_vk_buffer_destroy(c);
+  return 2.0 * n * n * (double)n / best / 1e9;
+}
+
+static double add_bandwidth(kn_vk_context *ctx, size_t n, int reps) {
+  sg_error e = SG_ERROR_INIT;
+  kn_vk_buffer *a = make(ctx, n, true), *b = make(ctx, n, true), *c = make(ctx, n, false);
+  kn_vk_shape s = {1, {(int64_t)n}};
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    kn_vk_batch *bt;
+    die_on(kn_vk_batch_begin(ctx, &bt, &e), &e, "batch");
+    uint64_t t0 = sg_now_ns();
+    die_on(kn_vk_binary(bt, KN_VK_ADD, a, &s, b, &s, c, &e), &e, "add");
+    die_on(kn_vk_batch_submit(bt, 0, &e), &e, "submit");
+    double t = secs(t0);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  kn_vk_buffer_destroy(a);
+  kn_vk_buffer_destroy(b);
+  kn_vk_buffer_destroy(c);
+  return 3.0 * 4.0 * (double)n / best / 1e9;
+}
+
+/* Seconds for one batch of `dispatches` tiny dispatches (best of reps). */
+static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, int dispatches,
+                         int reps) {
+  sg_error e = SG_ERROR_INIT;
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    uint64_t t0 = sg_now_ns();
+    kn_vk_batch *bt;
+    die_on(kn_vk_batch_begin(ctx, &bt, &e), &e, "batch");
+    for (int i = 0; i < dispatches; i++)
+      die_on(kn_vk_unary(bt, KN_VK_ABS, x, y, 64, &e), &e, "unary");
+    die_on(kn_vk_batch_submit(bt, 0, &e), &e, "submit");
+    double t = secs(t0);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  bool quick = false;
+  int naive_max = 1024;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (strcmp(argv[i], "--naive-max") == 0 && i + 1 < argc)
+      naive_max = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N]\n");
+      return 2;
+    }
+  }
+  int sizes[] = {256, 512, 1024, 2048};
+  int nsizes = quick ? 2 : 4;
+  if (quick && naive_max > 512)
+    naive_max = 512;
+
+  sg_error e = SG_ERROR_INIT;
+  kn_vk_device_info *devs;
+  size_t ndev;
+  if (kn_vk_enumerate(&devs, &ndev, &e) != SG_OK) {
+    printf("no Vulkan: %s\n", e.message);
+    sg_error_clear(&e);
+    return 0;
+  }
+
+  printf("# naive CPU triple loop (baseline)\n");
+  double naive[4] = {0};
+  for (int s = 0; s < nsizes; s++) {
+    if (sizes[s] > naive_max) {
+      printf("matmul f32 n=%-5d naive-cpu   skipped (--naive-max %d)\n", sizes[s], naive_max);
+      continue;
+    }
+    naive[s] = naive_gflops(sizes[s]);
+    printf("matmul f32 n=%-5d naive-cpu   %8.2f GFLOPS\n", sizes[s], naive[s]);
+  }
+
+  for (size_t d = 0; d < ndev; d++) {
+    printf("\n# vulkan:%zu  %s  (%s, %s %s)\n", d, devs[d].name,
+           kn_vk_device_type_name(devs[d].type), devs[d].driver_name, devs[d].driver_info);
+    kn_vk_options opts = {0};
+    kn_vk_context *ctx;
+    if (kn_vk_context_create((int)d, &opts, &ctx, &e) != SG_OK) {
+      printf("cannot open: %s\n", e.message);
+      sg_error_clear(&e);
+      continue;
+    }
+    for (int s = 0; s < nsizes; s++) {
+      int n = sizes[s];
+      double g = matmul_gflops(ctx, n, n >= 2048 ? 2 : quick ? 2 : 5);
+      if (naive[s] > 0)
+        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS  (%.1fx naive CPU)\n", n, d, g,
+               g / naive[s]);
+      else
+        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS\n", n, d, g);
+    }
+    size_t n = quick ? (size_t)1 << 22 : (size_t)1 << 24;
+    printf("add f32 n=%zu         vulkan:%zu    %8.2f GB/s\n", n, d, add_bandwidth(ctx, n, 5));
+
+    kn_vk_buffer *x = make(ctx, 64, true), *y = make(ctx, 64, false);
+    int many = quick ? 200 : 1000;
+    double one = tiny_batch(ctx, x, y, 1, 50);
+    double lots = tiny_batch(ctx, x, y, many, 5);
+    printf(
+        "per-submission overhead    vulkan:%zu    %8.1f us  (begin + 1 dispatch + submit + wait)\n",
+        d, one * 1e6);
+    printf("per-dispatch overhead      vulkan:%zu    %8.2f us  (%d dependent dispatches, one "
+           "command buffer)\n",
+           d, (lots - one) / (many - 1) * 1e6, many);
+    kn_vk_buffer_destroy(x);
+    kn_vk_buffer_destroy(y);
+    kn_vk_context_destroy(ctx);
+  }
+  free(devs);
+  return 0;
+}

@@ -1,0 +1,188 @@
+"""client.py — the gRPC client of a stagd daemon: `Client` and the `StagdError` family.
+
+A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`. Every method of the
+`stagd.v1.Stagd` service is reachable through `call(name, request)`; the common admin
+calls have their own methods. gRPC failures are raised as `StagdError` subclasses that
+carry the status code and the daemon's message.
+"""
+import weakref
+
+import grpc
+
+from . import _proto
+
+DEFAULT_ADDR = "127.0.0.1:7420"
+HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+
+
+class StagdError(Exception):
+    """A call to the daemon failed. `code` is a grpc.StatusCode (or None), `details` the
+    daemon's message."""
+
+    code = None
+
+    def __init__(self, details, code=None):
+        super().__init__(details)
+        if code is not None:
+            self.code = code
+        self.details = details
+
+    def __str__(self):
+        name = self.code.name if self.code is not None else "ERROR"
+        return f"{name}: {self.details}"
+
+
+class InvalidArgument(StagdError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(StagdError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class DeadlineExceeded(StagdError):
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Cancelled(StagdError):
+    code = grpc.StatusCode.CANCELLED
+
+
+class FailedPrecondition(StagdError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class ResourceExhausted(StagdError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unimplemented(StagdError):
+    code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class Unavailable(StagdError):
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+class Internal(StagdError):
+    code = grpc.StatusCode.INTERNAL
+
+
+class DaemonUnavailable(StagdError):
+    """No daemon answers at the address and none may be started for it."""
+
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+_BY_CODE = {c.code: c for c in (InvalidArgument, NotFound, DeadlineExceeded, Cancelled,
+                                FailedPrecondition, ResourceExhausted, Unimplemented,
+                                Unavailable, Internal)}
+
+
+def error_from_rpc(err):
+    """Converts a grpc.RpcError into the matching StagdError subclass."""
+    code = err.code() if hasattr(err, "code") else None
+    details = err.details() if hasattr(err, "details") else str(err)
+    return _BY_CODE.get(code, StagdError)(details or "", code)
+
+
+_live = weakref.WeakSet()
+
+
+def live_clients():
+    """Every Client of this process not yet garbage-collected."""
+    return list(_live)
+
+
+def _methods(pb2):
+    """{name: (grpc path, request class, reply class)} for the Stagd service."""
+    out = {}
+    service = pb2.DESCRIPTOR.services_by_name["Stagd"]
+    for m in service.methods:
+        out[m.name] = (f"/{service.full_name}/{m.name}", getattr(pb2, m.input_type.name),
+                       getattr(pb2, m.output_type.name))
+    return out
+
+
+class Client:
+    """A connection to one daemon. `addr` is `host:port` or `unix:PATH`."""
+
+    def __init__(self, addr=DEFAULT_ADDR, timeout=None):
+        self.addr = addr
+        self.timeout = timeout  # default per-call timeout in seconds (None: none)
+        self.pb2, self.health_pb2 = _proto.load()
+        self._methods = _methods(self.pb2)
+        self._methods["Health.Check"] = (HEALTH_CHECK, self.health_pb2.HealthCheckRequest,
+                                         self.health_pb2.HealthCheckResponse)
+        self._channel = grpc.insecure_channel(addr)
+        self._stubs = {}
+        self.daemon = None  # the LocalDaemon serving this client, when connect() started one
+        _live.add(self)
+
+    # -- generic ----------------------------------------------------------------
+    def call(self, method_name, request=None, timeout=None):
+        """Calls `method_name` ("Version", or "Health.Check"); `request` is a message of
+        the method's request type, a dict of its fields, or None (empty)."""
+        try:
+            path, req_cls, reply_cls = self._methods[method_name]
+        except KeyError:
+            raise ValueError(f"stagd: unknown method {method_name!r}; known: "
+                             f"{', '.join(sorted(self._methods))}") from None
+        if request is None:
+            request = req_cls()
+        elif isinstance(request, dict):
+            request = req_cls(**request)
+        elif not isinstance(request, req_cls):
+            raise TypeError(f"stagd: {method_name} takes a {req_cls.__name__}, "
+                            f"not {type(request).__name__}")
+        stub = self._stubs.get(path)
+        if stub is None:
+            stub = self._channel.unary_unary(path, request_serializer=req_cls.SerializeToString,
+                                             response_deserializer=reply_cls.FromString)
+            self._stubs[path] = stub
+        try:
+            return stub(request, timeout=timeout if timeout is not None else self.timeout)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e) from None
+
+    # -- admin --------------------------------------------------------------------
+    def health(self, service="", timeout=None):
+        """The serving status name, e.g. "SERVING"."""
+        reply = self.call("Health.Check", {"service": service}, timeout)
+        return self.health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+    def is_serving(self, timeout=1.0):
+        """True when the daemon answers a health check with SERVING within `timeout`."""
+        try:
+            return self.health(timeout=timeout) == "SERVING"
+        except StagdError:
+            return False
+
+    def version(self, timeout=None):
+        """The VersionReply (`.version`, `.api`, `.features`, ...)."""
+        return self.call("Version", None, timeout)
+
+    def list_devices(self, timeout=None):
+        """The daemon's devices, a list of Device messages (`.name`, `.backend`, ...)."""
+        return list(self.call("ListDevices", None, timeout).devices)
+
+    def stats(self, timeout=None):
+        """The StatsReply: uptime, request counters, per-method stats."""
+        return self.call("Stats", None, timeout)
+
+    def ping(self, payload="", delay_ms=0, timeout=None):
+        """Echoes `payload` after `delay_ms` milliseconds; returns the echoed payload."""
+        return self.call("Ping", {"payload": payload, "delay_ms": delay_ms}, timeout).payload
+
+    # -- lifetime -----------------------------------------------------------------
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"stagd.Client({self.addr!r})"

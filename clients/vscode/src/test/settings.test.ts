@@ -1,0 +1,77 @@
+/*
+ * settings.test.ts — settings → how the server is reached (stdio or TCP).
+ */
+
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import { needsRestart, parseAddress, readSettings, serverLaunch, SettingsError } from '../settings';
+
+const from = (values: Record<string, unknown>) => (key: string) => values[key];
+
+test('defaults start `stagd --lsp --stdio`', () => {
+  const s = readSettings(from({}));
+  assert.deepEqual(s, { path: 'stagd', address: '', style: 'autograph' });
+  assert.deepEqual(serverLaunch(s), { transport: 'stdio', command: 'stagd', args: ['--lsp', '--stdio'] });
+});
+
+test('a configured path is the command, trimmed; blank falls back to stagd', () => {
+  assert.deepEqual(serverLaunch(readSettings(from({ path: ' /opt/stagd/bin/stagd ' }))), {
+    transport: 'stdio',
+    command: '/opt/stagd/bin/stagd',
+    args: ['--lsp', '--stdio'],
+  });
+  assert.equal(readSettings(from({ path: '   ' })).path, 'stagd');
+});
+
+test('values of the wrong type fall back to the defaults', () => {
+  assert.deepEqual(readSettings(from({ path: 42, address: null, style: false })), {
+    path: 'stagd',
+    address: '',
+    style: 'autograph',
+  });
+});
+
+test('an address means TCP, whatever the path', () => {
+  assert.deepEqual(serverLaunch(readSettings(from({ path: '/x/stagd', address: 'gpu-node:7421' }))), {
+    transport: 'tcp',
+    host: 'gpu-node',
+    port: 7421,
+  });
+});
+
+test('style snek is accepted, an unknown style is an error naming the choices', () => {
+  assert.equal(readSettings(from({ style: 'snek' })).style, 'snek');
+  assert.throws(() => readSettings(from({ style: 'tracing' })), (e: unknown) => {
+    assert.ok(e instanceof SettingsError);
+    assert.match(e.message, /stagd\.style must be one of autograph, snek, got 'tracing'/);
+    return true;
+  });
+});
+
+test('address forms: host:port, [v6]:port, :port', () => {
+  assert.deepEqual(parseAddress('127.0.0.1:7421'), { host: '127.0.0.1', port: 7421 });
+  assert.deepEqual(parseAddress('[::1]:9000'), { host: '::1', port: 9000 });
+  assert.deepEqual(parseAddress(':7421'), { host: '127.0.0.1', port: 7421 });
+  assert.deepEqual(parseAddress(' localhost:1 '), { host: 'localhost', port: 1 });
+});
+
+test('bad addresses are errors that say what is wrong', () => {
+  const cases: Array<[string, RegExp]> = [
+    ['localhost', /no port/],
+    ['localhost:http', /port must be a number, got 'http'/],
+    ['localhost:0', /from 1 to 65535, got 0/],
+    ['localhost:70000', /from 1 to 65535, got 70000/],
+    ['::1:7421', /IPv6 host in brackets/],
+    ['host:-1', /must be a number/],
+  ];
+  for (const [address, message] of cases) {
+    assert.throws(() => parseAddress(address), message, address);
+  }
+});
+
+test('only path and address changes need a restart', () => {
+  const base = readSettings(from({}));
+  assert.equal(needsRestart(base, { ...base, style: 'snek' }), false);
+  assert.equal(needsRestart(base, { ...base, path: '/other/stagd' }), true);
+  assert.equal(needsRestart(base, { ...base, address: 'h:1' }), true);
+});

@@ -1,0 +1,126 @@
+/*
+ * exec.c — the graph interpreter.
+ *
+ * A call runs a graph's compiled code (compile.c) over a frame of value slots:
+ * arguments are borrowed, every instruction result is owned by its slot and released
+ * when the frame ends. Primitives are called straight through the op table; calls of
+ * function values go through gr_call. Limits: call depth (max_depth), native stack use
+ * and the request deadline (checked every 256 calls and on every `while` iteration),
+ * each turned into a located sg_error — never a crash.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include "gr_internal.h"
+
+enum { LOCAL_SLOTS = 48, LOCAL_ARGS = 8 };
+
+sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err) {
+  if (ctx->deadline_ns && sg_now_ns() > ctx->deadline_ns)
+    return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while executing the graph");
+  return SG_OK;
+}
+
+static void locate(gr_ctx *ctx, sg_error *err, const gr_node *n) {
+  if (err && err->code && err->line == 0 && n && n->line) {
+    free(err->file);
+    err->file = sg_xstrdup(ctx->mod->file);
+    err->line = n->line;
+    err->col = n->col;
+  }
+}
+
+static inline const gr_val *resolve(const gr_code *c, const gr_val *slots, const gr_val *env,
+                                    gr_operand o) {
+  switch (o.kind) {
+  case GO_LOCAL: return &slots[o.idx];
+  case GO_CONST: return &c->consts[o.idx];
+  default: return &env[o.idx];
+  }
+}
+
+static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *args, int nargs,
+                         gr_val *out, sg_error *err) {
+  const gr_code *c = g->code;
+  if (!c) return sg_error_set(err, SG_INTERNAL, "graph @%s was not compiled", g->name ? g->name : "?");
+  if (nargs != c->nparams)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "@%s takes %d argument%s, got %d",
+                        g->name ? g->name : "lambda", c->nparams, c->nparams == 1 ? "" : "s", nargs);
+  char here;
+  /* `if` branches run inside their function's frame as far as the limit goes */
+  int step = g->is_branch ? 0 : 1;
+  ctx->depth += step;
+  if (ctx->depth > ctx->max_depth) {
+    ctx->depth -= step;
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "recursion depth limit exceeded (%d calls deep) in @%s",
+                        ctx->max_depth, g->name ? g->name : "lambda");
+  }
+  if ((size_t)(ctx->stack_base - &here) > ctx->max_stack) {
+    ctx->depth -= step;
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                        "recursion too deep for the native stack (%d calls deep) in @%s", ctx->depth,
+                        g->name ? g->name : "lambda");
+  }
+  if ((++ctx->tick & 255) == 0 && gr_check_deadline(ctx, err)) {
+    ctx->depth -= step;
+    return err->code;
+  }
+  gr_val local[LOCAL_SLOTS];
+  gr_val *slots = c->nslots <= LOCAL_SLOTS ? local : sg_xmalloc(sizeof(gr_val) * (size_t)c->nslots);
+  if (nargs) memcpy(slots, args, sizeof(gr_val) * (size_t)nargs);
+  for (int i = nargs; i < c->nslots; i++) slots[i].tag = GV_NONE;
+  sg_code rc = SG_OK;
+  gr_val av_local[LOCAL_ARGS];
+  for (int pc = 0; pc < c->ninstr; pc++) {
+    const gr_instr *in = &c->instrs[pc];
+    gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
+    for (int k = 0; k < in->nargs; k++) av[k] = *resolve(c, slots, env, in->args[k]);
+    gr_val *dst = &slots[in->dst];
+    switch (in->kind) {
+    case GI_PRIM:
+      rc = in->op->cpu(ctx, in->op, av, in->nargs, dst, err);
+      break;
+    case GI_CALL:
+      rc = gr_call(ctx, *resolve(c, slots, env, in->fn), av, in->nargs, dst, err);
+      break;
+    case GI_MKCLOS: {
+      gr_obj *o = gv_obj_new(in->nargs);
+      o->graph = in->graph;
+      for (int k = 0; k < in->nargs; k++) o->items[k] = gv_retain(av[k]);
+      dst->tag = GV_CLOSURE;
+      dst->u.o = o;
+      break;
+    }
+    }
+    if (av != av_local) free(av);
+    if (rc) {
+      locate(ctx, err, in->node);
+      break;
+    }
+  }
+  if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
+  for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);
+  if (slots != local) free(slots);
+  ctx->depth -= step;
+  return rc;
+}
+
+sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_error *err) {
+  switch (fn.tag) {
+  case GV_GRAPH: return run_graph(ctx, fn.u.g, NULL, args, n, out, err);
+  case GV_CLOSURE: return run_graph(ctx, fn.u.o->graph, fn.u.o->items, args, n, out, err);
+  case GV_PRIM: return gr_apply_prim(ctx, fn.u.op, args, n, out, err);
+  default:
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "cannot call a value of type %s (expected a function)",
+                        gv_type_name(&fn));
+  }
+}
+
+sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                      sg_error *err) {
+  if (n < op->min_args || (op->max_args >= 0 && n > op->max_args))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
+                        op->name, n);
+  return op->cpu(ctx, op, args, n, out, err);
+}

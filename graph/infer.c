@@ -1,0 +1,675 @@
+/*
+ * infer.c — abstract interpretation of the graph: for every node a type (scalar,
+ * tensor, tuple, record, function, none), dtype, shape (dims may be unknown `?`, the
+ * rank may be unknown) and, for scalars, the constant value when it is known.
+ *
+ * Graphs are inferred per input signature: a call of a known graph re-infers the
+ * callee with the caller's argument types (memoised on graph + signature; a recursive
+ * call still in progress yields "any"), so a shape mismatch inside a helper is
+ * reported at the helper's node for the call that causes it. The generic pass over
+ * every top-level def (parameter annotations or "any") records node->aval for dumps.
+ * Shape/dtype rules are the `infer` column of the op table (ops.c); ops without one
+ * give "any" and are checked at run time.
+ */
+#include <string.h>
+
+#include "ops_cpu.h"
+
+typedef struct ienv {
+  sg_map vals; /* node → gr_aval* */
+  struct ienv *parent;
+} ienv;
+
+typedef struct ictx {
+  gr_module *m;
+  sg_arena *arena; /* abstract values (the module's at stage time, a local one at run time) */
+  sg_error *err;
+  sg_map memo;     /* signature hash → gr_aval* (result) */
+  sg_map inprog;   /* signature hash → present while being inferred */
+  int depth;
+} ictx;
+
+static gr_aval *new_aval(sg_arena *a, gr_akind k) {
+  gr_aval *v = sg_arena_calloc(a, 1, sizeof *v);
+  v->kind = k;
+  v->ndim = -1;
+  return v;
+}
+
+static gr_aval ANY_ = {.kind = GA_ANY, .ndim = -1};
+static gr_aval *any(void) { return &ANY_; }
+
+static gr_aval *aval_of_value(sg_arena *a, const gr_val *v) {
+  gr_aval *r;
+  switch (v->tag) {
+  case GV_BOOL:
+  case GV_INT:
+  case GV_FLOAT:
+    r = new_aval(a, GA_SCALAR);
+    r->dtype = v->tag == GV_BOOL ? KN_BOOL : v->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
+    r->has_const = true;
+    r->cval = *v;
+    return r;
+  case GV_TENSOR:
+    r = new_aval(a, GA_TENSOR);
+    r->dtype = v->u.t->dtype;
+    r->ndim = v->u.t->ndim;
+    memcpy(r->shape, v->u.t->shape, sizeof r->shape);
+    return r;
+  case GV_NONE: return new_aval(a, GA_NONE);
+  case GV_STR:
+    r = new_aval(a, GA_STR);
+    r->has_const = true;
+    r->cval = *v;
+    return r;
+  case GV_GRAPH:
+  case GV_PRIM:
+  case GV_CLOSURE:
+    r = new_aval(a, GA_FUNC);
+    r->has_const = v->tag != GV_CLOSURE;
+    r->cval = v->tag != GV_CLOSURE ? *v : gv_none();
+    return r;
+  case GV_TUPLE:
+    r = new_aval(a, GA_TUPLE);
+    r->n = v->u.o->n;
+    r->elems = sg_arena_alloc(a, sizeof(gr_aval *) * (size_t)(r->n + 1));
+    for (int i = 0; i < r->n; i++) r->elems[i] = aval_of_value(a, &v->u.o->items[i]);
+    return r;
+  default: return any();
+  }
+}
+
+static uint64_t aval_hash(const gr_aval *v) {
+  uint64_t h = sg_hash_u64((uint64_t)v->kind * 31 + (uint64_t)v->dtype + 7);
+  h = sg_hash_u64(h ^ (uint64_t)(v->ndim + 2));
+  for (int i = 0; i < v->ndim && i < KN_MAX_DIMS; i++) h = sg_hash_u64(h ^ (uint64_t)v->shape[i]);
+  if (v->has_const) h = sg_hash_u64(h ^ gv_hash(&v->cval));
+  for (int i = 0; i < v->n && v->elems; i++) h = sg_hash_u64(h ^ aval_hash(v->elems[i]));
+  return h;
+}
+
+void gr_aval_print(sg_buf *b, const gr_aval *a) {
+  switch (a->kind) {
+  case GA_ANY: sg_buf_puts(b, "any"); break;
+  case GA_NONE: sg_buf_puts(b, "none"); break;
+  case GA_STR: sg_buf_puts(b, "str"); break;
+  case GA_FUNC: sg_buf_puts(b, "function"); break;
+  case GA_VAR: sg_buf_puts(b, "variable"); break;
+  case GA_RECORD: sg_buf_puts(b, "record"); break;
+  case GA_SCALAR:
+    sg_buf_puts(b, a->dtype == KN_BOOL ? "bool" : a->dtype == KN_INT64 ? "int" : "float");
+    if (a->has_const) {
+      sg_buf_putc(b, '=');
+      gv_print(b, &a->cval);
+    }
+    break;
+  case GA_TENSOR:
+    sg_buf_printf(b, "%s[", kn_dtype_name(a->dtype));
+    if (a->ndim < 0) sg_buf_puts(b, "...");
+    for (int i = 0; i < a->ndim; i++) {
+      if (i) sg_buf_putc(b, ',');
+      if (a->shape[i] < 0) sg_buf_putc(b, '?');
+      else sg_buf_printf(b, "%lld", (long long)a->shape[i]);
+    }
+    sg_buf_putc(b, ']');
+    break;
+  case GA_TUPLE:
+    sg_buf_putc(b, '(');
+    for (int i = 0; i < a->n; i++) {
+      if (i) sg_buf_puts(b, ", ");
+      gr_aval_print(b, a->elems[i]);
+    }
+    sg_buf_putc(b, ')');
+    break;
+  }
+}
+
+static void shape_str(sg_buf *b, const gr_aval *a) {
+  sg_buf_putc(b, '(');
+  for (int i = 0; i < a->ndim; i++) {
+    if (i) sg_buf_putc(b, ',');
+    if (a->shape[i] < 0) sg_buf_putc(b, '?');
+    else sg_buf_printf(b, "%lld", (long long)a->shape[i]);
+  }
+  sg_buf_putc(b, ')');
+}
+
+static bool numeric(const gr_aval *a) { return a->kind == GA_SCALAR || a->kind == GA_TENSOR; }
+
+static sg_code not_numeric(const gr_op *op, const gr_aval *a, sg_error *err) {
+  sg_buf b = SG_BUF_INIT;
+  gr_aval_print(&b, a);
+  sg_error_set(err, SG_INVALID_ARGUMENT, "%s: expected a number or tensor, got %s", op->name, b.data);
+  sg_buf_free(&b);
+  return SG_INVALID_ARGUMENT;
+}
+
+static kn_dtype weak(const gr_aval *s, kn_dtype t) {
+  if (s->dtype == KN_BOOL) return KN_BOOL;
+  if (s->dtype == KN_INT64) return t == KN_BOOL ? KN_INT64 : t;
+  return kn_dtype_is_float(t) ? t : KN_FLOAT64;
+}
+
+/* Broadcast with unknown dims: a known dim other than 1 wins over `?`. */
+static sg_code bcast(const gr_op *op, const gr_aval *x, const gr_aval *y, gr_aval *out, sg_error *err) {
+  if (x->ndim < 0 || y->ndim < 0) {
+    out->ndim = -1;
+    return SG_OK;
+  }
+  int n = x->ndim > y->ndim ? x->ndim : y->ndim;
+  for (int i = 0; i < n; i++) {
+    int64_t a = i < n - x->ndim ? 1 : x->shape[i - (n - x->ndim)];
+    int64_t b = i < n - y->ndim ? 1 : y->shape[i - (n - y->ndim)];
+    int64_t r;
+    if (a == b) r = a;
+    else if (a == 1) r = b;
+    else if (b == 1) r = a;
+    else if (a < 0) r = b;
+    else if (b < 0) r = a;
+    else {
+      sg_buf m = SG_BUF_INIT;
+      sg_buf_printf(&m, "%s: shapes ", op->name);
+      shape_str(&m, x);
+      sg_buf_puts(&m, " and ");
+      shape_str(&m, y);
+      sg_buf_puts(&m, " cannot be broadcast together");
+      sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
+      sg_buf_free(&m);
+      return SG_INVALID_ARGUMENT;
+    }
+    out->shape[i] = r;
+  }
+  out->ndim = n;
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_binary) {
+  if (n == 1) return gr_infer_unary(op, args, n, out, a, err); /* unary minus */
+  gr_aval *x = args[0], *y = args[1];
+  if (x->kind == GA_ANY || y->kind == GA_ANY) return SG_OK;
+  if (!numeric(x)) return not_numeric(op, x, err);
+  if (!numeric(y)) return not_numeric(op, y, err);
+  kn_binop k = (kn_binop)op->code;
+  bool cmp = (k >= KN_EQ && k <= KN_GE) || k == KN_AND || k == KN_OR;
+  if (x->kind == GA_SCALAR && y->kind == GA_SCALAR) {
+    out->kind = GA_SCALAR;
+    if (x->has_const && y->has_const) {
+      gr_val av[2] = {x->cval, y->cval}, r;
+      if (gr_cpu_binary(NULL, op, av, 2, &r, err)) return err->code;
+      out->dtype = r.tag == GV_BOOL ? KN_BOOL : r.tag == GV_INT ? KN_INT64 : KN_FLOAT64;
+      out->has_const = true;
+      out->cval = r;
+      return SG_OK;
+    }
+    bool fl = x->dtype == KN_FLOAT64 || y->dtype == KN_FLOAT64 || k == KN_DIV;
+    out->dtype = cmp ? KN_BOOL : fl ? KN_FLOAT64 : KN_INT64;
+    if (k == KN_POW && !fl) out->kind = GA_ANY; /* int ** negative int is a float */
+    return SG_OK;
+  }
+  kn_dtype dx = x->kind == GA_TENSOR ? x->dtype : weak(x, y->dtype);
+  kn_dtype dy = y->kind == GA_TENSOR ? y->dtype : weak(y, x->dtype);
+  out->kind = GA_TENSOR;
+  out->dtype = kn_binop_result(k, dx, dy);
+  gr_aval ax = *x, ay = *y;
+  if (x->kind == GA_SCALAR) ax.ndim = 0;
+  if (y->kind == GA_SCALAR) ay.ndim = 0;
+  return bcast(op, &ax, &ay, out, err);
+}
+
+GR_INFER(gr_infer_unary) {
+  gr_aval *x = args[0];
+  if (x->kind == GA_ANY) return SG_OK;
+  if (!numeric(x)) return not_numeric(op, x, err);
+  kn_unop k = (kn_unop)(op->code == KN_SUB ? KN_NEG : op->code);
+  if (n == 1 && op->code == KN_SUB) k = KN_NEG;
+  if (x->kind == GA_SCALAR) {
+    out->kind = GA_SCALAR;
+    out->dtype = k == KN_NOT ? KN_BOOL
+                 : (x->dtype != KN_FLOAT64 && (k == KN_NEG || k == KN_ABS || k == KN_RELU)) ? KN_INT64
+                 : KN_FLOAT64;
+    return SG_OK;
+  }
+  *out = *x;
+  out->dtype = kn_unop_result(k, x->dtype);
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_matmul) {
+  gr_aval *x = args[0], *y = args[1];
+  if (x->kind == GA_ANY || y->kind == GA_ANY) return SG_OK;
+  if (x->kind != GA_TENSOR || y->kind != GA_TENSOR)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: expected two tensors");
+  out->kind = GA_TENSOR;
+  out->dtype = kn_promote(x->dtype, y->dtype);
+  if (x->ndim < 0 || y->ndim < 0) return SG_OK;
+  if (x->ndim == 0 || y->ndim == 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: operands must be at least 1-d");
+  int64_t k1 = x->shape[x->ndim - 1], k2 = y->ndim == 1 ? y->shape[0] : y->shape[y->ndim - 2];
+  if (k1 >= 0 && k2 >= 0 && k1 != k2) {
+    sg_buf m = SG_BUF_INIT;
+    sg_buf_puts(&m, "matmul: shapes ");
+    shape_str(&m, x);
+    sg_buf_puts(&m, " and ");
+    shape_str(&m, y);
+    sg_buf_printf(&m, " do not align (%lld != %lld)", (long long)k1, (long long)k2);
+    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
+    sg_buf_free(&m);
+    return SG_INVALID_ARGUMENT;
+  }
+  if (x->ndim <= 2 && y->ndim <= 2) {
+    int nd = 0;
+    if (x->ndim == 2) out->shape[nd++] = x->shape[0];
+    if (y->ndim == 2) out->shape[nd++] = y->shape[1];
+    out->ndim = nd;
+  }
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_reduce) {
+  gr_aval *x = args[0];
+  if (x->kind == GA_ANY) return SG_OK;
+  if (!numeric(x)) return not_numeric(op, x, err);
+  kn_dtype dt = x->kind == GA_TENSOR ? x->dtype : x->dtype;
+  out->kind = GA_TENSOR;
+  out->dtype = kn_reduce_result((kn_reduce_op)op->code, dt);
+  if (n == 1 || args[1]->kind == GA_NONE) {
+    out->ndim = 0;
+    return SG_OK;
+  }
+  int nd = x->kind == GA_SCALAR ? 0 : x->ndim;
+  if (nd < 0 || args[1]->kind != GA_SCALAR || !args[1]->has_const || args[1]->cval.tag != GV_INT) {
+    out->ndim = -1;
+    return SG_OK;
+  }
+  int64_t ax = args[1]->cval.u.i;
+  if (ax < -nd || ax >= nd)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: axis %lld is out of bounds for a %d-d tensor",
+                        op->name, (long long)ax, nd);
+  if (ax < 0) ax += nd;
+  out->ndim = 0;
+  for (int i = 0; i < nd; i++)
+    if (i != ax) out->shape[out->ndim++] = x->shape[i];
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_same) {
+  gr_aval *x = args[0];
+  if (x->kind != GA_TENSOR) return SG_OK;
+  *out = *x;
+  if (!kn_dtype_is_float(out->dtype)) out->dtype = KN_FLOAT64;
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_tuple) {
+  out->kind = GA_TUPLE;
+  out->n = n;
+  out->elems = sg_arena_alloc(a, sizeof(gr_aval *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) out->elems[i] = args[i];
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_getitem) {
+  gr_aval *x = args[0], *i = args[1];
+  if (x->kind == GA_TUPLE && i->kind == GA_SCALAR && i->has_const && i->cval.tag == GV_INT) {
+    int64_t k = i->cval.u.i;
+    if (k < -x->n || k >= x->n)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "getitem: tuple index %lld out of range (length %d)",
+                          (long long)k, x->n);
+    *out = *x->elems[k < 0 ? k + x->n : k];
+    return SG_OK;
+  }
+  if (x->kind == GA_TENSOR && x->ndim > 0) {
+    out->kind = GA_TENSOR;
+    out->dtype = x->dtype;
+    out->ndim = x->ndim - 1;
+    memcpy(out->shape, x->shape + 1, sizeof(int64_t) * (size_t)out->ndim);
+  }
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_bool_scalar) {
+  out->kind = GA_SCALAR;
+  out->dtype = KN_BOOL;
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_none) {
+  out->kind = GA_NONE;
+  return SG_OK;
+}
+
+/* ------------------------------------------------------------ the walker */
+static gr_aval *lookup(ienv *e, gr_node *n) {
+  for (; e; e = e->parent) {
+    void *v;
+    if (sg_map_get(&e->vals, (uintptr_t)n, &v)) return v;
+  }
+  return any();
+}
+
+static gr_aval *aval_of(ictx *c, ienv *e, gr_node *n) {
+  if (n->kind == GR_CONST) return aval_of_value(c->arena, &n->value);
+  return lookup(e, n);
+}
+
+static gr_aval *join(gr_aval *a, gr_aval *b) {
+  if (a->kind != b->kind) return any();
+  if (a->kind == GA_SCALAR || a->kind == GA_TENSOR) {
+    if (a->dtype != b->dtype) return any();
+    if (a->kind == GA_SCALAR && a->has_const && b->has_const && gv_equal(&a->cval, &b->cval)) return a;
+    if (a->kind == GA_SCALAR) {
+      if (!a->has_const) return a;
+      if (!b->has_const) return b;
+      return any();
+    }
+    if (a->ndim != b->ndim) return any();
+    for (int i = 0; i < a->ndim; i++)
+      if (a->shape[i] != b->shape[i]) return any();
+    return a;
+  }
+  return a->kind == GA_NONE ? a : any();
+}
+
+static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
+                           gr_aval **out);
+
+static sg_code infer_call(ictx *c, ienv *e, gr_node *n, gr_graph *callee, gr_aval **args, int na,
+                          bool record, gr_aval **out) {
+  *out = any();
+  if (na != callee->nparams)
+    return gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, n, "wrong number of arguments to '%s': expected %d, got %d",
+                       callee->name ? callee->name : "lambda", callee->nparams, na);
+  if (c->depth > 48) return SG_OK;
+  uint64_t h = sg_hash_u64((uintptr_t)callee);
+  for (int i = 0; i < na; i++) h = sg_hash_u64(h ^ aval_hash(args[i]) ^ (uint64_t)i);
+  void *v;
+  bool closed = callee->fvs.len == 0;
+  if (closed && sg_map_get(&c->memo, h, &v)) {
+    *out = v;
+    return SG_OK;
+  }
+  if (sg_map_get(&c->inprog, h, NULL)) return SG_OK; /* recursion: unknown */
+  sg_map_put(&c->inprog, h, NULL);
+  c->depth++;
+  sg_code rc = infer_graph(c, callee, args, closed ? NULL : e, record && false, out);
+  c->depth--;
+  sg_map_remove(&c->inprog, h);
+  if (!rc && closed) sg_map_put(&c->memo, h, *out);
+  return rc;
+}
+
+static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
+                           gr_aval **out) {
+  ienv e = {SG_MAP_INIT, parent};
+  for (int i = 0; i < g->nparams; i++)
+    sg_map_put(&e.vals, (uintptr_t)g->params[i], args ? args[i] : (g->params[i]->aval ? g->params[i]->aval : any()));
+  gr_node_vec sched = {0};
+  gr_schedule(g, &sched);
+  sg_code rc = SG_OK;
+  gr_aval *av_local[16];
+  for (size_t k = 0; k < sched.len && !rc; k++) {
+    gr_node *n = sched.data[k];
+    int na = n->ninputs - 1;
+    gr_aval **av = na <= 16 ? av_local : sg_xmalloc(sizeof(gr_aval *) * (size_t)na);
+    for (int i = 0; i < na; i++) av[i] = aval_of(c, &e, n->inputs[i + 1]);
+    gr_aval *res = any();
+    const gr_op *op = gr_node_prim(n);
+    gr_node *head = n->inputs[0];
+    if (op == gr_op_if) {
+      gr_aval *r[2] = {any(), any()};
+      for (int b = 0; b < 2 && !rc; b++) {
+        gr_node *br = n->inputs[2 + b];
+        if (gr_is_const_graph(br) && br->value.u.g->nparams == 0) rc = infer_graph(c, br->value.u.g, NULL, &e, record, &r[b]);
+      }
+      if (!rc) {
+        gr_aval *cond = av[0];
+        if (cond->kind == GA_SCALAR && cond->has_const) {
+          bool t;
+          gv_truthy(&cond->cval, &t);
+          res = r[t ? 0 : 1];
+        } else {
+          res = join(r[0], r[1]);
+        }
+      }
+    } else if (op && op->infer) {
+      gr_aval tmp = {.kind = GA_ANY, .ndim = -1};
+      if (op->infer(op, av, na, &tmp, c->arena, c->err)) {
+        rc = c->err->code;
+        if (c->err->line == 0) {
+          char *msg = sg_xstrdup(c->err->message ? c->err->message : "");
+          gr_error_at(c->err, rc, c->m, n, "%s", msg);
+          free(msg);
+        }
+      } else if (tmp.kind != GA_ANY) {
+        res = sg_arena_alloc(c->arena, sizeof *res);
+        *res = tmp;
+      }
+    } else if (!op && gr_is_const_graph(head)) {
+      rc = infer_call(c, &e, n, head->value.u.g, av, na, record, &res);
+    }
+    if (av != av_local) free(av);
+    sg_map_put(&e.vals, (uintptr_t)n, res);
+    if (record) n->aval = res->kind == GA_ANY ? NULL : res;
+  }
+  if (!rc) *out = aval_of(c, &e, g->output);
+  sg_vec_free(&sched);
+  sg_map_free(&e.vals);
+  return rc;
+}
+
+sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err) {
+  ictx c = {.m = m, .arena = &m->arena, .err = err};
+  sg_code rc = SG_OK;
+  for (size_t i = 0; i < m->graphs.len && !rc; i++) {
+    gr_graph *g = m->graphs.data[i];
+    if (g->parent || g->dead) continue;
+    gr_aval *out;
+    rc = infer_graph(&c, g, NULL, NULL, true, &out);
+  }
+  sg_map_free(&c.memo);
+  sg_map_free(&c.inprog);
+  (void)entry;
+  return rc;
+}
+
+/* Abstract value of a run-time argument: its type, dtype and shape, not its value
+ * (so one check covers every call with the same signature). */
+static gr_aval *aval_of_arg(sg_arena *a, const gr_val *v) {
+  if (v->tag == GV_BOOL || v->tag == GV_INT || v->tag == GV_FLOAT) {
+    gr_aval *r = new_aval(a, GA_SCALAR);
+    r->dtype = v->tag == GV_BOOL ? KN_BOOL : v->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
+    return r;
+  }
+  if (v->tag == GV_TUPLE) {
+    gr_aval *r = new_aval(a, GA_TUPLE);
+    r->n = v->u.o->n;
+    r->elems = sg_arena_alloc(a, sizeof(gr_aval *) * (size_t)(r->n + 1));
+    for (int i = 0; i < r->n; i++) r->elems[i] = aval_of_arg(a, &v->u.o->items[i]);
+    return r;
+  }
+  if (v->tag == GV_TENSOR) return aval_of_value(a, v);
+  return any();
+}
+
+uint64_t gr_signature_hash(const gr_val *args, int n) {
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  uint64_t h = sg_hash_u64((uint64_t)n + 1);
+  for (int i = 0; i < n; i++) h = sg_hash_u64(h ^ aval_hash(aval_of_arg(&a, &args[i])));
+  sg_arena_free(&a);
+  return h;
+}
+
+sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, sg_error *err) {
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  ictx c = {.m = m, .arena = &a, .err = err};
+  gr_aval **av = sg_xcalloc((size_t)n + 1, sizeof(gr_aval *));
+  for (int i = 0; i < n; i++) av[i] = aval_of_arg(&a, &args[i]);
+  gr_aval *out;
+  sg_code rc = infer_graph(&c, g, av, NULL, false, &out);
+  free(av);
+  sg_map_free(&c.memo);
+  sg_map_free(&c.inprog);
+  sg_arena_free(&a);
+  return rc;
+}
+
+/* ------------------------------------------------- rules for layout and constructors */
+static bool const_int(const gr_aval *a, int64_t *v) {
+  if (a->kind != GA_SCALAR || !a->has_const) return false;
+  if (a->cval.tag == GV_INT) *v = a->cval.u.i;
+  else if (a->cval.tag == GV_BOOL) *v = a->cval.u.b;
+  else return false;
+  return true;
+}
+
+/* A constant shape argument: an int or a tuple of constant ints. */
+static bool const_shape(const gr_aval *a, int *nd, int64_t *shape) {
+  if (const_int(a, &shape[0])) {
+    *nd = 1;
+    return true;
+  }
+  if (a->kind != GA_TUPLE || a->n > KN_MAX_DIMS) return false;
+  for (int i = 0; i < a->n; i++)
+    if (!const_int(a->elems[i], &shape[i])) return false;
+  *nd = a->n;
+  return true;
+}
+
+static bool const_dtype(const gr_aval *a, kn_dtype *dt) {
+  return a->kind == GA_STR && a->has_const && a->cval.tag == GV_STR && kn_dtype_parse(a->cval.u.s, dt);
+}
+
+GR_INFER(gr_infer_cast) {
+  kn_dtype dt;
+  if (!numeric(args[0]) || !const_dtype(args[1], &dt)) return SG_OK;
+  out->kind = GA_TENSOR;
+  out->dtype = dt;
+  out->ndim = args[0]->kind == GA_SCALAR ? 0 : args[0]->ndim;
+  memcpy(out->shape, args[0]->shape, sizeof out->shape);
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_transpose) {
+  gr_aval *x = args[0];
+  if (x->kind != GA_TENSOR || x->ndim < 0 || n > 1) return SG_OK;
+  *out = *x;
+  for (int i = 0; i < x->ndim; i++) out->shape[i] = x->shape[x->ndim - 1 - i];
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_reshape) {
+  gr_aval *x = args[0];
+  int nd;
+  int64_t sh[KN_MAX_DIMS];
+  if (x->kind != GA_TENSOR || !const_shape(args[1], &nd, sh)) return SG_OK;
+  int64_t known = 1, size = 1;
+  int unknown = -1;
+  bool size_known = x->ndim >= 0;
+  for (int i = 0; i < x->ndim && size_known; i++) {
+    if (x->shape[i] < 0) size_known = false;
+    else size *= x->shape[i];
+  }
+  for (int i = 0; i < nd; i++) {
+    if (sh[i] == -1 && unknown < 0) unknown = i;
+    else if (sh[i] < 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "reshape: bad dimension %lld", (long long)sh[i]);
+    else known *= sh[i];
+  }
+  if (size_known && unknown < 0 && known != size)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "reshape: cannot reshape a tensor of size %lld into %lld elements",
+                        (long long)size, (long long)known);
+  if (unknown >= 0) sh[unknown] = size_known && known > 0 && size % known == 0 ? size / known : -1;
+  out->kind = GA_TENSOR;
+  out->dtype = x->dtype;
+  out->ndim = nd;
+  memcpy(out->shape, sh, sizeof(int64_t) * (size_t)nd);
+  return SG_OK;
+}
+
+GR_INFER(gr_infer_where) {
+  for (int i = 0; i < 3; i++)
+    if (args[i]->kind == GA_ANY) return SG_OK;
+  for (int i = 0; i < 3; i++)
+    if (!numeric(args[i])) return not_numeric(op, args[i], err);
+  gr_aval c = *args[0], x = *args[1], y = *args[2], t;
+  if (c.kind == GA_SCALAR) c.ndim = 0;
+  if (x.kind == GA_SCALAR) x.ndim = 0;
+  if (y.kind == GA_SCALAR) y.ndim = 0;
+  memset(&t, 0, sizeof t);
+  if (bcast(op, &c, &x, &t, err) || bcast(op, &t, &y, out, err)) return err->code;
+  kn_dtype dx = args[1]->kind == GA_TENSOR ? x.dtype : (args[2]->kind == GA_TENSOR ? weak(args[1], y.dtype) : x.dtype);
+  kn_dtype dy = args[2]->kind == GA_TENSOR ? y.dtype : (args[1]->kind == GA_TENSOR ? weak(args[2], x.dtype) : y.dtype);
+  out->kind = GA_TENSOR;
+  out->dtype = kn_promote(dx, dy);
+  return SG_OK;
+}
+
+/* zeros / ones / fill with a constant shape and dtype */
+GR_INFER(gr_infer_fill) {
+  int nd;
+  int64_t sh[KN_MAX_DIMS];
+  if (!const_shape(args[0], &nd, sh)) return SG_OK;
+  kn_dtype dt = KN_FLOAT64;
+  int dti = op->code == 2 ? 2 : 1;
+  if (op->code == 2) {
+    if (args[1]->kind == GA_SCALAR) dt = args[1]->dtype;
+    else return SG_OK;
+  }
+  if (n > dti && !const_dtype(args[dti], &dt)) return SG_OK;
+  out->kind = GA_TENSOR;
+  out->dtype = dt;
+  out->ndim = nd;
+  memcpy(out->shape, sh, sizeof(int64_t) * (size_t)nd);
+  return SG_OK;
+}
+
+/* shape (code 0) → tuple of ints; len (1), size (2) → int (constant when known) */
+GR_INFER(gr_infer_shape) {
+  gr_aval *x = args[0];
+  if (x->kind == GA_TUPLE && op->code == 1) {
+    out->kind = GA_SCALAR;
+    out->dtype = KN_INT64;
+    out->has_const = true;
+    out->cval = gv_int(x->n);
+    return SG_OK;
+  }
+  if (x->kind != GA_TENSOR || x->ndim < 0) {
+    if (op->code != 0 && x->kind == GA_TENSOR) {
+      out->kind = GA_SCALAR;
+      out->dtype = KN_INT64;
+    }
+    return SG_OK;
+  }
+  if (op->code == 0) {
+    out->kind = GA_TUPLE;
+    out->n = x->ndim;
+    out->elems = sg_arena_alloc(a, sizeof(gr_aval *) * (size_t)(x->ndim + 1));
+    for (int i = 0; i < x->ndim; i++) {
+      gr_aval *e = new_aval(a, GA_SCALAR);
+      e->dtype = KN_INT64;
+      if (x->shape[i] >= 0) {
+        e->has_const = true;
+        e->cval = gv_int(x->shape[i]);
+      }
+      out->elems[i] = e;
+    }
+    return SG_OK;
+  }
+  if (op->code == 1 && x->ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "len: len() of a 0-d tensor");
+  out->kind = GA_SCALAR;
+  out->dtype = KN_INT64;
+  int64_t v = 1;
+  bool known = true;
+  if (op->code == 1) v = x->shape[0], known = v >= 0;
+  else
+    for (int i = 0; i < x->ndim; i++) {
+      if (x->shape[i] < 0) known = false;
+      else v *= x->shape[i];
+    }
+  if (known) {
+    out->has_const = true;
+    out->cval = gv_int(v);
+  }
+  return SG_OK;
+}

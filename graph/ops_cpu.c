@@ -1,0 +1,623 @@
+/*
+ * ops_cpu.c — the CPU implementation of every primitive in the op table (ops.c):
+ * argument checking and Python-scalar / NumPy-tensor semantics on top of kernels/.
+ *
+ * Scalars (bool, int, float) follow Python; as soon as a tensor is involved NumPy
+ * 1.24's rules apply, with Python scalars "weak" (value-based casting): int32 tensor
+ * + 1 stays int32, float32 tensor * 2.5 stays float32, int tensor + 2.5 → float64.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include "gr_internal.h"
+#include "ops_cpu.h"
+
+static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *what) {
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_printf(&b, "%s: ", op->name);
+  sg_buf_printf(&b, fmt, what);
+  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", b.data);
+  sg_buf_free(&b);
+  return SG_INVALID_ARGUMENT;
+}
+
+/* The dtype a Python scalar takes next to a tensor of dtype t (NumPy weak scalars). */
+static kn_dtype weak_dtype(const gr_val *s, kn_dtype t) {
+  if (s->tag == GV_BOOL) return KN_BOOL;
+  if (s->tag == GV_INT) return t == KN_BOOL ? KN_INT64 : t;
+  return kn_dtype_is_float(t) ? t : KN_FLOAT64;
+}
+
+static kn_dtype strong_dtype(const gr_val *s) {
+  return s->tag == GV_BOOL ? KN_BOOL : s->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
+}
+
+static bool is_num(const gr_val *v) { return gv_is_scalar(v) || v->tag == GV_TENSOR; }
+
+/* Tensors for a binary op: scalars become 0-d tensors of their weak dtype. */
+static void to_tensors(const gr_val *a, const gr_val *b, kn_tensor **ta, kn_tensor **tb) {
+  kn_dtype da, db;
+  if (a->tag == GV_TENSOR && b->tag != GV_TENSOR) {
+    da = a->u.t->dtype;
+    db = weak_dtype(b, da);
+  } else if (b->tag == GV_TENSOR && a->tag != GV_TENSOR) {
+    db = b->u.t->dtype;
+    da = weak_dtype(a, db);
+  } else {
+    da = a->tag == GV_TENSOR ? a->u.t->dtype : strong_dtype(a);
+    db = b->tag == GV_TENSOR ? b->u.t->dtype : strong_dtype(b);
+  }
+  *ta = gv_to_tensor(a, da);
+  *tb = gv_to_tensor(b, db);
+}
+
+sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err) {
+  if (v->tag == GV_INT) *out = v->u.i;
+  else if (v->tag == GV_BOOL) *out = v->u.b;
+  else if (v->tag == GV_TENSOR && v->u.t->ndim == 0 && !kn_dtype_is_float(v->u.t->dtype))
+    *out = kn_get_i64(v->u.t, 0);
+  else return bad(err, op, "expected an integer, got a %s", gv_type_name(v));
+  return SG_OK;
+}
+
+static sg_code num_arg(const gr_op *op, const gr_val *v, double *out, sg_error *err) {
+  if (v->tag == GV_INT) *out = (double)v->u.i;
+  else if (v->tag == GV_BOOL) *out = v->u.b;
+  else if (v->tag == GV_FLOAT) *out = v->u.f;
+  else if (v->tag == GV_TENSOR && v->u.t->ndim == 0) *out = kn_get_f64(v->u.t, 0);
+  else return bad(err, op, "expected a number, got a %s", gv_type_name(v));
+  return SG_OK;
+}
+
+sg_code gr_shape_arg(const gr_op *op, const gr_val *v, int *ndim, int64_t *shape, sg_error *err) {
+  if (v->tag == GV_INT) {
+    *ndim = 1;
+    shape[0] = v->u.i;
+    return SG_OK;
+  }
+  if (v->tag == GV_TUPLE) {
+    if (v->u.o->n > KN_MAX_DIMS) return bad(err, op, "too many dimensions%s", "");
+    *ndim = v->u.o->n;
+    for (int i = 0; i < v->u.o->n; i++)
+      if (gr_int_arg(op, &v->u.o->items[i], &shape[i], err)) return err->code;
+    return SG_OK;
+  }
+  if (v->tag == GV_TENSOR && v->u.t->ndim == 1 && !kn_dtype_is_float(v->u.t->dtype) &&
+      v->u.t->size <= KN_MAX_DIMS) {
+    *ndim = (int)v->u.t->size;
+    for (int i = 0; i < *ndim; i++) shape[i] = kn_get_i64(v->u.t, i);
+    return SG_OK;
+  }
+  return bad(err, op, "expected a shape (a tuple of integers), got a %s", gv_type_name(v));
+}
+
+static sg_code dtype_arg(const gr_op *op, const gr_val *v, kn_dtype *dt, sg_error *err) {
+  if (v->tag != GV_STR || !kn_dtype_parse(v->u.s, dt))
+    return bad(err, op, "expected a dtype (bool int32 int64 float16 float32 float64)%s", "");
+  return SG_OK;
+}
+
+static sg_code check_shape(const gr_op *op, int ndim, const int64_t *shape, sg_error *err) {
+  if (kn_check_shape(ndim, shape, err)) {
+    char *m = sg_xasprintf("%s: %s", op->name, err->message);
+    sg_error_set(err, err->code, "%s", m);
+    free(m);
+    return err->code;
+  }
+  return SG_OK;
+}
+
+/* ------------------------------------------------------------------ arithmetic */
+static sg_code scalar_binary(const gr_op *op, kn_binop k, const gr_val *a, const gr_val *b,
+                             gr_val *out, sg_error *err) {
+  bool fl = a->tag == GV_FLOAT || b->tag == GV_FLOAT;
+  bool cmp = k >= KN_EQ && k <= KN_GE;
+  if (k == KN_AND || k == KN_OR) {
+    bool x, y;
+    gv_truthy(a, &x);
+    gv_truthy(b, &y);
+    *out = gv_bool(k == KN_AND ? (x && y) : (x || y));
+    return SG_OK;
+  }
+  if (fl || k == KN_DIV) {
+    double x = a->tag == GV_FLOAT ? a->u.f : (double)(a->tag == GV_INT ? a->u.i : a->u.b);
+    double y = b->tag == GV_FLOAT ? b->u.f : (double)(b->tag == GV_INT ? b->u.i : b->u.b);
+    if (y == 0 && (k == KN_DIV || k == KN_FLOORDIV || k == KN_MOD))
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: division by zero", op->name);
+    double r = kn_binop_f64(k, x, y);
+    *out = cmp ? gv_bool(r != 0) : gv_float(r);
+    return SG_OK;
+  }
+  int64_t x = a->tag == GV_INT ? a->u.i : a->u.b, y = b->tag == GV_INT ? b->u.i : b->u.b;
+  if (y == 0 && (k == KN_FLOORDIV || k == KN_MOD))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: integer division or modulo by zero", op->name);
+  if (k == KN_POW && y < 0) {
+    *out = gv_float(pow((double)x, (double)y));
+    return SG_OK;
+  }
+  int64_t r = kn_binop_i64(k, x, y);
+  if (cmp) *out = gv_bool(r != 0);
+  else if (a->tag == GV_BOOL && b->tag == GV_BOOL && (k == KN_MAXIMUM || k == KN_MINIMUM)) *out = gv_bool(r != 0);
+  else *out = gv_int(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_binop k = (kn_binop)op->code;
+  if (n == 1 && k == KN_SUB) return gr_cpu_unary_code(ctx, op, KN_NEG, args, out, err);
+  gr_val *a = &args[0], *b = &args[1];
+  if (gv_is_scalar(a) && gv_is_scalar(b)) return scalar_binary(op, k, a, b, out, err);
+  if (!is_num(a)) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(a));
+  if (!is_num(b)) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(b));
+  kn_tensor *ta, *tb, *r;
+  to_tensors(a, b, &ta, &tb);
+  sg_code rc = kn_binary(k, ta, tb, &r, err);
+  kn_tensor_release(ta);
+  kn_tensor_release(tb);
+  if (rc) {
+    if (err && err->message) {
+      char *m = sg_xasprintf("%s: %s", op->name, err->message);
+      sg_error_set(err, rc, "%s", m);
+      free(m);
+    }
+    return rc;
+  }
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_unary_code(gr_ctx *ctx, const gr_op *op, int code, gr_val *args, gr_val *out,
+                          sg_error *err) {
+  kn_unop k = (kn_unop)code;
+  gr_val *a = &args[0];
+  if (gv_is_scalar(a)) {
+    if (k == KN_NOT) {
+      bool t;
+      gv_truthy(a, &t);
+      *out = gv_bool(!t);
+      return SG_OK;
+    }
+    if (a->tag != GV_FLOAT && (k == KN_NEG || k == KN_ABS || k == KN_RELU)) {
+      int64_t x = a->tag == GV_INT ? a->u.i : a->u.b;
+      *out = gv_int(k == KN_NEG ? -x : k == KN_ABS ? (x < 0 ? -x : x) : (x > 0 ? x : 0));
+      return SG_OK;
+    }
+    double x = a->tag == GV_FLOAT ? a->u.f : (double)(a->tag == GV_INT ? a->u.i : a->u.b);
+    if (k == KN_LOG && x <= 0 && a->tag != GV_FLOAT)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: math domain error", op->name);
+    *out = gv_float(kn_unop_f64(k, x));
+    return SG_OK;
+  }
+  if (a->tag != GV_TENSOR) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(a));
+  if (k == KN_NEG && a->u.t->dtype == KN_BOOL)
+    return bad(err, op, "the numpy boolean negative is not supported, use not%s", "");
+  kn_tensor *r;
+  if (kn_unary(k, a->u.t, &r, err)) return err->code;
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  return gr_cpu_unary_code(ctx, op, op->code, args, out, err);
+}
+
+sg_code gr_cpu_where(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  for (int i = 0; i < 3; i++)
+    if (!is_num(&args[i])) return bad(err, op, "expected numbers or tensors, got a %s", gv_type_name(&args[i]));
+  kn_tensor *c = gv_to_tensor(&args[0], KN_BOOL), *a, *b, *r;
+  to_tensors(&args[1], &args[2], &a, &b);
+  sg_code rc = kn_where(c, a, b, &r, err);
+  kn_tensor_release(c);
+  kn_tensor_release(a);
+  kn_tensor_release(b);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+sg_code gr_cpu_cast(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_dtype dt;
+  if (dtype_arg(op, &args[1], &dt, err)) return err->code;
+  if (!is_num(&args[0])) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(&args[0]));
+  kn_tensor *t = gv_to_tensor(&args[0], strong_dtype(&args[0]));
+  if (args[0].tag == GV_TENSOR) {
+    kn_tensor_release(t);
+    t = args[0].u.t;
+    *out = gv_tensor(kn_cast(t, dt));
+    return SG_OK;
+  }
+  *out = gv_tensor(kn_cast(t, dt));
+  kn_tensor_release(t);
+  return SG_OK;
+}
+
+static sg_code tensor_arg(const gr_op *op, const gr_val *v, kn_tensor **t, sg_error *err) {
+  if (v->tag == GV_TENSOR) {
+    *t = kn_tensor_retain(v->u.t);
+    return SG_OK;
+  }
+  if (gv_is_scalar(v)) {
+    *t = gv_to_tensor(v, strong_dtype(v));
+    return SG_OK;
+  }
+  return bad(err, op, "expected a tensor, got a %s", gv_type_name(v));
+}
+
+sg_code gr_cpu_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (args[0].tag != GV_TENSOR || args[1].tag != GV_TENSOR)
+    return bad(err, op, "expected two tensors (matmul does not take scalars)%s", "");
+  kn_tensor *r;
+  if (kn_matmul(args[0].u.t, args[1].u.t, &r, err)) return err->code;
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_tensor *t, *r;
+  int64_t axis = 0;
+  bool has_axis = n > 1 && args[1].tag != GV_NONE;
+  if (has_axis && gr_int_arg(op, &args[1], &axis, err)) return err->code;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_reduce((kn_reduce_op)op->code, t, has_axis, (int)axis, &r, err);
+  kn_tensor_release(t);
+  if (rc) return bad(err, op, "%s", err->message);
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_tensor *t, *r;
+  int64_t axis = -1;
+  if (n > 1 && gr_int_arg(op, &args[1], &axis, err)) return err->code;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_softmax(t, (int)axis, op->code != 0, &r, err);
+  kn_tensor_release(t);
+  if (rc) return bad(err, op, "%s", err->message);
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+sg_code gr_cpu_transpose(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_tensor *t, *r;
+  int perm[KN_MAX_DIMS], np_ = 0;
+  if (n > 1) {
+    int64_t sh[KN_MAX_DIMS];
+    int nd;
+    if (gr_shape_arg(op, &args[1], &nd, sh, err)) return err->code;
+    for (int i = 0; i < nd; i++) perm[i] = (int)sh[i];
+    np_ = nd;
+  }
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_transpose(t, n > 1 ? perm : NULL, np_, &r, err);
+  kn_tensor_release(t);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+sg_code gr_cpu_reshape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  kn_tensor *t, *r;
+  int nd;
+  int64_t sh[KN_MAX_DIMS];
+  if (gr_shape_arg(op, &args[1], &nd, sh, err)) return err->code;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_reshape(t, nd, sh, &r, err);
+  kn_tensor_release(t);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+/* concat / stack: (OP T1 T2 ... [AXIS]) or (OP (tuple T...) [AXIS]) */
+sg_code gr_cpu_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int64_t axis = 0;
+  if (n > 1 && (args[n - 1].tag == GV_INT)) {
+    axis = args[n - 1].u.i;
+    n--;
+  }
+  gr_val *items = args;
+  if (n == 1 && args[0].tag == GV_TUPLE) {
+    items = args[0].u.o->items;
+    n = args[0].u.o->n;
+  }
+  kn_tensor **ts = sg_xcalloc((size_t)(n ? n : 1), sizeof(kn_tensor *));
+  sg_code rc = SG_OK;
+  for (int i = 0; i < n && !rc; i++) rc = tensor_arg(op, &items[i], &ts[i], err);
+  kn_tensor *r = NULL;
+  if (!rc) rc = op->code ? kn_stack(ts, n, (int)axis, &r, err) : kn_concat(ts, n, (int)axis, &r, err);
+  for (int i = 0; i < n; i++) kn_tensor_release(ts[i]);
+  free(ts);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+sg_code gr_cpu_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int64_t v[4] = {0, 0, 1, 0};
+  bool has[2] = {true, true};
+  for (int i = 1; i < n; i++) {
+    if (args[i].tag == GV_NONE && i <= 2) {
+      has[i - 1] = false;
+      continue;
+    }
+    if (gr_int_arg(op, &args[i], &v[i - 1], err)) return err->code;
+  }
+  kn_tensor *t, *r;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_slice(t, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err);
+  kn_tensor_release(t);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+sg_code gr_cpu_gather(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int64_t axis = 0;
+  if (n > 2 && gr_int_arg(op, &args[2], &axis, err)) return err->code;
+  kn_tensor *t, *idx, *r;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  if (tensor_arg(op, &args[1], &idx, err)) {
+    kn_tensor_release(t);
+    return err->code;
+  }
+  sg_code rc = kn_gather(t, idx, (int)axis, &r, err);
+  kn_tensor_release(t);
+  kn_tensor_release(idx);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+sg_code gr_cpu_one_hot(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int64_t depth;
+  if (gr_int_arg(op, &args[1], &depth, err)) return err->code;
+  kn_tensor *t, *r;
+  if (tensor_arg(op, &args[0], &t, err)) return err->code;
+  sg_code rc = kn_one_hot(t, depth, &r, err);
+  kn_tensor_release(t);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
+}
+
+/* zeros / ones: (OP SHAPE [DTYPE]) default float64; fill: (fill SHAPE VALUE [DTYPE]) */
+sg_code gr_cpu_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int nd;
+  int64_t sh[KN_MAX_DIMS];
+  if (gr_shape_arg(op, &args[0], &nd, sh, err) || check_shape(op, nd, sh, err)) return err->code;
+  double value = op->code;
+  kn_dtype dt = KN_FLOAT64;
+  int dti = 1;
+  if (op->code == 2) { /* fill */
+    if (num_arg(op, &args[1], &value, err)) return err->code;
+    dt = args[1].tag == GV_TENSOR ? args[1].u.t->dtype : strong_dtype(&args[1]);
+    dti = 2;
+  }
+  if (n > dti && dtype_arg(op, &args[dti], &dt, err)) return err->code;
+  *out = gv_tensor(kn_fill(dt, nd, sh, value));
+  return SG_OK;
+}
+
+/* arange: ([START] STOP [STEP]); int64 when all are integers, else float64 */
+sg_code gr_cpu_arange(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  double v[3] = {0, 0, 1};
+  bool allint = true;
+  for (int i = 0; i < n; i++) {
+    if (num_arg(op, &args[i], &v[n == 1 ? 1 : i], err)) return err->code;
+    if (args[i].tag == GV_FLOAT || (args[i].tag == GV_TENSOR && kn_dtype_is_float(args[i].u.t->dtype)))
+      allint = false;
+  }
+  kn_tensor *r;
+  if (kn_arange(v[0], v[1], v[2], allint ? KN_INT64 : KN_FLOAT64, &r, err)) return err->code;
+  *out = gv_tensor(r);
+  return SG_OK;
+}
+
+/* random_normal / random_uniform: (OP SHAPE SEED [DTYPE]) default float64 */
+sg_code gr_cpu_random(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int nd;
+  int64_t sh[KN_MAX_DIMS], seed;
+  kn_dtype dt = KN_FLOAT64;
+  if (gr_shape_arg(op, &args[0], &nd, sh, err) || check_shape(op, nd, sh, err)) return err->code;
+  if (gr_int_arg(op, &args[1], &seed, err)) return err->code;
+  if (n > 2 && dtype_arg(op, &args[2], &dt, err)) return err->code;
+  if (!kn_dtype_is_float(dt)) return bad(err, op, "dtype must be a float type%s", "");
+  *out = gv_tensor(kn_random(op->code != 0, (uint64_t)seed, dt, nd, sh));
+  return SG_OK;
+}
+
+/* shape → tuple of ints; len → first dim / tuple length; size → element count */
+sg_code gr_cpu_shape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  gr_val *a = &args[0];
+  if (op->code == 1 && (a->tag == GV_TUPLE || a->tag == GV_RECORD)) {
+    *out = gv_int(a->u.o->n);
+    return SG_OK;
+  }
+  if (a->tag != GV_TENSOR && !gv_is_scalar(a)) return bad(err, op, "expected a tensor, got a %s", gv_type_name(a));
+  int nd = a->tag == GV_TENSOR ? a->u.t->ndim : 0;
+  const int64_t *sh = a->tag == GV_TENSOR ? a->u.t->shape : NULL;
+  if (op->code == 0) {
+    *out = gv_tuple_new(nd);
+    for (int i = 0; i < nd; i++) out->u.o->items[i] = gv_int(sh[i]);
+  } else if (op->code == 1) {
+    if (nd == 0) return bad(err, op, "len() of a 0-d tensor%s", "");
+    *out = gv_int(sh[0]);
+  } else {
+    *out = gv_int(a->tag == GV_TENSOR ? a->u.t->size : 1);
+  }
+  return SG_OK;
+}
+
+sg_code gr_cpu_print(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (ctx->printed) {
+    for (int i = 0; i < n; i++) {
+      if (i) sg_buf_putc(ctx->printed, ' ');
+      gv_print_py(ctx->printed, &args[i]);
+    }
+    sg_buf_putc(ctx->printed, '\n');
+  }
+  *out = gv_none();
+  return SG_OK;
+}
+
+sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  bool ok = true;
+  if (args[0].tag == GV_TENSOR) {
+    for (int64_t i = 0; i < args[0].u.t->size; i++)
+      if (kn_get_f64(args[0].u.t, i) == 0) ok = false;
+  } else if (!gv_truthy(&args[0], &ok)) {
+    return bad(err, op, "condition must be a bool or tensor, got a %s", gv_type_name(&args[0]));
+  }
+  if (!ok) {
+    sg_buf m = SG_BUF_INIT;
+    if (n > 1) gv_print_py(&m, &args[1]);
+    sg_error_set(err, SG_FAILED_PRECONDITION, "assertion failed%s%s", n > 1 ? ": " : "", n > 1 ? m.data : "");
+    sg_buf_free(&m);
+    return SG_FAILED_PRECONDITION;
+  }
+  *out = gv_none();
+  return SG_OK;
+}
+
+/* variable / read / assign / assign_add (code 0..3) */
+sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (op->code == 0) {
+    gr_val v = {.tag = GV_VAR};
+    v.u.o = gv_obj_new(1);
+    v.u.o->items[0] = gv_retain(args[0]);
+    *out = v;
+    return SG_OK;
+  }
+  if (args[0].tag != GV_VAR) return bad(err, op, "expected a variable, got a %s", gv_type_name(&args[0]));
+  gr_obj *cell = args[0].u.o;
+  if (op->code == 1) {
+    *out = gv_retain(cell->items[0]);
+    return SG_OK;
+  }
+  gr_val nv;
+  if (op->code == 3) {
+    gr_val pair[2] = {cell->items[0], args[1]};
+    if (gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err)) return err->code;
+  } else {
+    nv = gv_retain(args[1]);
+  }
+  gv_release(cell->items[0]);
+  cell->items[0] = nv;
+  *out = gv_retain(nv);
+  return SG_OK;
+}
+
+/* Values nested deeper than GR_MAX_VALUE_DEPTH are refused: printing, JSON and
+ * release recurse over them. */
+static sg_code nest_depth(const gr_op *op, gr_val *args, int n, int *depth, sg_error *err) {
+  int d = 0;
+  for (int i = 0; i < n; i++)
+    if ((args[i].tag == GV_TUPLE || args[i].tag == GV_RECORD) && args[i].u.o->depth > d) d = args[i].u.o->depth;
+  if (d + 1 > GR_MAX_VALUE_DEPTH)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "%s: values nested deeper than %d levels", op->name,
+                        GR_MAX_VALUE_DEPTH);
+  *depth = d + 1;
+  return SG_OK;
+}
+
+sg_code gr_cpu_tuple(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int depth;
+  if (nest_depth(op, args, n, &depth, err)) return err->code;
+  *out = gv_tuple_new(n);
+  out->u.o->depth = depth;
+  for (int i = 0; i < n; i++) out->u.o->items[i] = gv_retain(args[i]);
+  return SG_OK;
+}
+
+sg_code gr_cpu_getitem(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int64_t i;
+  if (gr_int_arg(op, &args[1], &i, err)) return err->code;
+  if (args[0].tag == GV_TUPLE) {
+    int len = args[0].u.o->n;
+    if (i < -len || i >= len)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "getitem: tuple index %lld out of range (length %d)",
+                          (long long)i, len);
+    *out = gv_retain(args[0].u.o->items[i < 0 ? i + len : i]);
+    return SG_OK;
+  }
+  if (args[0].tag == GV_TENSOR) {
+    kn_tensor *r;
+    if (kn_index(args[0].u.t, i, &r, err)) return err->code;
+    *out = gv_tensor(r);
+    return SG_OK;
+  }
+  return bad(err, op, "expected a tuple or tensor, got a %s", gv_type_name(&args[0]));
+}
+
+sg_code gr_cpu_record(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (n % 2) return bad(err, op, "expected field/value pairs%s", "");
+  int depth;
+  if (nest_depth(op, args, n, &depth, err)) return err->code;
+  gr_val v = {.tag = GV_RECORD};
+  v.u.o = gv_obj_new(n / 2);
+  v.u.o->depth = depth;
+  v.u.o->names = sg_xcalloc((size_t)(n / 2 + 1), sizeof(char *));
+  for (int i = 0; i < n / 2; i++) {
+    v.u.o->names[i] = args[2 * i].tag == GV_STR ? args[2 * i].u.s : "?";
+    v.u.o->items[i] = gv_retain(args[2 * i + 1]);
+  }
+  *out = v;
+  return SG_OK;
+}
+
+sg_code gr_cpu_getattr(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (args[0].tag != GV_RECORD) return bad(err, op, "expected a record, got a %s", gv_type_name(&args[0]));
+  if (args[1].tag != GV_STR) return bad(err, op, "expected a field name%s", "");
+  gr_obj *o = args[0].u.o;
+  for (int i = 0; i < o->n; i++)
+    if (strcmp(o->names[i], args[1].u.s) == 0) {
+      *out = gv_retain(o->items[i]);
+      return SG_OK;
+    }
+  return sg_error_set(err, SG_INVALID_ARGUMENT, "getattr: record has no field '%s'", args[1].u.s);
+}
+
+sg_code gr_cpu_seq(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  *out = gv_retain(args[n - 1]);
+  return SG_OK;
+}
+
+sg_code gr_cpu_if(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  bool c;
+  if (!gv_truthy(&args[0], &c))
+    return bad(err, op, "condition must be a bool, number or one-element tensor, got a %s",
+               gv_type_name(&args[0]));
+  return gr_call(ctx, args[c ? 1 : 2], NULL, 0, out, err);
+}
+
+sg_code gr_cpu_while(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (args[2].tag != GV_TUPLE) return bad(err, op, "the initial state must be a tuple, got a %s", gv_type_name(&args[2]));
+  gr_val state = gv_retain(args[2]);
+  for (;;) {
+    if (gr_check_deadline(ctx, err)) break;
+    gr_val c;
+    if (gr_call(ctx, args[0], state.u.o->items, state.u.o->n, &c, err)) break;
+    bool t;
+    bool ok = gv_truthy(&c, &t);
+    gv_release(c);
+    if (!ok) {
+      bad(err, op, "the condition function must return a bool%s", "");
+      break;
+    }
+    if (!t) {
+      *out = state;
+      return SG_OK;
+    }
+    gr_val next;
+    if (gr_call(ctx, args[1], state.u.o->items, state.u.o->n, &next, err)) break;
+    if (next.tag != GV_TUPLE || next.u.o->n != state.u.o->n) {
+      gv_release(next);
+      sg_error_set(err, SG_INVALID_ARGUMENT, "while: the body function must return a tuple of %d elements",
+                   state.u.o->n);
+      break;
+    }
+    gv_release(state);
+    state = next;
+  }
+  gv_release(state);
+  return err->code;
+}
+
+sg_code gr_cpu_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  return sg_error_set(err, SG_UNIMPLEMENTED, "grad: reverse-mode AD is not implemented yet");
+}

@@ -1,0 +1,111 @@
+/*
+ * opt_algebra.c — algebraic simplification, only where the result's value and dtype
+ * are provably unchanged:
+ *   x*1, 1*x, x+0, 0+x, x-0 → x  (x known numeric and not a bool tensor)
+ *   neg(neg x) → x
+ *   getitem(tuple(a, b, ...), i) → the i-th element; getattr(record(...), f) → field
+ *   seq(a, ..., last): pure or constant a's are dropped; seq(last) → last
+ */
+#include <string.h>
+
+#include "opt_util.h"
+
+static bool safe_identity_operand(const gr_node *x) {
+  const gr_aval *a = x->kind == GR_CONST ? NULL : x->aval;
+  if (x->kind == GR_CONST)
+    return x->value.tag == GV_INT || x->value.tag == GV_FLOAT ||
+           (x->value.tag == GV_TENSOR && x->value.u.t->dtype != KN_BOOL);
+  if (!a) return false;
+  if (a->kind == GA_SCALAR) return a->dtype != KN_BOOL;
+  return a->kind == GA_TENSOR && a->dtype != KN_BOOL;
+}
+
+/* x op c → x is exact when c is an int identity, or a float identity and x is float */
+static bool identity_ok(const gr_node *x, const gr_node *c) {
+  if (!safe_identity_operand(x)) return false;
+  if (c->value.tag == GV_INT) return true;
+  const gr_aval *a = x->aval;
+  if (x->kind == GR_CONST) return x->value.tag == GV_FLOAT;
+  return a && ((a->kind == GA_SCALAR && a->dtype == KN_FLOAT64) ||
+               (a->kind == GA_TENSOR && kn_dtype_is_float(a->dtype)));
+}
+
+static gr_node *simplify(gr_module *m, gr_node *n) {
+  const gr_op *op = gr_node_prim(n);
+  if (!op) return NULL;
+  if ((op == gr_op_mul || op == gr_op_add || op == gr_op_sub) && n->ninputs == 3) {
+    int64_t idv = op == gr_op_mul ? 1 : 0;
+    gr_node *a = n->inputs[1], *b = n->inputs[2];
+    if (gr_const_is_int(b, idv) && identity_ok(a, b)) return a;
+    if (op != gr_op_sub && gr_const_is_int(a, idv) && identity_ok(b, a)) return b;
+  }
+  if (!strcmp(op->name, "neg") && n->inputs[1]->kind == GR_APPLY) {
+    const gr_op *inner = gr_node_prim(n->inputs[1]);
+    if (inner && !strcmp(inner->name, "neg")) return n->inputs[1]->inputs[1];
+  }
+  if (!strcmp(op->name, "getitem") && n->inputs[1]->kind == GR_APPLY && n->inputs[2]->kind == GR_CONST &&
+      n->inputs[2]->value.tag == GV_INT) {
+    gr_node *t = n->inputs[1];
+    const gr_op *inner = gr_node_prim(t);
+    int64_t i = n->inputs[2]->value.u.i, len = t->ninputs - 1;
+    if (inner && !strcmp(inner->name, "tuple") && i >= -len && i < len) return t->inputs[1 + (i < 0 ? i + len : i)];
+  }
+  if (!strcmp(op->name, "getattr") && n->inputs[1]->kind == GR_APPLY && n->inputs[2]->kind == GR_CONST &&
+      n->inputs[2]->value.tag == GV_STR) {
+    gr_node *r = n->inputs[1];
+    const gr_op *inner = gr_node_prim(r);
+    if (inner && !strcmp(inner->name, "record"))
+      for (int k = 1; k + 1 < r->ninputs; k += 2)
+        if (r->inputs[k]->kind == GR_CONST && r->inputs[k]->value.tag == GV_STR &&
+            !strcmp(r->inputs[k]->value.u.s, n->inputs[2]->value.u.s))
+          return r->inputs[k + 1];
+  }
+  if (op == gr_op_seq) {
+    /* keep effects (and calls, which may have effects); drop pure values */
+    int keep = 0;
+    for (int k = 1; k < n->ninputs - 1; k++) {
+      gr_node *a = n->inputs[k];
+      if (a->kind == GR_APPLY && (!gr_is_pure_apply(a) || gr_node_prim(a) == gr_op_seq)) keep++;
+    }
+    if (keep == 0) return n->inputs[n->ninputs - 1];
+    if (keep < n->ninputs - 2) {
+      gr_node **in = sg_xmalloc(sizeof(gr_node *) * (size_t)(keep + 2));
+      int w = 0;
+      in[w++] = n->inputs[0];
+      for (int k = 1; k < n->ninputs - 1; k++)
+        if (n->inputs[k]->kind == GR_APPLY &&
+            (!gr_is_pure_apply(n->inputs[k]) || gr_node_prim(n->inputs[k]) == gr_op_seq))
+          in[w++] = n->inputs[k];
+      in[w++] = n->inputs[n->ninputs - 1];
+      gr_node *r = gr_apply_new(m, n->graph, in, w);
+      r->line = n->line;
+      r->col = n->col;
+      free(in);
+      return r;
+    }
+  }
+  return NULL;
+}
+
+bool gr_opt_algebra(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
+  bool changed = false;
+  gr_graph_vec live = {0};
+  gr_live_graphs(m, &live);
+  gr_node_vec sched = {0};
+  for (size_t i = 0; i < live.len; i++) {
+    gr_schedule(live.data[i], &sched);
+    for (size_t k = 0; k < sched.len; k++) {
+      gr_node *n = sched.data[k];
+      gr_node *r = simplify(m, n);
+      if (r && r != n) {
+        gr_replace(m, n, r);
+        st->simplified++;
+        changed = true;
+      }
+    }
+  }
+  sg_vec_free(&sched);
+  sg_vec_free(&live);
+  (void)entry;
+  return changed;
+}

@@ -1,0 +1,38 @@
+/*
+ * opt_util.h — small helpers shared by the optimization passes (private).
+ */
+#ifndef STAGD_GRAPH_OPT_UTIL_H
+#define STAGD_GRAPH_OPT_UTIL_H
+
+#include "gr_internal.h"
+
+/* Live graphs: every top-level def and what it reaches. */
+static inline void gr_live_graphs(gr_module *m, gr_graph_vec *out) {
+  out->len = 0;
+  sg_map seen = SG_MAP_INIT;
+  gr_graph_vec tmp = {0};
+  for (size_t i = 0; i < m->graphs.len; i++) {
+    gr_graph *r = m->graphs.data[i];
+    if (r->parent || r->dead) continue;
+    gr_reachable_graphs(m, r, &tmp);
+    for (size_t k = 0; k < tmp.len; k++)
+      if (!sg_map_get(&seen, (uintptr_t)tmp.data[k], NULL)) {
+        sg_map_put(&seen, (uintptr_t)tmp.data[k], NULL);
+        sg_vec_push(out, tmp.data[k]);
+      }
+  }
+  sg_vec_free(&tmp);
+  sg_map_free(&seen);
+}
+
+static inline bool gr_is_pure_apply(const gr_node *n) {
+  const gr_op *op = gr_node_prim(n);
+  return op && (op->flags & GR_OP_PURE);
+}
+
+static inline bool gr_const_is_int(const gr_node *n, int64_t v) {
+  return n->kind == GR_CONST && ((n->value.tag == GV_INT && n->value.u.i == v) ||
+                                 (n->value.tag == GV_FLOAT && n->value.u.f == (double)v));
+}
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * program.c — the public API (gr.h): staging (read → lower → optimize → infer →
+ * compile → id), execution with JSON values, dumps, and the thread-safe program cache.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include "gr_internal.h"
+
+struct gr_program {
+  atomic_int rc;
+  gr_module mod;
+  gr_graph *entry;
+  char id[20];
+  char *dumps[4]; /* built lazily under dump_lock */
+  pthread_mutex_t dump_lock;
+  sg_map checked_sigs; /* input signatures already inferred without error (under dump_lock) */
+};
+
+bool gr_dump_format_parse(const char *name, gr_dump_format *out) {
+  static const char *const names[] = {"sexpr", "text", "dot", "json"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(name, names[i])) {
+      *out = (gr_dump_format)i;
+      return true;
+    }
+  return false;
+}
+
+static void build_dump(gr_program *p, gr_dump_format fmt, sg_buf *b) {
+  switch (fmt) {
+  case GR_DUMP_SEXPR: gr_dump_sexpr(b, &p->mod, p->entry); break;
+  case GR_DUMP_TEXT: gr_dump_text(b, &p->mod, p->entry); break;
+  case GR_DUMP_DOT: gr_dump_dot(b, &p->mod, p->entry); break;
+  case GR_DUMP_JSON: gr_dump_json(b, &p->mod, p->entry); break;
+  }
+}
+
+sg_code gr_stage(const char *src, size_t len, const char *filename,
+                 const gr_stage_options *opts, gr_program **out, sg_error *err) {
+  gr_stage_options def = {0};
+  if (!opts) opts = &def;
+  *out = NULL;
+  gr_program *p = sg_xcalloc(1, sizeof *p);
+  atomic_init(&p->rc, 1);
+  pthread_mutex_init(&p->dump_lock, NULL);
+  gr_module_init(&p->mod, filename);
+  if (opts->max_nodes > 0) p->mod.max_nodes = opts->max_nodes;
+  sx **forms;
+  int nforms;
+  sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
+  if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  if (!rc) {
+    gr_compute_fvs(&p->mod);
+    rc = gr_infer(&p->mod, p->entry, err);
+    if (!rc && !opts->no_optimize) {
+      gr_pass_stats st = {0};
+      gr_optimize(&p->mod, p->entry, &st);
+      gr_compute_fvs(&p->mod);
+      rc = gr_infer(&p->mod, p->entry, err);
+    }
+  }
+  if (!rc) rc = gr_compile(&p->mod, p->entry, err);
+  if (rc) {
+    gr_program_release(p);
+    return rc;
+  }
+  sg_buf b = SG_BUF_INIT;
+  build_dump(p, GR_DUMP_SEXPR, &b);
+  sg_buf_printf(&b, "\n;entry %s", p->entry->name);
+  snprintf(p->id, sizeof p->id, "g%016llx", (unsigned long long)sg_hash_bytes(b.data, b.len, 0x5eed));
+  sg_buf_free(&b);
+  *out = p;
+  return SG_OK;
+}
+
+gr_program *gr_program_retain(gr_program *p) {
+  atomic_fetch_add(&p->rc, 1);
+  return p;
+}
+
+void gr_program_release(gr_program *p) {
+  if (!p || atomic_fetch_sub(&p->rc, 1) != 1) return;
+  for (int i = 0; i < 4; i++) free(p->dumps[i]);
+  sg_map_free(&p->checked_sigs);
+  gr_module_free(&p->mod);
+  pthread_mutex_destroy(&p->dump_lock);
+  free(p);
+}
+
+const char *gr_program_id(const gr_program *p) { return p->id; }
+const char *gr_program_entry(const gr_program *p) { return p->entry->name; }
+
+char *gr_program_dump(const gr_program *p0, gr_dump_format fmt) {
+  gr_program *p = (gr_program *)p0;
+  pthread_mutex_lock(&p->dump_lock);
+  if (!p->dumps[fmt]) {
+    sg_buf b = SG_BUF_INIT;
+    build_dump(p, fmt, &b);
+    p->dumps[fmt] = sg_buf_detach(&b, NULL);
+  }
+  char *r = sg_xstrdup(p->dumps[fmt]);
+  pthread_mutex_unlock(&p->dump_lock);
+  return r;
+}
+
+/* Native stack left below `here` on this thread, minus a safety margin; the
+ * executor turns deeper recursion into RESOURCE_EXHAUSTED instead of a crash. */
+static size_t stack_budget(const char *here) {
+  size_t budget = 6u << 20;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *addr;
+    size_t size;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && here > (const char *)addr) {
+      size_t avail = (size_t)(here - (const char *)addr);
+      size_t margin = 256u << 10;
+      budget = avail > 2 * margin ? avail - margin : avail / 2;
+      if (budget > (64u << 20)) budget = 64u << 20;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  return budget;
+}
+
+static gr_graph *find_def(gr_program *p, const char *name) {
+  for (size_t i = 0; i < p->mod.graphs.len; i++) {
+    gr_graph *g = p->mod.graphs.data[i];
+    if (!g->parent && !g->dead && g->code && g->name && !strcmp(g->name, name)) return g;
+  }
+  return NULL;
+}
+
+sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                        char **result_json, char **printed, sg_error *err) {
+  gr_exec_options def = {0};
+  if (!opts) opts = &def;
+  if (result_json) *result_json = NULL;
+  if (printed) *printed = NULL;
+  if (opts->device && strcmp(opts->device, "cpu") != 0)
+    return sg_error_set(err, SG_UNIMPLEMENTED, "device '%s' is not available to the graph executor (only \"cpu\")",
+                        opts->device);
+  gr_graph *g = p->entry;
+  if (opts->entry && !(g = find_def(p, opts->entry)))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "no def named '%s' in the program", opts->entry);
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  gr_val *args;
+  int n;
+  sg_code rc = gr_json_args(args_json, &p->mod, &a, &args, &n, err);
+  if (rc) {
+    sg_arena_free(&a);
+    return rc;
+  }
+  if (n != g->nparams) {
+    rc = sg_error_set_at(err, SG_INVALID_ARGUMENT, p->mod.file, g->line, g->col,
+                         "@%s takes %d argument%s, got %d", g->name, g->nparams, g->nparams == 1 ? "" : "s", n);
+  } else {
+    /* check annotated parameter dtypes/shapes (the input signature) */
+    for (int i = 0; i < n && !rc; i++) {
+      gr_aval *ann = g->params[i]->aval;
+      if (!ann || ann->kind != GA_TENSOR) continue;
+      const gr_node *pn = g->params[i];
+      if (args[i].tag != GV_TENSOR) {
+        rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn, "argument %d (%s): expected a %s tensor, got a %s",
+                         i, pn->name, kn_dtype_name(ann->dtype), gv_type_name(&args[i]));
+        break;
+      }
+      const kn_tensor *t = args[i].u.t;
+      if (t->dtype != ann->dtype) {
+        rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn, "argument %d (%s): expected dtype %s, got %s", i,
+                         pn->name, kn_dtype_name(ann->dtype), kn_dtype_name(t->dtype));
+        break;
+      }
+      if (ann->ndim >= 0) {
+        bool ok = ann->ndim == t->ndim;
+        for (int d = 0; ok && d < t->ndim; d++) ok = ann->shape[d] < 0 || ann->shape[d] == t->shape[d];
+        if (!ok) rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn,
+                                  "argument %d (%s): shape does not match the declared shape", i, pn->name);
+      }
+    }
+  }
+  /* specialise inference to this input signature once (cached per program) */
+  if (!rc) {
+    uint64_t sig = sg_hash_u64(gr_signature_hash(args, n) ^ (uintptr_t)g);
+    pthread_mutex_lock(&p->dump_lock);
+    bool known = sg_map_get(&p->checked_sigs, sig, NULL);
+    pthread_mutex_unlock(&p->dump_lock);
+    if (!known) {
+      rc = gr_infer_signature(&p->mod, g, args, n, err);
+      if (!rc) {
+        pthread_mutex_lock(&p->dump_lock);
+        if (p->checked_sigs.len < 4096) sg_map_put(&p->checked_sigs, sig, NULL);
+        pthread_mutex_unlock(&p->dump_lock);
+      }
+    }
+  }
+  sg_buf out_text = SG_BUF_INIT;
+  if (!rc) {
+    char base;
+    gr_ctx ctx = {.mod = &p->mod,
+                  .deadline_ns = opts->deadline_ns,
+                  .max_depth = opts->max_depth > 0 ? opts->max_depth : 2000,
+                  .stack_base = &base,
+                  .max_stack = stack_budget(&base),
+                  .printed = &out_text};
+    gr_val gv = {.tag = GV_GRAPH, .u.g = g}, res;
+    rc = gr_check_deadline(&ctx, err);
+    if (!rc) rc = gr_call(&ctx, gv, args, n, &res, err);
+    if (!rc) {
+      sg_buf b = SG_BUF_INIT;
+      gr_value_to_json(&b, &res);
+      gv_release(res);
+      if (result_json) *result_json = sg_buf_detach(&b, NULL);
+      else sg_buf_free(&b);
+    }
+  }
+  if (!rc && printed) *printed = sg_buf_detach(&out_text, NULL);
+  sg_buf_free(&out_text);
+  for (int i = 0; i < n; i++) gv_release(args[i]);
+  free(args);
+  sg_arena_free(&a);
+  return rc;
+}
+
+sg_code gr_run_source(const char *src, size_t len, const char *filename,
+                      const gr_stage_options *sopts, const gr_exec_options *xopts,
+                      const char *args_json, char **result_json, char **printed,
+                      sg_error *err) {
+  gr_program *p;
+  gr_stage_options so = sopts ? *sopts : (gr_stage_options){0};
+  if (xopts && xopts->entry && !so.entry) so.entry = xopts->entry;
+  sg_code rc = gr_stage(src, len, filename, &so, &p, err);
+  if (rc) return rc;
+  rc = gr_execute_json(p, xopts, args_json, result_json, printed, err);
+  gr_program_release(p);
+  return rc;
+}
+
+/* ------------------------------------------------------------------- cache */
+struct gr_cache {
+  pthread_mutex_t lock;
+  size_t capacity;
+  SG_VEC(gr_program *) items; /* most recently used last */
+};
+
+gr_cache *gr_cache_new(size_t capacity) {
+  gr_cache *c = sg_xcalloc(1, sizeof *c);
+  pthread_mutex_init(&c->lock, NULL);
+  c->capacity = capacity ? capacity : 1024;
+  return c;
+}
+
+void gr_cache_free(gr_cache *c) {
+  if (!c) return;
+  for (size_t i = 0; i < c->items.len; i++) gr_program_release(c->items.data[i]);
+  sg_vec_free(&c->items);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+static ssize_t cache_find(gr_cache *c, const char *id) {
+  for (size_t i = 0; i < c->items.len; i++)
+    if (!strcmp(c->items.data[i]->id, id)) return (ssize_t)i;
+  return -1;
+}
+
+static void touch(gr_cache *c, size_t i) {
+  gr_program *p = c->items.data[i];
+  memmove(&c->items.data[i], &c->items.data[i + 1], sizeof(gr_program *) * (c->items.len - i - 1));
+  c->items.data[c->items.len - 1] = p;
+}
+
+gr_program *gr_cache_put(gr_cache *c, gr_program *p) {
+  pthread_mutex_lock(&c->lock);
+  ssize_t i = cache_find(c, p->id);
+  gr_program *r;
+  if (i >= 0) {
+    touch(c, (size_t)i);
+    r = gr_program_retain(sg_vec_last(&c->items));
+  } else {
+    if (c->items.len >= c->capacity) {
+      gr_program_release(c->items.data[0]);
+      memmove(&c->items.data[0], &c->items.data[1], sizeof(gr_program *) * (c->items.len - 1));
+      c->items.len--;
+    }
+    sg_vec_push(&c->items, gr_program_retain(p));
+    r = gr_program_retain(p);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return r;
+}
+
+gr_program *gr_cache_get(gr_cache *c, const char *id) {
+  pthread_mutex_lock(&c->lock);
+  ssize_t i = cache_find(c, id);
+  gr_program *r = NULL;
+  if (i >= 0) {
+    touch(c, (size_t)i);
+    r = gr_program_retain(sg_vec_last(&c->items));
+  }
+  pthread_mutex_unlock(&c->lock);
+  return r;
+}
+
+size_t gr_cache_size(gr_cache *c) {
+  pthread_mutex_lock(&c->lock);
+  size_t n = c->items.len;
+  pthread_mutex_unlock(&c->lock);
+  return n;
+}

@@ -1,0 +1,198 @@
+/*
+ * value.c — runtime values of the executor: immediate scalars (bool, int64, float64,
+ * none, interned strings, primitives, closed graphs) and reference-counted heap
+ * objects (tensors, tuples, records, closures, variables). Scalars follow Python
+ * semantics; tensors follow NumPy.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include "gr_internal.h"
+
+void gr_format_float(sg_buf *b, double f);
+
+gr_obj *gv_obj_new(int n) {
+  gr_obj *o = sg_xcalloc(1, sizeof(gr_obj) + sizeof(gr_val) * (size_t)n);
+  atomic_init(&o->rc, 1);
+  o->n = n;
+  return o;
+}
+
+gr_val gv_tuple_new(int n) {
+  gr_val v = {.tag = GV_TUPLE};
+  v.u.o = gv_obj_new(n);
+  return v;
+}
+
+void gv_release_obj_(gr_val v) {
+  if (v.tag == GV_TENSOR) {
+    kn_tensor_release(v.u.t);
+    return;
+  }
+  gr_obj *o = v.u.o;
+  if (atomic_fetch_sub_explicit(&o->rc, 1, memory_order_acq_rel) != 1) return;
+  for (int i = 0; i < o->n; i++) gv_release(o->items[i]);
+  free(o->names);
+  free(o);
+}
+
+bool gv_truthy(const gr_val *v, bool *out) {
+  switch (v->tag) {
+  case GV_BOOL: *out = v->u.b; return true;
+  case GV_INT: *out = v->u.i != 0; return true;
+  case GV_FLOAT: *out = v->u.f != 0; return true;
+  case GV_NONE: *out = false; return true;
+  case GV_TENSOR:
+    if (v->u.t->size != 1) return false;
+    *out = kn_get_f64(v->u.t, 0) != 0;
+    return true;
+  default: return false;
+  }
+}
+
+bool gv_equal(const gr_val *a, const gr_val *b) {
+  if (a->tag != b->tag) return false;
+  switch (a->tag) {
+  case GV_NONE: return true;
+  case GV_BOOL: return a->u.b == b->u.b;
+  case GV_INT: return a->u.i == b->u.i;
+  case GV_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+  case GV_STR: return a->u.s == b->u.s;
+  case GV_PRIM: return a->u.op == b->u.op;
+  case GV_GRAPH: return a->u.g == b->u.g;
+  case GV_TENSOR:
+    return a->u.t->dtype == b->u.t->dtype && kn_tensor_same_shape(a->u.t, b->u.t) &&
+           memcmp(a->u.t->data, b->u.t->data, (size_t)a->u.t->size * kn_dtype_size(a->u.t->dtype)) == 0;
+  case GV_TUPLE:
+  case GV_RECORD:
+    if (a->u.o->n != b->u.o->n) return false;
+    for (int i = 0; i < a->u.o->n; i++) {
+      if (a->tag == GV_RECORD && a->u.o->names[i] != b->u.o->names[i]) return false;
+      if (!gv_equal(&a->u.o->items[i], &b->u.o->items[i])) return false;
+    }
+    return true;
+  default: return a->u.o == b->u.o;
+  }
+}
+
+uint64_t gv_hash(const gr_val *v) {
+  uint64_t h = sg_hash_u64(v->tag + 1);
+  switch (v->tag) {
+  case GV_BOOL: return h ^ sg_hash_u64(v->u.b);
+  case GV_INT: return h ^ sg_hash_u64((uint64_t)v->u.i);
+  case GV_FLOAT: return h ^ sg_hash_bytes(&v->u.f, sizeof(double), 1);
+  case GV_STR: return h ^ sg_hash_u64((uintptr_t)v->u.s);
+  case GV_PRIM: return h ^ sg_hash_u64((uintptr_t)v->u.op);
+  case GV_GRAPH: return h ^ sg_hash_u64((uintptr_t)v->u.g);
+  case GV_TENSOR:
+    return h ^ sg_hash_bytes(v->u.t->data, (size_t)v->u.t->size * kn_dtype_size(v->u.t->dtype),
+                             (uint64_t)v->u.t->dtype);
+  case GV_TUPLE:
+  case GV_RECORD:
+    for (int i = 0; i < v->u.o->n; i++) h = sg_hash_u64(h ^ gv_hash(&v->u.o->items[i]));
+    return h;
+  default: return h ^ sg_hash_u64((uintptr_t)v->u.o);
+  }
+}
+
+const char *gv_type_name(const gr_val *v) {
+  static const char *const names[] = {"none",  "bool",   "int",      "float",
+                                      "str",   "tensor", "tuple",    "record",
+                                      "function", "closure", "primitive", "variable"};
+  return names[v->tag];
+}
+
+kn_tensor *gv_to_tensor(const gr_val *v, kn_dtype dt) {
+  switch (v->tag) {
+  case GV_TENSOR: return kn_tensor_retain(v->u.t);
+  case GV_BOOL: return kn_tensor_scalar_i64(dt, v->u.b);
+  case GV_INT: return kn_tensor_scalar_i64(dt, v->u.i);
+  case GV_FLOAT: return kn_tensor_scalar_f64(dt, v->u.f);
+  default: return NULL;
+  }
+}
+
+static void print_tensor_data(sg_buf *b, const kn_tensor *t, int dim, int64_t *off, bool py) {
+  if (dim == t->ndim) {
+    if (kn_dtype_is_float(t->dtype)) {
+      double f = kn_get_f64(t, *off);
+      if (py && !isnan(f) && !isinf(f) && f == floor(f) && fabs(f) < 1e16)
+        sg_buf_printf(b, "%.0f.", f);
+      else
+        gr_format_float(b, f);
+    } else if (t->dtype == KN_BOOL) {
+      sg_buf_puts(b, kn_get_i64(t, *off) ? (py ? "True" : "true") : (py ? "False" : "false"));
+    } else {
+      sg_buf_printf(b, "%lld", (long long)kn_get_i64(t, *off));
+    }
+    (*off)++;
+    return;
+  }
+  sg_buf_putc(b, '[');
+  for (int64_t i = 0; i < t->shape[dim]; i++) {
+    if (i) sg_buf_puts(b, py ? " " : ", ");
+    print_tensor_data(b, t, dim + 1, off, py);
+  }
+  sg_buf_putc(b, ']');
+}
+
+static void print_val(sg_buf *b, const gr_val *v, bool py) {
+  switch (v->tag) {
+  case GV_NONE: sg_buf_puts(b, py ? "None" : "none"); break;
+  case GV_BOOL: sg_buf_puts(b, v->u.b ? (py ? "True" : "true") : (py ? "False" : "false")); break;
+  case GV_INT: sg_buf_printf(b, "%lld", (long long)v->u.i); break;
+  case GV_FLOAT: gr_format_float(b, v->u.f); break;
+  case GV_STR:
+    if (py) sg_buf_puts(b, v->u.s);
+    else sg_buf_put_json_string(b, v->u.s, strlen(v->u.s));
+    break;
+  case GV_PRIM: sg_buf_puts(b, v->u.op->name); break;
+  case GV_GRAPH: sg_buf_printf(b, "@%s", v->u.g->name ? v->u.g->name : "lambda"); break;
+  case GV_CLOSURE: sg_buf_printf(b, "<closure @%s>", v->u.o->graph->name ? v->u.o->graph->name : "lambda"); break;
+  case GV_VAR: sg_buf_puts(b, "<variable>"); break;
+  case GV_TENSOR: {
+    int64_t off = 0;
+    if (!py) {
+      /* re-readable: (cast (reshape (tuple ...) (tuple dims)) dtype) is too long; the
+       * sexpr dump uses this form, which lower.c accepts as a tensor literal */
+      sg_buf_printf(b, "(tensor %s (", kn_dtype_name(v->u.t->dtype));
+      for (int i = 0; i < v->u.t->ndim; i++) sg_buf_printf(b, i ? " %lld" : "%lld", (long long)v->u.t->shape[i]);
+      sg_buf_puts(b, ")");
+      for (int64_t i = 0; i < v->u.t->size; i++) {
+        sg_buf_putc(b, ' ');
+        if (kn_dtype_is_float(v->u.t->dtype)) gr_format_float(b, kn_get_f64(v->u.t, i));
+        else sg_buf_printf(b, "%lld", (long long)kn_get_i64(v->u.t, i));
+      }
+      sg_buf_putc(b, ')');
+    } else {
+      print_tensor_data(b, v->u.t, 0, &off, true);
+    }
+    break;
+  }
+  case GV_TUPLE:
+    sg_buf_puts(b, py ? "(" : "(tuple");
+    for (int i = 0; i < v->u.o->n; i++) {
+      if (py && i) sg_buf_puts(b, ", ");
+      if (!py) sg_buf_putc(b, ' ');
+      print_val(b, &v->u.o->items[i], py);
+    }
+    if (py && v->u.o->n == 1) sg_buf_putc(b, ',');
+    sg_buf_putc(b, ')');
+    break;
+  case GV_RECORD:
+    sg_buf_puts(b, py ? "{" : "(record");
+    for (int i = 0; i < v->u.o->n; i++) {
+      if (py) sg_buf_printf(b, "%s%s: ", i ? ", " : "", v->u.o->names[i]);
+      else sg_buf_printf(b, " (%s ", v->u.o->names[i]);
+      print_val(b, &v->u.o->items[i], py);
+      if (!py) sg_buf_putc(b, ')');
+    }
+    sg_buf_putc(b, py ? '}' : ')');
+    break;
+  }
+}
+
+void gv_print(sg_buf *b, const gr_val *v) { print_val(b, v, false); }
+void gv_print_py(sg_buf *b, const gr_val *v) { print_val(b, v, true); }

@@ -1,0 +1,336 @@
+/*
+ * cpu_elementwise.c — NumPy-style elementwise kernels on the CPU: binary ops with
+ * broadcasting and dtype promotion, unary math, where.
+ *
+ * Every element is computed in one of two domains: double (any float input or a float
+ * result) or int64 (integers and bools), then stored in the result dtype. For + - * /
+ * on float32 this rounds exactly as float32 arithmetic does (double has more than
+ * 2p+2 bits); transcendental functions may differ from NumPy in the last ulp.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kn_cpu.h"
+
+bool kn_broadcast_shape(int an, const int64_t *as, int bn, const int64_t *bs, int *out_ndim,
+                        int64_t *out) {
+  int n = an > bn ? an : bn;
+  for (int i = 0; i < n; i++) {
+    int64_t da = i < n - an ? 1 : as[i - (n - an)];
+    int64_t db = i < n - bn ? 1 : bs[i - (n - bn)];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else return false;
+  }
+  *out_ndim = n;
+  return true;
+}
+
+static bool is_cmp(kn_binop op) { return op >= KN_EQ && op <= KN_GE; }
+
+kn_dtype kn_binop_result(kn_binop op, kn_dtype a, kn_dtype b) {
+  if (is_cmp(op) || op == KN_AND || op == KN_OR) return KN_BOOL;
+  kn_dtype p = kn_promote(a, b);
+  if (op == KN_DIV && !kn_dtype_is_float(p)) return KN_FLOAT64;
+  if ((op == KN_FLOORDIV || op == KN_MOD || op == KN_POW || op == KN_SUB) && p == KN_BOOL)
+    return KN_INT64;
+  return p;
+}
+
+kn_dtype kn_unop_result(kn_unop op, kn_dtype a) {
+  switch (op) {
+  case KN_NEG:
+  case KN_ABS:
+  case KN_RELU: return a == KN_BOOL && op == KN_NEG ? KN_INT64 : a;
+  case KN_NOT: return KN_BOOL;
+  default:
+    if (kn_dtype_is_float(a)) return a;
+    return a == KN_BOOL ? KN_FLOAT16 : KN_FLOAT64;
+  }
+}
+
+static double py_fmod(double a, double b) {
+  double m = fmod(a, b);
+  if (m != 0 && ((b < 0) != (m < 0))) m += b;
+  else if (m == 0) m = copysign(0.0, b);
+  return m;
+}
+
+static double py_floordiv(double a, double b) {
+  if (b == 0) return a / b;
+  double m = fmod(a, b);
+  double div = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) div -= 1.0;
+  if (div == 0) return copysign(0.0, a / b);
+  double fl = floor(div);
+  if (div - fl > 0.5) fl += 1.0;
+  return fl;
+}
+
+double kn_binop_f64(kn_binop op, double a, double b) {
+  switch (op) {
+  case KN_ADD: return a + b;
+  case KN_SUB: return a - b;
+  case KN_MUL: return a * b;
+  case KN_DIV: return a / b;
+  case KN_FLOORDIV: return py_floordiv(a, b);
+  case KN_MOD: return b == 0 ? NAN : py_fmod(a, b);
+  case KN_POW: return pow(a, b);
+  case KN_EQ: return a == b;
+  case KN_NE: return a != b;
+  case KN_LT: return a < b;
+  case KN_LE: return a <= b;
+  case KN_GT: return a > b;
+  case KN_GE: return a >= b;
+  case KN_AND: return a != 0 && b != 0;
+  case KN_OR: return a != 0 || b != 0;
+  case KN_MAXIMUM: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
+  case KN_MINIMUM: return isnan(a) || isnan(b) ? NAN : (a < b ? a : b);
+  default: return 0;
+  }
+}
+
+static int64_t ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? (b & 1 ? -1 : 1) : 0);
+  uint64_t r = 1, x = (uint64_t)a;
+  while (b) {
+    if (b & 1) r *= x;
+    x *= x;
+    b >>= 1;
+  }
+  return (int64_t)r;
+}
+
+int64_t kn_binop_i64(kn_binop op, int64_t a, int64_t b) {
+  switch (op) {
+  case KN_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case KN_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+  case KN_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+  case KN_FLOORDIV: {
+    if (b == 0) return 0;
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+  }
+  case KN_MOD: {
+    if (b == 0 || b == -1) return 0;
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) m += b;
+    return m;
+  }
+  case KN_POW: return ipow(a, b);
+  case KN_EQ: return a == b;
+  case KN_NE: return a != b;
+  case KN_LT: return a < b;
+  case KN_LE: return a <= b;
+  case KN_GT: return a > b;
+  case KN_GE: return a >= b;
+  case KN_AND: return a != 0 && b != 0;
+  case KN_OR: return a != 0 || b != 0;
+  case KN_MAXIMUM: return a > b ? a : b;
+  case KN_MINIMUM: return a < b ? a : b;
+  default: return 0;
+  }
+}
+
+double kn_unop_f64(kn_unop op, double a) {
+  switch (op) {
+  case KN_NEG: return -a;
+  case KN_ABS: return fabs(a);
+  case KN_EXP: return exp(a);
+  case KN_LOG: return log(a);
+  case KN_SQRT: return sqrt(a);
+  case KN_TANH: return tanh(a);
+  case KN_SIGMOID: return 1.0 / (1.0 + exp(-a));
+  case KN_RELU: return isnan(a) ? a : (a > 0 ? a : 0.0 * a);
+  case KN_SIN: return sin(a);
+  case KN_COS: return cos(a);
+  case KN_NOT: return a == 0;
+  default: return 0;
+  }
+}
+
+/* Strides (in elements) of t broadcast to an n-d output shape: 0 on broadcast dims. */
+static void bcast_strides(const kn_tensor *t, int n, int64_t *st) {
+  int64_t s = 1;
+  for (int i = n - 1; i >= 0; i--) {
+    int ti = i - (n - t->ndim);
+    if (ti < 0 || t->shape[ti] == 1) st[i] = 0;
+    else st[i] = s;
+    if (ti >= 0) s *= t->shape[ti];
+  }
+}
+
+typedef struct bin_job {
+  kn_binop op;
+  const kn_tensor *a, *b;
+  kn_tensor *o;
+  int n;
+  const int64_t *shape;
+  int64_t sa[KN_MAX_DIMS], sb[KN_MAX_DIMS];
+  bool fdom;
+} bin_job;
+
+static void f32_range(void *p, int64_t k0, int64_t k1) {
+  bin_job *j = p;
+  const float *x = j->a->data, *y = j->b->data;
+  float *z = j->o->data;
+  switch (j->op) {
+  case KN_ADD: for (int64_t i = k0; i < k1; i++) z[i] = x[i] + y[i]; break;
+  case KN_SUB: for (int64_t i = k0; i < k1; i++) z[i] = x[i] - y[i]; break;
+  case KN_MUL: for (int64_t i = k0; i < k1; i++) z[i] = x[i] * y[i]; break;
+  default: for (int64_t i = k0; i < k1; i++) z[i] = x[i] / y[i]; break;
+  }
+}
+
+/* Float32 same-shape fast path for the common arithmetic ops. */
+static bool fast_f32(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor *o) {
+  if (a->dtype != KN_FLOAT32 || b->dtype != KN_FLOAT32 || o->dtype != KN_FLOAT32 ||
+      a->size != o->size || b->size != o->size || op > KN_DIV)
+    return false;
+  bin_job j = {.op = op, .a = a, .b = b, .o = o};
+  kn_parallel_for(o->size, f32_range, &j);
+  return true;
+}
+
+/* The general broadcasting loop over output elements [k0, k1). */
+static void bin_range(void *p, int64_t k0, int64_t k1) {
+  bin_job *j = p;
+  int n = j->n;
+  int64_t idx[KN_MAX_DIMS] = {0}, ia = 0, ib = 0, rem = k0;
+  for (int d = n - 1; d >= 0; d--) {
+    idx[d] = rem % j->shape[d];
+    rem /= j->shape[d];
+    ia += idx[d] * j->sa[d];
+    ib += idx[d] * j->sb[d];
+  }
+  kn_dtype rt = j->o->dtype;
+  for (int64_t k = k0; k < k1; k++) {
+    if (j->fdom) {
+      double x = kn_get_f64(j->a, ia), y = kn_get_f64(j->b, ib);
+      double r = kn_binop_f64(j->op, x, y);
+      if (rt == KN_FLOAT32 && j->op == KN_POW) r = powf((float)x, (float)y);
+      kn_set_f64(j->o, k, r);
+    } else {
+      kn_set_i64(j->o, k, kn_binop_i64(j->op, kn_get_i64(j->a, ia), kn_get_i64(j->b, ib)));
+    }
+    for (int d = n - 1; d >= 0; d--) {
+      ia += j->sa[d];
+      ib += j->sb[d];
+      if (++idx[d] < j->shape[d]) break;
+      ia -= j->sa[d] * j->shape[d];
+      ib -= j->sb[d] * j->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
+                  sg_error *err) {
+  int n;
+  int64_t shape[KN_MAX_DIMS];
+  if (!kn_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &n, shape)) {
+    sg_buf m = SG_BUF_INIT;
+    sg_buf_puts(&m, "shapes (");
+    for (int i = 0; i < a->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)a->shape[i]);
+    sg_buf_puts(&m, ") and (");
+    for (int i = 0; i < b->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)b->shape[i]);
+    sg_buf_puts(&m, ") cannot be broadcast together");
+    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
+    sg_buf_free(&m);
+    return SG_INVALID_ARGUMENT;
+  }
+  if (kn_check_shape(n, shape, err)) return err->code;
+  kn_dtype rt = kn_binop_result(op, a->dtype, b->dtype);
+  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  *out = o;
+  if (o->size == 0 || fast_f32(op, a, b, o)) return SG_OK;
+  kn_dtype p = kn_promote(a->dtype, b->dtype);
+  bin_job j = {.op = op, .a = a, .b = b, .o = o, .n = n, .shape = shape,
+               .fdom = kn_dtype_is_float(rt) || kn_dtype_is_float(p)};
+  bcast_strides(a, n, j.sa);
+  bcast_strides(b, n, j.sb);
+  kn_parallel_for(o->size, bin_range, &j);
+  return SG_OK;
+}
+
+sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err) {
+  kn_dtype rt = kn_unop_result(op, a->dtype);
+  kn_tensor *o = kn_tensor_new(rt, a->ndim, a->shape);
+  *out = o;
+  if (kn_dtype_is_float(rt) || (op != KN_NOT && kn_dtype_is_float(a->dtype))) {
+    for (int64_t i = 0; i < a->size; i++) {
+      double x = kn_get_f64(a, i);
+      double r;
+      if (rt == KN_FLOAT32) {
+        float xf = (float)x;
+        switch (op) {
+        case KN_EXP: r = expf(xf); break;
+        case KN_LOG: r = logf(xf); break;
+        case KN_SQRT: r = sqrtf(xf); break;
+        case KN_TANH: r = tanhf(xf); break;
+        case KN_SIN: r = sinf(xf); break;
+        case KN_COS: r = cosf(xf); break;
+        default: r = kn_unop_f64(op, x); break;
+        }
+      } else {
+        r = kn_unop_f64(op, x);
+      }
+      kn_set_f64(o, i, r);
+    }
+  } else {
+    for (int64_t i = 0; i < a->size; i++) {
+      if (op == KN_NOT) {
+        kn_set_i64(o, i, kn_get_f64(a, i) == 0);
+        continue;
+      }
+      int64_t x = kn_get_i64(a, i), r;
+      switch (op) {
+      case KN_NEG: r = (int64_t)(0 - (uint64_t)x); break;
+      case KN_ABS: r = x < 0 ? (int64_t)(0 - (uint64_t)x) : x; break;
+      case KN_RELU: r = x > 0 ? x : 0; break;
+      case KN_NOT: r = x == 0; break;
+      default: r = 0; break;
+      }
+      kn_set_i64(o, i, r);
+    }
+  }
+  return SG_OK;
+}
+
+sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
+                 sg_error *err) {
+  int n1, n;
+  int64_t s1[KN_MAX_DIMS] = {0}, shape[KN_MAX_DIMS] = {0};
+  if (!kn_broadcast_shape(c->ndim, c->shape, a->ndim, a->shape, &n1, s1) ||
+      !kn_broadcast_shape(n1, s1, b->ndim, b->shape, &n, shape))
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "where: condition and branches cannot be broadcast together");
+  if (kn_check_shape(n, shape, err)) return err->code;
+  kn_dtype rt = kn_promote(a->dtype, b->dtype);
+  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  *out = o;
+  int64_t sc[KN_MAX_DIMS], sa[KN_MAX_DIMS], sb[KN_MAX_DIMS], idx[KN_MAX_DIMS] = {0};
+  bcast_strides(c, n, sc);
+  bcast_strides(a, n, sa);
+  bcast_strides(b, n, sb);
+  int64_t ic = 0, ia = 0, ib = 0;
+  bool fdom = kn_dtype_is_float(rt);
+  for (int64_t k = 0; k < o->size; k++) {
+    bool take_a = kn_get_f64(c, ic) != 0;
+    if (fdom) kn_set_f64(o, k, take_a ? kn_get_f64(a, ia) : kn_get_f64(b, ib));
+    else kn_set_i64(o, k, take_a ? kn_get_i64(a, ia) : kn_get_i64(b, ib));
+    for (int d = n - 1; d >= 0; d--) {
+      ic += sc[d];
+      ia += sa[d];
+      ib += sb[d];
+      if (++idx[d] < shape[d]) break;
+      ic -= sc[d] * shape[d];
+      ia -= sa[d] * shape[d];
+      ib -= sb[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+  return SG_OK;
+}

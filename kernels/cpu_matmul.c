@@ -1,0 +1,205 @@
+/*
+ * cpu_matmul.c — NumPy matmul on the CPU.
+ *
+ * float32/float64 go to CBLAS (OpenBLAS, multi-threaded, when the build found it:
+ * KN_HAVE_CBLAS) and otherwise to a cache-blocked kernel written here; other dtypes use
+ * a plain triple loop in double / int64. 1-d operands and broadcast batch dims follow
+ * np.matmul.
+ */
+#include <string.h>
+
+#include "kn_cpu.h"
+
+#ifdef KN_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+const char *kn_blas_name(void) {
+#ifdef KN_HAVE_CBLAS
+  return "openblas";
+#else
+  return "blocked";
+#endif
+}
+
+enum { BM = 64, BN = 256, BK = 128 };
+
+typedef struct sgemm_job {
+  int64_t m, n, k;
+  const float *a, *b;
+  float *c;
+} sgemm_job;
+
+/* Rows [i0, i1) of C (a multiple of BM apart): blocks over k and j, four rows of A
+ * at a time so each loaded row of B feeds four accumulating rows of C; `restrict`
+ * lets the compiler vectorise the j loop. */
+static void sgemm_rows(void *p, int64_t r0, int64_t r1) {
+  const sgemm_job *J = p;
+  int64_t n = J->n, k = J->k;
+  const float *restrict A = J->a;
+  const float *restrict B = J->b;
+  float *restrict C = J->c;
+  int64_t i_lo = r0 * BM, i_hi = r1 * BM < J->m ? r1 * BM : J->m;
+  for (int64_t i = i_lo; i < i_hi; i++)
+    for (int64_t j = 0; j < n; j++) C[i * n + j] = 0;
+  for (int64_t i0 = i_lo; i0 < i_hi; i0 += BM)
+    for (int64_t k0 = 0; k0 < k; k0 += BK)
+      for (int64_t j0 = 0; j0 < n; j0 += BN) {
+        int64_t i1 = i0 + BM < i_hi ? i0 + BM : i_hi;
+        int64_t k1 = k0 + BK < k ? k0 + BK : k;
+        int64_t j1 = j0 + BN < n ? j0 + BN : n;
+        int64_t i = i0;
+        for (; i + 4 <= i1; i += 4) {
+          float *restrict c0 = C + i * n, *restrict c1 = c0 + n, *restrict c2 = c1 + n,
+                *restrict c3 = c2 + n;
+          for (int64_t kk = k0; kk < k1; kk++) {
+            float a0 = A[i * k + kk], a1 = A[(i + 1) * k + kk], a2 = A[(i + 2) * k + kk],
+                  a3 = A[(i + 3) * k + kk];
+            const float *restrict bk = B + kk * n;
+            for (int64_t j = j0; j < j1; j++) {
+              float bv = bk[j];
+              c0[j] += a0 * bv;
+              c1[j] += a1 * bv;
+              c2[j] += a2 * bv;
+              c3[j] += a3 * bv;
+            }
+          }
+        }
+        for (; i < i1; i++) {
+          float *restrict ci = C + i * n;
+          for (int64_t kk = k0; kk < k1; kk++) {
+            float aik = A[i * k + kk];
+            const float *restrict bk = B + kk * n;
+            for (int64_t j = j0; j < j1; j++) ci[j] += aik * bk[j];
+          }
+        }
+      }
+}
+
+/* C = A B, row-major, all cores for large products. */
+void kn_sgemm_blocked(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                      float *c) {
+  sgemm_job J = {m, n, k, a, b, c};
+  int64_t nblocks = (m + BM - 1) / BM;
+  if (m * n * k >= ((int64_t)1 << 21)) kn_parallel_blocks(nblocks, sgemm_rows, &J);
+  else sgemm_rows(&J, 0, nblocks);
+}
+
+void kn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c) {
+#ifdef KN_HAVE_CBLAS
+  if (m && n && k) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+                (int)k, b, (int)n, 0.0f, c, (int)n);
+    return;
+  }
+  memset(c, 0, (size_t)(m * n) * sizeof(float));
+#else
+  kn_sgemm_blocked(m, n, k, a, b, c);
+#endif
+}
+
+static void dgemm(int64_t m, int64_t n, int64_t k, const double *a, const double *b,
+                  double *c) {
+#ifdef KN_HAVE_CBLAS
+  if (m && n && k) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a,
+                (int)k, b, (int)n, 0.0, c, (int)n);
+    return;
+  }
+#endif
+  memset(c, 0, (size_t)(m * n) * sizeof(double));
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t kk = 0; kk < k; kk++) {
+      double aik = a[i * k + kk];
+      for (int64_t j = 0; j < n; j++) c[i * n + j] += aik * b[kk * n + j];
+    }
+}
+
+static void fmt_shape(sg_buf *b, const kn_tensor *t) {
+  sg_buf_putc(b, '(');
+  for (int i = 0; i < t->ndim; i++) sg_buf_printf(b, i ? ",%lld" : "%lld", (long long)t->shape[i]);
+  sg_buf_putc(b, ')');
+}
+
+sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_error *err) {
+  if (a0->ndim == 0 || b0->ndim == 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: operands must be at least 1-d");
+  kn_dtype rt = kn_promote(a0->dtype, b0->dtype);
+  /* view both as batches of matrices */
+  int an = a0->ndim, bn = b0->ndim;
+  int64_t m = an == 1 ? 1 : a0->shape[an - 2], k = a0->shape[an - 1];
+  int64_t kb = bn == 1 ? b0->shape[0] : b0->shape[bn - 2], n = bn == 1 ? 1 : b0->shape[bn - 1];
+  if (k != kb) {
+    sg_buf msg = SG_BUF_INIT;
+    sg_buf_puts(&msg, "matmul: shapes ");
+    fmt_shape(&msg, a0);
+    sg_buf_puts(&msg, " and ");
+    fmt_shape(&msg, b0);
+    sg_buf_printf(&msg, " do not align (%lld != %lld)", (long long)k, (long long)kb);
+    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", msg.data);
+    sg_buf_free(&msg);
+    return SG_INVALID_ARGUMENT;
+  }
+  int abn = an > 2 ? an - 2 : 0, bbn = bn > 2 ? bn - 2 : 0, on;
+  int64_t bshape[KN_MAX_DIMS];
+  if (!kn_broadcast_shape(abn, a0->shape, bbn, b0->shape, &on, bshape))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: batch dimensions do not broadcast");
+  int64_t oshape[KN_MAX_DIMS];
+  int ond = 0;
+  int64_t nbatch = 1;
+  for (int i = 0; i < on; i++) {
+    oshape[ond++] = bshape[i];
+    nbatch *= bshape[i];
+  }
+  if (an > 1) oshape[ond++] = m;
+  if (bn > 1) oshape[ond++] = n;
+  if (ond > KN_MAX_DIMS) return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: too many dims");
+  if (kn_check_shape(ond, oshape, err)) return err->code;
+  kn_tensor *a = a0->dtype == rt ? (kn_tensor *)a0 : kn_cast(a0, rt);
+  kn_tensor *b = b0->dtype == rt ? (kn_tensor *)b0 : kn_cast(b0, rt);
+  kn_tensor *o = kn_tensor_new(rt, ond, oshape);
+  size_t es = kn_dtype_size(rt);
+  for (int64_t bi = 0; bi < nbatch; bi++) {
+    /* batch index → offsets into a and b (broadcast) */
+    int64_t rem = bi, ao = 0, bo = 0, astr = m * k, bstr = k * n;
+    for (int d = on - 1; d >= 0; d--) {
+      int64_t idx = rem % bshape[d];
+      rem /= bshape[d];
+      int ad = d - (on - abn), bd = d - (on - bbn);
+      if (ad >= 0) {
+        if (a->shape[ad] != 1) ao += idx * astr;
+        astr *= a->shape[ad];
+      }
+      if (bd >= 0) {
+        if (b->shape[bd] != 1) bo += idx * bstr;
+        bstr *= b->shape[bd];
+      }
+    }
+    int64_t oo = bi * m * n;
+    if (rt == KN_FLOAT32) {
+      kn_sgemm(m, n, k, (const float *)a->data + ao, (const float *)b->data + bo,
+               (float *)o->data + oo);
+    } else if (rt == KN_FLOAT64) {
+      dgemm(m, n, k, (const double *)a->data + ao, (const double *)b->data + bo,
+            (double *)o->data + oo);
+    } else {
+      bool f = kn_dtype_is_float(rt);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double sf = 0;
+          int64_t si = 0;
+          for (int64_t kk = 0; kk < k; kk++) {
+            if (f) sf += kn_get_f64(a, ao + i * k + kk) * kn_get_f64(b, bo + kk * n + j);
+            else si += kn_get_i64(a, ao + i * k + kk) * kn_get_i64(b, bo + kk * n + j);
+          }
+          if (f) kn_set_f64(o, oo + i * n + j, sf);
+          else kn_set_i64(o, oo + i * n + j, rt == KN_BOOL ? si != 0 : si);
+        }
+    }
+  }
+  (void)es;
+  if (a != a0) kn_tensor_release(a);
+  if (b != b0) kn_tensor_release(b);
+  *out = o;
+  return SG_OK;
+}

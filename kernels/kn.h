@@ -1,0 +1,155 @@
+/*
+ * kn.h — the public API of kernels/: tensors and the CPU kernels that compute on them.
+ *
+ * A kn_tensor is a dense row-major array (dtype, shape, data) with an atomic reference
+ * count, so graph values can share it across threads. Kernels never take ownership of
+ * their inputs; they return a new tensor (refcount 1) through an out parameter and an
+ * sg_code, filling an sg_error on bad input (shape mismatch, bad axis, bad dtype).
+ *
+ * Dtype and broadcasting rules follow NumPy (1.24): see kn_promote and kn_broadcast.
+ * The Vulkan backend (kernels/vulkan/) lives behind its own header; this one is CPU.
+ * Prefix: kn_.
+ */
+#ifndef STAGD_KERNELS_KN_H
+#define STAGD_KERNELS_KN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sg.h"
+
+#define KN_MAX_DIMS 8
+
+typedef enum kn_dtype {
+  KN_BOOL = 0,
+  KN_INT32,
+  KN_INT64,
+  KN_FLOAT16,
+  KN_FLOAT32,
+  KN_FLOAT64,
+  KN_NDTYPES
+} kn_dtype;
+
+typedef struct kn_tensor {
+  atomic_int refcount;
+  kn_dtype dtype;
+  int ndim;
+  int64_t shape[KN_MAX_DIMS];
+  int64_t size; /* product of shape (1 for 0-d) */
+  void *data;   /* size * kn_dtype_size(dtype) bytes, owned */
+} kn_tensor;
+
+/* ------------------------------------------------------------------ dtypes */
+const char *kn_dtype_name(kn_dtype dt);               /* "float32" ... */
+bool kn_dtype_parse(const char *name, kn_dtype *out); /* also "f32", "int", "float", "bool" */
+size_t kn_dtype_size(kn_dtype dt);
+static inline bool kn_dtype_is_float(kn_dtype dt) { return dt >= KN_FLOAT16; }
+static inline bool kn_dtype_is_int(kn_dtype dt) { return dt == KN_INT32 || dt == KN_INT64; }
+/* NumPy's result type of two arrays. */
+kn_dtype kn_promote(kn_dtype a, kn_dtype b);
+
+uint16_t kn_f32_to_f16(float f);
+float kn_f16_to_f32(uint16_t h);
+
+/* --------------------------------------------------------------- lifecycle */
+/* Largest tensor any kernel will create (elements); bigger results are
+ * SG_RESOURCE_EXHAUSTED errors instead of an allocation failure. */
+#define KN_MAX_ELEMENTS ((int64_t)1 << 28)
+/* SG_OK when a tensor of this shape may be created, else fills err. */
+sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
+/* New tensor with uninitialised (zeroed) data. ndim may be 0 (a scalar). */
+kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape);
+kn_tensor *kn_tensor_scalar_f64(kn_dtype dt, double v);
+kn_tensor *kn_tensor_scalar_i64(kn_dtype dt, int64_t v);
+static inline kn_tensor *kn_tensor_retain(kn_tensor *t) {
+  atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+  return t;
+}
+void kn_tensor_release(kn_tensor *t);
+kn_tensor *kn_tensor_copy(const kn_tensor *t);
+bool kn_tensor_same_shape(const kn_tensor *a, const kn_tensor *b);
+
+/* Element access as double / int64 (converting from the storage dtype). */
+double kn_get_f64(const kn_tensor *t, int64_t i);
+int64_t kn_get_i64(const kn_tensor *t, int64_t i);
+void kn_set_f64(kn_tensor *t, int64_t i, double v);
+void kn_set_i64(kn_tensor *t, int64_t i, int64_t v);
+
+/* ------------------------------------------------------------- elementwise */
+typedef enum kn_binop {
+  KN_ADD, KN_SUB, KN_MUL, KN_DIV, KN_FLOORDIV, KN_MOD, KN_POW,
+  KN_EQ, KN_NE, KN_LT, KN_LE, KN_GT, KN_GE,
+  KN_AND, KN_OR, KN_MAXIMUM, KN_MINIMUM,
+  KN_NBINOPS
+} kn_binop;
+
+typedef enum kn_unop {
+  KN_NEG, KN_ABS, KN_EXP, KN_LOG, KN_SQRT, KN_TANH, KN_SIGMOID, KN_RELU, KN_SIN, KN_COS,
+  KN_NOT,
+  KN_NUNOPS
+} kn_unop;
+
+/* Broadcast shape of a and b (NumPy rules) into out/out_ndim; false if incompatible. */
+bool kn_broadcast_shape(int an, const int64_t *as, int bn, const int64_t *bs, int *out_ndim,
+                        int64_t *out);
+/* Result dtype of op on inputs of dtypes a, b. */
+kn_dtype kn_binop_result(kn_binop op, kn_dtype a, kn_dtype b);
+kn_dtype kn_unop_result(kn_unop op, kn_dtype a);
+/* Elementwise ops; both inputs are promoted to the result dtype first (NumPy). */
+sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
+                  sg_error *err);
+sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err);
+sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
+                 sg_error *err);
+kn_tensor *kn_cast(const kn_tensor *a, kn_dtype dt);
+/* Scalar versions used by the executor's fast path and constant folding. */
+double kn_binop_f64(kn_binop op, double a, double b);
+int64_t kn_binop_i64(kn_binop op, int64_t a, int64_t b);
+double kn_unop_f64(kn_unop op, double a);
+
+/* -------------------------------------------------------------- reductions */
+typedef enum kn_reduce_op { KN_SUM, KN_MEAN, KN_MAX, KN_MIN, KN_ARGMAX } kn_reduce_op;
+kn_dtype kn_reduce_result(kn_reduce_op op, kn_dtype a);
+/* has_axis false → reduce over all elements (argmax: over the flattened array). */
+sg_code kn_reduce(kn_reduce_op op, const kn_tensor *a, bool has_axis, int axis,
+                  kn_tensor **out, sg_error *err);
+sg_code kn_softmax(const kn_tensor *a, int axis, bool log, kn_tensor **out, sg_error *err);
+
+/* ------------------------------------------------------------------ matmul */
+/* NumPy matmul: 1-d and 2-d operands, and batches (leading dims broadcast). float32
+ * and float64 go to BLAS (OpenBLAS when built with it) or a blocked kernel. */
+sg_code kn_matmul(const kn_tensor *a, const kn_tensor *b, kn_tensor **out, sg_error *err);
+/* Row-major C[m,n] = A[m,k] B[k,n], the raw kernels (exposed for benchmarks). */
+void kn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
+void kn_sgemm_blocked(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                      float *c);
+const char *kn_blas_name(void); /* "openblas" or "blocked" */
+
+/* ----------------------------------------------------------- shape kernels */
+/* perm NULL → reverse the axes. */
+sg_code kn_transpose(const kn_tensor *a, const int *perm, int nperm, kn_tensor **out,
+                     sg_error *err);
+/* One dim may be -1 (inferred). */
+sg_code kn_reshape(const kn_tensor *a, int ndim, const int64_t *shape, kn_tensor **out,
+                   sg_error *err);
+sg_code kn_concat(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_error *err);
+sg_code kn_stack(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_error *err);
+/* a[start:stop:step] along axis, with Python's clamping of start/stop. */
+sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int64_t step,
+                 bool has_start, bool has_stop, kn_tensor **out, sg_error *err);
+/* np.take(a, idx, axis) */
+sg_code kn_gather(const kn_tensor *a, const kn_tensor *idx, int axis, kn_tensor **out,
+                  sg_error *err);
+/* np.eye(depth, dtype=float32)[idx] */
+sg_code kn_one_hot(const kn_tensor *idx, int64_t depth, kn_tensor **out, sg_error *err);
+/* a[i] (first axis, negative counts from the end). */
+sg_code kn_index(const kn_tensor *a, int64_t i, kn_tensor **out, sg_error *err);
+kn_tensor *kn_fill(kn_dtype dt, int ndim, const int64_t *shape, double v);
+sg_code kn_arange(double start, double stop, double step, kn_dtype dt, kn_tensor **out,
+                  sg_error *err);
+/* Deterministic from seed (splitmix64 + Box–Muller); uniform in [0, 1). */
+kn_tensor *kn_random(bool normal, uint64_t seed, kn_dtype dt, int ndim, const int64_t *shape);
+
+#endif /* STAGD_KERNELS_KN_H */

@@ -1,0 +1,17 @@
+/*
+ * kn_cpu.h — private helpers shared by the CPU kernels of kernels/.
+ */
+#ifndef STAGD_KERNELS_KN_CPU_H
+#define STAGD_KERNELS_KN_CPU_H
+
+#include "kn.h"
+
+#define KN_PARALLEL_MIN ((int64_t)1 << 16)
+typedef void (*kn_range_fn)(void *ctx, int64_t k0, int64_t k1);
+/* Calls fn over [0, total) in chunks, on several cores when total is large. */
+void kn_parallel_for(int64_t total, kn_range_fn fn, void *ctx);
+int kn_cpu_threads(void);
+/* Calls fn over [0, nblocks) split evenly across the cores (coarse work items). */
+void kn_parallel_blocks(int64_t nblocks, kn_range_fn fn, void *ctx);
+
+#endif

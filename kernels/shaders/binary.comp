@@ -1,0 +1,51 @@
+// binary.comp — float32 elementwise binary ops with NumPy broadcasting.
+// Each operand has a stride per output dimension (0 where it is broadcast). The op and
+// the fast-path flags (operand contiguous with the output, or a scalar) are
+// specialization constants, so each pipeline is straight-line code: CPU drivers such
+// as lavapipe run every branch of a non-constant switch under a mask.
+#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OP = 0;
+layout(constant_id = 2) const uint FLAGS = 0;
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(push_constant) uniform P {
+  uint n, ndim, pad0, pad1;
+  uint shape[8];
+  uint sa[8];
+  uint sb[8];
+} pc;
+
+float apply(uint op, float x, float y) {
+  switch (op) {
+  case 0u: return x + y;
+  case 1u: return x - y;
+  case 2u: return x * y;
+  case 3u: return x / y;
+  case 4u: return (x != x || y != y) ? x + y : max(x, y);  // NaN propagates like NumPy
+  case 5u: return (x != x || y != y) ? x + y : min(x, y);
+  default: return pow(x, y);
+  }
+}
+
+void main() {
+  uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
+    uint ia = 0u, ib = 0u;
+    if ((FLAGS & 3u) == 1u) ia = i;
+    if ((FLAGS & 12u) == 4u) ib = i;
+    if ((FLAGS & 3u) == 0u || (FLAGS & 12u) == 0u) {
+      uint rest = i, oa = 0u, ob = 0u;
+      for (int d = int(pc.ndim) - 1; d >= 0; d--) {
+        uint coord = rest % pc.shape[d];
+        rest /= pc.shape[d];
+        oa += coord * pc.sa[d];
+        ob += coord * pc.sb[d];
+      }
+      if ((FLAGS & 3u) == 0u) ia = oa;
+      if ((FLAGS & 12u) == 0u) ib = ob;
+    }
+    c[i] = apply(OP, a[ia], b[ib]);
+  }
+}

@@ -1,0 +1,64 @@
+// reduce.comp — sum / max / min along one axis of a tensor viewed as [outer, len, inner].
+// One workgroup per output element (grid-stride over outputs). Built twice: with
+// KN_SUBGROUP the workgroup combines per-subgroup results of subgroupAdd/Max/Min,
+// otherwise it uses a shared-memory tree.
+#version 450
+#ifdef KN_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OP = 0;  // 0 sum, 1 max, 2 min
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) writeonly buffer C { float c[]; };
+layout(push_constant) uniform P { uint outer, len, inner; } pc;
+
+shared float partial[gl_WorkGroupSize.x];
+
+float identity(uint op) {
+  if (op == 0u) return 0.0;
+  return op == 1u ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7f800000u);
+}
+
+float combine(uint op, float x, float y) {
+  if (op == 0u) return x + y;
+  if (x != x || y != y) return x + y;  // NaN propagates
+  return op == 1u ? max(x, y) : min(x, y);
+}
+
+#ifdef KN_SUBGROUP
+float subgroup_combine(uint op, float x) {
+  if (op == 0u) return subgroupAdd(x);
+  return op == 1u ? subgroupMax(x) : subgroupMin(x);
+}
+#endif
+
+void main() {
+  uint nout = pc.outer * pc.inner;
+  uint tid = gl_LocalInvocationID.x;
+  for (uint o = gl_WorkGroupID.x; o < nout; o += gl_NumWorkGroups.x) {
+    uint base = (o / pc.inner) * pc.len * pc.inner + (o % pc.inner);
+    float acc = identity(OP);
+    for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x)
+      acc = combine(OP, acc, a[base + k * pc.inner]);
+#ifdef KN_SUBGROUP
+    acc = subgroup_combine(OP, acc);
+    if (subgroupElect()) partial[gl_SubgroupID] = acc;
+    barrier();
+    if (tid == 0u) {
+      float r = partial[0];
+      for (uint s = 1u; s < gl_NumSubgroups; s++) r = combine(OP, r, partial[s]);
+      c[o] = r;
+    }
+#else
+    partial[tid] = acc;
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
+      if (tid < s) partial[tid] = combine(OP, partial[tid], partial[tid + s]);
+      barrier();
+    }
+    if (tid == 0u) c[o] = partial[0];
+#endif
+    barrier();  // partial[] is reused by the next output
+  }
+}

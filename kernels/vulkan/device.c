@@ -1,0 +1,142 @@
+/*
+ * device.c — kn_vk_context: one logical device with one compute queue (submissions are
+ * serialised by queue_lock), its memory pool, pipeline cache and frame pool.
+ *
+ * Device-level entry points are loaded into a per-context VolkDeviceTable, so several
+ * devices can be open at once without volk's global function pointers clashing.
+ */
+#include "vk_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const char *what) {
+  if (r == VK_ERROR_DEVICE_LOST && ctx != NULL && !ctx->lost) {
+    ctx->lost = true;
+    SG_ERROR(0, "vulkan:%d (%s): device lost during %s", ctx->info.index, ctx->info.name, what);
+  }
+  return kn_vk_check(r, err, what);
+}
+
+static sg_code find_compute_queue(VkPhysicalDevice pd, uint32_t *family, sg_error *err) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+  VkQueueFamilyProperties *q = sg_xcalloc(n ? n : 1, sizeof *q);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+  int best = -1;
+  /* Prefer a compute-only family (async compute on discrete GPUs), else any. */
+  for (uint32_t i = 0; i < n && best < 0; i++)
+    if ((q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+      best = (int)i;
+  for (uint32_t i = 0; i < n && best < 0; i++)
+    if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+      best = (int)i;
+  free(q);
+  if (best < 0)
+    return sg_error_set(err, SG_UNAVAILABLE, "vulkan: device has no compute queue");
+  *family = (uint32_t)best;
+  return SG_OK;
+}
+
+sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context **out,
+                             sg_error *err) {
+  *out = NULL;
+  VkInstance inst;
+  sg_code code = kn_vk_instance_get(&inst, err);
+  if (code != SG_OK)
+    return code;
+  uint32_t n = 0;
+  VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
+  if (r != VK_SUCCESS)
+    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
+  if (index < 0 || (uint32_t)index >= n)
+    return sg_error_set(err, SG_NOT_FOUND, "device vulkan:%d not found: %u Vulkan device%s", index,
+                        n, n == 1 ? "" : "s");
+  VkPhysicalDevice *pds = sg_xcalloc(n, sizeof *pds);
+  r = vkEnumeratePhysicalDevices(inst, &n, pds);
+  VkPhysicalDevice pd = pds[index];
+  free(pds);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
+
+  kn_vk_context *ctx = sg_xcalloc(1, sizeof *ctx);
+  ctx->instance = inst;
+  ctx->physical = pd;
+  if (opts)
+    ctx->opts = *opts;
+  if (ctx->opts.pool_block_bytes == 0)
+    ctx->opts.pool_block_bytes = 64u << 20;
+  ctx->opts.pipeline_cache_dir = NULL; /* not owned: pipeline.c keeps the file name */
+  kn_vk_describe(pd, index, &ctx->info);
+  vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memprops);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  ctx->limits = props.limits;
+  ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && ctx->info.subgroup_arithmetic &&
+                      ctx->info.subgroup_size >= 4 && ctx->info.subgroup_size <= 128;
+  pthread_mutex_init(&ctx->queue_lock, NULL);
+  pthread_mutex_init(&ctx->pipe_lock, NULL);
+  pthread_mutex_init(&ctx->frame_lock, NULL);
+  pthread_mutex_init(&ctx->pool.lock, NULL);
+
+  code = find_compute_queue(pd, &ctx->queue_family, err);
+  if (code != SG_OK)
+    goto fail;
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                 .queueFamilyIndex = ctx->queue_family,
+                                 .queueCount = 1,
+                                 .pQueuePriorities = &priority};
+  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .queueCreateInfoCount = 1,
+                            .pQueueCreateInfos = &qci};
+  r = vkCreateDevice(pd, &dci, NULL, &ctx->device);
+  if (r != VK_SUCCESS) {
+    ctx->device = VK_NULL_HANDLE;
+    code = kn_vk_check(r, err, "vkCreateDevice");
+    goto fail;
+  }
+  volkLoadDeviceTable(&ctx->vk, ctx->device);
+  ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+  code = kn_vk_pool_init(ctx, err);
+  if (code != SG_OK)
+    goto fail;
+  code = kn_vk_pipelines_init(ctx, opts ? opts->pipeline_cache_dir : NULL, err);
+  if (code != SG_OK)
+    goto fail;
+  SG_DEBUG(0, "vulkan:%d: opened %s (%s, subgroup %u%s, %s memory)", index, ctx->info.name,
+           kn_vk_device_type_name(ctx->info.type), ctx->info.subgroup_size,
+           ctx->subgroup_ops ? " arithmetic" : "",
+           kn_vk_context_direct_mapped(ctx) ? "mapped" : "staged");
+  *out = ctx;
+  return SG_OK;
+fail:
+  kn_vk_context_destroy(ctx);
+  return code;
+}
+
+void kn_vk_context_destroy(kn_vk_context *ctx) {
+  if (ctx == NULL)
+    return;
+  if (ctx->device != VK_NULL_HANDLE) {
+    pthread_mutex_lock(&ctx->queue_lock);
+    ctx->vk.vkDeviceWaitIdle(ctx->device);
+    pthread_mutex_unlock(&ctx->queue_lock);
+    kn_vk_frames_collect(ctx, true);
+    kn_vk_frames_free(ctx);
+    kn_vk_pipelines_free(ctx);
+    kn_vk_pool_free(ctx);
+    ctx->vk.vkDestroyDevice(ctx->device, NULL);
+  }
+  pthread_mutex_destroy(&ctx->queue_lock);
+  pthread_mutex_destroy(&ctx->pipe_lock);
+  pthread_mutex_destroy(&ctx->frame_lock);
+  pthread_mutex_destroy(&ctx->pool.lock);
+  free(ctx->cache_path);
+  free(ctx);
+}
+
+const kn_vk_device_info *kn_vk_context_info(const kn_vk_context *ctx) { return &ctx->info; }
+
+bool kn_vk_context_direct_mapped(const kn_vk_context *ctx) { return ctx->pool.mapped; }

@@ -1,0 +1,40 @@
+/*
+ * device_json.c — one kn_vk_device_info as a JSON object, for `stagctl devices`,
+ * ListDevices details and logs. Keys are stable; new ones may be added.
+ */
+#include "kn_vulkan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out) {
+  char name[32];
+  snprintf(name, sizeof name, "vulkan:%d", d->index);
+  sg_buf_puts(out, "{\"name\":");
+  sg_buf_put_json_string(out, name, strlen(name));
+  sg_buf_puts(out, ",\"description\":");
+  sg_buf_put_json_string(out, d->name, strlen(d->name));
+  sg_buf_printf(out, ",\"type\":\"%s\",\"vendor\":", kn_vk_device_type_name(d->type));
+  const char *vendor = d->vendor_name ? d->vendor_name : "unknown";
+  sg_buf_put_json_string(out, vendor, strlen(vendor));
+  sg_buf_printf(out, ",\"vendor_id\":%u,\"device_id\":%u,\"driver\":", d->vendor_id, d->device_id);
+  sg_buf_put_json_string(out, d->driver_name, strlen(d->driver_name));
+  sg_buf_puts(out, ",\"driver_info\":");
+  sg_buf_put_json_string(out, d->driver_info, strlen(d->driver_info));
+  /* VK_API_VERSION_MAJOR/MINOR/PATCH, spelled out to keep Vulkan headers out of here */
+  sg_buf_printf(out, ",\"api_version\":\"%u.%u.%u\"", (d->api_version >> 22) & 0x7fu,
+                (d->api_version >> 12) & 0x3ffu, d->api_version & 0xfffu);
+  sg_buf_printf(out, ",\"memory_bytes\":%llu,\"unified_memory\":%s,\"heaps\":[",
+                (unsigned long long)d->device_local_bytes, d->unified_memory ? "true" : "false");
+  for (int i = 0; i < d->heap_count; i++)
+    sg_buf_printf(out, "%s{\"bytes\":%llu,\"device_local\":%s}", i ? "," : "",
+                  (unsigned long long)d->heap_size[i], d->heap_device_local[i] ? "true" : "false");
+  sg_buf_printf(out,
+                "],\"subgroup_size\":%u,\"subgroup_arithmetic\":%s,\"cooperative_matrix\":%s,"
+                "\"max_workgroup_size\":[%u,%u,%u],\"max_workgroup_invocations\":%u,"
+                "\"max_shared_memory_bytes\":%u,\"max_storage_buffer_bytes\":%llu}",
+                d->subgroup_size, d->subgroup_arithmetic ? "true" : "false",
+                d->cooperative_matrix ? "true" : "false", d->max_workgroup_size[0],
+                d->max_workgroup_size[1], d->max_workgroup_size[2], d->max_workgroup_invocations,
+                d->max_shared_memory_bytes, (unsigned long long)d->max_storage_buffer_range);
+}

@@ -1,0 +1,250 @@
+/*
+ * kernels.c — typed launchers for the embedded float32 kernels (binary, unary, reduce,
+ * softmax, matmul). Each validates shapes and buffer sizes, fills the kernel's push
+ * constants, picks workgroup sizes for the device (specialization constants 0..1) and
+ * records one kn_vk_dispatch into the batch. The graph's op table can call these, or
+ * kn_vk_dispatch directly by kernel name.
+ *
+ * Indices inside shaders are 32-bit: tensors of 2^32 elements or more are refused.
+ */
+#include "vk_internal.h"
+
+#include <string.h>
+
+#define MAX_GROUPS 65535u /* guaranteed minimum of maxComputeWorkGroupCount */
+
+/* Push-constant layouts; must match the shaders' `push_constant` blocks. */
+typedef struct binary_push {
+  uint32_t n, ndim, pad0, pad1;
+  uint32_t shape[KN_VK_MAX_DIMS];
+  uint32_t sa[KN_VK_MAX_DIMS];
+  uint32_t sb[KN_VK_MAX_DIMS];
+} binary_push;
+_Static_assert(sizeof(binary_push) <= KN_VK_PUSH_BYTES, "binary push constants too big");
+
+int64_t kn_vk_shape_size(const kn_vk_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->ndim; i++)
+    n *= s->dims[i];
+  return n;
+}
+
+/* The largest power of two ≤ want that the device accepts as a 1-D workgroup. */
+static uint32_t wg_size(const kn_vk_context *ctx, uint32_t want) {
+  uint32_t lim = ctx->limits.maxComputeWorkGroupInvocations;
+  if (ctx->limits.maxComputeWorkGroupSize[0] < lim)
+    lim = ctx->limits.maxComputeWorkGroupSize[0];
+  while (want > lim)
+    want /= 2;
+  return want;
+}
+
+static uint32_t grid(int64_t items, uint32_t per_group) {
+  int64_t g = (items + per_group - 1) / per_group;
+  return g > MAX_GROUPS ? MAX_GROUPS : (uint32_t)g;
+}
+
+static sg_code check_shape(const kn_vk_shape *s, const char *what, sg_error *err) {
+  if (s->ndim < 0 || s->ndim > KN_VK_MAX_DIMS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s has %d dimensions (max %d)", what,
+                        s->ndim, KN_VK_MAX_DIMS);
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] < 0 || s->dims[i] > UINT32_MAX)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s has a bad dimension %lld", what,
+                          (long long)s->dims[i]);
+  if (kn_vk_shape_size(s) > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_UNIMPLEMENTED,
+                        "vulkan: %s has 2^32 elements or more (not supported)", what);
+  return SG_OK;
+}
+
+static sg_code check_buffer(const kn_vk_buffer *buf, int64_t elems, const char *what,
+                            sg_error *err) {
+  if (buf == NULL)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s buffer is NULL", what);
+  if (buf->size < (uint64_t)elems * sizeof(float))
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: %s buffer holds %llu bytes, %lld float32 need %lld", what,
+                        (unsigned long long)buf->size, (long long)elems,
+                        (long long)elems * (long long)sizeof(float));
+  return SG_OK;
+}
+
+sg_code kn_vk_broadcast_shape(const kn_vk_shape *a, const kn_vk_shape *b, kn_vk_shape *out,
+                              sg_error *err) {
+  int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+  kn_vk_shape r = {.ndim = nd};
+  for (int i = 0; i < nd; i++) {
+    int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "vulkan: shapes do not broadcast: dimension %d is %lld vs %lld", i,
+                          (long long)da, (long long)db);
+    r.dims[i] = da == 1 ? db : da;
+  }
+  *out = r;
+  return SG_OK;
+}
+
+/* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
+static void broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st) {
+  uint32_t stride = 1;
+  for (int i = out->ndim - 1; i >= 0; i--) {
+    int is = i - (out->ndim - s->ndim);
+    int64_t d = is >= 0 ? s->dims[is] : 1;
+    st[i] = d == 1 ? 0 : stride;
+    stride *= (uint32_t)d;
+  }
+}
+
+sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_vk_shape *as,
+                     kn_vk_buffer *b, const kn_vk_shape *bs, kn_vk_buffer *out, sg_error *err) {
+  if ((unsigned)op >= KN_VK_NBINOPS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown binary op %d", (int)op);
+  sg_code code;
+  kn_vk_shape os;
+  if ((code = check_shape(as, "left operand", err)) ||
+      (code = check_shape(bs, "right operand", err)) ||
+      (code = kn_vk_broadcast_shape(as, bs, &os, err)) || (code = check_shape(&os, "result", err)))
+    return code;
+  int64_t n = kn_vk_shape_size(&os), na = kn_vk_shape_size(as), nb = kn_vk_shape_size(bs);
+  if ((code = check_buffer(a, na, "left operand", err)) ||
+      (code = check_buffer(b, nb, "right operand", err)) ||
+      (code = check_buffer(out, n, "result", err)))
+    return code;
+  binary_push pc = {.n = (uint32_t)n, .ndim = (uint32_t)os.ndim};
+  for (int i = 0; i < os.ndim; i++)
+    pc.shape[i] = (uint32_t)os.dims[i];
+  broadcast_strides(as, &os, pc.sa);
+  broadcast_strides(bs, &os, pc.sb);
+  uint32_t flags = (na == n ? 1u : na == 1 ? 2u : 0u) | (nb == n ? 4u : nb == 1 ? 8u : 0u);
+  uint32_t spec[3] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op, flags};
+  kn_vk_binding binds[3] = {{a, false}, {b, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel = "binary",
+                           .bindings = binds,
+                           .nbindings = 3,
+                           .push = &pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = 3,
+                           .groups = {grid(n, spec[0]), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_unary(kn_vk_batch *bt, kn_vk_unop op, kn_vk_buffer *a, kn_vk_buffer *out, int64_t n,
+                    sg_error *err) {
+  if ((unsigned)op >= KN_VK_NUNOPS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown unary op %d", (int)op);
+  if (n < 0 || n > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
+  sg_code code;
+  if ((code = check_buffer(a, n, "operand", err)) || (code = check_buffer(out, n, "result", err)))
+    return code;
+  uint32_t pc[1] = {(uint32_t)n};
+  uint32_t spec[2] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
+  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel = "unary",
+                           .bindings = binds,
+                           .nbindings = 2,
+                           .push = pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = 2,
+                           .groups = {grid(n, spec[0]), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s,
+                     int axis, kn_vk_buffer *out, sg_error *err) {
+  sg_code code = check_shape(s, "operand", err);
+  if (code != SG_OK)
+    return code;
+  if ((unsigned)op > KN_VK_REDUCE_MIN)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown reduction %d", (int)op);
+  if (axis < 0)
+    axis += s->ndim;
+  if (axis < 0 || axis >= s->ndim)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: reduction axis out of range for a %d-dimensional tensor", s->ndim);
+  int64_t outer = 1, inner = 1, len = s->dims[axis];
+  for (int i = 0; i < axis; i++)
+    outer *= s->dims[i];
+  for (int i = axis + 1; i < s->ndim; i++)
+    inner *= s->dims[i];
+  if ((code = check_buffer(a, outer * len * inner, "operand", err)) ||
+      (code = check_buffer(out, outer * inner, "result", err)))
+    return code;
+  uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  uint32_t spec[2] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
+  if (len < 64 && inner > 1)
+    spec[0] =
+        wg_size(kn_vk_batch_context(bt), 32); /* short strided columns: fewer idle invocations */
+  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel =
+                               kn_vk_batch_context(bt)->subgroup_ops ? "reduce_subgroup" : "reduce",
+                           .bindings = binds,
+                           .nbindings = 2,
+                           .push = pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = 2,
+                           .groups = {grid(outer * inner, 1), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
+                      kn_vk_buffer *out, sg_error *err) {
+  if (rows < 0 || cols < 0 || rows * cols > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad softmax shape [%lld, %lld]",
+                        (long long)rows, (long long)cols);
+  sg_code code;
+  if ((code = check_buffer(a, rows * cols, "operand", err)) ||
+      (code = check_buffer(out, rows * cols, "result", err)))
+    return code;
+  uint32_t pc[2] = {(uint32_t)rows, (uint32_t)cols};
+  uint32_t wg = wg_size(kn_vk_batch_context(bt), cols <= 64 ? 64 : 256);
+  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel = "softmax",
+                           .bindings = binds,
+                           .nbindings = 2,
+                           .push = pc,
+                           .push_bytes = sizeof pc,
+                           .spec = &wg,
+                           .nspec = 1,
+                           .groups = {cols == 0 ? 0 : grid(rows, 1), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
+                     int64_t n, int64_t k, sg_error *err) {
+  if (m < 0 || n < 0 || k < 0 || m * k > (int64_t)UINT32_MAX || k * n > (int64_t)UINT32_MAX ||
+      m * n > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad matmul shape %lldx%lldx%lld",
+                        (long long)m, (long long)n, (long long)k);
+  sg_code code;
+  if ((code = check_buffer(a, m * k, "left operand", err)) ||
+      (code = check_buffer(b, k * n, "right operand", err)) ||
+      (code = check_buffer(c, m * n, "result", err)))
+    return code;
+  /* 16x16 invocations, each a 4x4 block: 64x64 tiles (the shader's TM = TN = 4) */
+  uint32_t spec[2] = {16, 16};
+  if (kn_vk_batch_context(bt)->limits.maxComputeWorkGroupInvocations < 256)
+    spec[1] = 8;
+  uint32_t bm = spec[1] * 4, bn = spec[0] * 4;
+  if ((m + bm - 1) / bm > MAX_GROUPS || (n + bn - 1) / bn > MAX_GROUPS)
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
+                        (long long)m, (long long)n);
+  uint32_t pc[6] = {(uint32_t)m, (uint32_t)n, (uint32_t)k, 0, 0, 0};
+  kn_vk_binding binds[3] = {{a, false}, {b, false}, {c, true}};
+  kn_vk_dispatch_desc d = {
+      .kernel = "matmul",
+      .bindings = binds,
+      .nbindings = 3,
+      .push = pc,
+      .push_bytes = sizeof pc,
+      .spec = spec,
+      .nspec = 2,
+      .groups = {(uint32_t)((n + bn - 1) / bn), (uint32_t)((m + bm - 1) / bm), 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}

@@ -1,0 +1,256 @@
+/*
+ * kn_vulkan.h — the public API of the Vulkan compute backend (kernels/vulkan/).
+ *
+ * How the pieces fit:
+ *   - the loader is reached through volk at run time (no link-time libvulkan): when no
+ *     loader or no driver is present every entry point returns SG_UNAVAILABLE and the
+ *     caller falls back to the CPU backend;
+ *   - kn_vk_enumerate lists the physical devices ("vulkan:0", "vulkan:1", ...) and
+ *     kn_vk_choose_device turns a `--device` string into a device index (or the CPU);
+ *   - a kn_vk_context is one logical device: a compute queue behind a mutex, a
+ *     sub-allocating memory pool, and a pipeline cache persisted on disk;
+ *   - kn_vk_buffer is a range of device memory; kn_vk_upload / kn_vk_download move
+ *     bytes (direct mapping where device memory is host-visible, else staging);
+ *   - a kn_vk_batch records many dispatches into ONE command buffer (barriers between
+ *     dependent dispatches are inserted automatically), is submitted once, and is
+ *     waited on with a deadline.
+ *   - kernels are named pipelines ("binary", "unary", "reduce", "softmax", "matmul")
+ *     launched generically with kn_vk_dispatch, or through the typed helpers at the
+ *     end of this header (kn_vk_binary, kn_vk_matmul, ...).
+ *
+ * Thread safety: contexts may be shared between threads; a batch belongs to one
+ * thread at a time. Prefix: kn_vk_.
+ */
+#ifndef STAGD_KERNELS_KN_VULKAN_H
+#define STAGD_KERNELS_KN_VULKAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sg.h"
+
+/* ------------------------------------------------------------ devices */
+
+typedef enum kn_vk_device_type {
+  KN_VK_DEVICE_OTHER = 0,
+  KN_VK_DEVICE_INTEGRATED_GPU,
+  KN_VK_DEVICE_DISCRETE_GPU,
+  KN_VK_DEVICE_VIRTUAL_GPU,
+  KN_VK_DEVICE_CPU, /* lavapipe / SwiftShader: Vulkan running on the host CPU */
+} kn_vk_device_type;
+
+#define KN_VK_MAX_HEAPS 16
+
+typedef struct kn_vk_device_info {
+  int index;      /* N in "vulkan:N" */
+  char name[256]; /* "llvmpipe (LLVM 15.0.6, 256 bits)" */
+  kn_vk_device_type type;
+  uint32_t vendor_id;
+  const char *vendor_name; /* static string: "NVIDIA", "AMD", "Intel", "Mesa", ... */
+  uint32_t device_id;
+  char driver_name[256]; /* "llvmpipe" (empty when the driver does not say) */
+  char driver_info[256]; /* "Mesa 22.3.6 (LLVM 15.0.6)" */
+  uint32_t api_version;  /* VK_MAKE_API_VERSION encoding */
+  uint8_t uuid[16];      /* pipelineCacheUUID */
+  int heap_count;
+  uint64_t heap_size[KN_VK_MAX_HEAPS];
+  bool heap_device_local[KN_VK_MAX_HEAPS];
+  uint64_t device_local_bytes; /* sum of device-local heaps */
+  bool unified_memory;         /* a device-local memory type is host-visible too */
+  uint32_t subgroup_size;
+  bool subgroup_arithmetic; /* subgroupAdd/Max in compute shaders */
+  bool cooperative_matrix;  /* VK_KHR_ or VK_NV_cooperative_matrix offered */
+  uint32_t max_workgroup_size[3];
+  uint32_t max_workgroup_invocations;
+  uint32_t max_workgroup_count[3];
+  uint32_t max_shared_memory_bytes;
+  uint64_t max_storage_buffer_range;
+  uint32_t max_push_constants_bytes;
+} kn_vk_device_info;
+
+const char *kn_vk_device_type_name(
+    kn_vk_device_type t); /* "discrete", "integrated", "virtual", "cpu", "other" */
+
+/* Appends d as one JSON object: {"name":"vulkan:0","description":"llvmpipe ...",
+ * "type":"cpu","vendor":"Mesa","driver":"llvmpipe","driver_info":...,"api_version":
+ * "1.3.230","memory_bytes":...,"heaps":[...],"subgroup_size":8,...}. */
+void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out);
+
+/* Lists the Vulkan devices. *out is malloc'd (free() it); *count may be 0 with SG_OK
+ * when a loader exists but offers no device. SG_UNAVAILABLE when there is no loader or
+ * the instance cannot be created. */
+sg_code kn_vk_enumerate(kn_vk_device_info **out, size_t *count, sg_error *err);
+
+/* The `--device auto` policy over a list: the first discrete GPU, else the first
+ * integrated GPU, else -1 (= the CPU backend; CPU-type Vulkan devices and virtual GPUs
+ * are only used when named explicitly). */
+int kn_vk_pick_auto(const kn_vk_device_info *devs, size_t count);
+
+/* Parses a `--device` value: "auto", "cpu", "vulkan" (the best Vulkan device of any
+ * type) or "vulkan:N". Sets *vulkan_index to the device to open, or -1 for the CPU.
+ * "auto" never fails for lack of Vulkan: it logs one line and picks the CPU. Explicit
+ * Vulkan requests fail with SG_UNAVAILABLE / SG_NOT_FOUND; bad syntax is
+ * SG_INVALID_ARGUMENT. */
+sg_code kn_vk_choose_device(const char *spec, int *vulkan_index, sg_error *err);
+
+/* Destroys the process-wide instance (all contexts must be gone). Optional: for leak
+ * checkers and tests that change the environment between runs. */
+void kn_vk_shutdown(void);
+
+/* ------------------------------------------------------------ contexts */
+
+typedef struct kn_vk_context kn_vk_context;
+
+typedef struct kn_vk_options {
+  /* Where the VkPipelineCache is persisted. NULL → $XDG_CACHE_HOME/stagd or
+   * ~/.cache/stagd; "" → no persistence. */
+  const char *pipeline_cache_dir;
+  uint64_t pool_block_bytes; /* size of the VkDeviceMemory blocks; 0 → 64 MiB */
+  bool force_staging;        /* never map device memory directly (tests the staging path) */
+  bool no_subgroup_ops;      /* use the shared-memory reductions even where subgroup
+                                arithmetic is offered (tests the fallback) */
+} kn_vk_options;
+
+/* Opens device `index` (as listed by kn_vk_enumerate). opts may be NULL. */
+sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context **out,
+                             sg_error *err);
+/* Waits for outstanding work, saves the pipeline cache, frees everything. NULL is ok. */
+void kn_vk_context_destroy(kn_vk_context *ctx);
+const kn_vk_device_info *kn_vk_context_info(const kn_vk_context *ctx);
+/* Whether buffers are mapped directly (no staging copies). */
+bool kn_vk_context_direct_mapped(const kn_vk_context *ctx);
+
+typedef struct kn_vk_memory_stats {
+  uint64_t block_count;
+  uint64_t block_bytes;  /* VkDeviceMemory allocated */
+  uint64_t used_bytes;   /* handed out to live buffers (aligned sizes) */
+  uint64_t buffer_count; /* live buffers */
+} kn_vk_memory_stats;
+void kn_vk_memory_stats_get(kn_vk_context *ctx, kn_vk_memory_stats *out);
+
+/* ------------------------------------------------------------ buffers */
+
+typedef struct kn_vk_buffer kn_vk_buffer;
+
+/* A device-local buffer of `bytes` bytes (0 is allowed: an empty tensor). Out of device
+ * memory → SG_RESOURCE_EXHAUSTED. */
+sg_code kn_vk_buffer_create(kn_vk_context *ctx, uint64_t bytes, kn_vk_buffer **out, sg_error *err);
+void kn_vk_buffer_destroy(kn_vk_buffer *buf); /* NULL is ok; must not be in flight */
+uint64_t kn_vk_buffer_size(const kn_vk_buffer *buf);
+
+/* Synchronous host ↔ device copies (wait for earlier submitted batches first). */
+sg_code kn_vk_upload(kn_vk_context *ctx, kn_vk_buffer *dst, uint64_t offset, const void *src,
+                     uint64_t bytes, sg_error *err);
+sg_code kn_vk_download(kn_vk_context *ctx, const kn_vk_buffer *src, uint64_t offset, void *dst,
+                       uint64_t bytes, sg_error *err);
+
+/* ------------------------------------------------------------ batches */
+
+typedef struct kn_vk_batch kn_vk_batch;
+
+sg_code kn_vk_batch_begin(kn_vk_context *ctx, kn_vk_batch **out, sg_error *err);
+/* Submits once and waits. deadline_ns is an absolute sg_now_ns() time, 0 = none;
+ * passing it → SG_DEADLINE_EXCEEDED (the work is left to finish in the background and
+ * its resources are reclaimed later). Out of device memory → SG_RESOURCE_EXHAUSTED;
+ * device lost → SG_UNAVAILABLE (the context stays unusable). The batch is consumed in
+ * every case. */
+sg_code kn_vk_batch_submit(kn_vk_batch *b, uint64_t deadline_ns, sg_error *err);
+/* Drops a batch that was never submitted. NULL is ok. */
+void kn_vk_batch_discard(kn_vk_batch *b);
+size_t kn_vk_batch_dispatch_count(const kn_vk_batch *b);
+/* Pipeline barriers recorded so far (for tests and profiling). */
+size_t kn_vk_batch_barrier_count(const kn_vk_batch *b);
+
+/* A generic dispatch: the pipeline is named (see kn_vk_kernel_names), its storage
+ * buffers are bound in order 0..n-1, each marked written or read-only (the runner uses
+ * this to place barriers), push constants are up to 128 bytes, spec[] fills
+ * specialization constants 0..nspec-1 (constant 0..2 are the workgroup size). */
+#define KN_VK_MAX_BINDINGS 8
+#define KN_VK_MAX_SPEC 8
+#define KN_VK_PUSH_BYTES 128
+
+typedef struct kn_vk_binding {
+  kn_vk_buffer *buffer;
+  bool written;
+} kn_vk_binding;
+
+typedef struct kn_vk_dispatch_desc {
+  const char *kernel;
+  const kn_vk_binding *bindings;
+  int nbindings;
+  const void *push;
+  uint32_t push_bytes;
+  const uint32_t *spec;
+  int nspec;
+  uint32_t groups[3];
+} kn_vk_dispatch_desc;
+
+sg_code kn_vk_dispatch(kn_vk_batch *b, const kn_vk_dispatch_desc *d, sg_error *err);
+/* NULL-terminated list of embedded kernels. */
+const char *const *kn_vk_kernel_names(void);
+
+/* ------------------------------------------------------------ kernels (float32) */
+
+#define KN_VK_MAX_DIMS 8
+
+typedef struct kn_vk_shape {
+  int ndim; /* 0 = scalar */
+  int64_t dims[KN_VK_MAX_DIMS];
+} kn_vk_shape;
+
+int64_t kn_vk_shape_size(const kn_vk_shape *s);
+
+typedef enum kn_vk_binop {
+  KN_VK_ADD = 0,
+  KN_VK_SUB,
+  KN_VK_MUL,
+  KN_VK_DIV,
+  KN_VK_MAXIMUM,
+  KN_VK_MINIMUM,
+  KN_VK_POW,
+  KN_VK_NBINOPS
+} kn_vk_binop;
+
+typedef enum kn_vk_unop {
+  KN_VK_NEG = 0,
+  KN_VK_EXP,
+  KN_VK_LOG,
+  KN_VK_TANH,
+  KN_VK_RELU,
+  KN_VK_SQRT,
+  KN_VK_ABS,
+  KN_VK_SIGMOID,
+  KN_VK_SQUARE,
+  KN_VK_RECIPROCAL,
+  KN_VK_NUNOPS
+} kn_vk_unop;
+
+typedef enum kn_vk_reduce_op {
+  KN_VK_REDUCE_SUM = 0,
+  KN_VK_REDUCE_MAX,
+  KN_VK_REDUCE_MIN
+} kn_vk_reduce_op;
+
+/* NumPy broadcasting of two shapes; SG_INVALID_ARGUMENT when incompatible. */
+sg_code kn_vk_broadcast_shape(const kn_vk_shape *a, const kn_vk_shape *b, kn_vk_shape *out,
+                              sg_error *err);
+
+/* out = a OP b with broadcasting; `out` must hold the broadcast shape. */
+sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_vk_shape *as,
+                     kn_vk_buffer *b, const kn_vk_shape *bs, kn_vk_buffer *out, sg_error *err);
+/* out = OP(a) over n elements. */
+sg_code kn_vk_unary(kn_vk_batch *bt, kn_vk_unop op, kn_vk_buffer *a, kn_vk_buffer *out, int64_t n,
+                    sg_error *err);
+/* Reduces `axis` of a tensor of shape s (out has s without that axis). An empty
+ * reduced axis gives 0 for sum and -inf/+inf for max/min. */
+sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s,
+                     int axis, kn_vk_buffer *out, sg_error *err);
+/* Softmax along the last axis of a [rows, cols] view. */
+sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
+                      kn_vk_buffer *out, sg_error *err);
+/* c[M,N] = a[M,K] @ b[K,N], row-major, float32. */
+sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
+                     int64_t n, int64_t k, sg_error *err);
+
+#endif /* STAGD_KERNELS_KN_VULKAN_H */

@@ -1,0 +1,135 @@
+/*
+ * vk_internal.h — private declarations shared by the files of kernels/vulkan/:
+ * the context, buffer and batch structs, and the helpers each file offers the others
+ * (instance.c: loader + instance; memory.c: pool; pipeline.c: pipelines; runner.c:
+ * command buffers). Nothing outside this folder includes it.
+ */
+#ifndef STAGD_KERNELS_VK_INTERNAL_H
+#define STAGD_KERNELS_VK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <volk.h>
+
+#include "kn_vulkan.h"
+
+/* ------------------------------------------------------------ instance.c */
+
+/* Loads the loader and creates the process-wide instance once (thread-safe).
+ * SG_UNAVAILABLE when either step fails. */
+sg_code kn_vk_instance_get(VkInstance *out, sg_error *err);
+/* Fills info for one physical device. */
+void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info);
+/* VkResult → sg_code with a message naming what was being done. */
+sg_code kn_vk_check(VkResult r, sg_error *err, const char *what);
+
+/* ------------------------------------------------------------ memory.c */
+
+typedef struct kn_vk_range {
+  uint64_t off, size;
+} kn_vk_range;
+
+typedef struct kn_vk_block {
+  VkDeviceMemory memory;
+  VkBuffer buffer; /* one VkBuffer spans the block; buffers are (block, offset) */
+  uint64_t size;
+  void *mapped;   /* non-NULL when the block is mapped directly */
+  bool dedicated; /* holds exactly one large buffer */
+  /* free list: sorted, non-overlapping ranges */
+  SG_VEC(kn_vk_range) free;
+} kn_vk_block;
+
+struct kn_vk_buffer {
+  kn_vk_context *ctx;
+  kn_vk_block *block;
+  uint64_t offset;
+  uint64_t size;  /* requested bytes */
+  uint64_t alloc; /* bytes taken from the block (aligned, ≥ 4) */
+};
+
+typedef struct kn_vk_pool {
+  pthread_mutex_t lock;
+  uint32_t memory_type;
+  bool mapped; /* blocks are host-visible + coherent and stay mapped */
+  uint64_t block_bytes;
+  uint64_t alignment;
+  SG_VEC(kn_vk_block *) blocks;
+  uint64_t used_bytes, buffer_count;
+} kn_vk_pool;
+
+sg_code kn_vk_pool_init(kn_vk_context *ctx, sg_error *err);
+void kn_vk_pool_free(kn_vk_context *ctx);
+
+/* ------------------------------------------------------------ pipeline.c */
+
+typedef struct kn_vk_pipeline {
+  VkPipeline pipeline;
+  VkPipelineLayout layout;
+  VkDescriptorSetLayout set_layout;
+  int nbindings;
+} kn_vk_pipeline;
+
+typedef struct kn_vk_shader_blob {
+  const char *name;
+  const unsigned char *code;
+  size_t size;
+  int nbindings;
+} kn_vk_shader_blob;
+
+/* From the generated kn_vk_shaders.c (build tree). */
+extern const kn_vk_shader_blob kn_vk_shader_blobs[];
+extern const size_t kn_vk_shader_blob_count;
+extern const char *const kn_vk_shader_names[]; /* NULL-terminated */
+
+/* dir: as kn_vk_options.pipeline_cache_dir (NULL = default location, "" = none). */
+sg_code kn_vk_pipelines_init(kn_vk_context *ctx, const char *dir, sg_error *err);
+void kn_vk_pipelines_free(kn_vk_context *ctx);
+/* Finds or builds the pipeline for (kernel, spec constants). */
+sg_code kn_vk_pipeline_get(kn_vk_context *ctx, const char *kernel, const uint32_t *spec, int nspec,
+                           const kn_vk_pipeline **out, sg_error *err);
+
+/* ------------------------------------------------------------ runner.c */
+
+typedef struct kn_vk_frame kn_vk_frame; /* command pool + fence + descriptor pools */
+kn_vk_context *kn_vk_batch_context(const kn_vk_batch *b);
+void kn_vk_frames_free(kn_vk_context *ctx);
+/* Reclaims frames whose work finished after their deadline passed. */
+void kn_vk_frames_collect(kn_vk_context *ctx, bool wait);
+/* Runs a one-off command buffer (used for staging copies) and waits. */
+sg_code kn_vk_run_commands(kn_vk_context *ctx,
+                           void (*record)(kn_vk_context *, VkCommandBuffer, void *), void *arg,
+                           sg_error *err);
+
+/* ------------------------------------------------------------ the context */
+
+struct kn_vk_context {
+  kn_vk_device_info info;
+  VkInstance instance;
+  VkPhysicalDevice physical;
+  VkDevice device;
+  struct VolkDeviceTable vk; /* device-level functions for this device */
+  uint32_t queue_family;
+  VkQueue queue;
+  pthread_mutex_t queue_lock; /* the one submission queue of the device */
+  atomic_bool lost;           /* VK_ERROR_DEVICE_LOST seen: refuse further work */
+  bool subgroup_ops;          /* use the subgroup variant of reductions */
+  VkPhysicalDeviceMemoryProperties memprops;
+  VkPhysicalDeviceLimits limits;
+  kn_vk_options opts;
+  char *cache_path; /* pipeline cache file, NULL = not persisted */
+
+  kn_vk_pool pool;
+
+  pthread_mutex_t pipe_lock;
+  VkPipelineCache pipeline_cache;
+  sg_map pipelines; /* hash(kernel, spec) → kn_vk_pipeline* */
+
+  pthread_mutex_t frame_lock;
+  SG_VEC(kn_vk_frame *) free_frames;
+  SG_VEC(kn_vk_frame *) pending_frames; /* submitted, deadline passed, not yet done */
+};
+
+/* Maps VK_ERROR_DEVICE_LOST etc. and marks the context lost when needed. */
+sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const char *what);
+
+#endif /* STAGD_KERNELS_VK_INTERNAL_H */

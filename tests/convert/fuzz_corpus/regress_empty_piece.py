@@ -1,0 +1,1 @@
+print(f"{x,Ϳ(f"{x,Ϳnt(f"{x!r:{w}})

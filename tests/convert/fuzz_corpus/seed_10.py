@@ -1,0 +1,3 @@
+type A[*Ts, **P] = tuple[*Ts]
+global g
+del a[0], b.c

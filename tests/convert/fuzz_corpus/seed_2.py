@@ -1,0 +1,2 @@
+class A[T](B, metaclass=M):
+    x: int = 1

@@ -1,0 +1,6 @@
+try:
+    pass
+except* (A, B) as e:
+    raise X from e
+finally:
+    pass

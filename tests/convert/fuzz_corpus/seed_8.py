@@ -1,0 +1,6 @@
+if a:
+    pass
+elif b:
+    pass
+else:
+    pass

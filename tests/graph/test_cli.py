@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""gr_tool end to end: the SEXPR.md examples and other programs in examples/, the four
+dump formats (DOT checked with Graphviz's `dot` when installed, JSON parsed), located
+diagnostics in the FILE:LINE:COL: error: MESSAGE form, exit codes, deadlines.
+Usage: test_cli.py PATH/TO/gr_tool EXAMPLES_DIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOOL, EX = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def tool(*args, stdin=None):
+    return subprocess.run([TOOL, *args], capture_output=True, text=True, input=stdin, timeout=60)
+
+
+def expect(name, cond, detail=""):
+    if not cond:
+        failures.append(f"{name}: {detail}")
+
+
+def run(file, args, *extra):
+    return tool("run", os.path.join(EX, file), "--args", args, *extra)
+
+
+tree = {"record": {"is_empty": False, "value": 3,
+                   "left": {"record": {"is_empty": True}},
+                   "right": {"record": {"is_empty": False, "value": 5,
+                                        "left": {"record": {"is_empty": True}},
+                                        "right": {"record": {"is_empty": True}}}}}}
+CASES = [("runX.sexp", "[10]", 100), ("aggregate.sexp", "[100]", 5050),
+         ("tree_prod.sexp", json.dumps([2, tree]), 2 * (2 * 2 * 5) * 3),
+         ("closures.sexp", "[7]", {"tuple": [12, False, True]}),
+         ("loop_print.sexp", "[10]", 1024)]
+for f, a, want in CASES:
+    for opt in ([], ["--no-optimize"]):
+        p = run(f, a, *opt)
+        expect(f"run {f} {opt}", p.returncode == 0 and json.loads(p.stdout) == want,
+               f"rc={p.returncode} out={p.stdout} err={p.stderr}")
+p = run("loop_print.sexp", "[3]")
+expect("print order", p.stderr.startswith("start 3\nresult 8\n"), repr(p.stderr))
+
+# grad: parsed, then a clear UNIMPLEMENTED error located at the grad form
+p = run("grad.sexp", "[2, 3]")
+expect("grad unimplemented", p.returncode == 1 and "grad.sexp:2:18: error:" in p.stderr
+       and "UNIMPLEMENTED" in p.stderr, p.stderr)
+
+have_dot = shutil.which("dot") is not None
+for f in ["runX.sexp", "aggregate.sexp", "tree_prod.sexp", "closures.sexp", "loop_print.sexp"]:
+    path = os.path.join(EX, f)
+    for opt in ([], ["--no-optimize"]):
+        for fmt in ["sexpr", "text", "dot", "json"]:
+            p = tool("stage", path, "--dump", fmt, *opt)
+            expect(f"stage {f} {fmt}", p.returncode == 0 and p.stdout, p.stderr)
+            if fmt == "json":
+                try:
+                    j = json.loads(p.stdout)
+                    ok = "graphs" in j and all("nodes" in g and "output" in g for g in j["graphs"])
+                    ids = {n["id"] for g in j["graphs"] for n in g["nodes"]}
+                    ok = ok and all(i in ids for g in j["graphs"] for n in g["nodes"]
+                                    for i in n.get("inputs", []) if not isinstance(i, str))
+                except ValueError as e:
+                    ok = False
+                expect(f"json {f}", ok, p.stdout[:200])
+            if fmt == "dot" and have_dot:
+                d = subprocess.run(["dot", "-Tsvg"], input=p.stdout, capture_output=True, text=True)
+                expect(f"dot accepts {f}", d.returncode == 0 and "<svg" in d.stdout, d.stderr)
+            if fmt == "sexpr":
+                with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+                    t.write(p.stdout)
+                args = dict((c[0], c[1]) for c in CASES)[f]
+                r1 = run(f, args)
+                r2 = tool("run", t.name, "--args", args)
+                os.unlink(t.name)
+                expect(f"sexpr dump re-runs {f}", r2.returncode == 0 and r1.stdout == r2.stdout,
+                       r2.stderr)
+
+# diagnostics
+BAD = [("(def f (x)\n  (+ x 1)", "[1]", ":1:1: error: unbalanced parentheses"),
+       ("(def f (x)\n  (nosuchop x))", "[1]", ":2:4: error: unknown primitive or function 'nosuchop'"),
+       ("(def f (x)\n  (* x))", "[1]", ":2:3: error: wrong number of arguments to '*'"),
+       ("(def f ((x float32 (2 3)) (y float32 (3 3)))\n  (+ x y))", "[]",
+        ":2:3: error: +: shapes (2,3) and (3,3) cannot be broadcast together"),
+       ("(def f (n)\n  (+ 1 (f n)))", "[1]", ":2:8: error: recursion depth limit exceeded")]
+for src, args, want in BAD:
+    with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+        t.write(src)
+    p = tool("run", t.name, "--args", args)
+    os.unlink(t.name)
+    expect(f"diagnostic {want}", p.returncode == 1 and (t.name + want) in p.stderr, p.stderr)
+
+with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+    t.write("(def f (n)\n  (while (lambda (i) true) (lambda (i) (tuple (+ i 1))) (tuple n)))")
+p = tool("run", t.name, "--args", "[0]", "--deadline-ms", "200")
+os.unlink(t.name)
+expect("endless while stops at the deadline", p.returncode == 1 and ":2:3: error: deadline exceeded" in p.stderr
+       and "DEADLINE_EXCEEDED" in p.stderr, p.stderr)
+
+# robustness: mutated programs and arguments never crash (exit 0, 1 or 2 only)
+import random
+random.seed(7)
+srcs = [open(os.path.join(EX, f)).read() for f in sorted(os.listdir(EX)) if f.endswith(".sexp")]
+tokens = ["(", ")", "(", ")", "x", "1", "2.5", "-1", "none", "true", "(tuple 1 2)", "(lambda (a) a)",
+          "(if", "(while", "(let", "(getitem", "(+", "(matmul", "(reshape", "\"s\"", ";c\n",
+          "(grad", "(def", "(set!", "(var", "(record (a 1))", "(getattr", "(slice", "(concat"]
+argsets = ["[]", "[1]", "[1, 2]", "[[1,2],[3,4]]", "[{\"tuple\":[1,2]}]", "[2.5, true]",
+           "[{\"record\":{\"is_empty\":true}}]", "[{\"dtype\":\"int32\",\"shape\":[2],\"data\":[1,2]}]"]
+for i in range(150):
+    src = random.choice(srcs)
+    pos = random.randrange(len(src) + 1)
+    cut = random.randrange(0, 6)
+    src = src[:pos] + " ".join(random.choice(tokens) for _ in range(random.randrange(1, 4))) + src[pos + cut:]
+    with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+        t.write(src)
+    p = tool("run", t.name, "--args", random.choice(argsets), "--deadline-ms", "2000")
+    os.unlink(t.name)
+    expect("fuzz no crash", p.returncode in (0, 1, 2) and "Sanitizer" not in p.stderr,
+           f"rc={p.returncode} {p.stderr[-300:]}\n{src}")
+
+print(f"{'ok' if not failures else 'FAILED'}: gr_tool cli tests (dot checked: {have_dot})")
+for f in failures:
+    print("FAIL", f)
+sys.exit(1 if failures else 0)

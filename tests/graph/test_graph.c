@@ -1,0 +1,225 @@
+/*
+ * test_graph.c — graph/ through its public API (gr.h): the SEXPR.md examples, located
+ * errors for bad input, limits (depth, deadline, node count), language features,
+ * effects in order, dump round trips, and the program cache under threads.
+ * The optimization passes have their own tests in test_opt.c.
+ */
+#include <pthread.h>
+
+#include "graph_test_util.h"
+
+/* ------------------------------------------------------------ SEXPR.md examples */
+static const char *RUNX = "(def runX (in1)\n (begin\n  (let x0 (* in1 1)\n   (let x1 (* in1 x0)\n    x1))))\n";
+static const char *AGG =
+    "(def aggregate (x)\n  (getitem\n    (while (lambda (x ret) (> x 0))\n"
+    "           (lambda (x ret) (tuple (- x 1) (+ ret x)))\n           (tuple x 0))\n    1))\n";
+static const char *TREE =
+    "(def tree_prod (base tree)\n  (if (getattr tree is_empty)\n      base\n"
+    "      (let l (tree_prod base (getattr tree left))\n"
+    "        (let r (tree_prod base (getattr tree right))\n"
+    "          (* (* l r) (getattr tree value))))))\n";
+
+static void sexpr_examples(void **state) {
+  expect_result(RUNX, "[10]", "100");
+  expect_result(AGG, "[100]", "5050");
+  expect_result(TREE,
+                "[2, {\"record\":{\"is_empty\":false,\"value\":3,"
+                "\"left\":{\"record\":{\"is_empty\":true}},"
+                "\"right\":{\"record\":{\"is_empty\":false,\"value\":5,"
+                "\"left\":{\"record\":{\"is_empty\":true}},\"right\":{\"record\":{\"is_empty\":true}}}}}}]",
+                "120");
+  /* grad parses, then says clearly that AD is missing */
+  expect_error("(def f (x y) (* (** x 3) (** y 4)))\n(def g (x y) ((grad f 0) x y))", "[2, 3]",
+               SG_UNIMPLEMENTED, 2, 15, "grad", 0);
+}
+
+static void language_features(void **state) {
+  /* closures capture, higher-order functions, mutual recursion, nested recursive def */
+  expect_result("(def adder (n) (lambda (x) (+ x n)))\n(def main (a) ((adder 10) a))", "[5]", "15");
+  expect_result("(def twice (f x) (f (f x)))\n(def main (a) (twice (lambda (y) (* y 3)) a))", "[2]", "18");
+  expect_result("(def even (n) (if (== n 0) true (odd (- n 1))))\n"
+                "(def odd (n) (if (== n 0) false (even (- n 1))))\n(def main (n) (even n))",
+                "[11]", "false");
+  expect_result("(def main (n) (begin (def fact (k) (if (<= k 1) 1 (* k (fact (- k 1))))) (fact n)))",
+                "[10]", "3628800");
+  /* var / set!, records, tuples, floats and tensors */
+  expect_result("(def main (a) (var s 0 (begin (set! s (+ s a)) (set! s (* s 2)) s)))", "[4]", "8");
+  expect_result("(def main (r) (getattr (record (a (getattr r x)) (b 2)) a))", "[{\"record\":{\"x\":1.5}}]", "1.5");
+  expect_result("(def main (x) (tuple x (* x 2.0) none))", "[1]", "{\"tuple\":[1,2.0,null]}");
+  expect_result("(def main (x) (sum (* x x)))", "[[1, 2, 3]]", "{\"dtype\":\"int64\",\"shape\":[],\"data\":[14]}");
+  expect_result("(def main (x) (+ x 1))", "[[[1.5, 2], [3, 4]]]",
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[2.5,3.0,4.0,5.0]}");
+  expect_result("(def main (x) (* x 2))", "[{\"dtype\":\"int32\",\"shape\":[3],\"data\":[1,2,3]}]",
+                "{\"dtype\":\"int32\",\"shape\":[3],\"data\":[2,4,6]}");
+  /* variables */
+  expect_result("(def main (a) (let v (variable 1) (begin (assign_add v a) (assign_add v a) (read v))))",
+                "[5]", "11");
+}
+
+static void effects_in_order(void **state) {
+  const char *src = "(def main (a) (begin (print 1) (let u (print a) (print (+ a 1))) (print \"done\") a))";
+  for (int no_opt = 0; no_opt < 2; no_opt++) {
+    gr_stage_options so = {.no_optimize = no_opt};
+    char *res, *printed;
+    sg_error e = SG_ERROR_INIT;
+    assert_int_equal(gr_run_source(src, strlen(src), "t", &so, NULL, "[7]", &res, &printed, &e), SG_OK);
+    assert_string_equal(printed, "1\n7\n8\ndone\n");
+    assert_string_equal(res, "7");
+    free(res);
+    free(printed);
+  }
+  expect_error("(def main (a) (begin (assert (> a 0) \"a must be positive\") a))", "[-1]",
+               SG_FAILED_PRECONDITION, 1, 22, "a must be positive", 0);
+  /* only the taken branch runs */
+  expect_result("(def main (a) (if (> a 0) a (assert false)))", "[3]", "3");
+}
+
+/* ------------------------------------------------------------------ bad input */
+static void bad_input_is_located(void **state) {
+  expect_error("(def f (x)\n  (+ x 1)", "[1]", SG_INVALID_ARGUMENT, 1, 1, "expected ')'", 0);
+  expect_error("(def f (x) (+ x 1)))", "[1]", SG_INVALID_ARGUMENT, 1, 20, "unexpected ')'", 0);
+  expect_error("(def f (x)\n  (frobnicate x 1))", "[1]", SG_INVALID_ARGUMENT, 2, 4, "frobnicate", 0);
+  expect_error("(def f (x)\n  (+ x 1 2))", "[1]", SG_INVALID_ARGUMENT, 2, 3, "expected 2, got 3", 0);
+  expect_error("(def f (x) (+ x y))", "[1]", SG_INVALID_ARGUMENT, 1, 17, "unknown name 'y'", 0);
+  expect_error("(def f (x) \"abc)", "[1]", SG_INVALID_ARGUMENT, 1, 12, "unterminated string", 0);
+  expect_error("(def g (a b) (+ a b))\n(def f ((x float32 (2 3)) (y float32 (4))) (g x y))", "[]",
+               SG_INVALID_ARGUMENT, 1, 14, "cannot be broadcast", 0);
+  expect_error("(def f ((x float32 (2 3)) (y float32 (4 5))) (matmul x y))", "[]",
+               SG_INVALID_ARGUMENT, 1, 46, "do not align", 0);
+  /* shape rules of layout ops and constructors */
+  expect_error("(def f ((x float32 (2 3)))\n  (let y (reshape (transpose x) (tuple 3 -1))\n"
+               "    (+ (cast y float64) (zeros (tuple 3 4)))))",
+               "[]", SG_INVALID_ARGUMENT, 3, 5, "(3,2) and (3,4) cannot be broadcast", 0);
+  expect_error("(def f ((x float32 (2 3)))\n  (reshape x (tuple 4 2)))", "[]", SG_INVALID_ARGUMENT, 2, 3,
+               "size 6 into 8", 0);
+  /* inference specialised to the call's input signature finds it before running */
+  expect_error("(def g (a b) (+ a b))\n(def main (x y) (begin (print 1) (g x y)))", "[[1,2,3],[[1,2]]]",
+               SG_INVALID_ARGUMENT, 1, 14, "cannot be broadcast", 0);
+  /* runtime shape mismatch, located at the op */
+  expect_error("(def f (x y)\n (+ x y))", "[[1,2,3],[1,2]]", SG_INVALID_ARGUMENT, 2, 2, "broadcast", 0);
+  expect_error("(def f (x) (* x 2))", "[1, 2]", SG_INVALID_ARGUMENT, 0, 0, "takes 1 argument", 0);
+  expect_error("(def f (x) (* x 2))", "[[1, [2]]]", SG_INVALID_ARGUMENT, 0, 0, "rectangular", 0);
+  expect_error("(def f (x) (// x 0))", "[1]", SG_INVALID_ARGUMENT, 1, 12, "division", 0);
+  expect_error("", "[]", SG_INVALID_ARGUMENT, 0, 0, "empty program", 0);
+  /* deep nesting is an error, not a stack overflow */
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_puts(&b, "(def f (x) ");
+  for (int i = 0; i < 5000; i++) sg_buf_puts(&b, "(neg ");
+  sg_buf_puts(&b, "x");
+  for (int i = 0; i < 5000; i++) sg_buf_putc(&b, ')');
+  sg_buf_putc(&b, ')');
+  expect_error(b.data, "[1]", SG_INVALID_ARGUMENT, 0, 0, "nest", 0);
+  sg_buf_free(&b);
+}
+
+static void limits(void **state) {
+  expect_error("(def f (n) (+ 1 (f (+ n 1))))", "[0]", SG_RESOURCE_EXHAUSTED, 1, 17, "recursion depth", 0);
+  expect_error("(def f (n) (getitem (while (lambda (i) true) (lambda (i) (tuple (+ i 1))) (tuple n)) 0))",
+               "[0]", SG_DEADLINE_EXCEEDED, 1, 21, "deadline", 100);
+  expect_error("(def f (n) (f n))", "[0]", SG_RESOURCE_EXHAUSTED, 0, 0, "recursion depth", 0);
+  gr_stage_options so = {.max_nodes = 10};
+  gr_program *p;
+  sg_error e = SG_ERROR_INIT;
+  const char *src = "(def f (x) (+ (+ (+ (+ (+ (+ x 1) 1) 1) 1) 1) 1))";
+  assert_int_equal(gr_stage(src, strlen(src), "big.sexp", &so, &p, &e), SG_RESOURCE_EXHAUSTED);
+  assert_true(e.line > 0);
+  sg_error_clear(&e);
+}
+
+/* ------------------------------------------------------------------ dumps */
+static void dumps_round_trip(void **state) {
+  const char *srcs[] = {RUNX, AGG, TREE,
+                        "(def adder (n) (lambda (x) (+ x n)))\n(def main (a) ((adder 10) a))",
+                        "(def main (n) (begin (def fact (k) (if (<= k 1) 1 (* k (fact (- k 1))))) (fact n)))",
+                        "(def main (r) (getattr (record (a (getattr r x)) (b 2)) a))"};
+  const char *args[] = {"[10]", "[100]", "[2, {\"record\":{\"is_empty\":true}}]", "[5]", "[6]",
+                        "[{\"record\":{\"x\":1.5}}]"};
+  for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+    for (int no_opt = 0; no_opt < 2; no_opt++) {
+      char *sx = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
+      char *r1 = run_ok(srcs[i], args[i], no_opt), *r2 = run_ok(sx, args[i], true);
+      assert_string_equal(r1, r2);
+      /* re-staging the dump gives the same program id */
+      gr_program *p1, *p2;
+      sg_error e = SG_ERROR_INIT;
+      gr_stage_options so = {.no_optimize = true};
+      assert_int_equal(gr_stage(sx, strlen(sx), "a", &so, &p1, &e), SG_OK);
+      char *sx2 = gr_program_dump(p1, GR_DUMP_SEXPR);
+      assert_int_equal(gr_stage(sx2, strlen(sx2), "b", &so, &p2, &e), SG_OK);
+      assert_string_equal(gr_program_id(p1), gr_program_id(p2));
+      gr_program_release(p1);
+      gr_program_release(p2);
+      free(sx2);
+      free(sx);
+      free(r1);
+      free(r2);
+    }
+  char *j = dump(TREE, GR_DUMP_JSON, false);
+  assert_non_null(strstr(j, "\"entry\":\"tree_prod\""));
+  assert_non_null(strstr(j, "\"free_variables\":["));
+  free(j);
+  char *d = dump(TREE, GR_DUMP_DOT, false);
+  assert_true(strncmp(d, "digraph stagd {", 15) == 0);
+  free(d);
+}
+
+/* ------------------------------------------------------------------ cache */
+typedef struct {
+  gr_cache *c;
+  const char *id;
+  int ok;
+} worker_arg;
+
+static void *worker(void *p) {
+  worker_arg *w = p;
+  for (int i = 0; i < 200; i++) {
+    gr_program *prog = gr_cache_get(w->c, w->id);
+    if (!prog) continue;
+    char *res = NULL;
+    sg_error e = SG_ERROR_INIT;
+    if (gr_execute_json(prog, NULL, "[100]", &res, NULL, &e) == SG_OK && !strcmp(res, "5050")) w->ok++;
+    free(res);
+    sg_error_clear(&e);
+    gr_program_release(prog);
+  }
+  return NULL;
+}
+
+static void cache_threads(void **state) {
+  gr_cache *c = gr_cache_new(2);
+  gr_program *p, *q;
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(gr_stage(AGG, strlen(AGG), "a", NULL, &p, &e), SG_OK);
+  assert_int_equal(gr_stage(AGG, strlen(AGG), "a", NULL, &q, &e), SG_OK);
+  assert_string_equal(gr_program_id(p), gr_program_id(q)); /* content addressed */
+  gr_program *c1 = gr_cache_put(c, p), *c2 = gr_cache_put(c, q);
+  assert_ptr_equal(c1, p);
+  assert_ptr_equal(c2, p); /* same id → the cached one */
+  assert_int_equal(gr_cache_size(c), 1);
+  worker_arg w[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (worker_arg){c, gr_program_id(p), 0};
+    pthread_create(&t[i], NULL, worker, &w[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(w[i].ok, 200);
+  }
+  assert_null(gr_cache_get(c, "gnope"));
+  gr_program_release(c1);
+  gr_program_release(c2);
+  gr_program_release(p);
+  gr_program_release(q);
+  gr_cache_free(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
+      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
+      cmocka_unit_test(limits),
+      cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

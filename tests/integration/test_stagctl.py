@@ -1,0 +1,82 @@
+"""test_stagctl.py — the stagctl command line against the real daemon and --local:
+JSON output, exit codes and messages."""
+import json
+import subprocess
+
+import pytest
+
+import harness
+
+
+def stagctl(*args, env=None, timeout=20):
+    return subprocess.run([harness.stagctl_bin(), *args], capture_output=True, text=True,
+                          env=env or harness.base_env(), timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def ok_json(r):
+    assert r.returncode == 0, f"exit {r.returncode}; stderr: {r.stderr}"
+    return json.loads(r.stdout)
+
+
+def test_local_version(stagctl_bin):
+    v = ok_json(stagctl("--local", "version"))
+    assert v["api"] == "stagd.v1" and v["version"]
+
+
+def test_local_devices(stagctl_bin):
+    d = ok_json(stagctl("--local", "devices"))
+    assert "cpu" in [x["name"] for x in d["devices"]]
+
+
+def test_addr_version_matches_local(stagctl_bin, daemon):
+    remote = ok_json(stagctl("--addr", daemon.addr, "version"))
+    local = ok_json(stagctl("--local", "version"))
+    assert remote["api"] == "stagd.v1"
+    assert remote["version"] == local["version"]
+
+
+def test_addr_health(stagctl_bin, daemon):
+    assert ok_json(stagctl("--addr", daemon.addr, "health")) == {"status": "SERVING"}
+
+
+def test_addr_devices(stagctl_bin, daemon):
+    d = ok_json(stagctl("--addr", daemon.addr, "devices"))
+    cpu = [x for x in d["devices"] if x["name"] == "cpu"]
+    assert cpu and cpu[0]["backend"] == "cpu", d
+
+
+def test_addr_from_env(stagctl_bin, daemon):
+    v = ok_json(stagctl("version", env=harness.base_env(STAGD_ADDR=daemon.addr)))
+    assert v["api"] == "stagd.v1"
+
+
+def test_unix_addr(stagctl_bin, start_daemon, tmp_path):
+    sock = f"unix:{tmp_path / 's.sock'}"
+    start_daemon("--listen", sock)
+    assert ok_json(stagctl("--addr", sock, "health")) == {"status": "SERVING"}
+
+
+def test_unreachable_daemon_exits_2(stagctl_bin):
+    r = stagctl("--addr", "127.0.0.1:1", "version", timeout=30)
+    assert r.returncode == 2, r
+    assert r.stdout == ""
+    assert "127.0.0.1:1" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [["frobnicate"], ["--local", "frobnicate"]])
+def test_unknown_command_exits_2(stagctl_bin, args):
+    r = stagctl(*args)
+    assert r.returncode == 2, r
+    assert "frobnicate" in r.stderr, r.stderr
+
+
+def test_no_command_exits_2(stagctl_bin):
+    r = stagctl()
+    assert r.returncode == 2, r
+    assert r.stderr.strip()
+
+
+def test_unknown_option_exits_2(stagctl_bin):
+    r = stagctl("--frob", "version")
+    assert r.returncode == 2, r
+    assert "--frob" in r.stderr, r.stderr

@@ -1,0 +1,105 @@
+/*
+ * test_kernels.c — kernels/ in C: float16 conversion, NumPy dtype promotion and
+ * broadcast shapes, the blocked sgemm against a naive triple loop, size limits and
+ * error messages. Values against NumPy are covered by test_ops_numpy.py.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kn.h"
+
+static void float16_round_trip(void **state) {
+  /* every finite half converts to float and back unchanged */
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    if ((h & 0x7c00) == 0x7c00) continue; /* inf/nan */
+    float f = kn_f16_to_f32((uint16_t)h);
+    assert_int_equal(kn_f32_to_f16(f), h);
+  }
+  assert_true(kn_f16_to_f32(kn_f32_to_f16(1.0f)) == 1.0f);
+  assert_true(kn_f16_to_f32(kn_f32_to_f16(65504.0f)) == 65504.0f);
+  assert_true(isinf(kn_f16_to_f32(kn_f32_to_f16(1e6f))));
+  /* ties round to even: 2049 is halfway between 2048 and 2050 */
+  assert_true(kn_f16_to_f32(kn_f32_to_f16(2049.0f)) == 2048.0f);
+}
+
+static void promotion_and_broadcast(void **state) {
+  assert_int_equal(kn_promote(KN_INT32, KN_FLOAT32), KN_FLOAT64);
+  assert_int_equal(kn_promote(KN_BOOL, KN_INT32), KN_INT32);
+  assert_int_equal(kn_promote(KN_FLOAT16, KN_FLOAT32), KN_FLOAT32);
+  assert_int_equal(kn_binop_result(KN_DIV, KN_INT32, KN_INT32), KN_FLOAT64);
+  assert_int_equal(kn_binop_result(KN_LT, KN_FLOAT32, KN_FLOAT32), KN_BOOL);
+  int64_t a[] = {3, 1}, b[] = {4}, out[KN_MAX_DIMS];
+  int n;
+  assert_true(kn_broadcast_shape(2, a, 1, b, &n, out));
+  assert_int_equal(n, 2);
+  assert_int_equal(out[0], 3);
+  assert_int_equal(out[1], 4);
+  int64_t c[] = {3};
+  assert_false(kn_broadcast_shape(1, c, 1, b, &n, out));
+  kn_dtype dt;
+  assert_true(kn_dtype_parse("f32", &dt));
+  assert_int_equal(dt, KN_FLOAT32);
+  assert_false(kn_dtype_parse("complex64", &dt));
+}
+
+static void blocked_sgemm_matches_naive(void **state) {
+  int64_t m = 70, n = 300, k = 130;
+  float *A = malloc(sizeof(float) * (size_t)(m * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
+  float *C = malloc(sizeof(float) * (size_t)(m * n)), *D = malloc(sizeof(float) * (size_t)(m * n));
+  for (int64_t i = 0; i < m * k; i++) A[i] = (float)((i * 7) % 13) - 6.0f;
+  for (int64_t i = 0; i < k * n; i++) B[i] = (float)((i * 5) % 11) - 5.0f;
+  kn_sgemm_blocked(m, n, k, A, B, C);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (int64_t q = 0; q < k; q++) s += (double)A[i * k + q] * B[q * n + j];
+      D[i * n + j] = (float)s;
+    }
+  for (int64_t i = 0; i < m * n; i++) assert_true(C[i] == D[i]); /* small ints: exact */
+  kn_sgemm(m, n, k, A, B, C);
+  for (int64_t i = 0; i < m * n; i++) assert_true(C[i] == D[i]);
+  free(A);
+  free(B);
+  free(C);
+  free(D);
+}
+
+static void errors_and_limits(void **state) {
+  sg_error e = SG_ERROR_INIT;
+  int64_t s1[] = {2, 3}, s2[] = {4, 5};
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 2, s1), *b = kn_tensor_new(KN_FLOAT32, 2, s2), *o = NULL;
+  assert_int_equal(kn_matmul(a, b, &o, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "(2,3) and (4,5) do not align"));
+  assert_int_equal(kn_binary(KN_ADD, a, b, &o, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "cannot be broadcast"));
+  int64_t big[] = {1 << 20, 1 << 20};
+  assert_int_equal(kn_check_shape(2, big, &e), SG_RESOURCE_EXHAUSTED);
+  assert_int_equal(kn_reduce(KN_SUM, a, true, 5, &o, &e), SG_INVALID_ARGUMENT);
+  int64_t z[] = {0};
+  kn_tensor *empty = kn_tensor_new(KN_FLOAT32, 1, z);
+  assert_int_equal(kn_reduce(KN_MAX, empty, false, 0, &o, &e), SG_INVALID_ARGUMENT);
+  assert_int_equal(kn_reduce(KN_SUM, empty, false, 0, &o, &e), SG_OK);
+  assert_int_equal(o->ndim, 0);
+  assert_true(kn_get_f64(o, 0) == 0.0);
+  kn_tensor_release(o);
+  kn_tensor_release(empty);
+  kn_tensor_release(a);
+  kn_tensor_release(b);
+  sg_error_clear(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(float16_round_trip),
+      cmocka_unit_test(promotion_and_broadcast),
+      cmocka_unit_test(blocked_sgemm_matches_naive),
+      cmocka_unit_test(errors_and_limits),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

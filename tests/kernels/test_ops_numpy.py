@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""Op conformance against NumPy: every primitive of the op table on random inputs,
+each dtype, and broadcasting edge cases (size-1 dims, scalars, empty tensors).
+
+Each case stages a one-def S-expression with gr_tool (tests/graph/gr_tool.c), runs
+it on JSON arguments and compares the JSON result with what NumPy computes from the
+same inputs. Usage: test_ops_numpy.py PATH/TO/gr_tool
+"""
+import json
+import os
+import tempfile
+import warnings
+import subprocess
+import sys
+
+import numpy as np
+
+TOOL = sys.argv[1]
+rng = np.random.default_rng(1234)
+warnings.simplefilter("ignore", RuntimeWarning)
+DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64"]
+failures = []
+count = 0
+
+
+def enc(x):
+    """numpy array / python scalar → JSON argument value"""
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
+    if isinstance(x, np.ndarray):
+        data = x.reshape(-1).tolist()
+        return {"dtype": str(x.dtype), "shape": list(x.shape), "data": data}
+    if isinstance(x, tuple):
+        return {"tuple": [enc(e) for e in x]}
+    return x
+
+
+def dec(v):
+    if isinstance(v, dict) and "dtype" in v:
+        data = [float(d) if isinstance(d, str) else d for d in v["data"]]
+        return np.array(data, dtype=v["dtype"]).reshape(v["shape"])
+    if isinstance(v, dict) and "tuple" in v:
+        return tuple(dec(e) for e in v["tuple"])
+    return v
+
+
+def run(src, args, entry=None):
+    text = json.dumps([enc(a) for a in args])
+    tmp = None
+    if len(text) > 60000:  # argv limit: pass large inputs through a file
+        fd, tmp = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        text = "@" + tmp
+    cmd = [TOOL, "run", "-", "--args", text]
+    if entry:
+        cmd += ["--entry", entry]
+    p = subprocess.run(cmd, input=src, capture_output=True, text=True, timeout=60)
+    if tmp:
+        os.unlink(tmp)
+    return p
+
+
+def tol(dt):
+    return {"float16": 2e-3, "float32": 2e-5, "float64": 1e-12}.get(str(dt), 0)
+
+
+def same(got, want, rtol=None):
+    if isinstance(want, tuple):
+        return isinstance(got, tuple) and len(got) == len(want) and all(
+            same(g, w, rtol) for g, w in zip(got, want))
+    if isinstance(want, np.generic):
+        want = np.asarray(want)
+    if isinstance(want, np.ndarray):
+        if not isinstance(got, np.ndarray):
+            return False
+        if got.dtype != want.dtype or got.shape != want.shape:
+            return False
+        if want.dtype.kind == "f":
+            t = rtol if rtol is not None else tol(want.dtype)
+            return np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=t,
+                               atol=t, equal_nan=True)
+        return np.array_equal(got, want)
+    if isinstance(want, float):
+        return isinstance(got, float) and abs(got - want) <= 1e-12 * max(1, abs(want))
+    return type(got) is type(want) and got == want
+
+
+def check(name, src, args, want, rtol=None):
+    global count
+    count += 1
+    p = run(src, args)
+    if p.returncode != 0:
+        failures.append(f"{name}: gr_tool failed: {p.stderr.strip()}\n  {src}")
+        return
+    got = dec(json.loads(p.stdout))
+    if not same(got, want, rtol):
+        failures.append(f"{name}: got {got!r} ({getattr(got, 'dtype', type(got))}), "
+                        f"want {want!r} ({getattr(want, 'dtype', type(want))})\n  {src}")
+
+
+def check_error(name, src, args, code, where=None):
+    global count
+    count += 1
+    p = run(src, args)
+    if p.returncode == 0 or code not in p.stderr or (where and where not in p.stderr):
+        failures.append(f"{name}: expected error {code} {where or ''}, got rc={p.returncode} "
+                        f"out={p.stdout.strip()} err={p.stderr.strip()}")
+
+
+def rand(dt, shape, lo=-5, hi=5, nonzero=False, positive=False):
+    return np.asarray(rand_(dt, shape, lo, hi, nonzero, positive), dtype=dt)
+
+
+def rand_(dt, shape, lo, hi, nonzero, positive):
+    if dt == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dt in ("int32", "int64"):
+        a = rng.integers(1 if positive else lo, hi, size=shape).astype(dt)
+        if nonzero:
+            a = np.where(a == 0, 3, a).astype(dt)
+        return a
+    a = rng.uniform(0.1 if positive else lo, hi, size=shape).astype(dt)
+    if nonzero:
+        a = np.where(np.abs(a) < 0.1, 0.5, a).astype(dt)
+    return a
+
+
+BIN = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+       "//": np.floor_divide, "%": np.mod, "**": np.power, "maximum": np.maximum,
+       "minimum": np.minimum, "==": np.equal, "!=": np.not_equal, "<": np.less,
+       "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+       "and": np.logical_and, "or": np.logical_or}
+SHAPES = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((), (3,)),
+          ((0, 3), (1, 3)), ((5,), ()), ((1,), (2, 1))]
+
+with np.errstate(all="ignore"):
+    # ---- binary ops: every dtype, broadcasting shapes
+    for op, fn in BIN.items():
+        for dt in DTYPES:
+            if dt == "bool" and op in ("-", "/", "//", "%", "**"):
+                continue
+            for sa, sb in SHAPES:
+                a = rand(dt, sa)
+                b = rand(dt, sb, nonzero=op in ("/", "//", "%"),
+                         positive=op == "**")
+                if op == "**":
+                    if dt.startswith("int"):
+                        b = rng.integers(0, 4, size=sb).astype(dt)
+                    else:
+                        a = np.abs(a) + np.asarray(0.5, dtype=dt)
+                        a = a.astype(dt)
+                src = f"(def f (a b) ({op} a b))"
+                check(f"{op} {dt} {sa} {sb}", src, [a, b], fn(a, b))
+        # mixed dtypes and python scalars (NumPy 1.24 value-based casting)
+        for da, db in [("int32", "float32"), ("int32", "int64"), ("float16", "float32"),
+                       ("bool", "int32"), ("int64", "float64"), ("float16", "int32")]:
+            if op in ("-",) and "bool" in (da, db):
+                continue
+            a = rand(da, (2, 3))
+            b = rand(db, (3,), nonzero=op in ("/", "//", "%"), positive=op == "**")
+            if op == "**":
+                b = np.abs(b).astype(db)
+                a = (np.abs(a) + 1).astype(da) if da != "bool" else a
+            check(f"{op} {da} {db}", "(def f (a b) (" + op + " a b))", [a, b], fn(a, b))
+        for dt in ["int32", "int64", "float32", "float64"]:
+            a = rand(dt, (4,), positive=op == "**", nonzero=True)
+            for s in [2, 2.5]:
+                if op == "**" and dt.startswith("int") and isinstance(s, float):
+                    continue
+                src = f"(def f (a) ({op} a {s}))"
+                check(f"{op} {dt} scalar {s}", src, [a], fn(a, s))
+    # python scalar semantics (both operands scalars)
+    for op, pyfn in [("+", lambda a, b: a + b), ("-", lambda a, b: a - b),
+                     ("*", lambda a, b: a * b), ("/", lambda a, b: a / b),
+                     ("//", lambda a, b: a // b), ("%", lambda a, b: a % b),
+                     ("**", lambda a, b: a ** b), ("<", lambda a, b: a < b),
+                     ("==", lambda a, b: a == b)]:
+        for a, b in [(7, 3), (-7, 3), (7, -3), (7.5, 2), (-7.5, 2.0), (2, 10), (3, True)]:
+            check(f"scalar {a} {op} {b}", f"(def f (a b) ({op} a b))", [a, b], pyfn(a, b))
+
+    # large tensors take the multi-threaded paths of the elementwise kernels
+    for dt, sa, sb in [("float32", (400, 300), (400, 300)), ("float64", (300, 400), (300, 1)),
+                       ("int32", (70000,), ())]:
+        a, b = rand(dt, sa), rand(dt, sb, nonzero=True)
+        for op in ["+", "*", "/", "-", "<"]:
+            check(f"large {op} {dt} {sa} {sb}", f"(def f (a b) ({op} a b))", [a, b], BIN[op](a, b))
+
+    # ---- unary
+    UN = {"neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log,
+          "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+          "not": np.logical_not,
+          "sigmoid": lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(
+              np.exp(x).dtype),
+          "relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
+    for op, fn in UN.items():
+        for dt in DTYPES:
+            if dt == "bool" and op in ("neg", "relu"):
+                continue
+            for shape in [(3, 4), (), (0,), (2, 1, 3)]:
+                a = rand(dt, shape, positive=op in ("log", "sqrt"))
+                check(f"{op} {dt} {shape}", f"(def f (a) ({op} a))", [a], fn(a))
+        if op not in ("not",):
+            check(f"{op} scalar", f"(def f (a) ({op} a))", [2.5], float(fn(np.float64(2.5))))
+
+    # ---- where, cast
+    for dt in DTYPES:
+        c = rand("bool", (3, 1))
+        a = rand(dt, (3, 4))
+        b = rand(dt, (4,))
+        check(f"where {dt}", "(def f (c a b) (where c a b))", [c, a, b], np.where(c, a, b))
+        for dt2 in DTYPES:
+            x = rand(dt, (2, 3), lo=0, hi=9)
+            check(f"cast {dt}->{dt2}", f"(def f (a) (cast a {dt2}))", [x], x.astype(dt2))
+    check("where scalars", "(def f (c) (where c 1 2.5))", [rand("bool", (4,))], None) if False else None
+
+    # ---- matmul
+    for dt in ["int32", "int64", "float16", "float32", "float64"]:
+        for sa, sb in [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+                       ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 2)), ((1, 3, 4), (5, 4, 2)),
+                       ((0, 4), (4, 3)), ((3, 0), (0, 2))]:
+            a, b = rand(dt, sa), rand(dt, sb)
+            want = np.matmul(a, b)
+            if not isinstance(want, np.ndarray):
+                want = np.asarray(want)
+            check(f"matmul {dt} {sa} {sb}", "(def f (a b) (matmul a b))", [a, b], want,
+                  rtol=1e-2 if dt == "float16" else None)
+    a = rand("float32", (40, 50))
+    b = rand("float32", (50, 33))
+    check("matmul f32 40x50x33", "(def f (a b) (matmul a b))", [a, b], a @ b, rtol=1e-4)
+
+    # ---- reductions
+    RED = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "argmax": np.argmax}
+    for op, fn in RED.items():
+        for dt in DTYPES:
+            for shape in [(3, 4), (2, 3, 4), (5,)]:
+                a = rand(dt, shape)
+                for axis in [None, 0, -1]:
+                    src = f"(def f (a) ({op} a))" if axis is None else f"(def f (a) ({op} a {axis}))"
+                    want = np.asarray(fn(a) if axis is None else fn(a, axis=axis))
+                    check(f"{op} {dt} {shape} axis={axis}", src, [a], want,
+                          rtol=2e-2 if dt == "float16" else 1e-5 if dt == "float32" else None)
+        if op in ("sum", "mean"):
+            a = np.zeros((0, 3), dtype="float32")
+            check(f"{op} empty", f"(def f (a) ({op} a 0))", [a], np.asarray(fn(a, axis=0)))
+    check_error("max empty", "(def f (a) (max a))", [np.zeros((0,), "float32")], "INVALID_ARGUMENT")
+
+    def softmax(x, axis=-1):
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(axis=axis, keepdims=True))
+        return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
+
+    def log_softmax(x, axis=-1):
+        x64 = x.astype(np.float64)
+        m = x64 - x64.max(axis=axis, keepdims=True)
+        return (m - np.log(np.exp(m).sum(axis=axis, keepdims=True))).astype(x.dtype)
+
+    for dt in ["float16", "float32", "float64"]:
+        for axis in [None, 0, 1, -1]:
+            a = rand(dt, (3, 4))
+            ax = -1 if axis is None else axis
+            suffix = "" if axis is None else f" {axis}"
+            check(f"softmax {dt} {axis}", f"(def f (a) (softmax a{suffix}))", [a], softmax(a, ax))
+            check(f"log_softmax {dt} {axis}", f"(def f (a) (log_softmax a{suffix}))", [a],
+                  log_softmax(a, ax))
+
+    # ---- layout
+    for dt in DTYPES:
+        a = rand(dt, (2, 3, 4))
+        check(f"transpose {dt}", "(def f (a) (transpose a))", [a], np.transpose(a))
+        check(f"transpose perm {dt}", "(def f (a) (transpose a (tuple 1 0 2)))", [a],
+              np.transpose(a, (1, 0, 2)))
+        check(f"reshape {dt}", "(def f (a) (reshape a (tuple 4 -1)))", [a], a.reshape(4, -1))
+        check(f"reshape flat {dt}", "(def f (a) (reshape a 24))", [a], a.reshape(24))
+        b = rand(dt, (1, 3, 4))
+        check(f"concat {dt}", "(def f (a b) (concat a b 0))", [a, b], np.concatenate([a, b], 0))
+        c = rand(dt, (2, 3, 2))
+        check(f"concat -1 {dt}", "(def f (a b) (concat (tuple a b) -1))", [a, c],
+              np.concatenate([a, c], -1))
+        for axis in [0, 1, -1]:
+            check(f"stack {dt} {axis}", f"(def f (a b) (stack a b a {axis}))", [a, a * 0 if dt != "bool" else a],
+                  np.stack([a, a * 0 if dt != "bool" else a, a], axis))
+        x = rand(dt, (6, 5))
+        for args, sl in [("1 3", np.s_[1:3]), ("0 6 2", np.s_[0:6:2]), ("-3 -1", np.s_[-3:-1]),
+                         ("none none -1", np.s_[::-1]), ("4 1 -2", np.s_[4:1:-2]),
+                         ("-100 100", np.s_[-100:100]), ("3 1", np.s_[3:1])]:
+            check(f"slice {dt} {args}", f"(def f (a) (slice a {args}))", [x], x[sl])
+        check(f"slice axis1 {dt}", "(def f (a) (slice a 1 4 1 1))", [x], x[:, 1:4])
+        idx = rng.integers(-5, 5, size=(2, 2)).astype("int64")
+        check(f"gather {dt}", "(def f (a i) (gather a i 1))", [x, idx], np.take(x, idx, axis=1))
+        check(f"gather0 {dt}", "(def f (a i) (gather a i))", [x, idx % 6], np.take(x, idx % 6, axis=0))
+        check(f"getitem {dt}", "(def f (a) (getitem a -1))", [x], x[-1])
+    idx = rng.integers(0, 4, size=(5,)).astype("int32")
+    check("one_hot", "(def f (i) (one_hot i 4))", [idx], np.eye(4, dtype="float32")[idx])
+    check_error("concat mismatch", "(def f (a b) (concat a b 0))",
+                [rand("float32", (2, 3)), rand("float32", (2, 4))], "INVALID_ARGUMENT", "1:")
+
+    # ---- constructors and shapes
+    check("zeros", "(def f () (zeros (tuple 2 3)))", [], np.zeros((2, 3)))
+    check("ones int32", "(def f () (ones (tuple 2 3) int32))", [], np.ones((2, 3), "int32"))
+    check("fill", "(def f () (fill (tuple 3) 7))", [], np.full((3,), 7))
+    check("fill f", "(def f () (fill (tuple 2 2) 1.5 float32))", [], np.full((2, 2), 1.5, "float32"))
+    check("arange", "(def f () (arange 5))", [], np.arange(5))
+    check("arange3", "(def f () (arange 1 10 3))", [], np.arange(1, 10, 3))
+    check("arange f", "(def f () (arange 0 1 0.25))", [], np.arange(0, 1, 0.25))
+    check("shape", "(def f (a) (shape a))", [rand("float32", (2, 0, 3))], (2, 0, 3))
+    check("len", "(def f (a) (len a))", [rand("float32", (4, 3))], 4)
+    check("size", "(def f (a) (size a))", [rand("float32", (4, 3))], 12)
+    for op in ["random_normal", "random_uniform"]:
+        p = run(f"(def f () ({op} (tuple 1000) 42 float32))", [])
+        v = dec(json.loads(p.stdout))
+        count += 1
+        ok = v.dtype == np.float32 and v.shape == (1000,)
+        ok = ok and (abs(v.mean()) < 0.15 and 0.8 < v.std() < 1.2 if op == "random_normal"
+                     else (v.min() >= 0 and v.max() < 1 and abs(v.mean() - 0.5) < 0.05))
+        p2 = run(f"(def f () ({op} (tuple 1000) 42 float32))", [])
+        ok = ok and p2.stdout == p.stdout
+        if not ok:
+            failures.append(f"{op}: bad distribution or not deterministic")
+
+print(f"{count - len(failures)}/{count} op conformance cases passed")
+for f in failures[:40]:
+    print("FAIL", f)
+sys.exit(1 if failures else 0)

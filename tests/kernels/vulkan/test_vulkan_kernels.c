@@ -1,0 +1,552 @@
+/*
+ * test_vulkan_kernels.c — every embedded kernel against a straightforward C reference
+ * on random inputs: broadcasting binary ops (size-1 dims, scalars, empty tensors),
+ * unary ops, reductions along each axis, softmax, matmul at odd sizes; several
+ * dependent dispatches in one batch (barriers); deadlines.
+ */
+#include "vk_test_util.h"
+
+#include <pthread.h>
+
+static int64_t shape_size(const kn_vk_shape *s) { return kn_vk_shape_size(s); }
+
+/* ------------------------------------------------------------ binary */
+
+static float ref_binop(kn_vk_binop op, float x, float y) {
+  switch (op) {
+  case KN_VK_ADD: return x + y;
+  case KN_VK_SUB: return x - y;
+  case KN_VK_MUL: return x * y;
+  case KN_VK_DIV: return x / y;
+  case KN_VK_MAXIMUM: return x > y ? x : y;
+  case KN_VK_MINIMUM: return x < y ? x : y;
+  default: return powf(x, y);
+  }
+}
+
+/* NumPy broadcasting the plain way: unravel the output index, clamp broadcast dims. */
+static void ref_binary(kn_vk_binop op, const float *a, const kn_vk_shape *as, const float *b,
+                       const kn_vk_shape *bs, const kn_vk_shape *os, float *out) {
+  int64_t n = shape_size(os);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int d = os->ndim - 1; d >= 0; d--) {
+      int64_t c = rest % os->dims[d];
+      rest /= os->dims[d];
+      int da = d - (os->ndim - as->ndim), db = d - (os->ndim - bs->ndim);
+      if (da >= 0) {
+        ia += (as->dims[da] == 1 ? 0 : c) * sa;
+        sa *= as->dims[da];
+      }
+      if (db >= 0) {
+        ib += (bs->dims[db] == 1 ? 0 : c) * sb;
+        sb *= bs->dims[db];
+      }
+    }
+    out[i] = ref_binop(op, a[ia], b[ib]);
+  }
+}
+
+static void binary_broadcasting(void **state) {
+  kn_vk_context *ctx = *state;
+  struct {
+    kn_vk_shape a, b;
+  } cases[] = {
+      {{3, {2, 3, 4}}, {3, {2, 3, 4}}},
+      {{3, {2, 3, 4}}, {1, {4}}},
+      {{3, {2, 1, 4}}, {2, {3, 1}}},
+      {{0, {0}}, {2, {5, 6}}},
+      {{2, {5, 6}}, {0, {0}}},
+      {{0, {0}}, {0, {0}}},
+      {{1, {1}}, {1, {7}}},
+      {{5, {4, 1, 3, 1, 2}}, {3, {3, 5, 2}}},
+      {{2, {1, 300}}, {2, {257, 1}}},
+      {{2, {0, 3}}, {1, {3}}},
+      {{2, {3, 0}}, {1, {1}}},
+      {{8, {2, 1, 2, 1, 2, 1, 2, 3}}, {7, {2, 1, 2, 1, 2, 1, 1}}},
+  };
+  kn_vk_batch *bt;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    kn_vk_shape os;
+    VT_OK(kn_vk_broadcast_shape(&cases[c].a, &cases[c].b, &os, err));
+    int64_t na = shape_size(&cases[c].a), nb = shape_size(&cases[c].b), n = shape_size(&os);
+    for (int op = 0; op < KN_VK_NBINOPS; op++) {
+      float *a = vt_random((size_t)na, op == KN_VK_POW ? 0.1f : -2.0f, 2.0f);
+      float *b = vt_random((size_t)nb, -2.0f, 2.0f);
+      float *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+      ref_binary(op, a, &cases[c].a, b, &cases[c].b, &os, want);
+      kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)na),
+                   *bb = vt_buffer_from(ctx, b, (size_t)nb);
+      kn_vk_buffer *bo;
+      VT_OK(kn_vk_buffer_create(ctx, (uint64_t)n * sizeof(float), &bo, err));
+      VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+      VT_OK(kn_vk_binary(bt, op, ba, &cases[c].a, bb, &cases[c].b, bo, err));
+      assert_int_equal(kn_vk_batch_dispatch_count(bt), n ? 1 : 0);
+      VT_OK(kn_vk_batch_submit(bt, 0, err));
+      float *got = vt_download(ctx, bo, (size_t)n);
+      char what[64];
+      snprintf(what, sizeof what, "case %zu op %d", c, op);
+      vt_expect_close(got, want, (size_t)n, 1e-5f, 1e-6f, what);
+      free(got);
+      free(want);
+      free(a);
+      free(b);
+      kn_vk_buffer_destroy(ba);
+      kn_vk_buffer_destroy(bb);
+      kn_vk_buffer_destroy(bo);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ unary */
+
+static float ref_unop(kn_vk_unop op, float x) {
+  switch (op) {
+  case KN_VK_NEG: return -x;
+  case KN_VK_EXP: return expf(x);
+  case KN_VK_LOG: return logf(x);
+  case KN_VK_TANH: return tanhf(x);
+  case KN_VK_RELU: return x > 0 ? x : 0;
+  case KN_VK_SQRT: return sqrtf(x);
+  case KN_VK_ABS: return fabsf(x);
+  case KN_VK_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case KN_VK_SQUARE: return x * x;
+  default: return 1.0f / x;
+  }
+}
+
+static void unary_ops(void **state) {
+  kn_vk_context *ctx = *state;
+  size_t sizes[] = {0, 1, 1000, 100003};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    size_t n = sizes[s];
+    for (int op = 0; op < KN_VK_NUNOPS; op++) {
+      bool positive = op == KN_VK_LOG || op == KN_VK_SQRT || op == KN_VK_RECIPROCAL;
+      float *a = vt_random(n, positive ? 0.01f : -20.0f, positive ? 3.0f : 20.0f);
+      float *want = malloc((n ? n : 1) * sizeof *want);
+      for (size_t i = 0; i < n; i++)
+        want[i] = ref_unop(op, a[i]);
+      kn_vk_buffer *ba = vt_buffer_from(ctx, a, n), *bo;
+      VT_OK(kn_vk_buffer_create(ctx, n * sizeof(float), &bo, err));
+      kn_vk_batch *bt;
+      VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+      VT_OK(kn_vk_unary(bt, op, ba, bo, (int64_t)n, err));
+      VT_OK(kn_vk_batch_submit(bt, 0, err));
+      float *got = vt_download(ctx, bo, n);
+      char what[64];
+      snprintf(what, sizeof what, "unary op %d n %zu", op, n);
+      vt_expect_close(got, want, n, 2e-5f, 1e-6f, what);
+      free(got);
+      free(want);
+      free(a);
+      kn_vk_buffer_destroy(ba);
+      kn_vk_buffer_destroy(bo);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ reductions */
+
+static void ref_reduce(kn_vk_reduce_op op, const float *a, const kn_vk_shape *s, int axis,
+                       float *out) {
+  int64_t outer = 1, inner = 1, len = s->dims[axis];
+  for (int i = 0; i < axis; i++)
+    outer *= s->dims[i];
+  for (int i = axis + 1; i < s->ndim; i++)
+    inner *= s->dims[i];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      double acc = op == KN_VK_REDUCE_SUM ? 0 : op == KN_VK_REDUCE_MAX ? -INFINITY : INFINITY;
+      for (int64_t k = 0; k < len; k++) {
+        double v = a[(o * len + k) * inner + in];
+        acc = op == KN_VK_REDUCE_SUM   ? acc + v
+              : op == KN_VK_REDUCE_MAX ? fmax(acc, v)
+                                       : fmin(acc, v);
+      }
+      out[o * inner + in] = (float)acc;
+    }
+}
+
+static void reductions_on(kn_vk_context *ctx) {
+  kn_vk_shape shapes[] = {{3, {3, 5, 7}},   {1, {1000}},     {3, {4, 0, 3}}, {2, {2, 300}},
+                          {3, {2, 300, 2}}, {2, {70000, 2}}, {2, {1, 1}},    {4, {2, 3, 1, 65}}};
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+    const kn_vk_shape *sh = &shapes[s];
+    int64_t n = shape_size(sh);
+    float *a = vt_random((size_t)n, -3.0f, 3.0f);
+    kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)n);
+    for (int axis = -1; axis < sh->ndim; axis++) {
+      int ax = axis < 0 ? sh->ndim - 1 : axis;
+      int64_t nout = 1;
+      for (int i = 0; i < sh->ndim; i++)
+        if (i != ax)
+          nout *= sh->dims[i];
+      for (int op = 0; op <= KN_VK_REDUCE_MIN; op++) {
+        float *want = malloc((size_t)(nout ? nout : 1) * sizeof *want);
+        ref_reduce(op, a, sh, ax, want);
+        kn_vk_buffer *bo;
+        VT_OK(kn_vk_buffer_create(ctx, (uint64_t)nout * sizeof(float), &bo, err));
+        kn_vk_batch *bt;
+        VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+        VT_OK(kn_vk_reduce(bt, op, ba, sh, axis, bo, err));
+        VT_OK(kn_vk_batch_submit(bt, 0, err));
+        float *got = vt_download(ctx, bo, (size_t)nout);
+        char what[64];
+        snprintf(what, sizeof what, "shape %zu axis %d op %d", s, axis, op);
+        vt_expect_close(got, want, (size_t)nout, 1e-5f, 1e-4f, what);
+        free(got);
+        free(want);
+        kn_vk_buffer_destroy(bo);
+      }
+    }
+    free(a);
+    kn_vk_buffer_destroy(ba);
+  }
+}
+
+/* With subgroup arithmetic where the device offers it (lavapipe does). */
+static void reductions_each_axis(void **state) { reductions_on(*state); }
+
+/* The shared-memory fallback used on devices without subgroup arithmetic. */
+static void reductions_shared_memory_fallback(void **state) {
+  (void)state;
+  kn_vk_options opts = {.pipeline_cache_dir = "", .no_subgroup_ops = true};
+  kn_vk_context *ctx;
+  VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
+  reductions_on(ctx);
+  kn_vk_context_destroy(ctx);
+}
+
+/* ------------------------------------------------------------ softmax */
+
+static void softmax_rows(void **state) {
+  kn_vk_context *ctx = *state;
+  int64_t cases[][2] = {{1, 1}, {3, 7}, {5, 1000}, {0, 4}, {4, 0}, {100, 33}, {2, 257}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int64_t rows = cases[c][0], cols = cases[c][1], n = rows * cols;
+    float *a = vt_random((size_t)n, -30.0f, 30.0f);
+    float *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+    for (int64_t r = 0; r < rows; r++) {
+      double m = -INFINITY, s = 0;
+      for (int64_t k = 0; k < cols; k++)
+        m = fmax(m, a[r * cols + k]);
+      for (int64_t k = 0; k < cols; k++)
+        s += exp(a[r * cols + k] - m);
+      for (int64_t k = 0; k < cols; k++)
+        want[r * cols + k] = (float)(exp(a[r * cols + k] - m) / s);
+    }
+    kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)n), *bo;
+    VT_OK(kn_vk_buffer_create(ctx, (uint64_t)n * sizeof(float), &bo, err));
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    VT_OK(kn_vk_softmax(bt, ba, rows, cols, bo, err));
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+    float *got = vt_download(ctx, bo, (size_t)n);
+    char what[64];
+    snprintf(what, sizeof what, "softmax %lldx%lld", (long long)rows, (long long)cols);
+    vt_expect_close(got, want, (size_t)n, 1e-4f, 1e-7f, what);
+    free(got);
+    free(want);
+    free(a);
+    kn_vk_buffer_destroy(ba);
+    kn_vk_buffer_destroy(bo);
+  }
+}
+
+/* ------------------------------------------------------------ matmul */
+
+static void matmul_odd_sizes(void **state) {
+  kn_vk_context *ctx = *state;
+  int64_t cases[][3] = {{1, 1, 1},       {7, 7, 7},    {63, 63, 63}, {65, 65, 65},
+                        {129, 129, 129}, {7, 65, 129}, {129, 1, 63}, {1, 129, 7},
+                        {65, 63, 0},     {0, 5, 5},    {200, 3, 17}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int64_t m = cases[c][0], n = cases[c][1], k = cases[c][2];
+    float *a = vt_random((size_t)(m * k), -1, 1), *b = vt_random((size_t)(k * n), -1, 1);
+    float *want = calloc((size_t)(m * n > 0 ? m * n : 1), sizeof *want);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t p = 0; p < k; p++)
+          s += (double)a[i * k + p] * b[p * n + j];
+        want[i * n + j] = (float)s;
+      }
+    kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)(m * k));
+    kn_vk_buffer *bb = vt_buffer_from(ctx, b, (size_t)(k * n)), *bc;
+    VT_OK(kn_vk_buffer_create(ctx, (uint64_t)(m * n) * sizeof(float), &bc, err));
+    /* garbage in the output proves k == 0 writes zeros */
+    float *junk = vt_random((size_t)(m * n), 5, 6);
+    VT_OK(kn_vk_upload(ctx, bc, 0, junk, (uint64_t)(m * n) * sizeof(float), err));
+    free(junk);
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    VT_OK(kn_vk_matmul(bt, ba, bb, bc, m, n, k, err));
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+    float *got = vt_download(ctx, bc, (size_t)(m * n));
+    char what[64];
+    snprintf(what, sizeof what, "matmul %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+    vt_expect_close(got, want, (size_t)(m * n), 1e-4f, 1e-5f * (float)(k + 1), what);
+    free(got);
+    free(want);
+    free(a);
+    free(b);
+    kn_vk_buffer_destroy(ba);
+    kn_vk_buffer_destroy(bb);
+    kn_vk_buffer_destroy(bc);
+  }
+}
+
+/* ------------------------------------------------------------ batches */
+
+/* y = exp(x); z = y * x (RAW); x = -y (WAR on x); s = sum of z's rows; p = softmax(z);
+ * q = z @ p (p's data viewed as [C, R]): six dependent dispatches, one command buffer. */
+static void dependent_dispatches_one_batch(void **state) {
+  kn_vk_context *ctx = *state;
+  enum { R = 33, C = 70 };
+  float *x = vt_random(R * C, -1, 1);
+  kn_vk_buffer *bx = vt_buffer_from(ctx, x, R * C), *by, *bz, *bs, *bp, *bq;
+  VT_OK(kn_vk_buffer_create(ctx, R * C * 4, &by, err));
+  VT_OK(kn_vk_buffer_create(ctx, R * C * 4, &bz, err));
+  VT_OK(kn_vk_buffer_create(ctx, R * 4, &bs, err));
+  VT_OK(kn_vk_buffer_create(ctx, R * C * 4, &bp, err));
+  VT_OK(kn_vk_buffer_create(ctx, R * R * 4, &bq, err));
+  kn_vk_shape sh = {2, {R, C}};
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_unary(bt, KN_VK_EXP, bx, by, R * C, err));
+  VT_OK(kn_vk_binary(bt, KN_VK_MUL, by, &sh, bx, &sh, bz, err));
+  VT_OK(kn_vk_unary(bt, KN_VK_NEG, by, bx, R * C, err));
+  VT_OK(kn_vk_reduce(bt, KN_VK_REDUCE_SUM, bz, &sh, 1, bs, err));
+  VT_OK(kn_vk_softmax(bt, bz, R, C, bp, err));
+  /* q[R,R] = z[R,C] @ p viewed as [C,R] */
+  VT_OK(kn_vk_matmul(bt, bz, bp, bq, R, R, C, err));
+  assert_int_equal(kn_vk_batch_dispatch_count(bt), 6);
+  VT_OK(kn_vk_batch_submit(bt, sg_now_ns() + UINT64_C(60) * 1000000000, err));
+
+  float y[R * C], z[R * C], nx[R * C], s[R], p[R * C], q[R * R];
+  for (int i = 0; i < R * C; i++) {
+    y[i] = expf(x[i]);
+    z[i] = y[i] * x[i];
+    nx[i] = -y[i];
+  }
+  for (int r = 0; r < R; r++) {
+    double acc = 0, m = -INFINITY, e = 0;
+    for (int c = 0; c < C; c++) {
+      acc += z[r * C + c];
+      m = fmax(m, z[r * C + c]);
+    }
+    s[r] = (float)acc;
+    for (int c = 0; c < C; c++)
+      e += exp(z[r * C + c] - m);
+    for (int c = 0; c < C; c++)
+      p[r * C + c] = (float)(exp(z[r * C + c] - m) / e);
+  }
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < R; j++) {
+      double acc = 0;
+      for (int k = 0; k < C; k++)
+        acc += (double)z[i * C + k] * p[k * R + j];
+      q[i * R + j] = (float)acc;
+    }
+  float *g;
+  g = vt_download(ctx, bx, R * C);
+  vt_expect_close(g, nx, R * C, 1e-5f, 1e-6f, "x = -exp(x)");
+  free(g);
+  g = vt_download(ctx, bz, R * C);
+  vt_expect_close(g, z, R * C, 1e-5f, 1e-6f, "z");
+  free(g);
+  g = vt_download(ctx, bs, R);
+  vt_expect_close(g, s, R, 1e-4f, 1e-4f, "sum");
+  free(g);
+  g = vt_download(ctx, bp, R * C);
+  vt_expect_close(g, p, R * C, 1e-4f, 1e-7f, "softmax");
+  free(g);
+  g = vt_download(ctx, bq, R * R);
+  vt_expect_close(g, q, R * R, 1e-4f, 1e-4f, "matmul");
+  free(g);
+  free(x);
+  kn_vk_buffer *all[] = {bx, by, bz, bs, bp, bq};
+  for (size_t i = 0; i < 6; i++)
+    kn_vk_buffer_destroy(all[i]);
+}
+
+/* Barriers exactly where a dispatch depends on an earlier one of the same batch. */
+static void barriers_only_between_dependent_dispatches(void **state) {
+  kn_vk_context *ctx = *state;
+  float init[4] = {1, -2, 3, -4};
+  kn_vk_buffer *a = vt_buffer_from(ctx, init, 4), *b, *c = vt_buffer_from(ctx, init, 4), *d, *e, *f;
+  VT_OK(kn_vk_buffer_create(ctx, 16, &b, err));
+  VT_OK(kn_vk_buffer_create(ctx, 16, &d, err));
+  VT_OK(kn_vk_buffer_create(ctx, 16, &e, err));
+  VT_OK(kn_vk_buffer_create(ctx, 16, &f, err));
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_unary(bt, KN_VK_ABS, a, b, 4, err)); /* b = |a| */
+  VT_OK(kn_vk_unary(bt, KN_VK_NEG, c, d, 4, err)); /* independent (same memory block) */
+  VT_OK(kn_vk_unary(bt, KN_VK_NEG, a, f, 4, err)); /* reads a again: read after read */
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 0);
+  VT_OK(kn_vk_unary(bt, KN_VK_SQUARE, b, e, 4, err)); /* RAW on b */
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 1);
+  VT_OK(kn_vk_unary(bt, KN_VK_SQRT, e, e, 4, err)); /* RAW + WAW on e */
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 2);
+  /* d was written and c read before barrier 1: both already ordered */
+  VT_OK(kn_vk_unary(bt, KN_VK_NEG, d, c, 4, err));
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 2);
+  VT_OK(kn_vk_unary(bt, KN_VK_ABS, f, a, 4, err)); /* a not read since barrier 2 */
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 2);
+  VT_OK(kn_vk_unary(bt, KN_VK_NEG, b, c, 4, err)); /* WAW on c, written by dispatch 6 */
+  assert_int_equal(kn_vk_batch_barrier_count(bt), 3);
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  float want_a[4] = {1, 2, 3, 4}, want_c[4] = {-1, -2, -3, -4}, want_e[4] = {1, 2, 3, 4};
+  float *g = vt_download(ctx, a, 4);
+  assert_memory_equal(g, want_a, sizeof want_a);
+  free(g);
+  g = vt_download(ctx, c, 4);
+  assert_memory_equal(g, want_c, sizeof want_c);
+  free(g);
+  g = vt_download(ctx, e, 4);
+  assert_memory_equal(g, want_e, sizeof want_e);
+  free(g);
+  kn_vk_buffer *all[] = {a, b, c, d, e, f};
+  for (size_t i = 0; i < 6; i++)
+    kn_vk_buffer_destroy(all[i]);
+}
+
+static void many_batches_reuse_frames(void **state) {
+  kn_vk_context *ctx = *state;
+  float one = 1;
+  kn_vk_buffer *acc = vt_buffer_from(ctx, &one, 1), *tmp;
+  VT_OK(kn_vk_buffer_create(ctx, 4, &tmp, err));
+  kn_vk_shape s = {0, {0}};
+  for (int i = 0; i < 50; i++) {
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    VT_OK(kn_vk_binary(bt, KN_VK_ADD, acc, &s, acc, &s, tmp, err)); /* 2a */
+    VT_OK(kn_vk_binary(bt, KN_VK_MUL, tmp, &s, tmp, &s, acc, err)); /* (2a)^2 */
+    VT_OK(kn_vk_unary(bt, KN_VK_SQRT, acc, tmp, 1, err));           /* 2a */
+    VT_OK(kn_vk_unary(bt, KN_VK_ABS, tmp, acc, 1, err));
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+  }
+  /* each round: a → sqrt((2a)^2) = 2a; 50 rounds of doubling */
+  float got;
+  VT_OK(kn_vk_download(ctx, acc, 0, &got, 4, err));
+  assert_true(got == ldexpf(1.0f, 50));
+  /* 600 dispatches: more than one descriptor pool's worth of sets */
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  for (int j = 0; j < 600; j++)
+    VT_OK(kn_vk_unary(bt, KN_VK_ABS, acc, tmp, 1, err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  kn_vk_buffer_destroy(acc);
+  kn_vk_buffer_destroy(tmp);
+}
+
+static void deadline_exceeded(void **state) {
+  kn_vk_context *ctx = *state;
+  enum { N = 384 };
+  float *a = vt_random(N * N, -1, 1);
+  kn_vk_buffer *ba = vt_buffer_from(ctx, a, N * N), *bc;
+  VT_OK(kn_vk_buffer_create(ctx, N * N * 4, &bc, err));
+  sg_error e = SG_ERROR_INIT;
+  /* a deadline already in the past */
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_matmul(bt, ba, ba, bc, N, N, N, err));
+  assert_int_equal(kn_vk_batch_submit(bt, 1, &e), SG_DEADLINE_EXCEEDED);
+  assert_non_null(strstr(e.message, "deadline"));
+  /* 2.3 GFLOP of dependent matmuls with a 20 us budget: more than a second on lavapipe,
+   * still well over 20 us on a big GPU */
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  for (int i = 0; i < 20; i++)
+    VT_OK(kn_vk_matmul(bt, ba, ba, bc, N, N, N, err));
+  uint64_t t0 = sg_now_ns();
+  assert_int_equal(kn_vk_batch_submit(bt, t0 + 20000, &e), SG_DEADLINE_EXCEEDED);
+  assert_true(sg_now_ns() - t0 < UINT64_C(500) * 1000000); /* returned at the deadline */
+  sg_error_clear(&e);
+  /* the context keeps working afterwards */
+  float two[2] = {3, 4}, got[2];
+  kn_vk_buffer *bt2 = vt_buffer_from(ctx, two, 2), *bo;
+  VT_OK(kn_vk_buffer_create(ctx, 8, &bo, err));
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_unary(bt, KN_VK_SQUARE, bt2, bo, 2, err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  VT_OK(kn_vk_download(ctx, bo, 0, got, 8, err));
+  assert_true(got[0] == 9 && got[1] == 16);
+  free(a);
+  kn_vk_buffer_destroy(ba); /* waits for the abandoned work first */
+  kn_vk_buffer_destroy(bc);
+  kn_vk_buffer_destroy(bt2);
+  kn_vk_buffer_destroy(bo);
+}
+
+/* Several threads share one context: one queue (behind its mutex), one pool, one
+ * pipeline cache; every thread must get its own right answers. */
+typedef struct worker {
+  kn_vk_context *ctx;
+  int id;
+  int failures;
+} worker;
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  enum { N = 5000 };
+  for (int round = 0; round < 15; round++) {
+    float a[N], b[N], got[N];
+    for (int i = 0; i < N; i++) {
+      a[i] = (float)(w->id * 1000 + round);
+      b[i] = (float)i;
+    }
+    sg_error e = SG_ERROR_INIT;
+    kn_vk_buffer *ba = NULL, *bb = NULL, *bc = NULL;
+    kn_vk_batch *bt = NULL;
+    kn_vk_shape s = {1, {N}};
+    if (kn_vk_buffer_create(w->ctx, sizeof a, &ba, &e) ||
+        kn_vk_buffer_create(w->ctx, sizeof a, &bb, &e) ||
+        kn_vk_buffer_create(w->ctx, sizeof a, &bc, &e) ||
+        kn_vk_upload(w->ctx, ba, 0, a, sizeof a, &e) ||
+        kn_vk_upload(w->ctx, bb, 0, b, sizeof b, &e) || kn_vk_batch_begin(w->ctx, &bt, &e) ||
+        kn_vk_binary(bt, round % 2 ? KN_VK_SUB : KN_VK_ADD, ba, &s, bb, &s, bc, &e) ||
+        kn_vk_batch_submit(bt, 0, &e) || kn_vk_download(w->ctx, bc, 0, got, sizeof got, &e)) {
+      w->failures++;
+    } else {
+      for (int i = 0; i < N; i++)
+        if (got[i] != (round % 2 ? a[i] - b[i] : a[i] + b[i]))
+          w->failures++;
+    }
+    sg_error_clear(&e);
+    kn_vk_buffer_destroy(ba);
+    kn_vk_buffer_destroy(bb);
+    kn_vk_buffer_destroy(bc);
+  }
+  return NULL;
+}
+
+static void threads_share_a_context(void **state) {
+  worker w[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (worker){*state, i, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(w[i].failures, 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(binary_broadcasting),
+      cmocka_unit_test(unary_ops),
+      cmocka_unit_test(reductions_each_axis),
+      cmocka_unit_test(reductions_shared_memory_fallback),
+      cmocka_unit_test(softmax_rows),
+      cmocka_unit_test(matmul_odd_sizes),
+      cmocka_unit_test(dependent_dispatches_one_batch),
+      cmocka_unit_test(barriers_only_between_dependent_dispatches),
+      cmocka_unit_test(many_batches_reuse_frames),
+      cmocka_unit_test(deadline_exceeded),
+      cmocka_unit_test(threads_share_a_context),
+  };
+  return cmocka_run_group_tests(tests, vt_setup, vt_teardown);
+}

@@ -1,0 +1,65 @@
+/*
+ * nvim.test.ts — the same session driven by Neovim's built-in LSP client,
+ * headless (nvim/stagd_version.lua). Neovim must be installed (Debian:
+ * `apt-get install -y neovim`); a missing nvim fails the test.
+ */
+
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { stagdBin } from './daemon';
+
+const script = path.resolve(__dirname, '..', 'nvim', 'stagd_version.lua');
+// Neovim writes its LSP log and state under the XDG folders: keep them out of $HOME.
+const home = mkdtempSync(path.join(tmpdir(), 'stagd-nvim-test-'));
+after(() => rmSync(home, { recursive: true, force: true }));
+
+function runNvim(bin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const nvim = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-c', `luafile ${script}`], {
+      env: {
+        ...process.env,
+        STAGD_BIN: bin,
+        XDG_CACHE_HOME: path.join(home, 'cache'),
+        XDG_STATE_HOME: path.join(home, 'state'),
+        XDG_DATA_HOME: path.join(home, 'data'),
+        XDG_CONFIG_HOME: path.join(home, 'config'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    nvim.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    nvim.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const timer = setTimeout(() => nvim.kill('SIGKILL'), 30_000);
+    nvim.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run nvim (install Debian's neovim package): ${e.message}`));
+    });
+    nvim.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('Neovim: initialize, stagd/version, an unknown method, shutdown/exit', async () => {
+  const r = await runNvim(stagdBin());
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(r.code, 0, `nvim exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  assert.match(lines[0] ?? '', /^initialized stagd \d+\.\d+\.\d+/);
+  assert.match(lines[1] ?? '', /^stagd\/version \{/);
+  const version = JSON.parse((lines[1] ?? '').slice('stagd/version '.length)) as { api?: string; version?: string };
+  assert.equal(version.api, 'stagd.v1');
+  assert.equal(`initialized stagd ${version.version}`, lines[0]);
+  assert.deepEqual(lines.slice(2), ['stagd/noSuchMethod error -32601', 'exit 0 signal 0', 'OK']);
+});
+
+test('Neovim script: a daemon that cannot start is a failure, not a hang', async () => {
+  const r = await runNvim(path.join(home, 'no-such-stagd'));
+  assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  assert.match(r.stdout, /^FAIL STAGD_BIN=.*no-such-stagd is not executable$/m);
+});
