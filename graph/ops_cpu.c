@@ -516,7 +516,7 @@ static sg_code nest_depth(const gr_op *op, gr_val *args, int n, int *depth, sg_e
 }
 
 sg_code gr_cpu_tuple(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
-  int depth;
+  int depth = 0;
   if (nest_depth(op, args, n, &depth, err)) return err->code;
   *out = gv_tuple_new(n);
   out->u.o->depth = depth;
@@ -546,7 +546,7 @@ sg_code gr_cpu_getitem(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
 
 sg_code gr_cpu_record(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   if (n % 2) return bad(err, op, "expected field/value pairs%s", "");
-  int depth;
+  int depth = 0;
   if (nest_depth(op, args, n, &depth, err)) return err->code;
   gr_val v = {.tag = GV_RECORD};
   v.u.o = gv_obj_new(n / 2);

@@ -75,8 +75,22 @@ def main():
         print("health:", client.health())
         v = client.version()
         print("version:", v.version, "api:", v.api, "grpc core:", v.grpc_version)
-        for d in client.list_devices().devices:
+        for d in client.list_devices():
             print(f"device: {d.name} ({d.type}) {d.description}")
+
+        banner("Parse through the daemon: CPython 3.12's ast.dump of a function")
+        src = "def power(x, n):\n    return x ** n\n"
+        print(src, end="")
+        print(client.call("Parse", {"source": src, "filename": "power.py"}).dump)
+
+        banner("Stage and Execute Snek's staged power(x, 2) (Figure 6) at x = 10")
+        sexpr = "(def runX (in1)\n (begin\n  (let x0 (* in1 1)\n   (let x1 (* in1 x0)\n    x1))))\n"
+        print(sexpr, end="")
+        text_dump = 2  # stagd.v1.DumpFormat.DUMP_FORMAT_TEXT
+        staged = client.call("Stage", {"sexpr": sexpr, "filename": "runX.sexp", "dumps": [text_dump]})
+        print(f"graph id {staged.graph_id}; optimized IR:\n{staged.dumps[0].text}")
+        result = client.call("Execute", {"graph_id": staged.graph_id, "args_json": "[10]"})
+        print("runX(10) =", result.result_json)
 
         banner(f"stagctl --addr {addr} health")
         subprocess.run([os.environ["STAGCTL_BIN"], "--addr", addr, "health"], check=True)

@@ -17,7 +17,12 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "gr.h"
 #include "health.pb-c.h"
+#include "py.h"
+#ifdef STAGD_HAVE_VULKAN
+#include "kn_vulkan.h"
+#endif
 #include "stagd.pb-c.h"
 #include "sv.h"
 #include "transport.h"
@@ -42,7 +47,10 @@ struct sv_service {
   _Atomic uint64_t errors_total;
   atomic_bool draining;
   method_stats *stats; /* one per method-table row */
+  gr_cache *graphs;    /* staged programs by content-addressed id */
 };
+
+enum { GRAPH_CACHE_CAPACITY = 1024 };
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -68,7 +76,14 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->build = STAGD_BUILD;
   r->grpc_version = (char *)grpc_version_string();
   r->uv_version = (char *)uv_version_string();
-  static const char *const features[] = {"grpc", "lsp", "health", "ping", "stats", "devices:cpu"};
+  static const char *const features[] = {"grpc",  "lsp",     "health",    "ping",     "stats",
+                                         "parse", "unparse", "stage",     "execute",  "dump-graph",
+                                         "devices:cpu"
+#ifdef STAGD_HAVE_VULKAN
+                                         ,
+                                         "devices:vulkan"
+#endif
+  };
   r->n_features = sizeof features / sizeof features[0];
   r->features = (char **)features;
   return SG_OK;
@@ -116,7 +131,46 @@ static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMess
   d->heaps = arena_array(call, 1, sizeof *d->heaps);
   d->heaps[0] = heap;
   r->n_devices = 1;
+#ifdef STAGD_HAVE_VULKAN
+  kn_vk_device_info *vk = NULL;
+  size_t n_vk = 0;
+  sg_error vk_err = SG_ERROR_INIT;
+  if (kn_vk_enumerate(&vk, &n_vk, &vk_err) != SG_OK) n_vk = 0; /* no loader or driver: the CPU only */
+  sg_error_clear(&vk_err);
+  int chosen = -1;
+  if (kn_vk_choose_device(sv->cfg->device, &chosen, &vk_err) != SG_OK) chosen = -1;
+  sg_error_clear(&vk_err);
+  d->is_default = chosen < 0;
+  r->devices = arena_array(call, 1 + n_vk, sizeof *r->devices);
+  for (size_t i = 0; i < n_vk; i++) {
+    const kn_vk_device_info *v = &vk[i];
+    Stagd__V1__Device *g = sg_arena_alloc(call->arena, sizeof *g);
+    stagd__v1__device__init(g);
+    char name[32];
+    snprintf(name, sizeof name, "vulkan:%d", v->index);
+    g->name = sg_arena_strdup(call->arena, name);
+    g->backend = "vulkan";
+    g->description = sg_arena_strdup(call->arena, v->name);
+    g->type = (char *)kn_vk_device_type_name(v->type);
+    g->vendor = sg_arena_strdup(call->arena, v->vendor_name ? v->vendor_name : "");
+    g->driver = sg_arena_strdup(call->arena, v->driver_info[0] ? v->driver_info : v->driver_name);
+    g->subgroup_size = v->subgroup_size;
+    g->is_default = chosen == v->index;
+    g->n_heaps = (size_t)v->heap_count;
+    g->heaps = arena_array(call, g->n_heaps, sizeof *g->heaps);
+    for (int h = 0; h < v->heap_count; h++) {
+      Stagd__V1__MemoryHeap *mh = sg_arena_alloc(call->arena, sizeof *mh);
+      stagd__v1__memory_heap__init(mh);
+      mh->size_bytes = v->heap_size[h];
+      mh->device_local = v->heap_device_local[h];
+      g->heaps[h] = mh;
+    }
+    r->devices[r->n_devices++] = g;
+  }
+  free(vk);
+#else
   r->devices = arena_array(call, 1, sizeof *r->devices);
+#endif
   r->devices[0] = d;
   return SG_OK;
 }
@@ -179,9 +233,39 @@ static sg_code h_health(sv_service *sv, sv_call *call, const ProtobufCMessage *r
   return SG_OK;
 }
 
+/* Moves a buffer's text into the call's arena. */
+static char *arena_text(sv_call *call, sg_buf *b) {
+  char *s = sg_arena_strndup(call->arena, b->data ? b->data : "", b->len);
+  sg_buf_clear(b);
+  return s;
+}
+
 static sg_code h_parse(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                        ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("Parse (the Python front end)", err);
+  REQUEST(Stagd__V1__ParseRequest, q);
+  REPLY(Stagd__V1__ParseReply, r);
+  const char *file = *q->filename ? q->filename : "<unknown>";
+  py_ctx ctx;
+  py_ctx_init(&ctx);
+  py_mod *mod = py_parse(&ctx, q->source, strlen(q->source), file, err);
+  if (!mod) {
+    py_ctx_free(&ctx);
+    return err && err->code ? err->code : SG_INVALID_ARGUMENT;
+  }
+  sg_buf b = SG_BUF_INIT;
+  py_dump_module(mod, q->include_attributes, &b);
+  r->dump = arena_text(call, &b);
+  if (q->want_json) {
+    py_json_module(mod, q->include_attributes, &b);
+    r->json = arena_text(call, &b);
+  }
+  if (q->want_unparse) {
+    py_unparse_module(mod, &b);
+    r->unparsed = arena_text(call, &b);
+  }
+  sg_buf_free(&b);
+  py_ctx_free(&ctx);
+  return SG_OK;
 }
 
 static sg_code h_convert(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
@@ -189,14 +273,90 @@ static sg_code h_convert(sv_service *sv, sv_call *call, const ProtobufCMessage *
   return unimplemented("Convert (the AutoGraph/Snek converter)", err);
 }
 
+static gr_dump_format dump_format(Stagd__V1__DumpFormat f) {
+  switch (f) {
+    case STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_SEXPR: return GR_DUMP_SEXPR;
+    case STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_DOT: return GR_DUMP_DOT;
+    case STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_JSON: return GR_DUMP_JSON;
+    default: return GR_DUMP_TEXT;
+  }
+}
+
+static char *program_dump(sv_call *call, gr_program *p, Stagd__V1__DumpFormat f) {
+  char *text = gr_program_dump(p, dump_format(f));
+  char *copy = sg_arena_strdup(call->arena, text ? text : "");
+  free(text);
+  return copy;
+}
+
+/* The staged program with this id, retained; NOT_FOUND otherwise. */
+static gr_program *find_program(sv_service *sv, const char *id, sg_error *err) {
+  gr_program *p = gr_cache_get(sv->graphs, id);
+  if (!p)
+    sg_error_set(err, SG_NOT_FOUND, "no staged graph with id '%s' (Stage it first; the daemon keeps the %d most recent)",
+                 id, GRAPH_CACHE_CAPACITY);
+  return p;
+}
+
 static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                        ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("Stage (the graph IR)", err);
+  REQUEST(Stagd__V1__StageRequest, q);
+  REPLY(Stagd__V1__StageReply, r);
+  gr_stage_options opts = {q->no_optimize, *q->entry ? q->entry : NULL, 0};
+  gr_program *staged;
+  sg_code rc = gr_stage(q->sexpr, strlen(q->sexpr), *q->filename ? q->filename : "<sexpr>", &opts, &staged, err);
+  if (rc != SG_OK) return rc;
+  gr_program *p = gr_cache_put(sv->graphs, staged); /* the cached twin when already staged */
+  gr_program_release(staged);
+  r->graph_id = sg_arena_strdup(call->arena, gr_program_id(p));
+  r->n_dumps = q->n_dumps;
+  r->dumps = arena_array(call, q->n_dumps, sizeof *r->dumps);
+  for (size_t i = 0; i < q->n_dumps; i++) {
+    Stagd__V1__GraphDump *d = sg_arena_alloc(call->arena, sizeof *d);
+    stagd__v1__graph_dump__init(d);
+    d->format = q->dumps[i];
+    d->text = program_dump(call, p, q->dumps[i]);
+    r->dumps[i] = d;
+  }
+  gr_program_release(p);
+  return SG_OK;
 }
 
 static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                          ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("Execute (the graph executor)", err);
+  REQUEST(Stagd__V1__ExecuteRequest, q);
+  REPLY(Stagd__V1__ExecuteReply, r);
+  if (q->n_args && *q->args_json)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "give the arguments either as args or as args_json, not both");
+  sg_buf args = SG_BUF_INIT;
+  if (q->n_args) {
+    sg_code rc = sv_values_to_json((const void *const *)q->args, q->n_args, &args, err);
+    if (rc != SG_OK) {
+      sg_buf_free(&args);
+      return rc;
+    }
+  } else {
+    sg_buf_puts(&args, *q->args_json ? q->args_json : "[]");
+  }
+  const char *device = *q->device ? q->device : sv->cfg->device;
+  if (!strcmp(device, "auto")) device = "cpu";
+  gr_program *p = find_program(sv, q->graph_id, err);
+  if (!p) {
+    sg_buf_free(&args);
+    return SG_NOT_FOUND;
+  }
+  gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0};
+  char *result = NULL, *printed = NULL;
+  sg_code rc = gr_execute_json(p, &opts, args.data, &result, &printed, err);
+  gr_program_release(p);
+  sg_buf_free(&args);
+  if (rc == SG_OK) {
+    r->result_json = sg_arena_strdup(call->arena, result ? result : "null");
+    r->output = sg_arena_strdup(call->arena, printed ? printed : "");
+  }
+  free(result);
+  free(printed);
+  return rc;
 }
 
 static sg_code h_grad(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
@@ -206,7 +366,13 @@ static sg_code h_grad(sv_service *sv, sv_call *call, const ProtobufCMessage *req
 
 static sg_code h_dump_graph(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                             ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("DumpGraph (the graph IR)", err);
+  REQUEST(Stagd__V1__DumpGraphRequest, q);
+  REPLY(Stagd__V1__DumpGraphReply, r);
+  gr_program *p = find_program(sv, q->graph_id, err);
+  if (!p) return SG_NOT_FOUND;
+  r->text = program_dump(call, p, q->format);
+  gr_program_release(p);
+  return SG_OK;
 }
 
 /* ----------------------------------------------------------- method table */
@@ -256,17 +422,30 @@ const sv_method *sv_method_by_name(const char *name) {
 /* ------------------------------------------------------------- lifecycle */
 
 sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
+  /* An explicitly named device must exist; `auto` falls back to the CPU. */
+#ifdef STAGD_HAVE_VULKAN
+  int vk_index;
+  if (kn_vk_choose_device(cfg->device, &vk_index, err) != SG_OK) return NULL;
+  if (vk_index >= 0) SG_INFO(0, "default device: vulkan:%d", vk_index);
+#else
+  if (strcmp(cfg->device, "auto") != 0 && strcmp(cfg->device, "cpu") != 0) {
+    sg_error_set(err, SG_UNAVAILABLE, "--device %s: this stagd was built without Vulkan", cfg->device);
+    return NULL;
+  }
+#endif
   sv_service *sv = sg_xcalloc(1, sizeof *sv);
   sv->cfg = cfg;
   sv->started_ms = sg_wall_ms();
   atomic_store(&sv->next_id, 1);
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
+  sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   return sv;
 }
 
 void sv_service_destroy(sv_service *sv) {
   if (!sv) return;
   free(sv->stats);
+  gr_cache_free(sv->graphs);
   free(sv);
 }
 

@@ -127,6 +127,15 @@ int main(int argc, char **argv) {
   grpc_init();
   d.loop = uv_default_loop();
   d.sv = sv_service_create(&d.cfg, &err);
+  if (!d.sv) {
+    char *msg = sg_error_format(&err);
+    fprintf(stderr, "stagd: %s\n", msg);
+    free(msg);
+    sg_error_clear(&err);
+    sv_config_free(&d.cfg);
+    grpc_shutdown();
+    return 2;
+  }
   d.pool = sv_pool_create(d.cfg.workers);
   uv_async_init(d.loop, &d.grpc_stopped, on_grpc_stopped_async);
   d.grpc_stopped.data = &d;
