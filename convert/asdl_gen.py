@@ -14,6 +14,8 @@ Python.asdl uses (sums, products, `attributes`, `*` and `?`, `--` comments).
 import os
 import re
 import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gen_util, beside this file
+from gen_util import write_lines  # noqa: E402
 
 BUILTIN = {"identifier", "string", "int", "constant"}
 
@@ -333,18 +335,8 @@ def main():
             c.append("    return true;\n  }")
     c.append("  default:\n    return true;\n  }\n}")
 
-    os.makedirs(outdir, exist_ok=True)
     for name, lines in (("py_ast_gen.h", h), ("py_ast_gen.c", c)):
-        path = os.path.join(outdir, name)
-        text = "\n".join(lines) + "\n"
-        try:
-            with open(path, encoding="utf-8") as f:
-                if f.read() == text:
-                    continue
-        except OSError:
-            pass
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_lines(os.path.join(outdir, name), lines)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import os
 import re
 import sys
 import unicodedata
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gen_util, beside this file
+from gen_util import write_lines  # noqa: E402
 
 def main():
     outdir = sys.argv[1]
@@ -138,17 +140,7 @@ def main():
             cnt += 1
     out.append("};")
     out.append("const size_t py_codec_count = %d;" % cnt)
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, "py_unicode_gen.c")
-    text = "\n".join(out) + "\n"
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_lines(os.path.join(outdir, "py_unicode_gen.c"), out)
 
 if __name__ == "__main__":
     main()

@@ -354,7 +354,7 @@ void sv_grpc_shutdown(sv_grpc *g) {
   bool expected = false;
   if (!atomic_compare_exchange_strong(&g->shutting_down, &expected, true)) return;
   grpc_server_shutdown_and_notify(g->server, g->cq, &g->t_shutdown);
-  if (atomic_load(&g->active) == 0) grpc_server_cancel_all_calls(g->server);
+  maybe_shutdown_cq(g); /* ends idle connections now when no call is running */
 }
 
 void sv_grpc_cancel_all(sv_grpc *g) { grpc_server_cancel_all_calls(g->server); }

@@ -103,6 +103,14 @@ static void on_stdio_exit(void *ud, int code) {
   begin_shutdown(ud, code, "the LSP client ended the session");
 }
 
+/* "stagd: FILE:LINE:COL: error: MESSAGE" on stderr, then the error is cleared. */
+static void print_error(sg_error *err) {
+  char *msg = sg_error_format(err);
+  fprintf(stderr, "stagd: %s\n", msg);
+  free(msg);
+  sg_error_clear(err);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a vanished client is an error on its write, not a crash */
   stagd_daemon d = {0};
@@ -111,10 +119,7 @@ int main(int argc, char **argv) {
   bool exit_now;
   int exit_code;
   if (sv_config_load(&d.cfg, argc, argv, &exit_now, &exit_code, &err) != SG_OK) {
-    char *msg = sg_error_format(&err);
-    fprintf(stderr, "stagd: %s\n", msg);
-    free(msg);
-    sg_error_clear(&err);
+    print_error(&err);
     sv_config_free(&d.cfg);
     return 2;
   }
@@ -128,10 +133,7 @@ int main(int argc, char **argv) {
   d.loop = uv_default_loop();
   d.sv = sv_service_create(&d.cfg, &err);
   if (!d.sv) {
-    char *msg = sg_error_format(&err);
-    fprintf(stderr, "stagd: %s\n", msg);
-    free(msg);
-    sg_error_clear(&err);
+    print_error(&err);
     sv_config_free(&d.cfg);
     grpc_shutdown();
     return 2;
@@ -159,9 +161,7 @@ int main(int argc, char **argv) {
     if (sv_lsp_listen(d.lsp, d.cfg.lsp_listen.items[i], &err) != SG_OK) rc = 2;
 
   if (rc != 0) {
-    char *msg = sg_error_format(&err);
-    SG_ERROR(0, "%s", msg);
-    free(msg);
+    print_error(&err);
     begin_shutdown(&d, 2, "start-up failed");
   } else {
     SG_INFO(0, "stagd %s ready: %d workers, device %s", STAGD_VERSION, d.cfg.workers, d.cfg.device);

@@ -201,6 +201,29 @@ static int cmd_ping(ctx *c) {
   return 0;
 }
 
+/* A ParseRequest holding FILE's text; NULL (c->err set) when it cannot be read. */
+static Stagd__V1__ParseRequest *parse_request(ctx *c, const char *path) {
+  size_t len;
+  char *src = read_file(c, path, &len);
+  if (!src) return NULL;
+  Stagd__V1__ParseRequest *req = (void *)new_request(c, sv_method_by_name("Parse"));
+  req->source = src;
+  req->filename = (char *)path;
+  return req;
+}
+
+/* A StageRequest holding FILE's text; NULL (c->err set) when it cannot be read. */
+static Stagd__V1__StageRequest *stage_request(ctx *c, const char *path, const char *entry) {
+  size_t len;
+  char *src = read_file(c, path, &len);
+  if (!src) return NULL;
+  Stagd__V1__StageRequest *req = (void *)new_request(c, sv_method_by_name("Stage"));
+  req->sexpr = src;
+  req->filename = (char *)path;
+  if (entry) req->entry = (char *)entry;
+  return req;
+}
+
 /* parse FILE [--attributes] [--json] */
 static int cmd_parse(ctx *c) {
   const char *attrs = NULL, *json = NULL, *pos[1];
@@ -208,12 +231,8 @@ static int cmd_parse(ctx *c) {
   int n_pos;
   if (!parse_cmd_args(c, "parse", opts, pos, 1, &n_pos)) return EXIT_USAGE;
   if (n_pos != 1) return usage_error("parse: expected FILE");
-  size_t len;
-  char *src = read_file(c, pos[0], &len);
-  if (!src) return report(c);
-  Stagd__V1__ParseRequest *req = (void *)new_request(c, sv_method_by_name("Parse"));
-  req->source = src;
-  req->filename = (char *)pos[0];
+  Stagd__V1__ParseRequest *req = parse_request(c, pos[0]);
+  if (!req) return report(c);
   req->include_attributes = attrs != NULL;
   req->want_json = json != NULL;
   ProtobufCMessage *reply;
@@ -229,12 +248,8 @@ static int cmd_unparse(ctx *c) {
   int n_pos;
   if (!parse_cmd_args(c, "unparse", NULL, pos, 1, &n_pos)) return EXIT_USAGE;
   if (n_pos != 1) return usage_error("unparse: expected FILE");
-  size_t len;
-  char *src = read_file(c, pos[0], &len);
-  if (!src) return report(c);
-  Stagd__V1__ParseRequest *req = (void *)new_request(c, sv_method_by_name("Parse"));
-  req->source = src;
-  req->filename = (char *)pos[0];
+  Stagd__V1__ParseRequest *req = parse_request(c, pos[0]);
+  if (!req) return report(c);
   req->want_unparse = true;
   ProtobufCMessage *reply;
   if (call(c, "Parse", &req->base, &reply) != SG_OK) return report(c);
@@ -264,17 +279,12 @@ static int cmd_stage(ctx *c) {
   if (n_pos != 1) return usage_error("stage: expected FILE.sexp");
   Stagd__V1__DumpFormat fmt = STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_TEXT;
   if (parse_dump_format(dump, &fmt)) return EXIT_USAGE;
-  size_t len;
-  char *src = read_file(c, pos[0], &len);
-  if (!src) return report(c);
-  Stagd__V1__StageRequest *req = (void *)new_request(c, sv_method_by_name("Stage"));
-  req->sexpr = src;
-  req->filename = (char *)pos[0];
+  Stagd__V1__StageRequest *req = stage_request(c, pos[0], entry);
+  if (!req) return report(c);
   req->no_optimize = noopt != NULL;
   req->n_dumps = 1;
   req->dumps = sg_arena_alloc(&c->arena, sizeof *req->dumps);
   req->dumps[0] = fmt;
-  if (entry) req->entry = (char *)entry;
   ProtobufCMessage *reply;
   if (call(c, "Stage", &req->base, &reply) != SG_OK) return report(c);
   Stagd__V1__StageReply *r = (void *)reply;
@@ -284,13 +294,8 @@ static int cmd_stage(ctx *c) {
 
 /* Stages FILE and returns the graph id (NULL after reporting into c->err). */
 static const char *stage_file(ctx *c, const char *path, const char *entry) {
-  size_t len;
-  char *src = read_file(c, path, &len);
-  if (!src) return NULL;
-  Stagd__V1__StageRequest *req = (void *)new_request(c, sv_method_by_name("Stage"));
-  req->sexpr = src;
-  req->filename = (char *)path;
-  if (entry) req->entry = (char *)entry;
+  Stagd__V1__StageRequest *req = stage_request(c, path, entry);
+  if (!req) return NULL;
   ProtobufCMessage *reply;
   if (call(c, "Stage", &req->base, &reply) != SG_OK) return NULL;
   return ((Stagd__V1__StageReply *)reply)->graph_id;
