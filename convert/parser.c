@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <iconv.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ tokens */
@@ -205,8 +207,8 @@ py_seq *py_p_seq1(py_parser *p, void *x) {
 /* ------------------------------------------------------------------ source */
 
 /* Finds a coding declaration ("coding[:=]\s*([-\w.]+)") in a comment on one of the
- * first two lines. Returns a lowercase name in buf, or false. */
-static bool find_coding(const char *s, size_t len, char *buf, size_t bufsz) {
+ * first two lines. Returns a lowercase name in buf ('-' for '_'), as written in raw. */
+static bool find_coding(const char *s, size_t len, char *buf, size_t bufsz, char *raw) {
   const char *end = s + len, *p = s;
   for (int line = 0; line < 2 && p < end; line++) {
     const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -223,6 +225,8 @@ static bool find_coding(const char *s, size_t len, char *buf, size_t bufsz) {
                  ((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
                   (*n >= '0' && *n <= '9') || *n == '-' || *n == '_' || *n == '.')) {
             char ch = *n++;
+            raw[k] = ch;
+            raw[k + 1] = 0;
             if (ch >= 'A' && ch <= 'Z') ch = (char)(ch + 32);
             if (ch == '_') ch = '-';
             buf[k++] = ch;
@@ -282,6 +286,71 @@ static size_t encode_utf8(char *o, uint32_t cp) {
   return 3;
 }
 
+/* Decodes a multi-byte source encoding (Shift_JIS, EUC-JP, GBK, Big5, ...) to UTF-8
+ * with glibc's iconv, as CPython decodes the whole source before tokenizing; decode
+ * errors are worded as CPython's codecs word them, with the byte's position. */
+static char *mb_decode(py_parser *p, const py_mb_codec *mb, const char *src, size_t len, size_t *out_len) {
+  iconv_t cd = iconv_open("UTF-8", mb->iconv);
+  if (cd == (iconv_t)-1) {
+    py_p_error_at(p, 0, -1, 0, 0, "unknown encoding: %s", mb->python);
+    return NULL;
+  }
+  /* as CPython: newlines translated to '\n' and one appended if missing, then decoded
+   * (error positions count in that text) */
+  char *tr = sg_xmalloc(len + 2);
+  size_t tn = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (src[i] == '\r') {
+      tr[tn++] = '\n';
+      if (i + 1 < len && src[i + 1] == '\n') i++;
+    } else {
+      tr[tn++] = src[i];
+    }
+  }
+  if (tn == 0 || tr[tn - 1] != '\n') tr[tn++] = '\n';
+  src = tr;
+  len = tn;
+  size_t bad = len;
+  if (mb->quirk == 2) /* GBK: glibc takes the single byte 0x80 for the euro sign, Python does not */
+    for (size_t i = 0; i < len; i++) {
+      unsigned char b = (unsigned char)src[i];
+      if (b == 0x80 || b == 0xff) {
+        bad = i;
+        break;
+      }
+      if (b > 0x80) i++;
+    }
+  size_t cap = len * 4 + 16, inleft = bad, oleft = cap;
+  char *buf = sg_xmalloc(cap), *in = (char *)src, *o = buf;
+  while (inleft || bad < len) {
+    if (inleft && iconv(cd, &in, &inleft, &o, &oleft) != (size_t)-1) continue;
+    if (!inleft) errno = EILSEQ; /* stopped at the GBK byte found above */
+    size_t pos = (size_t)(in - src);
+    py_p_error_at(p, 0, -1, 0, 0, "'%s' codec can't decode byte 0x%02x in position %zu: %s", mb->python,
+                  (unsigned char)src[pos], pos,
+                  errno == EINVAL ? "incomplete multibyte sequence" : "illegal multibyte sequence");
+    free(buf);
+    free(tr);
+    iconv_close(cd);
+    return NULL;
+  }
+  iconv(cd, NULL, NULL, &o, &oleft);
+  iconv_close(cd);
+  free(tr);
+  size_t n = (size_t)(o - buf);
+  if (mb->quirk == 1) { /* glibc reads the single bytes 0x5c / 0x7e as JIS X 0201: ¥ and ‾ */
+    size_t w = 0;
+    for (size_t r = 0; r < n;) {
+      if (r + 1 < n && (unsigned char)buf[r] == 0xc2 && (unsigned char)buf[r + 1] == 0xa5) buf[w++] = '\\', r += 2;
+      else if (r + 2 < n && !memcmp(buf + r, "\xe2\x80\xbe", 3)) buf[w++] = '~', r += 3;
+      else buf[w++] = buf[r++];
+    }
+    n = w;
+  }
+  *out_len = n;
+  return buf;
+}
+
 /* Builds the NUL-terminated, '\n'-normalised UTF-8 text the tokenizer reads. */
 static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *out_len) {
   if (memchr(src, 0, len)) {
@@ -290,14 +359,21 @@ static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *o
   }
   bool bom = len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0;
   if (bom) src += 3, len -= 3;
-  char coding[64];
+  char coding[64], raw[64];
   bool latin1 = false;
   const py_codec *codec = NULL;
-  if (find_coding(src, len, coding, sizeof coding)) {
+  const py_mb_codec *mb = NULL;
+  char *decoded = NULL;
+  if (find_coding(src, len, coding, sizeof coding, raw)) {
     bool utf8 = !strcmp(coding, "utf-8") || !strncmp(coding, "utf-8-", 6);
     if (is_latin1_name(coding)) latin1 = true;
-    else if (!utf8 && !is_utf8_name(coding) && !(codec = py_unicode_codec(coding))) {
-      py_p_error_at(p, 0, -1, 0, 0, "unknown encoding: %s", coding);
+    else if (!utf8 && !is_utf8_name(coding) && !(codec = py_unicode_codec(coding)) &&
+             !(mb = py_unicode_mb_codec(coding))) {
+      if (py_unicode_nontext_codec(coding))
+        py_p_error_at(p, 0, -1, 0, 0, "'%s' is not a text encoding; use codecs.decode() to handle arbitrary codecs",
+                      raw);
+      else
+        py_p_error_at(p, 0, -1, 0, 0, "unknown encoding: %s", raw);
       return NULL;
     }
     if (bom && !utf8) {
@@ -306,11 +382,17 @@ static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *o
     }
   }
   if (codec && !strcmp(coding, "ascii")) codec = NULL;
+  if (mb) { /* decode to UTF-8 first; the rest reads it as UTF-8 */
+    if (!(decoded = mb_decode(p, mb, src, len, &len))) return NULL;
+    src = decoded;
+  }
   char *buf = sg_xmalloc(len * (latin1 || codec ? 4 : 1) + 2);
   size_t n = 0;
   const unsigned char *s = (const unsigned char *)src, *end = s + len;
   int line = 1;
+  size_t chars = 0; /* characters read, '\r\n' as one: CPython's decode positions */
   while (s < end) {
+    chars++;
     unsigned c = *s;
     if (c == '\r') {
       buf[n++] = '\n';
@@ -334,8 +416,10 @@ static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *o
       uint32_t cp = codec->to_cp[c];
       if (cp == 0xffffffffu) {
         free(buf);
-        py_p_error_at(p, line, -1, 0, 0, "(unicode error) '%s' codec can't decode byte 0x%02x",
-                      coding, c);
+        free(decoded);
+        py_p_error_at(p, 0, -1, 0, 0,
+                      "'charmap' codec can't decode byte 0x%02x in position %zu: character maps to <undefined>", c,
+                      chars - 1);
         return NULL;
       }
       n += encode_utf8(buf + n, cp);
@@ -345,6 +429,7 @@ static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *o
     size_t k = utf8_len(s, end);
     if (!k) {
       free(buf);
+      free(decoded);
       py_p_error_at(p, line, -1, 0, 0,
                     "(unicode error) 'utf-8' codec can't decode byte 0x%02x in position %zu: "
                     "invalid start byte",
@@ -357,6 +442,7 @@ static char *prepare_source(py_parser *p, const char *src, size_t len, size_t *o
   }
   if (n == 0 || buf[n - 1] != '\n') buf[n++] = '\n';
   buf[n] = 0;
+  free(decoded);
   *out_len = n;
   return buf;
 }

@@ -462,7 +462,12 @@ static py_stmt *function_def(py_parser *p, py_seq *decos) {
   py_arguments *args = py_p_params(p, false);
   if (!args || !py_p_expect(p, T_RPAR)) return NULL;
   py_expr *ret = NULL;
-  if (py_p_accept(p, T_RARROW)) {
+  if (py_p_check(p, T_RARROW)) {
+    py_tok *arrow = py_p_peek(p);
+    /* `-> :` — CPython's forced ':' (&&':') fails at the arrow: "expected ':'" there */
+    int after = py_p_peek_at(p, 1)->type;
+    if (after == T_COLON || after == T_NEWLINE) return py_p_error_tok(p, arrow, "expected ':'");
+    py_p_next(p);
     ret = py_p_expression(p);
     if (!ret) return NULL;
   }

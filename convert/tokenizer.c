@@ -15,6 +15,7 @@
 #include "unicode_data.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { FM_LIT, FM_EXPR, FM_SPEC };
@@ -493,30 +494,26 @@ static uint32_t decode_utf8(const char *s, int *n) {
                      (u[3] & 0x3fu);
 }
 
-/* A name with non-ASCII characters: each must be XID_Start/XID_Continue; the name is
- * NFKC-normalised (per character) as CPython does. */
+/* A name with non-ASCII characters: each must be XID_Start/XID_Continue (checked on the
+ * name as written, like CPython's tokenizer); then the whole name is NFKC-normalised
+ * (composition included), as CPython's parser does. */
 static bool emit_unicode_name(py_tokenizer *t, py_tok *tok, const char *start, int line,
                               int col) {
-  sg_buf norm = SG_BUF_INIT;
   for (const char *p = start; p < t->cur;) {
     int n;
     uint32_t cp = decode_utf8(p, &n);
     bool ok = cp < 0x80 ? (p == start ? is_id_start((unsigned char)cp) : is_id_char((unsigned char)cp))
                         : (p == start ? py_unicode_id_start(cp) : py_unicode_id_continue(cp));
-    if (!ok) {
-      sg_buf_free(&norm);
-      /* CPython checks the whole name; report the first bad character */
+    if (!ok) /* CPython checks the whole name; report the first bad character */
       return tok_error(t, line, col_of(t, p), "invalid character '%.*s' (U+%04X)", n, p,
                        (unsigned)cp);
-    }
-    const char *nf = cp >= 0x80 ? py_unicode_nfkc(cp) : NULL;
-    if (nf) sg_buf_puts(&norm, nf);
-    else sg_buf_append(&norm, p, (size_t)n);
     p += n;
   }
   set_tok(t, tok, T_NAME, start, line, col);
-  tok->name = sg_intern_n(t->names, norm.data, norm.len);
-  sg_buf_free(&norm);
+  size_t nlen;
+  char *norm = py_unicode_nfkc(start, (size_t)(t->cur - start), &nlen);
+  tok->name = sg_intern_n(t->names, norm, nlen);
+  free(norm);
   return true;
 }
 

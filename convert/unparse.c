@@ -3,8 +3,7 @@
  * to an AST equal to the input (locations aside); formatting is normalised and
  * comments are gone. Parentheses come from operator precedence, as in ast.unparse:
  * each expression is written with the precedence its context requires and wrapped in
- * parentheses when its own is lower. f-strings are written PEP 701 style (quotes may
- * be reused inside replacement fields).
+ * parentheses when its own is lower. Nested f-strings alternate their quotes.
  */
 #include <math.h>
 #include <string.h>
@@ -20,6 +19,7 @@ enum {
 typedef struct up {
   sg_buf *out;
   int indent;
+  int fdepth; /* f-strings enclosing this output: quotes alternate with depth */
 } up;
 
 static void expr(up *u, const py_expr *e, int prec);
@@ -98,7 +98,7 @@ static void fstring_text(up *u, const py_constant *c, char quote, bool spec) {
 
 static void formatted_value(up *u, const py_expr *e, char quote) {
   sg_buf inner = SG_BUF_INIT;
-  up iu = {&inner, 0};
+  up iu = {&inner, 0, u->fdepth};
   expr(&iu, e->v.FormattedValue.value, P_TEST + 1);
   put(u, "{");
   if (inner.len && inner.data[0] == '{') put(u, " ");
@@ -124,10 +124,16 @@ static void fstring_body(up *u, const py_seq *values, char quote, bool spec) {
   }
 }
 
+/* The quote alternates with nesting (f"{f'{x}'}") so that the output is also valid
+ * before PEP 701 (Python 3.11), which converted code may run on. */
 static void joined_str(up *u, const py_expr *e) {
-  put(u, "f\"");
-  fstring_body(u, e->v.JoinedStr.values, '"', false);
-  put(u, "\"");
+  char quote = u->fdepth % 2 ? '\'' : '"';
+  sg_buf_putc(u->out, 'f');
+  sg_buf_putc(u->out, quote);
+  u->fdepth++;
+  fstring_body(u, e->v.JoinedStr.values, quote, false);
+  u->fdepth--;
+  sg_buf_putc(u->out, quote);
 }
 
 /* ------------------------------------------------------------------ expressions */
@@ -355,7 +361,7 @@ static void expr(up *u, const py_expr *e, int prec) {
     put(u, "lambda");
     {
       sg_buf a = SG_BUF_INIT;
-      up au = {&a, 0};
+      up au = {&a, 0, u->fdepth};
       arguments(&au, e->v.Lambda.args, true);
       if (a.len) {
         put(u, " ");
@@ -879,13 +885,13 @@ static void stmts(up *u, const py_seq *body) {
 }
 
 void py_unparse_module(const py_mod *mod, sg_buf *out) {
-  up u = {out, 0};
+  up u = {out, 0, 0};
   size_t start = out->len;
   if (mod && mod->kind == PY_K_Module) stmts(&u, mod->v.Module.body);
   if (out->len > start) sg_buf_putc(out, '\n');
 }
 
 void py_unparse_expr(const py_expr *e, sg_buf *out) {
-  up u = {out, 0};
+  up u = {out, 0, 0};
   expr(&u, e, P_TUPLE);
 }

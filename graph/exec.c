@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <stdio.h>
+#include "exec_vulkan.h"
 #include "gr_internal.h"
 
 enum { LOCAL_SLOTS = 48, LOCAL_ARGS = 8 };
@@ -72,6 +73,7 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   for (int i = nargs; i < c->nslots; i++) slots[i].tag = GV_NONE;
   sg_code rc = SG_OK;
   gr_val av_local[LOCAL_ARGS];
+  int *last = ctx->vk ? gr_vk_last_uses(c) : NULL; /* device values die at their last use */
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
     gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
@@ -79,12 +81,18 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
     gr_val *dst = &slots[in->dst];
     switch (in->kind) {
     case GI_PRIM:
-      rc = in->op->cpu(ctx, in->op, av, in->nargs, dst, err);
+      rc = ctx->vk ? gr_vk_prim(ctx, in->op, av, in->nargs, dst, err)
+                   : in->op->cpu(ctx, in->op, av, in->nargs, dst, err);
       break;
-    case GI_CALL:
-      rc = gr_call(ctx, *resolve(c, slots, env, in->fn), av, in->nargs, dst, err);
+    case GI_CALL: {
+      gr_val fn = *resolve(c, slots, env, in->fn);
+      /* graphs take device values; primitives called as values get host ones */
+      if (ctx->vk && fn.tag != GV_GRAPH && fn.tag != GV_CLOSURE) rc = gr_vk_to_host(ctx, av, in->nargs, err);
+      if (!rc) rc = gr_call(ctx, fn, av, in->nargs, dst, err);
       break;
+    }
     case GI_MKCLOS: {
+      if (ctx->vk && (rc = gr_vk_to_host(ctx, av, in->nargs, err))) break;
       gr_obj *o = gv_obj_new(in->nargs);
       o->graph = in->graph;
       for (int k = 0; k < in->nargs; k++) o->items[k] = gv_retain(av[k]);
@@ -98,8 +106,18 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
       locate(ctx, err, in->node);
       break;
     }
+    if (last)
+      for (int k = 0; k < in->nargs; k++)
+        if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && last[in->args[k].idx] == pc)
+          gr_vk_drop(ctx, &slots[in->args[k].idx]);
   }
-  if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
+  if (!rc) {
+    if (ctx->vk) rc = gr_vk_frame_out(ctx, resolve(c, slots, env, c->out), out, err);
+    else *out = gv_retain(*resolve(c, slots, env, c->out));
+  }
+  if (ctx->vk)
+    for (int i = nargs; i < c->nslots; i++) gr_vk_drop(ctx, &slots[i]);
+  free(last);
   for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);
   if (slots != local) free(slots);
   ctx->depth -= step;

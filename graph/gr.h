@@ -52,7 +52,7 @@ char *gr_program_dump(const gr_program *p, gr_dump_format fmt);
 typedef struct gr_exec_options {
   const char *entry;    /* NULL → the staged entry; else any top-level def */
   uint64_t deadline_ns; /* absolute, on sg_now_ns()'s clock; 0 → none */
-  const char *device;   /* NULL or "cpu"; other devices → SG_UNIMPLEMENTED here */
+  const char *device;   /* NULL/"cpu", "auto" or "vulkan[:N]" (graph/exec_vulkan.c) */
   int max_depth;        /* call depth limit; 0 → 2000 */
 } gr_exec_options;
 

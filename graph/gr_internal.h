@@ -69,7 +69,8 @@ typedef enum gr_vtag {
   GV_NONE, GV_BOOL, GV_INT, GV_FLOAT, GV_STR, GV_TENSOR, GV_TUPLE, GV_RECORD,
   GV_GRAPH,   /* a graph without free variables: no allocation */
   GV_CLOSURE, /* graph + captured free-variable values */
-  GV_PRIM, GV_VAR
+  GV_PRIM, GV_VAR,
+  GV_DEVICE /* a tensor in device memory (exec_vulkan.c): lives only inside the executor */
 } gr_vtag;
 
 typedef struct gr_val {
@@ -83,6 +84,7 @@ typedef struct gr_val {
     gr_obj *o; /* tuple, record, closure, var */
     gr_graph *g;
     const gr_op *op;
+    struct gr_dtensor *d; /* GV_DEVICE */
   } u;
 } gr_val;
 
@@ -223,6 +225,8 @@ void gr_compute_fvs(gr_module *m);
 /* Lowers read forms into m; *entry gets the named def (or the last). */
 sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
                  gr_graph **entry, sg_error *err);
+/* Replaces each (grad f i ...) apply by a constant gradient graph (ad.c). */
+sg_code gr_ad_expand(gr_module *m, sg_error *err);
 sg_code gr_error_at(sg_error *err, sg_code code, const gr_module *m, const gr_node *n,
                     const char *fmt, ...) SG_PRINTF(5, 6);
 
@@ -294,6 +298,7 @@ struct gr_ctx {
   size_t max_stack;
   sg_buf *printed;
   gr_node *site; /* node being executed (for locations) */
+  struct gr_vk_exec *vk; /* non-NULL: this request runs on a Vulkan device (exec_vulkan.c) */
 };
 
 sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_error *err);

@@ -85,6 +85,8 @@ static uint64_t aval_hash(const gr_aval *v) {
   for (int i = 0; i < v->ndim && i < KN_MAX_DIMS; i++) h = sg_hash_u64(h ^ (uint64_t)v->shape[i]);
   if (v->has_const) h = sg_hash_u64(h ^ gv_hash(&v->cval));
   for (int i = 0; i < v->n && v->elems; i++) h = sg_hash_u64(h ^ aval_hash(v->elems[i]));
+  for (int i = 0; i < v->n && v->names; i++) /* record fields: interned names */
+    h = sg_hash_u64(h ^ (uint64_t)(uintptr_t)v->names[i]);
   return h;
 }
 
@@ -352,22 +354,54 @@ static gr_aval *aval_of(ictx *c, ienv *e, gr_node *n) {
   return lookup(e, n);
 }
 
-static gr_aval *join(gr_aval *a, gr_aval *b) {
+/* The least upper bound of two abstract values (if branches, loop states): what both
+ * have in common; dims that differ become `?`, ranks that differ an unknown rank,
+ * constants that differ are dropped. Returns a or b when one already covers both. */
+static gr_aval *join(sg_arena *ar, gr_aval *a, gr_aval *b) {
+  if (a == b) return a;
   if (a->kind != b->kind) return any();
-  if (a->kind == GA_SCALAR || a->kind == GA_TENSOR) {
+  if (a->kind == GA_SCALAR) {
     if (a->dtype != b->dtype) return any();
-    if (a->kind == GA_SCALAR && a->has_const && b->has_const && gv_equal(&a->cval, &b->cval)) return a;
-    if (a->kind == GA_SCALAR) {
-      if (!a->has_const) return a;
-      if (!b->has_const) return b;
-      return any();
-    }
-    if (a->ndim != b->ndim) return any();
-    for (int i = 0; i < a->ndim; i++)
-      if (a->shape[i] != b->shape[i]) return any();
-    return a;
+    if (!a->has_const) return a;
+    if (!b->has_const) return b;
+    if (gv_equal(&a->cval, &b->cval)) return a;
+    gr_aval *r = new_aval(ar, GA_SCALAR);
+    r->dtype = a->dtype;
+    return r;
   }
-  return a->kind == GA_NONE ? a : any();
+  if (a->kind == GA_TENSOR) {
+    if (a->dtype != b->dtype) return any();
+    if (a->ndim < 0) return a;
+    if (b->ndim < 0) return b;
+    bool same = a->ndim == b->ndim;
+    for (int i = 0; same && i < a->ndim; i++) same = a->shape[i] == b->shape[i];
+    if (same) return a;
+    gr_aval *r = new_aval(ar, GA_TENSOR);
+    r->dtype = a->dtype;
+    if (a->ndim == b->ndim) {
+      r->ndim = a->ndim;
+      for (int i = 0; i < a->ndim; i++) r->shape[i] = a->shape[i] == b->shape[i] ? a->shape[i] : -1;
+    }
+    return r;
+  }
+  if (a->kind == GA_TUPLE || a->kind == GA_RECORD) {
+    if (a->n != b->n) return any();
+    for (int i = 0; a->kind == GA_RECORD && i < a->n; i++)
+      if (strcmp(a->names[i], b->names[i])) return any();
+    gr_aval *r = new_aval(ar, a->kind);
+    *r = *a;
+    r->elems = sg_arena_alloc(ar, sizeof(gr_aval *) * (size_t)(a->n + 1));
+    bool same = true;
+    for (int i = 0; i < a->n; i++) {
+      r->elems[i] = join(ar, a->elems[i], b->elems[i]);
+      same = same && r->elems[i] == a->elems[i];
+    }
+    return same ? a : r;
+  }
+  if (a->kind == GA_FUNC && a->has_const && b->has_const && gv_equal(&a->cval, &b->cval)) return a;
+  if (a->kind == GA_NONE) return a;
+  if (a->kind == GA_STR) return a->has_const && b->has_const && gv_equal(&a->cval, &b->cval) ? a : new_aval(ar, GA_STR);
+  return any();
 }
 
 static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
@@ -396,6 +430,38 @@ static sg_code infer_call(ictx *c, ienv *e, gr_node *n, gr_graph *callee, gr_ava
   sg_map_remove(&c->inprog, h);
   if (!rc && closed) sg_map_put(&c->memo, h, *out);
   return rc;
+}
+
+/* while: the state's type is the join of INIT and what BODY returns for it, iterated
+ * to a fixed point (joins only widen: a few rounds suffice; past them, any). COND and
+ * BODY are checked against the state, so a mismatch inside them is located there. */
+static sg_code infer_while(ictx *c, ienv *e, gr_node *n, gr_aval **av, bool record, gr_aval **out) {
+  *out = any();
+  gr_node *cf = n->inputs[1], *bf = n->inputs[2];
+  gr_aval *st = av[2];
+  if (st->kind != GA_TUPLE) {
+    if (st->kind == GA_ANY) return SG_OK;
+    return gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, n, "while: the initial state must be a tuple");
+  }
+  if (!gr_is_const_graph(cf) || !gr_is_const_graph(bf)) return SG_OK;
+  for (int round = 0; round < 6; round++) {
+    gr_aval *cr, *br;
+    sg_code rc = infer_call(c, e, n, cf->value.u.g, st->elems, st->n, record, &cr);
+    if (!rc) rc = infer_call(c, e, n, bf->value.u.g, st->elems, st->n, record, &br);
+    if (rc) return rc;
+    if (br->kind == GA_ANY) return SG_OK;
+    if (br->kind != GA_TUPLE || br->n != st->n)
+      return gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, n,
+                         "while: the body function must return a tuple of %d elements", st->n);
+    gr_aval *next = join(c->arena, st, br);
+    if (next == st) {
+      *out = st;
+      return SG_OK;
+    }
+    if (next->kind != GA_TUPLE) return SG_OK;
+    st = next;
+  }
+  return SG_OK;
 }
 
 static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
@@ -428,9 +494,11 @@ static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, b
           gv_truthy(&cond->cval, &t);
           res = r[t ? 0 : 1];
         } else {
-          res = join(r[0], r[1]);
+          res = join(c->arena, r[0], r[1]);
         }
       }
+    } else if (op == gr_op_while) {
+      rc = infer_while(c, &e, n, av, record, &res);
     } else if (op && op->infer) {
       gr_aval tmp = {.kind = GA_ANY, .ndim = -1};
       if (op->infer(op, av, na, &tmp, c->arena, c->err)) {

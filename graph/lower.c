@@ -7,7 +7,12 @@
  * pointing at that graph's node. `if` branches and lambdas become nested graphs, so
  * only the taken branch runs. `begin` and unused `let` bindings are kept alive with
  * a `seq` node so effects happen in program order (the algebra pass drops pure ones).
- * `var`/`set!` rebind names SSA-style within one graph.
+ * `var`/`set!` (Snek's lifted variables): within one graph `set!` rebinds the name
+ * SSA-style; a `set!` inside an `if` branch makes the branches return the var's new
+ * value next to their result (a tuple), and the `if` rebinds it (a phi, in SSA
+ * terms); a var that some nested lambda/def sets, or reads while it is set anywhere,
+ * is boxed instead: a `variable` cell, each reference a `read`, each `set!` an
+ * `assign` (effects, in program order), so closures see the variable, not a copy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,7 @@ typedef struct binding {
   gr_node *node;
   gr_graph *graph; /* graph where it was bound */
   bool is_var;
+  bool boxed; /* var held in a `variable` cell (set! from a nested function) */
   struct binding *next;
 } binding;
 
@@ -188,12 +194,28 @@ static gr_node *lower_nested_def(lowerer *L, const sx *x, gr_graph *g, binding *
   return mk_const(L, v, x);
 }
 
-/* Keeps `first` alive (and ordered before `rest`) when nothing else uses it. */
-static gr_node *keep_alive(lowerer *L, gr_graph *g, gr_node *first, gr_node *rest, const sx *x) {
-  if (first == rest || first->kind != GR_APPLY || first->graph != g || first->uses.len > 0)
+/* An apply that may have effects or observe them: an effect primitive (`read` of a
+ * boxed var, `assign`, `print`), `if`/`while`, or a call of a function value. */
+static bool may_have_effects(const gr_node *n) {
+  if (n->kind != GR_APPLY) return false;
+  const gr_op *op = gr_node_prim(n);
+  return !op || !(op->flags & GR_OP_PURE);
+}
+
+/* Keeps `first` alive (and ordered before `rest`) when nothing else uses it. With
+ * `in_order` (let) a value that may have effects is ordered first even when used:
+ * `(let old x (begin (f) old))` reads x before f runs, as written. */
+static gr_node *keep_alive_(lowerer *L, gr_graph *g, gr_node *first, gr_node *rest, const sx *x,
+                            bool in_order) {
+  if (first == rest || first->kind != GR_APPLY || first->graph != g ||
+      (first->uses.len > 0 && !(in_order && may_have_effects(first))))
     return rest;
   gr_node *in[3] = {prim_const(L, gr_op_seq, x), first, rest};
   return apply(L, g, in, 3, x);
+}
+
+static gr_node *keep_alive(lowerer *L, gr_graph *g, gr_node *first, gr_node *rest, const sx *x) {
+  return keep_alive_(L, g, first, rest, x, false);
 }
 
 /* begin -> '(' 'begin' { EXPR | nested def } ')' */
@@ -230,6 +252,37 @@ static gr_node *lower_begin(lowerer *L, const sx *x, gr_graph *g, binding *env) 
   return r;
 }
 
+/* How a var's body uses NAME: set! anywhere, set! inside a lambda/def, any mention
+ * inside a lambda/def (in_fn: already inside one). Conservative (ignores shadowing):
+ * boxing a var that need not be is only slower. */
+typedef struct var_use {
+  bool set, set_in_fn, used_in_fn;
+} var_use;
+
+static void scan_var(const sx *x, const char *name, bool in_fn, var_use *u) {
+  if (x->kind == SX_SYM) {
+    if (in_fn && x->u.sym == name) u->used_in_fn = true;
+    return;
+  }
+  if (x->kind != SX_LIST || x->u.list.n == 0) return;
+  const sx *h = x->u.list.items[0];
+  if (sx_is_sym(h, "set!") && x->u.list.n >= 2 && x->u.list.items[1]->kind == SX_SYM &&
+      x->u.list.items[1]->u.sym == name) {
+    u->set = true;
+    if (in_fn) u->set_in_fn = true;
+  }
+  bool fn = in_fn || sx_is_sym(h, "lambda") || sx_is_sym(h, "def") || sx_is_sym(h, "define");
+  for (int i = 0; i < x->u.list.n; i++) scan_var(x->u.list.items[i], name, fn, u);
+}
+
+/* A var is boxed when a nested function sets it, or reads it while it is set
+ * somewhere: a closure sees the variable, not its value when the closure was made. */
+static bool needs_box(const sx *body, const char *name) {
+  var_use u = {0};
+  scan_var(body, name, false, &u);
+  return u.set_in_fn || (u.set && u.used_in_fn);
+}
+
 /* let -> '(' 'let' NAME EXPR BODY ')' ; var -> '(' 'var' NAME INIT BODY ')' */
 static gr_node *lower_let(lowerer *L, const sx *x, gr_graph *g, binding *env, bool is_var) {
   if (x->u.list.n != 4 || x->u.list.items[1]->kind != SX_SYM) {
@@ -238,12 +291,20 @@ static gr_node *lower_let(lowerer *L, const sx *x, gr_graph *g, binding *env, bo
   }
   gr_node *v = lower_expr(L, x->u.list.items[2], g, env);
   if (!v) return NULL;
-  if (v->kind != GR_CONST && !v->name) v->name = x->u.list.items[1]->u.sym;
-  binding *b = bind(L, env, x->u.list.items[1]->u.sym, v, g);
+  const char *name = x->u.list.items[1]->u.sym;
+  bool boxed = is_var && needs_box(x->u.list.items[3], name);
+  if (boxed) {
+    gr_node *in[2] = {prim_const(L, gr_op_lookup("variable"), x), v};
+    v = apply(L, g, in, 2, x);
+    if (!v) return NULL;
+  }
+  if (v->kind != GR_CONST && !v->name) v->name = name;
+  binding *b = bind(L, env, name, v, g);
   b->is_var = is_var;
+  b->boxed = boxed;
   gr_node *body = lower_expr(L, x->u.list.items[3], g, b);
   if (!body) return NULL;
-  return keep_alive(L, g, v, body, x);
+  return keep_alive_(L, g, v, body, x, true);
 }
 
 /* let* -> '(' 'let*' '(' { '(' NAME EXPR ')' } ')' BODY ')' : the flat form the dump uses */
@@ -288,14 +349,20 @@ static gr_node *lower_set(lowerer *L, const sx *x, gr_graph *g, binding *env) {
            x->u.list.items[1]->u.sym);
     return NULL;
   }
-  if (b->graph != g) {
-    err_at(L, x, SG_UNIMPLEMENTED,
-           "set! of var '%s' from a nested function or branch (lift it into loop state)",
-           b->name);
-    return NULL;
-  }
   gr_node *v = lower_expr(L, x->u.list.items[2], g, env);
   if (!v) return NULL;
+  if (b->boxed) { /* (assign CELL V): the cell may be a free variable of g */
+    gr_node *in[3] = {prim_const(L, gr_op_lookup("assign"), x), b->node, v};
+    gr_node *a = apply(L, g, in, 3, x);
+    if (!a) return NULL;
+    return keep_alive(L, g, a, mk_const(L, gv_none(), x), x);
+  }
+  /* unboxed: g is b->graph or an `if` branch inside it (lower_if joins the branches) */
+  for (gr_graph *h = g; h != b->graph; h = h->parent)
+    if (!h || !h->is_branch) {
+      err_at(L, x, SG_INTERNAL, "set! of var '%s' from a nested function that was not boxed", b->name);
+      return NULL;
+    }
   b->node = v;
   if (v->kind != GR_CONST && !v->name) v->name = b->name;
   return keep_alive(L, g, v, mk_const(L, gv_none(), x), x);
@@ -309,7 +376,16 @@ static gr_node *lower_if(lowerer *L, const sx *x, gr_graph *g, binding *env) {
   }
   gr_node *c = lower_expr(L, x->u.list.items[1], g, env);
   if (!c) return NULL;
-  gr_node *br[2];
+  /* the unboxed vars visible here, and their nodes before the branches */
+  SG_VEC(binding *) vars = {0};
+  SG_VEC(gr_node *) before = {0}, after[2] = {{0}, {0}};
+  for (binding *b = env; b; b = b->next)
+    if (b->is_var && !b->boxed) {
+      sg_vec_push(&vars, b);
+      sg_vec_push(&before, b->node);
+    }
+  gr_node *br[2], *outs[2];
+  gr_graph *hs[2];
   for (int k = 0; k < 2; k++) {
     char name[48];
     snprintf(name, sizeof name, "%s$%d", k ? "else" : "then", ++L->nlambda);
@@ -318,13 +394,67 @@ static gr_node *lower_if(lowerer *L, const sx *x, gr_graph *g, binding *env) {
     h->line = x->u.list.items[2 + k]->line;
     h->col = x->u.list.items[2 + k]->col;
     gr_node *o = lower_expr(L, x->u.list.items[2 + k], h, env);
-    if (!o) return NULL;
+    for (size_t j = 0; j < vars.len; j++) { /* what the branch set, then undo it */
+      sg_vec_push(&after[k], vars.data[j]->node);
+      vars.data[j]->node = before.data[j];
+    }
+    if (!o) {
+      sg_vec_free(&vars);
+      sg_vec_free(&before);
+      sg_vec_free(&after[0]);
+      sg_vec_free(&after[1]);
+      return NULL;
+    }
     gr_set_output(h, o);
+    outs[k] = o;
+    hs[k] = h;
     gr_val v = {.tag = GV_GRAPH, .u.g = h};
     br[k] = mk_const(L, v, x->u.list.items[2 + k]);
   }
-  gr_node *in[4] = {prim_const(L, gr_op_if, x), c, br[0], br[1]};
-  return apply(L, g, in, 4, x);
+  /* vars set in a branch: each branch returns (tuple RESULT VAR...), the if rebinds */
+  SG_VEC(int) set = {0};
+  for (size_t j = 0; j < vars.len; j++)
+    if (after[0].data[j] != before.data[j] || after[1].data[j] != before.data[j]) sg_vec_push(&set, (int)j);
+  gr_node *r = NULL;
+  bool ok = true;
+  for (int k = 0; k < 2 && set.len; k++) {
+    gr_node **in = sg_xmalloc(sizeof(gr_node *) * (set.len + 2));
+    in[0] = prim_const(L, gr_op_lookup("tuple"), x);
+    in[1] = outs[k];
+    for (size_t i = 0; i < set.len; i++) {
+      gr_node *nv = after[k].data[set.data[i]];
+      in[2 + i] = nv->kind == GR_CONST ? mk_const(L, gv_retain(nv->value), x) : nv;
+    }
+    gr_node *t = apply(L, hs[k], in, (int)set.len + 2, x);
+    free(in);
+    if (!t) ok = false;
+    else gr_set_output(hs[k], t);
+  }
+  if (ok) {
+    gr_node *in[4] = {prim_const(L, gr_op_if, x), c, br[0], br[1]};
+    r = apply(L, g, in, 4, x);
+  }
+  for (size_t i = 1; r && i <= set.len; i++) {
+    gr_node *gi[3] = {prim_const(L, gr_op_lookup("getitem"), x), r, mk_const(L, gv_int((int64_t)i), x)};
+    gr_node *e = apply(L, g, gi, 3, x);
+    if (!e) {
+      r = NULL;
+      break;
+    }
+    binding *b = vars.data[set.data[i - 1]];
+    e->name = b->name;
+    b->node = e;
+  }
+  if (r && set.len) { /* the result is element 0 */
+    gr_node *gi[3] = {prim_const(L, gr_op_lookup("getitem"), x), r, mk_const(L, gv_int(0), x)};
+    r = apply(L, g, gi, 3, x);
+  }
+  sg_vec_free(&set);
+  sg_vec_free(&vars);
+  sg_vec_free(&before);
+  sg_vec_free(&after[0]);
+  sg_vec_free(&after[1]);
+  return r;
 }
 
 /* record -> '(' 'record' { '(' FIELD EXPR ')' } ')' */
@@ -410,6 +540,10 @@ static gr_node *lower_tensor_literal(lowerer *L, const sx *x) {
 static gr_node *lower_symbol(lowerer *L, const sx *x, gr_graph *g, binding *env, bool head) {
   binding *b = lookup(env, x->u.sym);
   if (b) {
+    if (b->boxed) {
+      gr_node *in[2] = {prim_const(L, gr_op_lookup("read"), x), b->node};
+      return apply(L, g, in, 2, x);
+    }
     if (b->node->kind == GR_CONST) return mk_const(L, gv_retain(b->node->value), x);
     return b->node;
   }
@@ -517,10 +651,6 @@ static gr_node *lower_expr(lowerer *L, const sx *x, gr_graph *g, binding *env) {
   else if (sx_is_sym(h, "def") || sx_is_sym(h, "define")) {
     binding *e2 = env;
     r = lower_nested_def(L, x, g, &e2);
-  } else if (sx_is_sym(h, "grad")) {
-    err_at(L, x, SG_UNIMPLEMENTED,
-           "grad: reverse-mode automatic differentiation is not implemented yet");
-    r = NULL;
   } else r = lower_call(L, x, g, env);
   L->depth--;
   return r;
@@ -562,6 +692,7 @@ sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
     else gr_set_output(gs[i], out);
   }
   free(envs);
+  if (!rc) rc = gr_ad_expand(m, err); /* (grad f i ...) → gradient graphs (ad.c) */
   if (!rc) {
     *entry = NULL;
     if (entry_name) {

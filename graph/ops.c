@@ -1,19 +1,23 @@
 /*
  * ops.c — THE op table (STYLE.md, ggml): one row per primitive with its name and
  * alias, arity, effect flags, kernel code, shape/dtype rule (infer), CPU kernel, and
- * the slots the Vulkan backend and the AD rules fill in later (NULL today). Adding a
+ * the Vulkan and gradient columns (GR_VK_SLOT / GR_AD_SLOT: the kernel family's GPU
+ * kernel and gradient rule, exec_vulkan.h / ad_rules.h; NULL where none). Adding a
  * primitive means adding one row here (plus its kernel if it is a new kind of op).
  */
 #include <string.h>
 
 #include <stdio.h>
+#include "ad_rules.h"
+#include "exec_vulkan.h"
 #include "ops_cpu.h"
 
 #define P GR_OP_PURE
 #define E GR_OP_EFFECT
 #define C GR_OP_CALLS
+/* the vulkan column: the GPU kernel recorded for this row's CPU kernel (exec_vulkan.h) */
 #define ROW(name, alias, lo, hi, flags, code, infer, cpu) \
-  {name, alias, lo, hi, flags, code, infer, cpu, NULL, NULL}
+  {name, alias, lo, hi, flags, code, infer, cpu, GR_VK_SLOT(cpu), GR_AD_SLOT(cpu)}
 
 static const gr_op ops[] = {
     /* arithmetic (NumPy broadcasting, Python scalars) */
@@ -61,18 +65,18 @@ static const gr_op ops[] = {
     ROW("softmax", NULL, 1, 2, P, 0, gr_infer_same, gr_cpu_softmax),
     ROW("log_softmax", NULL, 1, 2, P, 1, gr_infer_same, gr_cpu_softmax),
     /* joining, slicing, indexing */
-    ROW("concat", NULL, 1, -1, P, 0, NULL, gr_cpu_join),
-    ROW("stack", NULL, 1, -1, P, 1, NULL, gr_cpu_join),
-    ROW("slice", NULL, 3, 5, P, 0, NULL, gr_cpu_slice),
-    ROW("gather", NULL, 2, 3, P, 0, NULL, gr_cpu_gather),
-    ROW("one_hot", NULL, 2, 2, P, 0, NULL, gr_cpu_one_hot),
+    ROW("concat", NULL, 1, -1, P, 0, gr_infer_join, gr_cpu_join),
+    ROW("stack", NULL, 1, -1, P, 1, gr_infer_join, gr_cpu_join),
+    ROW("slice", NULL, 3, 5, P, 0, gr_infer_slice, gr_cpu_slice),
+    ROW("gather", NULL, 2, 3, P, 0, gr_infer_gather, gr_cpu_gather),
+    ROW("one_hot", NULL, 2, 2, P, 0, gr_infer_one_hot, gr_cpu_one_hot),
     /* constructors */
     ROW("zeros", NULL, 1, 2, P, 0, gr_infer_fill, gr_cpu_fill),
     ROW("ones", NULL, 1, 2, P, 1, gr_infer_fill, gr_cpu_fill),
     ROW("fill", NULL, 2, 3, P, 2, gr_infer_fill, gr_cpu_fill),
-    ROW("arange", NULL, 1, 3, P, 0, NULL, gr_cpu_arange),
-    ROW("random_normal", NULL, 2, 3, P, 1, NULL, gr_cpu_random),
-    ROW("random_uniform", NULL, 2, 3, P, 0, NULL, gr_cpu_random),
+    ROW("arange", NULL, 1, 3, P, 0, gr_infer_arange, gr_cpu_arange),
+    ROW("random_normal", NULL, 2, 3, P, 1, gr_infer_random, gr_cpu_random),
+    ROW("random_uniform", NULL, 2, 3, P, 0, gr_infer_random, gr_cpu_random),
     /* shapes */
     ROW("shape", NULL, 1, 1, P, 0, gr_infer_shape, gr_cpu_shape),
     ROW("len", NULL, 1, 1, P, 1, gr_infer_shape, gr_cpu_shape),
@@ -80,17 +84,17 @@ static const gr_op ops[] = {
     /* structures */
     ROW("tuple", NULL, 0, -1, P, 0, gr_infer_tuple, gr_cpu_tuple),
     ROW("getitem", NULL, 2, 2, P, 0, gr_infer_getitem, gr_cpu_getitem),
-    ROW("record", NULL, 0, -1, P, 0, NULL, gr_cpu_record),
-    ROW("getattr", NULL, 2, 2, P, 0, NULL, gr_cpu_getattr),
+    ROW("record", NULL, 0, -1, P, 0, gr_infer_record, gr_cpu_record),
+    ROW("getattr", NULL, 2, 2, P, 0, gr_infer_getattr, gr_cpu_getattr),
     /* effects, in program order */
     ROW("print", NULL, 0, -1, E, 0, gr_infer_none, gr_cpu_print),
     ROW("assert", NULL, 1, 2, E, 0, gr_infer_none, gr_cpu_assert),
-    ROW("variable", NULL, 1, 1, E, 0, NULL, gr_cpu_variable),
-    ROW("read", NULL, 1, 1, E, 1, NULL, gr_cpu_variable),
-    ROW("assign", NULL, 2, 2, E, 2, NULL, gr_cpu_variable),
-    ROW("assign_add", NULL, 2, 2, E, 3, NULL, gr_cpu_variable),
+    ROW("variable", NULL, 1, 1, E, 0, gr_infer_variable, gr_cpu_variable),
+    ROW("read", NULL, 1, 1, E, 1, gr_infer_variable, gr_cpu_variable),
+    ROW("assign", NULL, 2, 2, E, 2, gr_infer_variable, gr_cpu_variable),
+    ROW("assign_add", NULL, 2, 2, E, 3, gr_infer_variable, gr_cpu_variable),
     /* control (internal forms the lowering produces) */
-    ROW("seq", NULL, 1, -1, P, 0, NULL, gr_cpu_seq),
+    ROW("seq", NULL, 1, -1, P, 0, gr_infer_seq, gr_cpu_seq),
     ROW("if", NULL, 3, 3, C, 0, NULL, gr_cpu_if),
     ROW("while", NULL, 3, 3, C, 0, NULL, gr_cpu_while),
     ROW("grad", NULL, 1, -1, C, 0, NULL, gr_cpu_grad),

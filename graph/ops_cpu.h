@@ -59,5 +59,16 @@ GR_INFER(gr_infer_reshape);
 GR_INFER(gr_infer_where);
 GR_INFER(gr_infer_fill);
 GR_INFER(gr_infer_shape);
+/* infer_ops.c */
+GR_INFER(gr_infer_join);
+GR_INFER(gr_infer_slice);
+GR_INFER(gr_infer_gather);
+GR_INFER(gr_infer_one_hot);
+GR_INFER(gr_infer_arange);
+GR_INFER(gr_infer_random);
+GR_INFER(gr_infer_record);
+GR_INFER(gr_infer_getattr);
+GR_INFER(gr_infer_variable);
+GR_INFER(gr_infer_seq);
 
 #endif /* STAGD_GRAPH_OPS_CPU_H */

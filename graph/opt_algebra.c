@@ -1,11 +1,16 @@
 /*
  * opt_algebra.c — algebraic simplification, only where the result's value and dtype
  * are provably unchanged:
- *   x*1, 1*x, x+0, 0+x, x-0 → x  (x known numeric and not a bool tensor)
+ *   x*1, 1*x, x-0 → x; x+0, 0+x → x for integer x (x's type known from inference,
+ *   numeric, not bool: True*1 is the int 1). For a float x, x+0 is not x: -0.0+0 is
+ *   +0.0 (so only x + -0.0 folds), and x-(-0.0) is x+0. An operand of unknown
+ *   dtype is kept: the fold could change the dtype (bool*1, int*1.0) or the value.
+ *   The identity is always a scalar constant, so the shape cannot change.
  *   neg(neg x) → x
  *   getitem(tuple(a, b, ...), i) → the i-th element; getattr(record(...), f) → field
  *   seq(a, ..., last): pure or constant a's are dropped; seq(last) → last
  */
+#include <math.h>
 #include <string.h>
 
 #include "opt_util.h"
@@ -20,14 +25,23 @@ static bool safe_identity_operand(const gr_node *x) {
   return a->kind == GA_TENSOR && a->dtype != KN_BOOL;
 }
 
-/* x op c → x is exact when c is an int identity, or a float identity and x is float */
-static bool identity_ok(const gr_node *x, const gr_node *c) {
-  if (!safe_identity_operand(x)) return false;
-  if (c->value.tag == GV_INT) return true;
+static bool float_operand(const gr_node *x) {
+  if (x->kind == GR_CONST)
+    return x->value.tag == GV_FLOAT || (x->value.tag == GV_TENSOR && kn_dtype_is_float(x->value.u.t->dtype));
   const gr_aval *a = x->aval;
-  if (x->kind == GR_CONST) return x->value.tag == GV_FLOAT;
   return a && ((a->kind == GA_SCALAR && a->dtype == KN_FLOAT64) ||
                (a->kind == GA_TENSOR && kn_dtype_is_float(a->dtype)));
+}
+
+/* x op c → x is exact: c an int identity (weak next to any non-bool x), or a float
+ * identity next to a float x; for + and - the sign of zero matters with floats. */
+static bool identity_ok(const gr_op *op, const gr_node *x, const gr_node *c) {
+  if (!safe_identity_operand(x)) return false;
+  bool fx = float_operand(x);
+  if (c->value.tag != GV_INT && !fx) return false; /* int x * 1.0 is a float */
+  if (!fx || op == gr_op_mul) return true;
+  bool neg_zero = c->value.tag == GV_FLOAT && signbit(c->value.u.f);
+  return op == gr_op_add ? neg_zero : !neg_zero; /* x + -0.0 = x; x - +0 = x */
 }
 
 static gr_node *simplify(gr_module *m, gr_node *n) {
@@ -36,8 +50,8 @@ static gr_node *simplify(gr_module *m, gr_node *n) {
   if ((op == gr_op_mul || op == gr_op_add || op == gr_op_sub) && n->ninputs == 3) {
     int64_t idv = op == gr_op_mul ? 1 : 0;
     gr_node *a = n->inputs[1], *b = n->inputs[2];
-    if (gr_const_is_int(b, idv) && identity_ok(a, b)) return a;
-    if (op != gr_op_sub && gr_const_is_int(a, idv) && identity_ok(b, a)) return b;
+    if (gr_const_is_int(b, idv) && identity_ok(op, a, b)) return a;
+    if (op != gr_op_sub && gr_const_is_int(a, idv) && identity_ok(op, b, a)) return b;
   }
   if (!strcmp(op->name, "neg") && n->inputs[1]->kind == GR_APPLY) {
     const gr_op *inner = gr_node_prim(n->inputs[1]);

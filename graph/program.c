@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <stdio.h>
+#include "exec_vulkan.h"
 #include "gr_internal.h"
 
 struct gr_program {
@@ -139,9 +140,6 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
   if (!opts) opts = &def;
   if (result_json) *result_json = NULL;
   if (printed) *printed = NULL;
-  if (opts->device && strcmp(opts->device, "cpu") != 0)
-    return sg_error_set(err, SG_UNIMPLEMENTED, "device '%s' is not available to the graph executor (only \"cpu\")",
-                        opts->device);
   gr_graph *g = p->entry;
   if (opts->entry && !(g = find_def(p, opts->entry)))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "no def named '%s' in the program", opts->entry);
@@ -207,8 +205,10 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
                   .max_stack = stack_budget(&base),
                   .printed = &out_text};
     gr_val gv = {.tag = GV_GRAPH, .u.g = g}, res;
-    rc = gr_check_deadline(&ctx, err);
+    rc = gr_vk_exec_begin(&ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
+    if (!rc) rc = gr_check_deadline(&ctx, err);
     if (!rc) rc = gr_call(&ctx, gv, args, n, &res, err);
+    rc = gr_vk_exec_end(&ctx, &res, rc, err); /* reads the result back, frees the device buffers */
     if (!rc) {
       sg_buf b = SG_BUF_INIT;
       gr_value_to_json(&b, &res);

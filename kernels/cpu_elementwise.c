@@ -255,47 +255,77 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
   return SG_OK;
 }
 
+/* Unary ops run over [k0, k1) so large tensors split across the cores; float32 and
+ * float64 in and out take a direct loop, other dtypes the generic accessors. */
+typedef struct unary_job {
+  kn_unop op;
+  const kn_tensor *a;
+  kn_tensor *o;
+} unary_job;
+
+static float unop_f32(kn_unop op, float x) {
+  switch (op) {
+  case KN_EXP: return expf(x);
+  case KN_LOG: return logf(x);
+  case KN_SQRT: return sqrtf(x);
+  case KN_TANH: return tanhf(x);
+  case KN_SIN: return sinf(x);
+  case KN_COS: return cosf(x);
+  default: return (float)kn_unop_f64(op, x);
+  }
+}
+
+static void unary_range(void *ctx, int64_t k0, int64_t k1) {
+  const unary_job *j = ctx;
+  kn_unop op = j->op;
+  const kn_tensor *a = j->a;
+  kn_tensor *o = j->o;
+  kn_dtype rt = o->dtype;
+  if (a->dtype == KN_FLOAT32 && rt == KN_FLOAT32) {
+    const float *x = a->data;
+    float *r = o->data;
+    if (op == KN_NEG) for (int64_t i = k0; i < k1; i++) r[i] = -x[i];
+    else if (op == KN_ABS) for (int64_t i = k0; i < k1; i++) r[i] = fabsf(x[i]);
+    else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = isnan(x[i]) ? x[i] : (x[i] > 0 ? x[i] : 0.0f * x[i]);
+    else for (int64_t i = k0; i < k1; i++) r[i] = unop_f32(op, x[i]);
+    return;
+  }
+  if (a->dtype == KN_FLOAT64 && rt == KN_FLOAT64) {
+    const double *x = a->data;
+    double *r = o->data;
+    for (int64_t i = k0; i < k1; i++) r[i] = kn_unop_f64(op, x[i]);
+    return;
+  }
+  if (kn_dtype_is_float(rt) || (op != KN_NOT && kn_dtype_is_float(a->dtype))) {
+    for (int64_t i = k0; i < k1; i++) {
+      double x = kn_get_f64(a, i);
+      kn_set_f64(o, i, rt == KN_FLOAT32 ? (double)unop_f32(op, (float)x) : kn_unop_f64(op, x));
+    }
+    return;
+  }
+  for (int64_t i = k0; i < k1; i++) {
+    if (op == KN_NOT) {
+      kn_set_i64(o, i, kn_get_f64(a, i) == 0);
+      continue;
+    }
+    int64_t x = kn_get_i64(a, i), r;
+    switch (op) {
+    case KN_NEG: r = (int64_t)(0 - (uint64_t)x); break;
+    case KN_ABS: r = x < 0 ? (int64_t)(0 - (uint64_t)x) : x; break;
+    case KN_RELU: r = x > 0 ? x : 0; break;
+    default: r = 0; break;
+    }
+    kn_set_i64(o, i, r);
+  }
+}
+
 sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err) {
   kn_dtype rt = kn_unop_result(op, a->dtype);
   kn_tensor *o = kn_tensor_new(rt, a->ndim, a->shape);
   *out = o;
-  if (kn_dtype_is_float(rt) || (op != KN_NOT && kn_dtype_is_float(a->dtype))) {
-    for (int64_t i = 0; i < a->size; i++) {
-      double x = kn_get_f64(a, i);
-      double r;
-      if (rt == KN_FLOAT32) {
-        float xf = (float)x;
-        switch (op) {
-        case KN_EXP: r = expf(xf); break;
-        case KN_LOG: r = logf(xf); break;
-        case KN_SQRT: r = sqrtf(xf); break;
-        case KN_TANH: r = tanhf(xf); break;
-        case KN_SIN: r = sinf(xf); break;
-        case KN_COS: r = cosf(xf); break;
-        default: r = kn_unop_f64(op, x); break;
-        }
-      } else {
-        r = kn_unop_f64(op, x);
-      }
-      kn_set_f64(o, i, r);
-    }
-  } else {
-    for (int64_t i = 0; i < a->size; i++) {
-      if (op == KN_NOT) {
-        kn_set_i64(o, i, kn_get_f64(a, i) == 0);
-        continue;
-      }
-      int64_t x = kn_get_i64(a, i), r;
-      switch (op) {
-      case KN_NEG: r = (int64_t)(0 - (uint64_t)x); break;
-      case KN_ABS: r = x < 0 ? (int64_t)(0 - (uint64_t)x) : x; break;
-      case KN_RELU: r = x > 0 ? x : 0; break;
-      case KN_NOT: r = x == 0; break;
-      default: r = 0; break;
-      }
-      kn_set_i64(o, i, r);
-    }
-  }
+  unary_job j = {op, a, o};
+  kn_parallel_for(a->size, unary_range, &j);
+  (void)err;
   return SG_OK;
 }
 

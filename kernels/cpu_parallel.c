@@ -2,8 +2,11 @@
  * cpu_parallel.c — splits large CPU loops over the machine's cores (pthreads, one
  * chunk per core, the caller's thread takes the first). Small elementwise loops run
  * inline: below KN_PARALLEL_MIN elements thread start-up costs more than it saves.
+ * STAGD_CPU_THREADS=N caps the thread count (bench/unary_reduce_threads.py runs N=1
+ * as the serial baseline).
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "kn_cpu.h"
@@ -25,6 +28,8 @@ int kn_cpu_threads(void) {
   int n = atomic_load_explicit(&cached, memory_order_relaxed);
   if (!n) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("STAGD_CPU_THREADS"); /* benchmarks: 1 = the serial baseline */
+    if (env && atoi(env) > 0) c = atoi(env);
     n = c < 1 ? 1 : c > 16 ? 16 : (int)c;
     atomic_store_explicit(&cached, n, memory_order_relaxed);
   }

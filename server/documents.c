@@ -37,6 +37,7 @@ sv_doc *sv_docs_get(sv_docs *d, const char *uri) {
 static void doc_free(struct sv_doc_entry *e) {
   free(e->doc.uri);
   free(e->doc.language_id);
+  free(e->doc.code_json);
   sg_buf_free(&e->doc.text);
   free(e);
 }
@@ -74,6 +75,13 @@ bool sv_docs_close(sv_docs *d, const char *uri) {
     return true;
   }
   return false;
+}
+
+void sv_docs_foreach(sv_docs *d, void (*fn)(sv_doc *doc, void *ud), void *ud) {
+  size_t it = 0;
+  void *v;
+  while (sg_map_next(&d->by_uri, &it, NULL, &v))
+    for (struct sv_doc_entry *e = v; e; e = e->next) fn(&e->doc, ud);
 }
 
 void sv_docs_free(sv_docs *d) {

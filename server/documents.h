@@ -11,6 +11,16 @@ typedef struct sv_doc {
   char *language_id;
   int64_t version;
   sg_buf text; /* UTF-8 */
+  /* Analysis state (lsp.c): the generation of the text (a session-wide counter,
+   * bumped on every open / change), whether it awaits the debounce timer, and the
+   * analysis in flight (its cancel flag is set when a newer text supersedes it). */
+  uint64_t gen;
+  bool dirty;
+  void *analysis;
+  /* stagd/convertedCode's answer in the session style for generation code_gen
+   * (raw JSON, malloc'd; NULL if none): repeated requests without edits reuse it. */
+  char *code_json;
+  uint64_t code_gen;
 } sv_doc;
 
 typedef struct sv_docs {
@@ -25,6 +35,8 @@ sv_doc *sv_docs_open(sv_docs *d, const char *uri, const char *language_id, int64
                      size_t len);
 sv_doc *sv_docs_get(sv_docs *d, const char *uri);
 bool sv_docs_close(sv_docs *d, const char *uri);
+/* Calls fn on every open document (fn must not open or close documents). */
+void sv_docs_foreach(sv_docs *d, void (*fn)(sv_doc *doc, void *ud), void *ud);
 
 /* Byte offset of an LSP position in text; utf16 selects UTF-16 code units for
  * `character` (else UTF-8 bytes). Clamped as the protocol specifies. */

@@ -8,6 +8,14 @@
  * to the worker pool, which calls sv_service_invoke_json. Finished replies come back
  * to the loop through a uv_async and are written in order of completion.
  *
+ * Language features (diagnostics, symbols, code lenses, hover, stagd/convertedCode,
+ * stagd/graph) live in lsp_*.c behind lsp_features.h: requests for them run on the
+ * pool over a copy of the document's text. Every didOpen / didChange bumps the
+ * document's generation; after a quiet period (the debounce timer, `debounceMs`)
+ * the newest text is analysed on the pool and textDocument/publishDiagnostics is sent
+ * only if no newer text arrived meanwhile (an older analysis still running is marked
+ * cancelled and its result dropped). See docs/lsp.md.
+ *
  * Bad input never stops a session: garbage between messages is reported (-32700)
  * and skipped up to the next Content-Length header; an oversized message is
  * reported (-32600) and its body skipped; invalid JSON (-32700), malformed requests
@@ -23,6 +31,7 @@
 #include <unistd.h>
 
 #include "documents.h"
+#include "lsp_features.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -38,6 +47,7 @@ enum {
   RPC_SERVER_ERROR = -32000,
   RPC_REQUEST_CANCELLED = -32800,
   MAX_HEADER_BYTES = 8192,
+  DEFAULT_DEBOUNCE_MS = 20,
 };
 
 typedef struct conn conn;
@@ -86,6 +96,10 @@ struct conn {
   sg_map running;     /* id hash → job*, for $/cancelRequest */
   sv_docs docs;       /* open documents of this session */
   bool utf8_positions; /* negotiated positionEncoding */
+  uv_timer_t debounce; /* re-analysis after edits */
+  uint64_t debounce_ms;
+  uint64_t next_gen;   /* document generations */
+  py_conv_style style; /* the style diagnostics and hovers assume */
 };
 
 struct job {
@@ -98,6 +112,22 @@ struct job {
   atomic_bool cancelled;
   char *reply; /* framed JSON text, filled by the worker */
   size_t reply_len;
+  /* language features (lsp_features.h) and analyses: a snapshot of the document */
+  const sv_lsp_feature *feat;
+  bool analysis; /* a publishDiagnostics run, not a request */
+  char *uri;
+  char *text;
+  size_t text_len;
+  int64_t version;
+  uint64_t gen;
+  bool utf16;
+  py_conv_style style;
+  /* an analysis: stagd/convertedCode requests for its text wait on it (parked,
+   * linked by park_next) when want_code is set; code_json is their answer */
+  atomic_bool want_code;
+  char *code_json;
+  job *parked;
+  job *park_next;
 };
 
 static void conn_maybe_close(conn *c);
@@ -208,8 +238,70 @@ static uint64_t id_hash(const cJSON *id) {
   return h;
 }
 
+static void job_done(job *j);
+
+/* A language-feature request (lsp_features.h) on a worker. */
+static void run_feature(job *j) {
+  sv_lsp_request rq = {0};
+  rq.method = j->feat->method;
+  rq.uri = j->uri;
+  rq.version = j->version;
+  rq.params = j->params;
+  rq.style = j->style;
+  rq.cancelled = &j->cancelled;
+  sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
+  cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
+  cJSON *out;
+  if (atomic_load(&j->cancelled)) {
+    cJSON_Delete(result);
+    out = make_error(j->id, RPC_REQUEST_CANCELLED, "Request cancelled", NULL);
+  } else if (result) {
+    out = make_response(j->id);
+    cJSON_AddItemToObject(out, "result", result);
+  } else {
+    out = make_error(j->id, rq.err_code ? rq.err_code : RPC_SERVER_ERROR,
+                     rq.err_message.data ? rq.err_message.data : "the request failed", NULL);
+  }
+  j->reply = cJSON_PrintUnformatted(out);
+  j->reply_len = strlen(j->reply);
+  cJSON_Delete(out);
+  sg_buf_free(&rq.err_message);
+  sv_lsp_text_free(&rq.text);
+  job_done(j);
+}
+
+/* A document analysis on a worker: the publishDiagnostics notification, or no reply
+ * when a newer text superseded it meanwhile. */
+static void run_analysis(job *j) {
+  sv_lsp_text t;
+  sv_lsp_text_init(&t, j->text, j->text_len, j->utf16);
+  cJSON *diags = sv_lsp_diagnostics(&t, j->uri, j->style, &j->cancelled, &j->want_code, &j->code_json);
+  sv_lsp_text_free(&t);
+  if (diags) {
+    cJSON *n = cJSON_CreateObject();
+    cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+    cJSON_AddStringToObject(n, "method", "textDocument/publishDiagnostics");
+    cJSON *p = cJSON_AddObjectToObject(n, "params");
+    cJSON_AddStringToObject(p, "uri", j->uri);
+    cJSON_AddNumberToObject(p, "version", (double)j->version);
+    cJSON_AddItemToObject(p, "diagnostics", diags);
+    j->reply = cJSON_PrintUnformatted(n);
+    j->reply_len = strlen(j->reply);
+    cJSON_Delete(n);
+  }
+  job_done(j);
+}
+
 static void run_job(void *arg) {
   job *j = arg;
+  if (j->analysis) {
+    run_analysis(j);
+    return;
+  }
+  if (j->feat) {
+    run_feature(j);
+    return;
+  }
   sv_lsp *l = j->c->l;
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
@@ -236,13 +328,59 @@ static void run_job(void *arg) {
   cJSON_Delete(out);
   sg_error_clear(&err);
   sg_arena_free(&arena);
+  job_done(j);
+}
 
+/* Hands a finished job back to the loop thread. */
+static void job_done(job *j) {
+  sv_lsp *l = j->c->l;
   pthread_mutex_lock(&l->done_mu);
   if (l->done_tail) l->done_tail->next = j;
   else l->done_head = j;
   l->done_tail = j;
   pthread_mutex_unlock(&l->done_mu);
   uv_async_send(&l->done_async);
+}
+
+static void job_free(job *j) {
+  if (j->reply) cJSON_free(j->reply);
+  cJSON_Delete(j->id);
+  cJSON_Delete(j->params);
+  free(j->uri);
+  free(j->text);
+  free(j->code_json);
+  free(j);
+}
+
+/* Answers a request with an already serialized result. */
+static void send_raw_result(conn *c, const cJSON *id, const char *raw) {
+  char *idt = cJSON_PrintUnformatted(id);
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_reserve(&b, strlen(raw) + strlen(idt) + 40);
+  sg_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", idt);
+  sg_buf_puts(&b, raw);
+  sg_buf_putc(&b, '}');
+  conn_send_text(c, b.data, b.len);
+  sg_buf_free(&b);
+  cJSON_free(idt);
+}
+
+/* The stagd/convertedCode requests that waited for analysis a: answered with its
+ * conversion, or (it was superseded, or the text has a syntax error) run on their own. */
+static void answer_parked(conn *c, job *a) {
+  for (job *p = a->parked, *next; p; p = next) {
+    next = p->park_next;
+    if (atomic_load(&p->cancelled) || (a->code_json && !c->close_started)) {
+      if (atomic_load(&p->cancelled)) send_error(c, p->id, RPC_REQUEST_CANCELLED, "Request cancelled");
+      else send_raw_result(c, p->id, a->code_json);
+      sg_map_remove(&c->running, p->id_hash);
+      c->pending--;
+      job_free(p);
+    } else {
+      sv_pool_submit(c->l->pool, run_job, p);
+    }
+  }
+  a->parked = NULL;
 }
 
 static void on_jobs_done(uv_async_t *a) {
@@ -254,13 +392,24 @@ static void on_jobs_done(uv_async_t *a) {
   while (j) {
     job *next = j->next;
     conn *c = j->c;
-    conn_send_text(c, j->reply, j->reply_len);
-    sg_map_remove(&c->running, j->id_hash);
+    if (j->analysis) {
+      /* publish only for the newest text of a document still open */
+      sv_doc *doc = sv_docs_get(&c->docs, j->uri);
+      if (doc && doc->analysis == j) doc->analysis = NULL;
+      if (j->reply && doc && doc->gen == j->gen && !atomic_load(&j->cancelled))
+        conn_send_text(c, j->reply, j->reply_len);
+      if (j->code_json && doc && doc->gen == j->gen) {
+        free(doc->code_json);
+        doc->code_json = sg_xstrdup(j->code_json);
+        doc->code_gen = j->gen;
+      }
+      answer_parked(c, j);
+    } else {
+      conn_send_text(c, j->reply, j->reply_len);
+      sg_map_remove(&c->running, j->id_hash);
+    }
     c->pending--;
-    cJSON_free(j->reply);
-    cJSON_Delete(j->id);
-    cJSON_Delete(j->params);
-    free(j);
+    job_free(j);
     conn_maybe_close(c);
     j = next;
   }
@@ -288,11 +437,16 @@ static cJSON *initialize_result(bool utf8) {
   cJSON *sync = cJSON_AddObjectToObject(caps, "textDocumentSync");
   cJSON_AddBoolToObject(sync, "openClose", 1);
   cJSON_AddNumberToObject(sync, "change", 2); /* incremental */
+  cJSON_AddBoolToObject(caps, "documentSymbolProvider", 1);
+  cJSON_AddBoolToObject(caps, "hoverProvider", 1);
+  cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "codeLensProvider"), "resolveProvider", 0);
   cJSON *exp = cJSON_AddObjectToObject(caps, "experimental");
   cJSON *stagd = cJSON_AddObjectToObject(exp, "stagd");
   cJSON *methods = cJSON_AddArrayToObject(stagd, "methods");
   for (size_t i = 0; i < sv_method_count(); i++)
     cJSON_AddItemToArray(methods, cJSON_CreateString(sv_method_at(i)->lsp_name));
+  for (size_t i = 0; i < sv_lsp_feature_count(); i++)
+    if (sv_lsp_feature_at(i)->custom) cJSON_AddItemToArray(methods, cJSON_CreateString(sv_lsp_feature_at(i)->method));
   cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
   cJSON_AddStringToObject(info, "name", "stagd");
   cJSON_AddStringToObject(info, "version", STAGD_VERSION);
@@ -319,6 +473,80 @@ static void log_message(conn *c, int type, const char *fmt, ...) {
   sg_buf_free(&b);
 }
 
+/* ------------------------------------------------------------ analyses */
+
+static bool is_python(const sv_doc *doc) {
+  size_t n = strlen(doc->uri);
+  return !strcmp(doc->language_id, "python") || (!*doc->language_id && n > 3 && !strcmp(doc->uri + n - 3, ".py"));
+}
+
+/* Analyses the document's current text on the pool (superseding one in flight). */
+static void start_analysis(conn *c, sv_doc *doc) {
+  doc->dirty = false;
+  if (doc->analysis) atomic_store(&((job *)doc->analysis)->cancelled, true);
+  doc->analysis = NULL;
+  if (c->closing || !is_python(doc)) return;
+  job *j = sg_xcalloc(1, sizeof *j);
+  j->c = c;
+  j->analysis = true;
+  j->uri = sg_xstrdup(doc->uri);
+  j->text = sg_xmalloc(doc->text.len + 1);
+  memcpy(j->text, doc->text.data ? doc->text.data : "", doc->text.len);
+  j->text[doc->text.len] = '\0';
+  j->text_len = doc->text.len;
+  j->version = doc->version;
+  j->gen = doc->gen;
+  j->utf16 = !c->utf8_positions;
+  j->style = c->style;
+  doc->analysis = j;
+  c->pending++;
+  sv_pool_submit(c->l->pool, run_job, j);
+}
+
+static void analyse_if_dirty(sv_doc *doc, void *ud) {
+  if (doc->dirty) start_analysis(ud, doc);
+}
+
+static void on_debounce(uv_timer_t *t) {
+  conn *c = t->data;
+  sv_docs_foreach(&c->docs, analyse_if_dirty, c);
+}
+
+/* The text changed: supersede the analysis in flight, analyse after the quiet period. */
+static void doc_changed(conn *c, sv_doc *doc) {
+  doc->gen = ++c->next_gen;
+  doc->dirty = true;
+  bool busy = doc->analysis != NULL || uv_is_active((uv_handle_t *)&c->debounce);
+  if (doc->analysis) atomic_store(&((job *)doc->analysis)->cancelled, true);
+  /* leading edge: an edit after a quiet period is analysed at once; edits that follow
+   * within debounce_ms of the previous one wait until the quiet period has passed */
+  if (c->debounce_ms == 0 || !busy) start_analysis(c, doc);
+  if (c->debounce_ms > 0) uv_timer_start(&c->debounce, on_debounce, c->debounce_ms, 0);
+}
+
+static void publish_empty(conn *c, const char *uri) {
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+  cJSON_AddStringToObject(n, "method", "textDocument/publishDiagnostics");
+  cJSON *p = cJSON_AddObjectToObject(n, "params");
+  cJSON_AddStringToObject(p, "uri", uri);
+  cJSON_AddArrayToObject(p, "diagnostics");
+  send_json(c, n);
+  cJSON_Delete(n);
+}
+
+/* initializationOptions: {debounceMs?: number >= 0, style?: "autograph" | "snek"}. */
+static void read_init_options(conn *c, const cJSON *params) {
+  const cJSON *o = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
+  if (!cJSON_IsObject(o)) return;
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "debounceMs");
+  if (cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble <= 60000) c->debounce_ms = (uint64_t)d->valuedouble;
+  else if (d) log_message(c, 2, "initializationOptions.debounceMs must be a number of milliseconds (0..60000)");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "style");
+  if (st && (!cJSON_IsString(st) || !sv_lsp_parse_style(st->valuestring, &c->style)))
+    log_message(c, 2, "initializationOptions.style must be \"autograph\" or \"snek\"");
+}
+
 /* textDocument/didOpen, didChange, didClose (didSave and others are ignored). */
 static void handle_sync(conn *c, const char *name, const cJSON *params) {
   const cJSON *td = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "textDocument") : NULL;
@@ -335,9 +563,11 @@ static void handle_sync(conn *c, const char *name, const cJSON *params) {
       log_message(c, 1, "%s: params.textDocument.text must be a string", name);
       return;
     }
-    sv_docs_open(&c->docs, uri->valuestring, cJSON_IsString(lang) ? lang->valuestring : "",
-                 cJSON_IsNumber(version) ? (int64_t)version->valuedouble : 0, text->valuestring,
-                 strlen(text->valuestring));
+    sv_doc *doc = sv_docs_open(&c->docs, uri->valuestring, cJSON_IsString(lang) ? lang->valuestring : "",
+                               cJSON_IsNumber(version) ? (int64_t)version->valuedouble : 0, text->valuestring,
+                               strlen(text->valuestring));
+    doc->gen = ++c->next_gen;
+    start_analysis(c, doc);
   } else if (!strcmp(name, "textDocument/didChange")) {
     sv_doc *doc = sv_docs_get(&c->docs, uri->valuestring);
     if (!doc) {
@@ -355,12 +585,17 @@ static void handle_sync(conn *c, const char *name, const cJSON *params) {
       if (sv_doc_apply_change(doc, ch, !c->utf8_positions, &err) != SG_OK) {
         log_message(c, 1, "%s: %s: %s", name, uri->valuestring, err.message);
         sg_error_clear(&err);
+        doc_changed(c, doc); /* earlier changes of the batch were applied */
         return;
       }
     }
     if (cJSON_IsNumber(version)) doc->version = (int64_t)version->valuedouble;
+    doc_changed(c, doc);
   } else if (!strcmp(name, "textDocument/didClose")) {
+    sv_doc *doc = sv_docs_get(&c->docs, uri->valuestring);
+    if (doc && doc->analysis) atomic_store(&((job *)doc->analysis)->cancelled, true);
     if (!sv_docs_close(&c->docs, uri->valuestring)) log_message(c, 2, "%s: %s was not open", name, uri->valuestring);
+    else publish_empty(c, uri->valuestring);
   }
 }
 
@@ -369,6 +604,76 @@ static void conn_exit(conn *c) {
   c->closing = true;
   if (c->is_stdio && c->l->hooks.stdio_exit) c->l->hooks.stdio_exit(c->l->hooks.ud, code);
   conn_maybe_close(c);
+}
+
+/* Does a stagd/convertedCode request ask for what the analyses compute: every
+ * function, in the session's style? */
+static bool default_conversion(conn *c, const cJSON *params) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(params, "function");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(params, "style");
+  py_conv_style style;
+  if (f && !cJSON_IsNull(f) && !(cJSON_IsString(f) && !*f->valuestring)) return false;
+  if (st && !cJSON_IsNull(st) && !(cJSON_IsString(st) && sv_lsp_parse_style(st->valuestring, &style) && style == c->style))
+    return false;
+  return true;
+}
+
+/* A language-feature request: checks the document, then runs it on the pool over a
+ * copy of the text (stagd/convertedCode may be answered from the document's analysis). */
+static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id, const cJSON *params) {
+  const char *name = feat->method;
+  if (!cJSON_IsObject(params)) {
+    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object with textDocument.uri", name);
+    return;
+  }
+  const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
+  const cJSON *uri = cJSON_IsObject(td) ? cJSON_GetObjectItemCaseSensitive(td, "uri") : NULL;
+  if (!cJSON_IsString(uri)) {
+    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' needs params.textDocument.uri (a string)", name);
+    return;
+  }
+  sv_doc *doc = sv_docs_get(&c->docs, uri->valuestring);
+  if (!doc) {
+    send_error(c, id, RPC_INVALID_PARAMS,
+               "Invalid params: %s: unknown document '%s': it is not open (send textDocument/didOpen first)", name,
+               uri->valuestring);
+    return;
+  }
+  job *j = sg_xcalloc(1, sizeof *j);
+  j->c = c;
+  j->feat = feat;
+  j->id = cJSON_Duplicate(id, 1);
+  j->params = cJSON_Duplicate(params, 1);
+  j->id_hash = id_hash(id);
+  j->uri = sg_xstrdup(doc->uri);
+  j->text = sg_xmalloc(doc->text.len + 1);
+  memcpy(j->text, doc->text.data ? doc->text.data : "", doc->text.len);
+  j->text[doc->text.len] = '\0';
+  j->text_len = doc->text.len;
+  j->version = doc->version;
+  j->utf16 = !c->utf8_positions;
+  j->style = c->style;
+  if (feat->run == sv_lsp_converted_code && default_conversion(c, params)) {
+    /* the answer the analysis of this very text computes (or computed) */
+    if (doc->code_json && doc->code_gen == doc->gen) {
+      send_raw_result(c, id, doc->code_json);
+      job_free(j);
+      return;
+    }
+    if (doc->dirty && is_python(doc)) start_analysis(c, doc); /* no need to wait for the debounce */
+    job *a = doc->analysis;
+    if (a && a->gen == doc->gen && !atomic_load(&a->cancelled)) {
+      atomic_store(&a->want_code, true);
+      j->park_next = a->parked;
+      a->parked = j;
+      sg_map_put(&c->running, j->id_hash, j);
+      c->pending++;
+      return;
+    }
+  }
+  sg_map_put(&c->running, j->id_hash, j);
+  c->pending++;
+  sv_pool_submit(c->l->pool, run_job, j);
 }
 
 static void handle_message(conn *c, const char *body, size_t len) {
@@ -426,6 +731,7 @@ static void handle_message(conn *c, const char *body, size_t len) {
     }
     c->initialized = true;
     c->utf8_positions = client_offers_utf8(params);
+    read_init_options(c, params);
     cJSON *r = make_response(id);
     cJSON_AddItemToObject(r, "result", initialize_result(c->utf8_positions));
     send_json(c, r);
@@ -459,6 +765,11 @@ static void handle_message(conn *c, const char *body, size_t len) {
   }
   if (!strncmp(name, "textDocument/did", 16)) {
     handle_sync(c, name, params);
+    goto done;
+  }
+  const sv_lsp_feature *feat = sv_lsp_feature_by_name(name);
+  if (feat) {
+    if (is_request) submit_feature(c, feat, id, params);
     goto done;
   }
   const sv_method *m = sv_method_by_lsp_name(name);
@@ -659,6 +970,12 @@ static conn *conn_new(sv_lsp *l, bool is_stdio) {
   c->is_stdio = is_stdio;
   c->body_len = -1;
   sv_docs_init(&c->docs);
+  const char *env = getenv("STAGD_LSP_DEBOUNCE_MS");
+  c->debounce_ms = env && *env ? strtoull(env, NULL, 10) : DEFAULT_DEBOUNCE_MS;
+  c->style = PY_STYLE_AUTOGRAPH;
+  uv_timer_init(l->loop, &c->debounce);
+  c->debounce.data = c;
+  c->handles_open++;
   c->next = l->conns;
   l->conns = c;
   return c;
@@ -695,6 +1012,8 @@ static void on_out_shutdown(uv_shutdown_t *req, int status) {
 static void conn_maybe_close(conn *c) {
   if (!c->closing || c->pending > 0 || c->close_started) return;
   c->close_started = true;
+  uv_timer_stop(&c->debounce);
+  uv_close((uv_handle_t *)&c->debounce, on_conn_handle_closed);
   if (c->in_stream) {
     uv_read_stop(c->in_stream);
     if (!c->out_is_in) uv_close((uv_handle_t *)c->in_stream, on_conn_handle_closed);
@@ -765,7 +1084,7 @@ static void on_connection(uv_stream_t *server, int status) {
   conn *c = conn_new(l, false);
   uv_tcp_init(l->loop, &c->in.tcp);
   c->in.tcp.data = c;
-  c->handles_open = 1;
+  c->handles_open++;
   if (uv_accept(server, (uv_stream_t *)&c->in.tcp) != 0) {
     c->closing = true;
     uv_close((uv_handle_t *)&c->in.tcp, on_conn_handle_closed);

@@ -18,7 +18,9 @@
 #include <uv.h>
 
 #include "gr.h"
+#include "gr_ad.h"
 #include "health.pb-c.h"
+#include "convert.h"
 #include "py.h"
 #ifdef STAGD_HAVE_VULKAN
 #include "kn_vulkan.h"
@@ -59,11 +61,6 @@ enum { GRAPH_CACHE_CAPACITY = 1024 };
 
 static void *arena_array(sv_call *call, size_t n, size_t size) {
   return sg_arena_calloc(call->arena, n ? n : 1, size);
-}
-
-/* Handlers of methods a later part of the project provides. */
-static sg_code unimplemented(const char *feature, sg_error *err) {
-  return sg_error_set(err, SG_UNIMPLEMENTED, "%s is not implemented yet in stagd %s", feature, STAGD_VERSION);
 }
 
 /* ---------------------------------------------------------------- handlers */
@@ -270,7 +267,56 @@ static sg_code h_parse(sv_service *sv, sv_call *call, const ProtobufCMessage *re
 
 static sg_code h_convert(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                          ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("Convert (the AutoGraph/Snek converter)", err);
+  (void)sv;
+  REQUEST(Stagd__V1__ConvertRequest, q);
+  REPLY(Stagd__V1__ConvertReply, r);
+  const char *file = *q->filename ? q->filename : "<unknown>";
+  py_conv_style style = q->style == STAGD__V1__STYLE__STYLE_SNEK ? PY_STYLE_SNEK : PY_STYLE_AUTOGRAPH;
+  py_conv_result res;
+  sg_code rc = py_convert(q->source, strlen(q->source), file, style, q->function, &res, err);
+  if (rc != SG_OK) {
+    py_conv_result_free(&res);
+    return rc;
+  }
+  r->code = arena_text(call, &res.code);
+  r->n_source_map = (size_t)res.nmap;
+  r->source_map = arena_array(call, r->n_source_map, sizeof *r->source_map);
+  for (int i = 0; i < res.nmap; i++) {
+    Stagd__V1__SourceMapEntry *e = sg_arena_alloc(call->arena, sizeof *e);
+    Stagd__V1__Location *l = sg_arena_alloc(call->arena, sizeof *l);
+    *e = (Stagd__V1__SourceMapEntry)STAGD__V1__SOURCE_MAP_ENTRY__INIT;
+    *l = (Stagd__V1__Location)STAGD__V1__LOCATION__INIT;
+    l->file = sg_arena_strdup(call->arena, file);
+    l->line = res.map[i].line;
+    l->column = res.map[i].col;
+    e->converted_line = res.map[i].converted_line;
+    e->original = l;
+    r->source_map[i] = e;
+  }
+  r->n_diagnostics = (size_t)res.ndiags;
+  r->diagnostics = arena_array(call, r->n_diagnostics, sizeof *r->diagnostics);
+  for (int i = 0; i < res.ndiags; i++) {
+    const py_diag *pd = &res.diags[i];
+    Stagd__V1__Diagnostic *d = sg_arena_alloc(call->arena, sizeof *d);
+    Stagd__V1__Location *l = sg_arena_alloc(call->arena, sizeof *l);
+    *d = (Stagd__V1__Diagnostic)STAGD__V1__DIAGNOSTIC__INIT;
+    *l = (Stagd__V1__Location)STAGD__V1__LOCATION__INIT;
+    l->file = sg_arena_strdup(call->arena, file);
+    l->line = pd->line;
+    l->column = pd->col;
+    l->end_line = pd->end_line;
+    l->end_column = pd->end_col;
+    d->severity = pd->severity == PY_DIAG_ERROR     ? STAGD__V1__DIAGNOSTIC__SEVERITY__SEVERITY_ERROR
+                  : pd->severity == PY_DIAG_WARNING ? STAGD__V1__DIAGNOSTIC__SEVERITY__SEVERITY_WARNING
+                                                    : STAGD__V1__DIAGNOSTIC__SEVERITY__SEVERITY_INFO;
+    d->message = sg_arena_strdup(call->arena, pd->message);
+    d->hint = sg_arena_strdup(call->arena, pd->hint);
+    d->code = sg_arena_strdup(call->arena, pd->code);
+    d->location = l;
+    r->diagnostics[i] = d;
+  }
+  py_conv_result_free(&res);
+  return SG_OK;
 }
 
 static gr_dump_format dump_format(Stagd__V1__DumpFormat f) {
@@ -338,8 +384,8 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   } else {
     sg_buf_puts(&args, *q->args_json ? q->args_json : "[]");
   }
+  /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
   const char *device = *q->device ? q->device : sv->cfg->device;
-  if (!strcmp(device, "auto")) device = "cpu";
   gr_program *p = find_program(sv, q->graph_id, err);
   if (!p) {
     sg_buf_free(&args);
@@ -359,9 +405,24 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   return rc;
 }
 
+/* Grad: stages the gradient of a staged def (graph/ad_program.c) as a new graph. */
 static sg_code h_grad(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                       ProtobufCMessage *reply_, sg_error *err) {
-  return unimplemented("Grad (reverse-mode automatic differentiation)", err);
+  REQUEST(Stagd__V1__GradRequest, q);
+  REPLY(Stagd__V1__GradReply, r);
+  gr_program *p = find_program(sv, q->graph_id, err);
+  if (!p) return SG_NOT_FOUND;
+  gr_program *staged;
+  sg_code rc = gr_grad_program(p, *q->entry ? q->entry : NULL, q->wrt, q->n_wrt, q->no_optimize,
+                               &staged, err);
+  gr_program_release(p);
+  if (rc != SG_OK) return rc;
+  gr_program *g = gr_cache_put(sv->graphs, staged);
+  gr_program_release(staged);
+  r->graph_id = sg_arena_strdup(call->arena, gr_program_id(g));
+  r->dump = program_dump(call, g, q->dump);
+  gr_program_release(g);
+  return SG_OK;
 }
 
 static sg_code h_dump_graph(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,

@@ -1,15 +1,21 @@
 /*
  * bench_vulkan.c — numbers for the Vulkan backend on every available Vulkan device:
- *   - float32 square matmul GFLOPS for n = 256..2048, against a naive C triple loop
- *     (the textbook i-j-k dot product) as the named baseline;
- *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element);
- *   - per-dispatch cost inside one command buffer and per-submission cost (µs).
- * Usage: bench_vulkan [--quick] [--naive-max N]   (--quick: smaller sizes, fewer reps)
+ *   - float32 square matmul GFLOPS for n = 256..--max (default 2048, up to 4096), against
+ *     the CPU backend (kn_sgemm: OpenBLAS or the blocked kernel) and a naive C triple
+ *     loop (the textbook i-j-k dot product), all measured in this run;
+ *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element), device vs CPU backend;
+ *   - per-dispatch cost inside one command buffer and per-submission cost (µs);
+ *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
+ *     gr_execute_json on the CPU backend and on each device (µs per request).
+ * Usage: bench_vulkan [--quick] [--naive-max N] [--max N]
+ * bench/vulkan/compare.py adds NumPy's figures to the same run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gr.h"
+#include "kn.h"
 #include "kn_vulkan.h"
 
 static double secs(uint64_t t0) { return (double)(sg_now_ns() - t0) / 1e9; }
@@ -50,6 +56,77 @@ static double naive_gflops(int n) {
   free(c);
   return 2.0 * n * n * n / t / 1e9;
 }
+
+static double cpu_gflops(int n, int reps) {
+  float *a = random_floats((size_t)n * n), *b = random_floats((size_t)n * n);
+  float *c = malloc((size_t)n * n * sizeof *c);
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    uint64_t t0 = sg_now_ns();
+    kn_sgemm(n, n, n, a, b, c);
+    double t = secs(t0);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  free(a);
+  free(b);
+  free(c);
+  return 2.0 * n * n * (double)n / best / 1e9;
+}
+
+static double cpu_add_bandwidth(size_t n, int reps) {
+  int64_t shape[1] = {(int64_t)n};
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 1, shape), *b = kn_tensor_new(KN_FLOAT32, 1, shape);
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    sg_error e = SG_ERROR_INIT;
+    kn_tensor *c;
+    uint64_t t0 = sg_now_ns();
+    die_on(kn_binary(KN_ADD, a, b, &c, &e), &e, "cpu add");
+    double t = secs(t0);
+    kn_tensor_release(c);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  kn_tensor_release(a);
+  kn_tensor_release(b);
+  return 3.0 * 4.0 * (double)n / best / 1e9;
+}
+
+/* Microseconds per gr_execute_json request of `src` on `device` (best of reps). */
+static double graph_us(const char *src, const char *args, const char *device, int reps) {
+  sg_error e = SG_ERROR_INIT;
+  gr_program *p;
+  die_on(gr_stage(src, strlen(src), "bench.sexp", NULL, &p, &e), &e, "stage");
+  gr_exec_options xo = {.device = device};
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    char *res = NULL, *printed = NULL;
+    uint64_t t0 = sg_now_ns();
+    die_on(gr_execute_json(p, &xo, args, &res, &printed, &e), &e, "execute");
+    double t = secs(t0);
+    free(res);
+    free(printed);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  gr_program_release(p);
+  return best * 1e6;
+}
+
+/* JSON for a float32 tensor of the given shape (values in [-0.5, 0.5)). */
+static void json_tensor(sg_buf *b, int64_t rows, int64_t cols) {
+  float *v = random_floats((size_t)(rows * cols));
+  sg_buf_printf(b, "{\"dtype\":\"float32\",\"shape\":[%lld,%lld],\"data\":[", (long long)rows,
+                (long long)cols);
+  for (int64_t i = 0; i < rows * cols; i++)
+    sg_buf_printf(b, "%s%.4f", i ? "," : "", (double)v[i]);
+  sg_buf_puts(b, "]}");
+  free(v);
+}
+
+static const char *TINY = "(def f (a) (exp a))";
+static const char *MLP = "(def mlp (x w1 w2) (softmax (matmul (relu (matmul x w1)) w2)))";
 
 static kn_vk_buffer *make(kn_vk_context *ctx, size_t n, bool fill) {
   sg_error e = SG_ERROR_INIT;
@@ -126,19 +203,23 @@ static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, i
 
 int main(int argc, char **argv) {
   bool quick = false;
-  int naive_max = 1024;
+  int naive_max = 1024, max_n = 2048;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
     else if (strcmp(argv[i], "--naive-max") == 0 && i + 1 < argc)
       naive_max = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+      max_n = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N]\n");
+      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N]\n");
       return 2;
     }
   }
-  int sizes[] = {256, 512, 1024, 2048};
-  int nsizes = quick ? 2 : 4;
+  int sizes[] = {256, 512, 1024, 2048, 4096};
+  int nsizes = 0;
+  while (nsizes < 5 && sizes[nsizes] <= (quick ? 512 : max_n))
+    nsizes++;
   if (quick && naive_max > 512)
     naive_max = 512;
 
@@ -151,8 +232,33 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  printf("# naive CPU triple loop (baseline)\n");
-  double naive[4] = {0};
+  printf("# CPU backend (kn_sgemm: %s)\n", kn_blas_name());
+  double cpu[5] = {0};
+  for (int s = 0; s < nsizes; s++) {
+    cpu[s] = cpu_gflops(sizes[s], sizes[s] >= 2048 ? 2 : 5);
+    printf("matmul f32 n=%-5d cpu         %8.2f GFLOPS\n", sizes[s], cpu[s]);
+  }
+  size_t add_n = quick ? (size_t)1 << 22 : (size_t)1 << 24;
+  double cpu_bw = cpu_add_bandwidth(add_n, 5);
+  printf("add f32 n=%zu         cpu         %8.2f GB/s\n", add_n, cpu_bw);
+  sg_buf tiny_args = SG_BUF_INIT, mlp_args = SG_BUF_INIT;
+  sg_buf_puts(&tiny_args, "[");
+  json_tensor(&tiny_args, 1, 64);
+  sg_buf_puts(&tiny_args, "]");
+  sg_buf_puts(&mlp_args, "[");
+  json_tensor(&mlp_args, 64, 256);
+  sg_buf_puts(&mlp_args, ",");
+  json_tensor(&mlp_args, 256, 256);
+  sg_buf_puts(&mlp_args, ",");
+  json_tensor(&mlp_args, 256, 10);
+  sg_buf_puts(&mlp_args, "]");
+  double cpu_tiny = graph_us(TINY, tiny_args.data, "cpu", 50);
+  double cpu_mlp = graph_us(MLP, mlp_args.data, "cpu", 10);
+  printf("graph (exp a) [1,64]       cpu         %8.1f us per request\n", cpu_tiny);
+  printf("graph mlp 64x256x256x10    cpu         %8.1f us per request\n", cpu_mlp);
+
+  printf("\n# naive CPU triple loop\n");
+  double naive[5] = {0};
   for (int s = 0; s < nsizes; s++) {
     if (sizes[s] > naive_max) {
       printf("matmul f32 n=%-5d naive-cpu   skipped (--naive-max %d)\n", sizes[s], naive_max);
@@ -174,15 +280,17 @@ int main(int argc, char **argv) {
     }
     for (int s = 0; s < nsizes; s++) {
       int n = sizes[s];
-      double g = matmul_gflops(ctx, n, n >= 2048 ? 2 : quick ? 2 : 5);
+      double g = matmul_gflops(ctx, n, n >= 2048 ? 1 : quick ? 2 : 5);
       if (naive[s] > 0)
-        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS  (%.1fx naive CPU)\n", n, d, g,
-               g / naive[s]);
+        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS  (%.2fx CPU backend, %.1fx naive CPU)\n",
+               n, d, g, g / cpu[s], g / naive[s]);
       else
-        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS\n", n, d, g);
+        printf("matmul f32 n=%-5d vulkan:%zu    %8.2f GFLOPS  (%.2fx CPU backend)\n", n, d, g,
+               g / cpu[s]);
     }
-    size_t n = quick ? (size_t)1 << 22 : (size_t)1 << 24;
-    printf("add f32 n=%zu         vulkan:%zu    %8.2f GB/s\n", n, d, add_bandwidth(ctx, n, 5));
+    double bw = add_bandwidth(ctx, add_n, 5);
+    printf("add f32 n=%zu         vulkan:%zu    %8.2f GB/s  (%.2fx CPU backend)\n", add_n, d, bw,
+           bw / cpu_bw);
 
     kn_vk_buffer *x = make(ctx, 64, true), *y = make(ctx, 64, false);
     int many = quick ? 200 : 1000;
@@ -197,7 +305,17 @@ int main(int argc, char **argv) {
     kn_vk_buffer_destroy(x);
     kn_vk_buffer_destroy(y);
     kn_vk_context_destroy(ctx);
+    char dev[32];
+    snprintf(dev, sizeof dev, "vulkan:%zu", d);
+    double t = graph_us(TINY, tiny_args.data, dev, 50);
+    printf("graph (exp a) [1,64]       %-10s  %8.1f us per request  (%.1fx CPU backend)\n", dev, t,
+           t / cpu_tiny);
+    t = graph_us(MLP, mlp_args.data, dev, 10);
+    printf("graph mlp 64x256x256x10    %-10s  %8.1f us per request  (%.2fx CPU backend)\n", dev, t,
+           t / cpu_mlp);
   }
+  sg_buf_free(&tiny_args);
+  sg_buf_free(&mlp_args);
   free(devs);
   return 0;
 }

@@ -377,8 +377,20 @@ static int cmd_convert(ctx *c) {
   if (function) req->function = (char *)function;
   ProtobufCMessage *reply;
   if (call(c, "Convert", &req->base, &reply) != SG_OK) return report(c);
-  fputs(((Stagd__V1__ConvertReply *)reply)->code, stdout);
-  return 0;
+  const Stagd__V1__ConvertReply *cr = (const Stagd__V1__ConvertReply *)reply;
+  fputs(cr->code, stdout);
+  /* diagnostics on stderr, compiler style; an error-severity one fails the command */
+  int rc = 0;
+  for (size_t i = 0; i < cr->n_diagnostics; i++) {
+    const Stagd__V1__Diagnostic *d = cr->diagnostics[i];
+    bool is_err = d->severity == STAGD__V1__DIAGNOSTIC__SEVERITY__SEVERITY_ERROR;
+    const Stagd__V1__Location *l = d->location;
+    fprintf(stderr, "%s:%d:%d: %s: %s [%s]\n", l ? l->file : pos[0], l ? l->line : 0, l ? l->column : 0,
+            is_err ? "error" : "warning", d->message, d->code);
+    if (*d->hint) fprintf(stderr, "  hint: %s\n", d->hint);
+    if (is_err) rc = 1;
+  }
+  return rc;
 }
 
 /* ------------------------------------------------------------------ main */

@@ -1,15 +1,28 @@
-// binary.comp — float32 elementwise binary ops with NumPy broadcasting.
+// binary.comp — elementwise binary ops with NumPy broadcasting, one element type per
+// build: float32 (default), or -DKN_F64 (double), -DKN_I32 (int), -DKN_I64 (int64_t).
 // Each operand has a stride per output dimension (0 where it is broadcast). The op and
 // the fast-path flags (operand contiguous with the output, or a scalar) are
 // specialization constants, so each pipeline is straight-line code: CPU drivers such
-// as lavapipe run every branch of a non-constant switch under a mask.
+// as lavapipe run every branch of a non-constant switch under a mask. Ops a type lacks
+// (pow off float32) are refused by the launcher (kn_vk_binary_typed).
 #version 450
+#if defined(KN_I64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define T int64_t
+#elif defined(KN_I32)
+#define T int
+#elif defined(KN_F64)
+#define T double
+#else
+#define T float
+#define KN_F32
+#endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint FLAGS = 0;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 2) writeonly buffer C { T c[]; };
 layout(push_constant) uniform P {
   uint n, ndim, pad0, pad1;
   uint shape[8];
@@ -17,7 +30,7 @@ layout(push_constant) uniform P {
   uint sb[8];
 } pc;
 
-float apply(uint op, float x, float y) {
+T apply(uint op, T x, T y) {
   switch (op) {
   case 0u: return x + y;
   case 1u: return x - y;
@@ -25,7 +38,11 @@ float apply(uint op, float x, float y) {
   case 3u: return x / y;
   case 4u: return (x != x || y != y) ? x + y : max(x, y);  // NaN propagates like NumPy
   case 5u: return (x != x || y != y) ? x + y : min(x, y);
+#ifdef KN_F32
   default: return pow(x, y);
+#else
+  default: return x;  // not offered for this type (the launcher refuses it)
+#endif
   }
 }
 

@@ -1,15 +1,30 @@
-// unary.comp — float32 elementwise unary ops over n contiguous elements. The op is a
-// specialization constant (one straight-line pipeline per op).
+// unary.comp — elementwise unary ops over n contiguous elements, one element type per
+// build: float32 (default), or -DKN_F64 (double), -DKN_I32 (int), -DKN_I64 (int64_t).
+// The op is a specialization constant (one straight-line pipeline per op). GLSL has
+// exp/log/tanh only for float32: the launcher (kn_vk_unary_typed) refuses the ops a
+// type lacks.
 #version 450
+#if defined(KN_I64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define T int64_t
+#elif defined(KN_I32)
+#define T int
+#elif defined(KN_F64)
+#define T double
+#else
+#define T float
+#define KN_F32
+#endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) writeonly buffer C { T c[]; };
 layout(push_constant) uniform P { uint n; } pc;
 
-float apply(uint op, float x) {
+T apply(uint op, T x) {
   switch (op) {
   case 0u: return -x;
+#ifdef KN_F32
   case 1u: return exp(x);
   case 2u: return log(x);
   case 3u: {
@@ -17,12 +32,15 @@ float apply(uint op, float x) {
     float e = exp(-2.0 * abs(x));
     return sign(x) * (1.0 - e) / (1.0 + e);
   }
-  case 4u: return max(x, 0.0);
-  case 5u: return sqrt(x);
-  case 6u: return abs(x);
   case 7u: return 1.0 / (1.0 + exp(-x));
+#endif
+#if defined(KN_F32) || defined(KN_F64)
+  case 5u: return sqrt(x);
+#endif
+  case 4u: return max(x, T(0));
+  case 6u: return abs(x);
   case 8u: return x * x;
-  default: return 1.0 / x;
+  default: return T(1) / x;
   }
 }
 

@@ -87,9 +87,17 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                                  .queueFamilyIndex = ctx->queue_family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
+  /* 64-bit integer and float arithmetic in shaders, where offered (typed kernels) */
+  VkPhysicalDeviceFeatures have, want = {0};
+  vkGetPhysicalDeviceFeatures(pd, &have);
+  want.shaderInt64 = have.shaderInt64;
+  want.shaderFloat64 = have.shaderFloat64;
+  ctx->int64_ops = have.shaderInt64 == VK_TRUE;
+  ctx->float64_ops = have.shaderFloat64 == VK_TRUE;
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .queueCreateInfoCount = 1,
-                            .pQueueCreateInfos = &qci};
+                            .pQueueCreateInfos = &qci,
+                            .pEnabledFeatures = &want};
   r = vkCreateDevice(pd, &dci, NULL, &ctx->device);
   if (r != VK_SUCCESS) {
     ctx->device = VK_NULL_HANDLE;

@@ -58,16 +58,64 @@ static sg_code check_shape(const kn_vk_shape *s, const char *what, sg_error *err
   return SG_OK;
 }
 
-static sg_code check_buffer(const kn_vk_buffer *buf, int64_t elems, const char *what,
-                            sg_error *err) {
+static sg_code check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
+                               const char *what, sg_error *err) {
   if (buf == NULL)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s buffer is NULL", what);
-  if (buf->size < (uint64_t)elems * sizeof(float))
+  if (buf->size < (uint64_t)elems * esize)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
-                        "vulkan: %s buffer holds %llu bytes, %lld float32 need %lld", what,
+                        "vulkan: %s buffer holds %llu bytes, %lld elements need %lld", what,
                         (unsigned long long)buf->size, (long long)elems,
-                        (long long)elems * (long long)sizeof(float));
+                        (long long)elems * (long long)esize);
   return SG_OK;
+}
+
+static sg_code check_buffer(const kn_vk_buffer *buf, int64_t elems, const char *what,
+                            sg_error *err) {
+  return check_buffer_of(buf, elems, sizeof(float), what, err);
+}
+
+/* ------------------------------------------------------------ element types */
+static const struct {
+  const char *binary, *unary;
+  size_t size;
+} elems[] = {[KN_VK_F32] = {"binary", "unary", 4},
+             [KN_VK_F64] = {"binary_f64", "unary_f64", 8},
+             [KN_VK_I32] = {"binary_i32", "unary_i32", 4},
+             [KN_VK_I64] = {"binary_i64", "unary_i64", 8}};
+
+bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
+  switch (e) {
+  case KN_VK_F32:
+  case KN_VK_I32: return true;
+  case KN_VK_F64: return ctx->float64_ops;
+  case KN_VK_I64: return ctx->int64_ops;
+  }
+  return false;
+}
+
+bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op) {
+  if ((unsigned)op >= KN_VK_NBINOPS || (unsigned)e > KN_VK_I64)
+    return false;
+  if (op == KN_VK_POW)
+    return e == KN_VK_F32;
+  if (op == KN_VK_DIV)
+    return e == KN_VK_F32 || e == KN_VK_F64; /* integer `/` is true division (float) */
+  return true;
+}
+
+bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op) {
+  if ((unsigned)op >= KN_VK_NUNOPS || (unsigned)e > KN_VK_I64)
+    return false;
+  switch (op) {
+  case KN_VK_EXP:
+  case KN_VK_LOG:
+  case KN_VK_TANH:
+  case KN_VK_SIGMOID: return e == KN_VK_F32;
+  case KN_VK_SQRT:
+  case KN_VK_RECIPROCAL: return e == KN_VK_F32 || e == KN_VK_F64;
+  default: return true;
+  }
 }
 
 sg_code kn_vk_broadcast_shape(const kn_vk_shape *a, const kn_vk_shape *b, kn_vk_shape *out,
@@ -100,8 +148,18 @@ static void broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint
 
 sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_vk_shape *as,
                      kn_vk_buffer *b, const kn_vk_shape *bs, kn_vk_buffer *out, sg_error *err) {
+  return kn_vk_binary_typed(bt, KN_VK_F32, op, a, as, b, bs, out, err);
+}
+
+sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk_buffer *a,
+                           const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
+                           kn_vk_buffer *out, sg_error *err) {
   if ((unsigned)op >= KN_VK_NBINOPS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown binary op %d", (int)op);
+  if (!kn_vk_binary_supported(et, op) || !kn_vk_elem_supported(kn_vk_batch_context(bt), et))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: binary op %d has no kernel for element type %d",
+                        (int)op, (int)et);
+  size_t es = elems[et].size;
   sg_code code;
   kn_vk_shape os;
   if ((code = check_shape(as, "left operand", err)) ||
@@ -109,9 +167,9 @@ sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_
       (code = kn_vk_broadcast_shape(as, bs, &os, err)) || (code = check_shape(&os, "result", err)))
     return code;
   int64_t n = kn_vk_shape_size(&os), na = kn_vk_shape_size(as), nb = kn_vk_shape_size(bs);
-  if ((code = check_buffer(a, na, "left operand", err)) ||
-      (code = check_buffer(b, nb, "right operand", err)) ||
-      (code = check_buffer(out, n, "result", err)))
+  if ((code = check_buffer_of(a, na, es, "left operand", err)) ||
+      (code = check_buffer_of(b, nb, es, "right operand", err)) ||
+      (code = check_buffer_of(out, n, es, "result", err)))
     return code;
   binary_push pc = {.n = (uint32_t)n, .ndim = (uint32_t)os.ndim};
   for (int i = 0; i < os.ndim; i++)
@@ -121,7 +179,7 @@ sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_
   uint32_t flags = (na == n ? 1u : na == 1 ? 2u : 0u) | (nb == n ? 4u : nb == 1 ? 8u : 0u);
   uint32_t spec[3] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op, flags};
   kn_vk_binding binds[3] = {{a, false}, {b, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = "binary",
+  kn_vk_dispatch_desc d = {.kernel = elems[et].binary,
                            .bindings = binds,
                            .nbindings = 3,
                            .push = &pc,
@@ -134,17 +192,27 @@ sg_code kn_vk_binary(kn_vk_batch *bt, kn_vk_binop op, kn_vk_buffer *a, const kn_
 
 sg_code kn_vk_unary(kn_vk_batch *bt, kn_vk_unop op, kn_vk_buffer *a, kn_vk_buffer *out, int64_t n,
                     sg_error *err) {
+  return kn_vk_unary_typed(bt, KN_VK_F32, op, a, out, n, err);
+}
+
+sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_buffer *a,
+                          kn_vk_buffer *out, int64_t n, sg_error *err) {
   if ((unsigned)op >= KN_VK_NUNOPS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown unary op %d", (int)op);
+  if (!kn_vk_unary_supported(et, op) || !kn_vk_elem_supported(kn_vk_batch_context(bt), et))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: unary op %d has no kernel for element type %d",
+                        (int)op, (int)et);
   if (n < 0 || n > (int64_t)UINT32_MAX)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
   sg_code code;
-  if ((code = check_buffer(a, n, "operand", err)) || (code = check_buffer(out, n, "result", err)))
+  size_t es = elems[et].size;
+  if ((code = check_buffer_of(a, n, es, "operand", err)) ||
+      (code = check_buffer_of(out, n, es, "result", err)))
     return code;
   uint32_t pc[1] = {(uint32_t)n};
   uint32_t spec[2] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = "unary",
+  kn_vk_dispatch_desc d = {.kernel = elems[et].unary,
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,
@@ -190,6 +258,50 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
                            .spec = spec,
                            .nspec = 2,
                            .groups = {grid(outer * inner, 1), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,
+                        size_t elem_bytes, kn_vk_buffer *out, sg_error *err) {
+  sg_code code = check_shape(s, "operand", err);
+  if (code != SG_OK)
+    return code;
+  if (elem_bytes != 4 && elem_bytes != 8)
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: transpose of %zu-byte elements",
+                        elem_bytes);
+  bool seen[KN_VK_MAX_DIMS] = {0};
+  for (int i = 0; i < s->ndim; i++) {
+    if (perm[i] < 0 || perm[i] >= s->ndim || seen[perm[i]])
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: transpose: bad permutation");
+    seen[perm[i]] = true;
+  }
+  int64_t n = kn_vk_shape_size(s);
+  if ((code = check_buffer_of(a, n, elem_bytes, "operand", err)) ||
+      (code = check_buffer_of(out, n, elem_bytes, "result", err)))
+    return code;
+  struct {
+    uint32_t n, ndim, offset, pad0;
+    uint32_t shape[KN_VK_MAX_DIMS], stride[KN_VK_MAX_DIMS];
+  } pc = {.n = (uint32_t)n, .ndim = (uint32_t)s->ndim};
+  uint32_t in_stride[KN_VK_MAX_DIMS], st = 1;
+  for (int i = s->ndim - 1; i >= 0; i--) {
+    in_stride[i] = st;
+    st *= (uint32_t)s->dims[i];
+  }
+  for (int i = 0; i < s->ndim; i++) {
+    pc.shape[i] = (uint32_t)s->dims[perm[i]];
+    pc.stride[i] = in_stride[perm[i]];
+  }
+  uint32_t spec[1] = {wg_size(kn_vk_batch_context(bt), 256)};
+  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel = elem_bytes == 8 ? "strided_copy8" : "strided_copy",
+                           .bindings = binds,
+                           .nbindings = 2,
+                           .push = &pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = 1,
+                           .groups = {grid(n, spec[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 

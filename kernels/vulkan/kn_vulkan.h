@@ -14,7 +14,8 @@
  *   - a kn_vk_batch records many dispatches into ONE command buffer (barriers between
  *     dependent dispatches are inserted automatically), is submitted once, and is
  *     waited on with a deadline.
- *   - kernels are named pipelines ("binary", "unary", "reduce", "softmax", "matmul")
+ *   - kernels are named pipelines ("binary", "unary" and their _f64/_i32/_i64 variants,
+ *     "reduce", "softmax", "matmul", "strided_copy")
  *     launched generically with kn_vk_dispatch, or through the typed helpers at the
  *     end of this header (kn_vk_binary, kn_vk_matmul, ...).
  *
@@ -246,6 +247,25 @@ sg_code kn_vk_unary(kn_vk_batch *bt, kn_vk_unop op, kn_vk_buffer *a, kn_vk_buffe
  * reduced axis gives 0 for sum and -inf/+inf for max/min. */
 sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s,
                      int axis, kn_vk_buffer *out, sg_error *err);
+/* Element types of the typed elementwise kernels (binary_*, unary_*). float64 needs
+ * shaderFloat64 and int64 shaderInt64 (enabled at context creation where offered). */
+typedef enum kn_vk_elem { KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64 } kn_vk_elem;
+bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e);
+/* Which ops exist per element type: pow and exp/log/tanh/sigmoid are float32 only
+ * (GLSL has no double transcendentals), sqrt/reciprocal/div are float only. */
+bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op);
+bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op);
+/* As kn_vk_binary / kn_vk_unary for element type et; SG_UNIMPLEMENTED when the pair
+ * (type, op) has no kernel or the device lacks the type. */
+sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk_buffer *a,
+                           const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
+                           kn_vk_buffer *out, sg_error *err);
+sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_buffer *a,
+                          kn_vk_buffer *out, int64_t n, sg_error *err);
+/* out = the transposition of `a` (shape s, elements of elem_bytes = 4 or 8 bytes,
+ * copied as bits): out's dim i is s's dim perm[i]. */
+sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,
+                        size_t elem_bytes, kn_vk_buffer *out, sg_error *err);
 /* Softmax along the last axis of a [rows, cols] view. */
 sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
                       kn_vk_buffer *out, sg_error *err);

@@ -113,6 +113,7 @@ struct kn_vk_context {
   pthread_mutex_t queue_lock; /* the one submission queue of the device */
   atomic_bool lost;           /* VK_ERROR_DEVICE_LOST seen: refuse further work */
   bool subgroup_ops;          /* use the subgroup variant of reductions */
+  bool int64_ops, float64_ops; /* shaderInt64 / shaderFloat64 enabled (typed kernels) */
   VkPhysicalDeviceMemoryProperties memprops;
   VkPhysicalDeviceLimits limits;
   kn_vk_options opts;

@@ -15,6 +15,7 @@ one; location and message matches are reported and checked against floors.
 """
 import argparse
 import ast
+import glob
 import os
 import random
 import subprocess
@@ -67,20 +68,27 @@ def main():
     ap.add_argument("--min-reject", type=int, default=-1)
     ap.add_argument("--min-location", type=int, default=0)
     ap.add_argument("--min-message", type=int, default=0)
+    ap.add_argument("--bytes-snippets", nargs="*",
+                    default=sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                          "source_cases", "err_*.py"))),
+                    help="whole files compared as bytes (source encodings, coding declarations)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--truncated", type=int, default=300)
     ap.add_argument("--min-trunc-location", type=int, default=0)
     ap.add_argument("--min-trunc-message", type=int, default=0)
     args = ap.parse_args()
     snippets = load(args.snippets)
+    for bf in args.bytes_snippets:
+        with open(bf, "rb") as f:
+            snippets.append(f.read())
     n_snippets = len(snippets)
     snippets += truncated_files(args.truncated)
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for i, s in enumerate(snippets):
             p = os.path.join(tmp, "s%d.py" % i)
-            with open(p, "w", encoding="utf-8") as f:
-                f.write(s)
+            with open(p, "wb") as f:
+                f.write(s if isinstance(s, bytes) else s.encode("utf-8"))
             paths.append(p)
         out = os.path.join(tmp, "out")
         os.makedirs(out)
@@ -120,7 +128,7 @@ def main():
                     t_msg += got[2] == exp[2]
                 continue
             try:
-                ast.parse(s.encode("utf-8"))
+                ast.parse(s if isinstance(s, bytes) else s.encode("utf-8"))
                 accepted_by_cpython.append(s)
                 continue
             except SyntaxError as e:
@@ -136,7 +144,9 @@ def main():
             with open(errf, encoding="utf-8", errors="replace") as f:
                 line, col, m = f.read().split(" ", 2)
             got = (int(line), int(col), m)
-            ok_loc = got[0] == exp[0] and got[1] == (exp[1] or 0)
+            # CPython's (0, -1) — an error about the whole source (its encoding) — is
+            # our (0, 0): no line, no column
+            ok_loc = got[0] == exp[0] and got[1] == (0 if exp[:2] == (0, -1) else (exp[1] or 0))
             ok_msg = got[2] == exp[2]
             loc += ok_loc
             msg += ok_msg

@@ -178,6 +178,35 @@ static void test_json(void **state) {
   sg_buf_free(&out);
 }
 
+/* Source encodings (iconv), NFKC of whole identifiers, \N{} aliases: the dumps equal
+ * CPython 3.12's (checked against it; source_cases/ runs the same through
+ * conformance.py). */
+static void test_encodings_and_identifiers(void **state) {
+  sg_buf out = SG_BUF_INIT;
+  sg_error err = SG_ERROR_INIT;
+  /* Shift_JIS: x = '日本\' ; 0x5c after the trail byte 0x96 is an ASCII backslash */
+  const char sj[] = "# coding: shift_jis\nx = '\x93\xfa\x96{\\\\'\n";
+  assert_int_equal(dump(sj, sizeof sj - 1, &out, &err), SG_OK);
+  assert_string_equal(out.data, "Module(body=[Assign(targets=[Name(id='x', ctx=Store())], "
+                                "value=Constant(value='\xe6\x97\xa5\xe6\x9c\xac\\\\'))], type_ignores=[])");
+  sg_buf_free(&out);
+  /* e + COMBINING ACUTE composes to U+00E9; HANGUL jamo L V T compose to one syllable */
+  const char *nf = "e\xcc\x81 = \xe1\x84\x80\xe1\x85\xa1\xe1\x86\xa8\n";
+  assert_int_equal(dump(nf, strlen(nf), &out, &err), SG_OK);
+  assert_string_equal(out.data, "Module(body=[Assign(targets=[Name(id='\xc3\xa9', ctx=Store())], "
+                                "value=Name(id='\xea\xb0\x81', ctx=Load()))], type_ignores=[])");
+  sg_buf_free(&out);
+  const char *al = "'\\N{BYTE ORDER MARK}\\N{lf}'\n";
+  assert_int_equal(dump(al, strlen(al), &out, &err), SG_OK);
+  assert_string_equal(out.data, "Module(body=[Expr(value=Constant(value='\\ufeff\\n'))], type_ignores=[])");
+  sg_buf_free(&out);
+  expect_error("# coding: rot13\nx = 1\n", "'rot13' is not a text encoding; use codecs.decode() to handle arbitrary codecs",
+               0, 0);
+  expect_error("# coding: euc_jp\nx = '\xa4'\n",
+               "'euc_jp' codec can't decode byte 0xa4 in position 22: illegal multibyte sequence", 0, 0);
+  expect_error("def f() -> : pass\n", "expected ':'", 1, 9);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors_match_cpython),
@@ -187,6 +216,7 @@ int main(void) {
       cmocka_unit_test(test_visitor),
       cmocka_unit_test(test_unparse_round_trip),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_encodings_and_identifiers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

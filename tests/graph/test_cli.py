@@ -35,7 +35,9 @@ tree = {"record": {"is_empty": False, "value": 3,
 CASES = [("runX.sexp", "[10]", 100), ("aggregate.sexp", "[100]", 5050),
          ("tree_prod.sexp", json.dumps([2, tree]), 2 * (2 * 2 * 5) * 3),
          ("closures.sexp", "[7]", {"tuple": [12, False, True]}),
-         ("loop_print.sexp", "[10]", 1024)]
+         ("loop_print.sexp", "[10]", 1024),
+         ("set_branch.sexp", "[9]", {"tuple": [18, 11]}), ("set_branch.sexp", "[3]", {"tuple": [3, 10]}),
+         ("set_closure.sexp", "[5]", {"tuple": [10, 110]})]
 for f, a, want in CASES:
     for opt in ([], ["--no-optimize"]):
         p = run(f, a, *opt)
@@ -44,13 +46,14 @@ for f, a, want in CASES:
 p = run("loop_print.sexp", "[3]")
 expect("print order", p.stderr.startswith("start 3\nresult 8\n"), repr(p.stderr))
 
-# grad: parsed, then a clear UNIMPLEMENTED error located at the grad form
-p = run("grad.sexp", "[2, 3]")
-expect("grad unimplemented", p.returncode == 1 and "grad.sexp:2:18: error:" in p.stderr
-       and "UNIMPLEMENTED" in p.stderr, p.stderr)
+# grad: Myia Figure 1, d/dx x**3 * y**4 at (2, 3) = 972 (graph/ad.c, docs/ad.md)
+for opt in ([], ["--no-optimize"]):
+    p = run("grad.sexp", "[2, 3]", *opt)
+    expect(f"grad {opt}", p.returncode == 0 and json.loads(p.stdout) == 972, f"rc={p.returncode} out={p.stdout} err={p.stderr}")
 
 have_dot = shutil.which("dot") is not None
-for f in ["runX.sexp", "aggregate.sexp", "tree_prod.sexp", "closures.sexp", "loop_print.sexp"]:
+for f in ["runX.sexp", "aggregate.sexp", "tree_prod.sexp", "closures.sexp", "loop_print.sexp",
+          "set_branch.sexp", "set_closure.sexp"]:
     path = os.path.join(EX, f)
     for opt in ([], ["--no-optimize"]):
         for fmt in ["sexpr", "text", "dot", "json"]:

@@ -66,7 +66,7 @@ static void opt_inline(void **state) {
 }
 
 static void opt_algebra(void **state) {
-  const char *src = "(def f ((a float32 (3))) (getitem (tuple (* a 1) (+ 0 (- a 0))) 1))";
+  const char *src = "(def f ((a float32 (3))) (getitem (tuple (* a 1) (* 1.0 (- a 0))) 1))";
   char *after = dump(src, GR_DUMP_TEXT, false);
   assert_non_null(strstr(after, "return %a_0_0"));
   assert_int_equal(count(after, " = "), 0);
@@ -78,6 +78,33 @@ static void opt_algebra(void **state) {
   free(after);
   expect_result(src2, "[{\"dtype\":\"bool\",\"shape\":[3],\"data\":[true,false,true]}]",
                 "{\"dtype\":\"int64\",\"shape\":[3],\"data\":[1,0,1]}");
+  /* unknown dtype: kept (True*1 is 1, an int), results unchanged */
+  const char *src3 = "(def f (a) (* a 1))";
+  after = dump(src3, GR_DUMP_TEXT, false);
+  assert_non_null(strstr(after, " = * %a_0_0 1"));
+  free(after);
+  expect_result(src3, "[true]", "1");
+  expect_result(src3, "[2.5]", "2.5");
+  /* int tensor * 1.0 is float64: kept; int tensor + 0 and 0 + x fold */
+  const char *src4 = "(def f ((a int32 (2))) (tuple (* a 1.0) (+ 0 a) (- a 0)))";
+  after = dump(src4, GR_DUMP_TEXT, false);
+  assert_int_equal(count(after, " = * "), 1);
+  assert_null(strstr(after, " = + "));
+  assert_null(strstr(after, " = - "));
+  free(after);
+  expect_result(src4, "[{\"dtype\":\"int32\",\"shape\":[2],\"data\":[3,-4]}]",
+                "{\"tuple\":[{\"dtype\":\"float64\",\"shape\":[2],\"data\":[3.0,-4.0]},"
+                "{\"dtype\":\"int32\",\"shape\":[2],\"data\":[3,-4]},{\"dtype\":\"int32\",\"shape\":[2],\"data\":[3,-4]}]}");
+  /* float x + 0 is not x (-0.0 + 0 is +0.0): kept; x + -0.0 and x - 0 fold */
+  const char *src5 = "(def f ((a float32 (2))) (tuple (+ a 0) (+ a -0.0) (- a 0)))";
+  after = dump(src5, GR_DUMP_TEXT, false);
+  assert_int_equal(count(after, " = + "), 1);
+  assert_non_null(strstr(after, " = + %a_0_0 0"));
+  assert_null(strstr(after, " = - "));
+  free(after);
+  expect_result(src5, "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[-0.0,1.5]}]",
+                "{\"tuple\":[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[0.0,1.5]},"
+                "{\"dtype\":\"float32\",\"shape\":[2],\"data\":[-0.0,1.5]},{\"dtype\":\"float32\",\"shape\":[2],\"data\":[-0.0,1.5]}]}");
 }
 
 int main(void) {

@@ -95,10 +95,10 @@ def test_stdio_service_methods(lsp):
     assert isinstance(calls["Version"], str) and int(calls["Version"]) >= 1, stats
 
 
-def test_stdio_unimplemented_is_service_error(lsp):
-    resp = lsp.request("stagd/grad", {"graphId": "g", "entry": "f"})
+def test_stdio_service_error_carries_status(lsp):
+    resp = lsp.request("stagd/grad", {"graphId": "gnope", "entry": "f"})
     assert resp["error"]["code"] == -32000, resp
-    assert resp["error"]["data"]["status"] == "UNIMPLEMENTED", resp
+    assert resp["error"]["data"]["status"] == "NOT_FOUND", resp
     assert_version_works(lsp)
 
 

@@ -49,10 +49,10 @@ def test_generic_call(client):
 
 
 def test_errors_carry_status(client):
-    with pytest.raises(stagd.Unimplemented) as e:
-        client.call("Grad", {"graph_id": "g"})
+    with pytest.raises(stagd.NotFound) as e:
+        client.call("Grad", {"graph_id": "gnope"})
     assert isinstance(e.value, stagd.StagdError)
-    assert e.value.code == grpc.StatusCode.UNIMPLEMENTED
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
     assert e.value.details
     with pytest.raises(stagd.DeadlineExceeded):
         client.ping("slow", delay_ms=2000, timeout=0.2)

@@ -94,12 +94,81 @@ static void errors_and_limits(void **state) {
   sg_error_clear(&e);
 }
 
+/* Large unary ops and reductions run on several cores (cpu_parallel.c): the results
+ * equal an element-by-element computation, NaN and argmax ties included, whatever the
+ * split. */
+static void parallel_unary_and_reductions(void **state) {
+  int64_t n = 300001, s2[2] = {1000, 301};
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 1, &n), *m = kn_tensor_new(KN_INT32, 2, s2), *o = NULL;
+  float *x = a->data;
+  for (int64_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 1000) / 250.0f - 2.0f;
+  int32_t *mi = m->data;
+  for (int64_t i = 0; i < m->size; i++) mi[i] = (int32_t)((i * 31) % 977) - 400;
+  sg_error e = SG_ERROR_INIT;
+  const kn_unop uops[] = {KN_EXP, KN_TANH, KN_NEG, KN_RELU, KN_SIGMOID, KN_ABS};
+  for (size_t u = 0; u < sizeof uops / sizeof uops[0]; u++) {
+    assert_int_equal(kn_unary(uops[u], a, &o, &e), SG_OK);
+    const float *r = o->data;
+    for (int64_t i = 0; i < n; i += 997) {
+      float want = uops[u] == KN_EXP ? expf(x[i]) : uops[u] == KN_TANH ? tanhf(x[i])
+                                                   : (float)kn_unop_f64(uops[u], x[i]);
+      assert_true(r[i] == want);
+    }
+    kn_tensor_release(o);
+  }
+  /* full reductions: sum (blocks combined in order), max, argmax of the first maximum */
+  x[123457] = 9.0f;
+  x[250000] = 9.0f;
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) sum += x[i];
+  assert_int_equal(kn_reduce(KN_SUM, a, false, 0, &o, &e), SG_OK);
+  assert_true(fabs(((float *)o->data)[0] - sum) <= 1e-6 * fabs(sum) + 1e-3);
+  kn_tensor_release(o);
+  assert_int_equal(kn_reduce(KN_MAX, a, false, 0, &o, &e), SG_OK);
+  assert_true(((float *)o->data)[0] == 9.0f);
+  kn_tensor_release(o);
+  assert_int_equal(kn_reduce(KN_ARGMAX, a, false, 0, &o, &e), SG_OK);
+  assert_int_equal(((int64_t *)o->data)[0], 123457);
+  kn_tensor_release(o);
+  /* a NaN anywhere: max is NaN and argmax is the first NaN */
+  x[200000] = NAN;
+  x[290000] = NAN;
+  assert_int_equal(kn_reduce(KN_MAX, a, false, 0, &o, &e), SG_OK);
+  assert_true(isnan(((float *)o->data)[0]));
+  kn_tensor_release(o);
+  assert_int_equal(kn_reduce(KN_ARGMAX, a, false, 0, &o, &e), SG_OK);
+  assert_int_equal(((int64_t *)o->data)[0], 200000);
+  kn_tensor_release(o);
+  /* axis reductions with many outputs: int sum and min per column and per row */
+  for (int axis = 0; axis < 2; axis++) {
+    assert_int_equal(kn_reduce(KN_SUM, m, true, axis, &o, &e), SG_OK);
+    kn_tensor *mn = NULL;
+    assert_int_equal(kn_reduce(KN_MIN, m, true, axis, &mn, &e), SG_OK);
+    int64_t nout = axis == 0 ? s2[1] : s2[0], len = axis == 0 ? s2[0] : s2[1];
+    for (int64_t k = 0; k < nout; k++) {
+      int64_t acc = 0, lo = INT64_MAX;
+      for (int64_t j = 0; j < len; j++) {
+        int64_t v = mi[axis == 0 ? j * s2[1] + k : k * s2[1] + j];
+        acc += v;
+        if (v < lo) lo = v;
+      }
+      assert_int_equal(((int64_t *)o->data)[k], acc);
+      assert_int_equal(((int32_t *)mn->data)[k], lo);
+    }
+    kn_tensor_release(o);
+    kn_tensor_release(mn);
+  }
+  kn_tensor_release(a);
+  kn_tensor_release(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(float16_round_trip),
       cmocka_unit_test(promotion_and_broadcast),
       cmocka_unit_test(blocked_sgemm_matches_naive),
       cmocka_unit_test(errors_and_limits),
+      cmocka_unit_test(parallel_unary_and_reductions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,10 @@ each dtype, and broadcasting edge cases (size-1 dims, scalars, empty tensors).
 
 Each case stages a one-def S-expression with gr_tool (tests/graph/gr_tool.c), runs
 it on JSON arguments and compares the JSON result with what NumPy computes from the
-same inputs. Usage: test_ops_numpy.py PATH/TO/gr_tool
+same inputs. Usage: test_ops_numpy.py PATH/TO/gr_tool [TOOL OPTIONS...]
+The suite is parameterized over backends: `test_ops_numpy.py gr_vk_run --device
+vulkan:0` (tests/kernels/vulkan) runs every case on the Vulkan executor, with the
+same expected values and tolerances as the CPU backend.
 """
 import json
 import os
@@ -16,6 +19,7 @@ import sys
 import numpy as np
 
 TOOL = sys.argv[1]
+TOOL_OPTIONS = sys.argv[2:]  # e.g. --device vulkan:0
 rng = np.random.default_rng(1234)
 warnings.simplefilter("ignore", RuntimeWarning)
 DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64"]
@@ -52,7 +56,7 @@ def run(src, args, entry=None):
         with os.fdopen(fd, "w") as f:
             f.write(text)
         text = "@" + tmp
-    cmd = [TOOL, "run", "-", "--args", text]
+    cmd = [TOOL, "run", "-", "--args", text] + TOOL_OPTIONS
     if entry:
         cmd += ["--entry", entry]
     p = subprocess.run(cmd, input=src, capture_output=True, text=True, timeout=60)

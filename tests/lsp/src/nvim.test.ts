@@ -1,6 +1,7 @@
 /*
  * nvim.test.ts — the same session driven by Neovim's built-in LSP client,
- * headless (nvim/stagd_version.lua). Neovim must be installed (Debian:
+ * headless (nvim/stagd_version.lua: lifecycle and a request; nvim/stagd_features.lua:
+ * diagnostics, symbols, code lenses, hover, stagd/convertedCode and an incremental edit). Neovim must be installed (Debian:
  * `apt-get install -y neovim`); a missing nvim fails the test.
  */
 
@@ -13,13 +14,14 @@ import { after, test } from 'node:test';
 import { stagdBin } from './daemon';
 
 const script = path.resolve(__dirname, '..', 'nvim', 'stagd_version.lua');
+const featuresScript = path.resolve(__dirname, '..', 'nvim', 'stagd_features.lua');
 // Neovim writes its LSP log and state under the XDG folders: keep them out of $HOME.
 const home = mkdtempSync(path.join(tmpdir(), 'stagd-nvim-test-'));
 after(() => rmSync(home, { recursive: true, force: true }));
 
-function runNvim(bin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runNvim(bin: string, luaFile = script): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const nvim = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-c', `luafile ${script}`], {
+    const nvim = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-c', `luafile ${luaFile}`], {
       env: {
         ...process.env,
         STAGD_BIN: bin,
@@ -62,4 +64,20 @@ test('Neovim script: a daemon that cannot start is a failure, not a hang', async
   const r = await runNvim(path.join(home, 'no-such-stagd'));
   assert.equal(r.code, 1, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   assert.match(r.stdout, /^FAIL STAGD_BIN=.*no-such-stagd is not executable$/m);
+});
+
+test('Neovim: diagnostics, symbols, code lenses, hover, stagd/convertedCode, an incremental edit', async () => {
+  const r = await runNvim(stagdBin(), featuresScript);
+  assert.equal(r.code, 0, `nvim exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  assert.deepEqual(r.stdout.trim().split('\n'), [
+    'diagnostics 1 unsupported-construct line 12',
+    'symbols f Model(step) gen',
+    'lenses f:stagd.showConvertedCode f:stagd.showGraph Model.step:stagd.showConvertedCode Model.step:stagd.showGraph ' +
+      'gen:stagd.showConvertedCode gen:stagd.showGraph',
+    'hover **Staged** when `x` is a staged tensor, plain Python otherwise: the condition depends on parameter `x`.',
+    'convertedCode header map yes',
+    'after edit 1 syntax line 5',
+    'exit 0',
+    'OK',
+  ]);
 });

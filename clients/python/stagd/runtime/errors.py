@@ -1,0 +1,123 @@
+# API version check, source maps, undefined-variable markers and return helpers.
+import sys
+import types
+import weakref
+
+API_VERSION = 1
+
+
+def require_api(version):
+    if version != API_VERSION:
+        raise ImportError(f"converted code needs stagd runtime API {version}, this runtime has {API_VERSION}")
+
+
+class SourceMap:
+    """Converted line -> (original line, column) for one converted file."""
+
+    def __init__(self, filename, lines):
+        self.filename = filename
+        self.lines = dict(lines)
+
+    def locate(self, line):
+        return self.lines.get(line)
+
+
+_code_maps = weakref.WeakKeyDictionary()  # code object of converted code -> SourceMap
+
+
+def _register(code, source_map):
+    _code_maps[code] = source_map
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _register(const, source_map)
+
+
+def converted(source_map):
+    """Decorator on every converted function. It returns the function itself, so
+    identity, signature, defaults, attributes and call cost are exactly the
+    original's (the contract: converted code behaves as the original), and registers
+    its code (and that of the helpers nested in it) with `source_map`. Where an
+    exception from converted code is reported, `original_locations(exc)` and
+    `add_location_notes(exc)` map its frames back to the original source; the
+    interpreter's excepthook does so for uncaught exceptions."""
+
+    def wrap(fn):
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            _register(code, source_map)
+            _install_excepthook()
+        return fn
+    return wrap
+
+
+def original_locations(exc):
+    """(file, line, column) of each converted frame of exc's traceback, innermost last."""
+    out = []
+    tb = exc.__traceback__
+    while tb is not None:
+        smap = _code_maps.get(tb.tb_frame.f_code)
+        loc = smap.locate(tb.tb_lineno) if smap is not None else None
+        if loc is not None:
+            out.append((smap.filename, loc[0], loc[1]))
+        tb = tb.tb_next
+    return out
+
+
+def add_location_notes(exc):
+    """Adds one PEP 678 note per converted frame ("converted from FILE:LINE:COL"),
+    once; returns exc."""
+    if getattr(exc, "_stagd_noted", False):
+        return exc
+    for filename, line, col in original_locations(exc):
+        exc.add_note(f"  converted from {filename}:{line}:{col}")
+    try:
+        exc._stagd_noted = True
+    except AttributeError:
+        pass
+    return exc
+
+
+_hook_installed = False
+
+
+def _install_excepthook():
+    global _hook_installed
+    if _hook_installed:
+        return
+    _hook_installed = True
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        if exc is not None:
+            add_location_notes(exc)
+        previous(exc_type, exc, tb)
+    sys.excepthook = hook
+
+
+class Undefined:
+    """Marks a variable that may not be bound yet (`x = sg__.Undefined('x')`)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"Undefined({self.name!r})"
+
+
+def ld(value, free=False):
+    """Read a variable that may be Undefined, raising what Python would raise."""
+    if isinstance(value, Undefined):
+        if free:
+            raise NameError(f"cannot access free variable '{value.name}' where it is not "
+                            f"associated with a value in enclosing scope")
+        raise UnboundLocalError(f"cannot access local variable '{value.name}' where it is not "
+                                f"associated with a value")
+    return value
+
+
+def ret(retval, do_return):
+    """Single exit of a converted function: None when nothing returned."""
+    if isinstance(do_return, Undefined) or not do_return or isinstance(retval, Undefined):
+        return None
+    return retval

@@ -1,0 +1,302 @@
+/*
+ * conv_expr.c — the statement- and expression-level passes of AutoGraph §7.2 that need
+ * no control-flow restructuring: directives, assert, lists (literals, append, pop),
+ * slices (get_item / set_item), builtins (sg__.<name>_ where live values prove the
+ * builtin), call trees (sg__.converted_call), ternary (sg__.if_exp) and logical
+ * expressions (lazy sg__.and_ / sg__.or_, sg__.not_). Each keeps Python's evaluation
+ * order and leaves alone what it cannot convert without changing semantics (walrus /
+ * yield / await inside an operand that would move into a lambda, zero-argument
+ * super(), frame-inspecting builtins).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "conv_priv.h"
+
+/* ------------------------------------------------------------------ directives */
+
+/* No directives are defined yet (AutoGraph's set_loop_options / set_element_type have
+ * no stagd counterpart); the pass is the hook where they will be read. It also
+ * normalises annotated assignments to simple names: inside a function Python never
+ * evaluates those annotations, and an annotated name cannot be declared `nonlocal`
+ * (which the control-flow pass needs), so `x: T = v` becomes `x = v` and `x: T`
+ * becomes `pass`. */
+static void directives_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
+  (void)ud;
+  if (s->kind == PY_K_AnnAssign && s->v.AnnAssign.target->kind == PY_K_Name) {
+    cv_loc at = cv_loc_of_stmt(s);
+    cv_push(c, out, s->v.AnnAssign.value ? cv_assign(c, s->v.AnnAssign.target, s->v.AnnAssign.value, at) : cv_pass(c, at));
+    return;
+  }
+  cv_push(c, out, s);
+}
+
+void cv_pass_directives(cv *c, py_stmt *fn) {
+  fn->v.FunctionDef.body = cv_rewrite_stmts(c, fn->v.FunctionDef.body, directives_stmt, NULL);
+}
+
+/* ------------------------------------------------------------------ assert */
+
+static void assert_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
+  (void)ud;
+  if (s->kind != PY_K_Assert || (s->v.Assert.msg && cv_expr_unsafe_in_lambda(s->v.Assert.msg))) {
+    cv_push(c, out, s);
+    return;
+  }
+  cv_loc at = cv_loc_of_stmt(s);
+  py_expr *msg = s->v.Assert.msg ? s->v.Assert.msg : cv_none(c, at);
+  cv_push(c, out, cv_expr_stmt(c, cv_call_sg(c, "assert_stmt", at, 2, s->v.Assert.test, cv_lambda(c, msg, at)), at));
+}
+
+void cv_pass_assert(cv *c, py_stmt *fn) {
+  fn->v.FunctionDef.body = cv_rewrite_stmts(c, fn->v.FunctionDef.body, assert_stmt, NULL);
+}
+
+/* ------------------------------------------------------------------ lists */
+
+static bool simple_args(const py_expr *call, int max) {
+  if (PY_SEQ_LEN(call->v.Call.keywords) || PY_SEQ_LEN(call->v.Call.args) > max) return false;
+  for (int i = 0; i < PY_SEQ_LEN(call->v.Call.args); i++)
+    if (((py_expr *)call->v.Call.args->a[i])->kind == PY_K_Starred) return false;
+  return true;
+}
+
+/* call is `NAME.method(...)` with NAME a local of the statement's scope: NAME, else NULL */
+static const char *method_on_local(cv *c, const py_stmt *s, const py_expr *call, const char *method) {
+  if (!call || call->kind != PY_K_Call) return NULL;
+  const py_expr *f = call->v.Call.func;
+  if (f->kind != PY_K_Attribute || strcmp(f->v.Attribute.attr, method) != 0) return NULL;
+  const py_expr *o = f->v.Attribute.value;
+  if (o->kind != PY_K_Name) return NULL;
+  const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
+  if (!sc || sc->kind != PY_SCOPE_FUNCTION || !cv_is_local(c, sc, o->v.Name.id)) return NULL;
+  return o->v.Name.id;
+}
+
+static void lists_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
+  (void)ud;
+  cv_loc at = cv_loc_of_stmt(s);
+  if (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1 && s->v.Assign.value->kind == PY_K_List &&
+      ((py_expr *)s->v.Assign.targets->a[0])->kind == PY_K_Name) {
+    s->v.Assign.value = cv_call_sg(c, "new_list", at, 1, s->v.Assign.value);
+    cv_push(c, out, s);
+    return;
+  }
+  const char *l;
+  if (s->kind == PY_K_Expr && (l = method_on_local(c, s, s->v.Expr.value, "append")) &&
+      simple_args(s->v.Expr.value, 1) && PY_SEQ_LEN(s->v.Expr.value->v.Call.args) == 1) {
+    py_expr *x = s->v.Expr.value->v.Call.args->a[0];
+    cv_push(c, out, cv_assign_name(c, l, cv_call_sg(c, "list_append", at, 2, cv_name(c, l, PY_Load, at), x), at));
+    return;
+  }
+  /* l.pop() / v = l.pop(i) */
+  py_expr *call = s->kind == PY_K_Expr ? s->v.Expr.value
+                  : (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1) ? s->v.Assign.value
+                                                                                   : NULL;
+  if (call && (l = method_on_local(c, s, call, "pop")) && simple_args(call, 1)) {
+    const char *v = NULL;
+    if (s->kind == PY_K_Assign) {
+      py_expr *t = s->v.Assign.targets->a[0];
+      if (t->kind != PY_K_Name || t->v.Name.id == l) {
+        cv_push(c, out, s);
+        return;
+      }
+      v = t->v.Name.id;
+    } else {
+      v = cv_fresh(c, "pop", ++c->counter);
+    }
+    py_expr *idx = PY_SEQ_LEN(call->v.Call.args) ? call->v.Call.args->a[0] : cv_none(c, at);
+    py_expr *tgt[2] = {cv_name(c, l, PY_Store, at), cv_name(c, v, PY_Store, at)};
+    cv_push(c, out,
+            cv_assign(c, cv_tuple(c, cv_seq_n(c, 2, (void **)tgt), PY_Store, at),
+                      cv_call_sg(c, "list_pop", at, 2, cv_name(c, l, PY_Load, at), idx), at));
+    return;
+  }
+  cv_push(c, out, s);
+}
+
+void cv_pass_lists(cv *c, py_stmt *fn) {
+  fn->v.FunctionDef.body = cv_rewrite_stmts(c, fn->v.FunctionDef.body, lists_stmt, NULL);
+}
+
+/* ------------------------------------------------------------------ slices */
+
+static bool simple_index(const py_expr *i) {
+  if (i->kind == PY_K_Name || i->kind == PY_K_Constant) return true;
+  return i->kind == PY_K_UnaryOp && i->v.UnaryOp.operand->kind == PY_K_Constant;
+}
+
+static py_expr *get_item(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  (void)s;
+  (void)ud;
+  if (e->kind != PY_K_Subscript || e->v.Subscript.ctx != PY_Load || e->v.Subscript.value->kind != PY_K_Name)
+    return e;
+  py_expr *sl = e->v.Subscript.slice;
+  if (sl->kind == PY_K_Slice || cv_contains(sl, PY_K_Slice, false) || sl->kind == PY_K_Starred ||
+      cv_contains(sl, PY_K_Starred, false))
+    return e;
+  return cv_call_sg(c, "get_item", cv_loc_of_expr(e), 2, e->v.Subscript.value, sl);
+}
+
+static void set_item_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
+  (void)ud;
+  if (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1) {
+    py_expr *t = s->v.Assign.targets->a[0];
+    if (t->kind == PY_K_Subscript && t->v.Subscript.value->kind == PY_K_Name && simple_index(t->v.Subscript.slice)) {
+      const char *x = t->v.Subscript.value->v.Name.id;
+      const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
+      if (sc && sc->kind == PY_SCOPE_FUNCTION && cv_is_local(c, sc, x)) {
+        cv_loc at = cv_loc_of_stmt(s);
+        cv_push(c, out,
+                cv_assign_name(c, x,
+                               cv_call_sg(c, "set_item", at, 3, cv_name(c, x, PY_Load, at), t->v.Subscript.slice,
+                                          s->v.Assign.value),
+                               at));
+        return;
+      }
+    }
+  }
+  cv_push(c, out, s);
+}
+
+/* ------------------------------------------------------------------ builtins */
+
+static const char *const BUILTINS[] = {"print", "len", "range", "enumerate", "zip", "int", "float", "bool",
+                                       "abs", "min", "max", "sum", "isinstance", NULL};
+
+static py_expr *builtin_call(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  (void)s;
+  (void)ud;
+  if (e->kind != PY_K_Call || e->v.Call.func->kind != PY_K_Name || !c->an) return e;
+  const char *id = e->v.Call.func->v.Name.id;
+  for (int i = 0; BUILTINS[i]; i++)
+    if (!strcmp(id, BUILTINS[i]) && py_an_is_builtin_call(c->an, e, id)) {
+      char b[64];
+      snprintf(b, sizeof b, "%s_", id);
+      e->v.Call.func = cv_sg(c, b, cv_loc_of_expr(e->v.Call.func));
+      break;
+    }
+  return e;
+}
+
+/* ------------------------------------------------------------------ call trees */
+
+/* Calls that must stay direct: they inspect the calling frame. */
+static const char *const FRAME_CALLS[] = {"super", "locals", "globals", "vars", "dir", "eval", "exec",
+                                          "breakpoint", "__import__", NULL};
+
+static bool is_sg_call(const py_expr *f) {
+  return f->kind == PY_K_Attribute && f->v.Attribute.value->kind == PY_K_Name &&
+         !strcmp(f->v.Attribute.value->v.Name.id, "sg__");
+}
+
+static py_expr *call_tree(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  (void)s;
+  (void)ud;
+  if (e->kind != PY_K_Call) return e;
+  py_expr *f = e->v.Call.func;
+  if (is_sg_call(f)) return e;
+  if (f->kind == PY_K_Name)
+    for (int i = 0; FRAME_CALLS[i]; i++)
+      if (!strcmp(f->v.Name.id, FRAME_CALLS[i])) return e;
+  /* f(k=1, **d) with 'k' in d raises TypeError, a dict display would merge silently:
+   * calls that could repeat a keyword stay direct */
+  int nstar = 0;
+  for (int i = 0; i < PY_SEQ_LEN(e->v.Call.keywords); i++) nstar += !((py_keyword *)e->v.Call.keywords->a[i])->arg;
+  if (nstar > 1 || (nstar == 1 && PY_SEQ_LEN(e->v.Call.keywords) > 1)) return e;
+  cv_loc at = cv_loc_of_expr(e);
+  py_expr *args = cv_tuple(c, e->v.Call.args, PY_Load, at);
+  cv_vec keys = {0}, vals = {0};
+  for (int i = 0; i < PY_SEQ_LEN(e->v.Call.keywords); i++) {
+    py_keyword *k = e->v.Call.keywords->a[i];
+    cv_push(c, &keys, k->arg ? cv_str(c, k->arg, at) : NULL);
+    cv_push(c, &vals, k->value);
+  }
+  py_expr *kw = py_new_Dict(c->A, cv_seq(c, &keys), cv_seq(c, &vals), at.l, at.c, at.el, at.ec);
+  return cv_call_sg(c, "converted_call", at, 3, f, args, kw);
+}
+
+/* ------------------------------------------------------------------ ternary */
+
+typedef struct src_ud {
+  const char *src;
+  size_t len;
+  const size_t *line_starts;
+  int nlines;
+} src_ud;
+
+/* The original source text of e, on one line. */
+static const char *source_of(cv *c, const src_ud *u, const py_expr *e) {
+  if (!u || e->lineno < 1 || e->end_lineno > u->nlines || e->lineno > e->end_lineno) return "";
+  size_t a = u->line_starts[e->lineno - 1] + (size_t)e->col_offset;
+  size_t b = u->line_starts[e->end_lineno - 1] + (size_t)e->end_col_offset;
+  if (b > u->len || a > b) return "";
+  char *t = sg_arena_strndup(c->A, u->src + a, b - a);
+  for (char *p = t; *p; p++)
+    if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+  return t;
+}
+
+static py_expr *ternary(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  (void)s;
+  if (e->kind != PY_K_IfExp) return e;
+  if (cv_expr_unsafe_in_lambda(e->v.IfExp.body) || cv_expr_unsafe_in_lambda(e->v.IfExp.orelse)) return e;
+  cv_loc at = cv_loc_of_expr(e);
+  return cv_call_sg(c, "if_exp", at, 4, e->v.IfExp.test, cv_lambda(c, e->v.IfExp.body, at),
+                    cv_lambda(c, e->v.IfExp.orelse, at), cv_str(c, source_of(c, ud, e), at));
+}
+
+/* ------------------------------------------------------------------ logical */
+
+static py_expr *logical(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  (void)s;
+  (void)ud;
+  cv_loc at = cv_loc_of_expr(e);
+  if (e->kind == PY_K_UnaryOp && e->v.UnaryOp.op == PY_Not) return cv_call_sg(c, "not_", at, 1, e->v.UnaryOp.operand);
+  if (e->kind != PY_K_BoolOp) return e;
+  py_seq *vals = e->v.BoolOp.values;
+  for (int i = 0; i < PY_SEQ_LEN(vals); i++)
+    if (cv_expr_unsafe_in_lambda(vals->a[i])) return e;
+  cv_vec lams = {0};
+  for (int i = 0; i < PY_SEQ_LEN(vals); i++) cv_push(c, &lams, cv_lambda(c, vals->a[i], at));
+  return cv_call(c, cv_sg(c, e->v.BoolOp.op == PY_And ? "and_" : "or_", at), cv_seq(c, &lams), NULL, at);
+}
+
+
+/* ------------------------------------------------------------------ wrapper */
+
+void cv_pass_wrapper(cv *c, py_stmt *fn) {
+  cv_loc at = cv_loc_of_stmt(fn);
+  py_expr *dec = cv_call(c, cv_sg(c, "converted", at), cv_seq1(c, cv_name(c, "sg__source_map__", PY_Load, at)), NULL, at);
+  cv_vec d = {0};
+  cv_push_seq(c, &d, fn->v.FunctionDef.decorator_list);
+  cv_push(c, &d, dec);
+  fn->v.FunctionDef.decorator_list = cv_seq(c, &d);
+}
+
+/* ------------------------------------------------------------------ fused walks */
+
+/* The slices (loads), builtins and call-trees passes in one post-order walk: at each
+ * node the three rewrites apply in pass order, and since every rewrite looks only at
+ * the node itself (its children are final), the result equals running the passes one
+ * after the other. */
+static py_expr *slices_builtins_calls(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  e = get_item(c, e, s, ud);
+  e = builtin_call(c, e, s, ud);
+  return call_tree(c, e, s, ud);
+}
+
+void cv_pass_slices_builtins_calls(cv *c, py_stmt *fn) {
+  fn->v.FunctionDef.body = cv_rewrite_stmts(c, fn->v.FunctionDef.body, set_item_stmt, NULL);
+  cv_rewrite_exprs_block(c, fn->v.FunctionDef.body, slices_builtins_calls, NULL);
+}
+
+/* The ternary and logical passes in one walk (same argument). */
+static py_expr *ternary_logical(cv *c, py_expr *e, const py_stmt *s, void *ud) {
+  return logical(c, ternary(c, e, s, ud), s, NULL);
+}
+
+void cv_pass_ternary_logical(cv *c, py_stmt *fn) {
+  src_ud u = {c->src, c->srclen, c->line_starts, c->nlines};
+  cv_rewrite_exprs_block(c, fn->v.FunctionDef.body, ternary_logical, c->src ? &u : NULL);
+}

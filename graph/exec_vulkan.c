@@ -1,0 +1,817 @@
+/*
+ * exec_vulkan.c — runs graphs on a Vulkan device (see exec_vulkan.h, docs/vulkan.md).
+ *
+ * One request = one gr_vk_exec: a shared kn_vk_context (one per device, opened on
+ * first use and kept for the process), the batch being recorded, and every device
+ * buffer of the request. GPU kernels write GV_DEVICE values (gr_dtensor: shape, dtype,
+ * a reference-counted gr_dbuf). Dispatches accumulate in one command buffer (the
+ * runner places barriers) until the host needs a value — a CPU-only op, a control-flow
+ * predicate, the request's result — then the batch is submitted once and only the
+ * needed tensors are downloaded. A device value dies at its last use in the frame
+ * (gr_vk_last_uses) and its buffer goes back to the request's free list, from which
+ * later kernel outputs of the same size class are served.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_vulkan.h"
+#include "ops_cpu.h"
+
+#ifdef GR_HAVE_VULKAN
+#include "kn_vulkan.h"
+
+typedef struct gr_dbuf {
+  kn_vk_buffer *buf;
+  uint64_t bytes;
+  int rc;       /* live gr_dtensors using it; 0 = on the free list */
+  bool clean;   /* no pending dispatch reads it (safe to upload into) */
+} gr_dbuf;
+
+struct gr_dtensor {
+  int rc;
+  gr_dbuf *db;
+  kn_dtype dtype;
+  int ndim;
+  int64_t shape[KN_MAX_DIMS];
+  int64_t size;
+  kn_tensor *host; /* cached download, or the uploaded source */
+};
+typedef struct gr_dtensor gr_dtensor;
+enum { UPLOAD_CACHE = 64 };
+
+struct gr_vk_exec {
+  int device;
+  kn_vk_context *vk;
+  kn_vk_batch *batch; /* NULL until the first dispatch after a submit */
+  SG_VEC(gr_dbuf *) bufs;
+  SG_VEC(gr_dtensor *) tensors;
+  uint64_t deadline_ns;
+  /* host tensors already on the device (weights used by several ops or loop
+   * iterations are uploaded once); the cache holds a reference to each */
+  struct { const kn_tensor *host; gr_dtensor *dev; } uploaded[UPLOAD_CACHE];
+  int next_slot;
+  gr_vk_stats st; /* this request's counts (added to `totals` at the end) */
+};
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static gr_vk_stats totals;
+
+void gr_vk_stats_get(gr_vk_stats *out) {
+  pthread_mutex_lock(&stats_lock);
+  *out = totals;
+  pthread_mutex_unlock(&stats_lock);
+}
+
+/* ------------------------------------------------------------ contexts */
+enum { MAX_DEVICES = 16 };
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static kn_vk_context *contexts[MAX_DEVICES];
+static int auto_choice = -2; /* -2 undecided, -1 CPU, else a device */
+
+/* At exit: the device contexts go (saving their pipeline caches; Mesa frees its
+ * per-device allocations). The instance stays: see docs/vulkan.md on unloading. */
+static void close_contexts(void) {
+  pthread_mutex_lock(&ctx_lock);
+  for (int i = 0; i < MAX_DEVICES; i++) {
+    kn_vk_context_destroy(contexts[i]);
+    contexts[i] = NULL;
+  }
+  pthread_mutex_unlock(&ctx_lock);
+}
+
+static sg_code open_context(int index, kn_vk_context **out, sg_error *err) {
+  if (index < 0 || index >= MAX_DEVICES)
+    return sg_error_set(err, SG_NOT_FOUND, "vulkan:%d: no such device", index);
+  pthread_mutex_lock(&ctx_lock);
+  sg_code rc = SG_OK;
+  if (!contexts[index]) {
+    static bool registered;
+    if (!registered) atexit(close_contexts);
+    registered = true;
+    rc = kn_vk_context_create(index, NULL, &contexts[index], err);
+    if (rc == SG_OK) {
+      const kn_vk_device_info *d = kn_vk_context_info(contexts[index]);
+      SG_INFO(0, "graph executor: vulkan:%d is %s (%s%s)", index, d->name,
+              d->subgroup_arithmetic ? "subgroup arithmetic" : "no subgroup arithmetic",
+              d->cooperative_matrix ? ", cooperative matrix" : "");
+    }
+  }
+  *out = contexts[index];
+  pthread_mutex_unlock(&ctx_lock);
+  return rc;
+}
+
+sg_code gr_vk_exec_begin(gr_ctx *ctx, const char *device, sg_error *err) {
+  ctx->vk = NULL;
+  if (!device || !strcmp(device, "cpu")) return SG_OK;
+  int index;
+  if (!strcmp(device, "auto")) {
+    pthread_mutex_lock(&ctx_lock);
+    int choice = auto_choice;
+    pthread_mutex_unlock(&ctx_lock);
+    if (choice == -2) {
+      sg_error e = SG_ERROR_INIT;
+      if (kn_vk_choose_device("auto", &choice, &e) != SG_OK) choice = -1;
+      sg_error_clear(&e);
+      pthread_mutex_lock(&ctx_lock);
+      auto_choice = choice;
+      pthread_mutex_unlock(&ctx_lock);
+    }
+    index = choice;
+  } else {
+    sg_code rc = kn_vk_choose_device(device, &index, err);
+    if (rc) return rc;
+  }
+  if (index < 0) return SG_OK;
+  kn_vk_context *vk = NULL;
+  sg_code rc = open_context(index, &vk, err);
+  if (rc) return rc;
+  struct gr_vk_exec *x = sg_xcalloc(1, sizeof *x);
+  x->device = index;
+  x->vk = vk;
+  x->deadline_ns = ctx->deadline_ns;
+  ctx->vk = x;
+  return SG_OK;
+}
+
+/* ------------------------------------------------------------ buffers */
+static sg_code dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, gr_dbuf **out,
+                        sg_error *err) {
+  gr_dbuf *best = NULL;
+  bool pending = x->batch && kn_vk_batch_dispatch_count(x->batch) > 0;
+  for (size_t i = 0; i < x->bufs.len; i++) {
+    gr_dbuf *d = x->bufs.data[i];
+    if (d->rc || d->bytes < bytes || d->bytes > 2 * bytes + 256) continue;
+    if (for_upload && pending && !d->clean) continue;
+    if (!best || d->bytes < best->bytes) best = d;
+  }
+  if (best && !for_upload) x->st.reused++;
+  if (!best) {
+    x->st.buffers++;
+    kn_vk_buffer *b;
+    sg_code rc = kn_vk_buffer_create(x->vk, bytes, &b, err);
+    if (rc) return rc;
+    best = sg_xcalloc(1, sizeof *best);
+    best->buf = b;
+    best->bytes = bytes;
+    sg_vec_push(&x->bufs, best);
+  }
+  best->rc = 1;
+  best->clean = !for_upload ? false : best->clean;
+  *out = best;
+  return SG_OK;
+}
+
+static gr_dtensor *dt_new(struct gr_vk_exec *x, gr_dbuf *db, kn_dtype dt, int ndim,
+                          const int64_t *shape) {
+  gr_dtensor *t = sg_xcalloc(1, sizeof *t);
+  t->rc = 1;
+  t->db = db;
+  t->dtype = dt;
+  t->ndim = ndim;
+  t->size = 1;
+  for (int i = 0; i < ndim; i++) {
+    t->shape[i] = shape[i];
+    t->size *= shape[i];
+  }
+  sg_vec_push(&x->tensors, t);
+  return t;
+}
+
+static void dt_release(gr_dtensor *t) {
+  if (--t->rc > 0) return;
+  if (t->host) kn_tensor_release(t->host);
+  t->host = NULL;
+  if (--t->db->rc == 0) t->db->clean = false;
+}
+
+static sg_code new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int64_t *shape,
+                          gr_dtensor **out, sg_error *err) {
+  int64_t size = 1;
+  for (int i = 0; i < ndim; i++) size *= shape[i];
+  sg_code rc = kn_check_shape(ndim, shape, err);
+  if (rc) return rc;
+  gr_dbuf *db;
+  rc = dbuf_get(x, (uint64_t)size * kn_dtype_size(dt), false, &db, err);
+  if (rc) return rc;
+  *out = dt_new(x, db, dt, ndim, shape);
+  return SG_OK;
+}
+
+static sg_code batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
+  if (!x->batch) {
+    sg_code rc = kn_vk_batch_begin(x->vk, &x->batch, err);
+    if (rc) return rc;
+  }
+  *out = x->batch;
+  return SG_OK;
+}
+
+/* Submits the recorded batch (if any) and waits for it. */
+static sg_code flush(struct gr_vk_exec *x, sg_error *err) {
+  if (!x->batch) return SG_OK;
+  kn_vk_batch *b = x->batch;
+  x->batch = NULL;
+  x->st.submits++;
+  x->st.dispatches += kn_vk_batch_dispatch_count(b);
+  sg_code rc = kn_vk_batch_submit(b, x->deadline_ns, err);
+  if (rc == SG_OK)
+    for (size_t i = 0; i < x->bufs.len; i++) x->bufs.data[i]->clean = true;
+  return rc;
+}
+
+/* A host tensor (or Python scalar, as dtype dt) as a device tensor the caller owns a
+ * reference to. Tensors are looked up in, and added to, the request's upload cache. */
+static sg_code upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
+                      sg_error *err) {
+  bool cacheable = v->tag == GV_TENSOR && v->u.t->dtype == dt;
+  if (cacheable)
+    for (int i = 0; i < UPLOAD_CACHE; i++)
+      if (x->uploaded[i].host == v->u.t) {
+        *out = x->uploaded[i].dev;
+        (*out)->rc++;
+        return SG_OK;
+      }
+  kn_tensor *t = gv_to_tensor(v, dt);
+  gr_dbuf *db = NULL;
+  x->st.uploads++;
+  sg_code rc = dbuf_get(x, (uint64_t)t->size * kn_dtype_size(t->dtype), true, &db, err);
+  if (rc == SG_OK && t->size)
+    rc = kn_vk_upload(x->vk, db->buf, 0, t->data, (uint64_t)t->size * kn_dtype_size(t->dtype), err);
+  if (rc) {
+    if (db) db->rc = 0;
+    kn_tensor_release(t);
+    return rc;
+  }
+  gr_dtensor *d = dt_new(x, db, t->dtype, t->ndim, t->shape);
+  d->host = t; /* keeps v's tensor alive, so its address names it while cached */
+  if (cacheable) {
+    int slot = x->next_slot++ % UPLOAD_CACHE;
+    if (x->uploaded[slot].dev) dt_release(x->uploaded[slot].dev);
+    x->uploaded[slot].host = t;
+    x->uploaded[slot].dev = d;
+    d->rc++;
+  }
+  *out = d;
+  return SG_OK;
+}
+
+static sg_code download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
+  if (d->host) return SG_OK;
+  sg_code rc = flush(x, err);
+  if (rc) return rc;
+  x->st.downloads++;
+  kn_tensor *t = kn_tensor_new(d->dtype, d->ndim, d->shape);
+  if (d->size) rc = kn_vk_download(x->vk, d->db->buf, 0, t->data, (uint64_t)d->size * kn_dtype_size(d->dtype), err);
+  if (rc) {
+    kn_tensor_release(t);
+    return rc;
+  }
+  d->host = t;
+  return SG_OK;
+}
+
+/* ------------------------------------------------------------ interpreter hooks */
+sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err) {
+  for (int i = 0; i < n; i++) {
+    if (vals[i].tag != GV_DEVICE) continue;
+    sg_code rc = download(ctx->vk, vals[i].u.d, err);
+    if (rc) return rc;
+    vals[i] = gv_tensor(vals[i].u.d->host);
+  }
+  return SG_OK;
+}
+
+sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err) {
+  if (v->tag != GV_DEVICE) {
+    *out = gv_retain(*v);
+    return SG_OK;
+  }
+  gr_dtensor *d = v->u.d;
+  if (d->size <= 1) {
+    sg_code rc = download(ctx->vk, d, err);
+    if (rc) return rc;
+    *out = gv_tensor(kn_tensor_retain(d->host));
+    return SG_OK;
+  }
+  d->rc++;
+  *out = *v;
+  return SG_OK;
+}
+
+void gr_vk_drop(gr_ctx *ctx, gr_val *v) {
+  (void)ctx;
+  if (v->tag != GV_DEVICE) return;
+  dt_release(v->u.d);
+  v->tag = GV_NONE;
+}
+
+int *gr_vk_last_uses(const gr_code *c) {
+  int *last = sg_xmalloc(sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));
+  for (int s = 0; s < c->nslots; s++) last[s] = -1;
+  for (int pc = 0; pc < c->ninstr; pc++) {
+    const gr_instr *in = &c->instrs[pc];
+    for (int k = 0; k < in->nargs; k++)
+      if (in->args[k].kind == GO_LOCAL) last[in->args[k].idx] = pc;
+    if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL) last[in->fn.idx] = pc;
+  }
+  if (c->out.kind == GO_LOCAL) last[c->out.idx] = c->ninstr; /* never dies in the frame */
+  return last;
+}
+
+sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  if (!x) return rc;
+  if (rc == SG_OK && result->tag == GV_DEVICE) {
+    gr_dtensor *d = result->u.d;
+    rc = download(x, d, err);
+    if (rc == SG_OK) *result = gv_tensor(kn_tensor_retain(d->host));
+    else result->tag = GV_NONE;
+  }
+  SG_DEBUG(0, "vulkan:%d request: %llu dispatches in %llu submissions, %llu uploads, %llu downloads, "
+              "%llu buffers (%llu outputs reused), %llu ops on the CPU", x->device,
+           (unsigned long long)x->st.dispatches, (unsigned long long)x->st.submits,
+           (unsigned long long)x->st.uploads, (unsigned long long)x->st.downloads,
+           (unsigned long long)x->st.buffers, (unsigned long long)x->st.reused,
+           (unsigned long long)x->st.cpu_fallbacks);
+  pthread_mutex_lock(&stats_lock);
+  totals.requests++;
+  totals.dispatches += x->st.dispatches;
+  totals.submits += x->st.submits;
+  totals.uploads += x->st.uploads;
+  totals.downloads += x->st.downloads;
+  totals.buffers += x->st.buffers;
+  totals.reused += x->st.reused;
+  totals.cpu_fallbacks += x->st.cpu_fallbacks;
+  pthread_mutex_unlock(&stats_lock);
+  if (x->batch) {
+    /* an error left recorded work behind: never submitted, dropped */
+    kn_vk_batch_discard(x->batch);
+    x->batch = NULL;
+  }
+  for (size_t i = 0; i < x->tensors.len; i++) {
+    gr_dtensor *t = x->tensors.data[i];
+    if (t->host) kn_tensor_release(t->host);
+    free(t);
+  }
+  for (size_t i = 0; i < x->bufs.len; i++) {
+    kn_vk_buffer_destroy(x->bufs.data[i]->buf);
+    free(x->bufs.data[i]);
+  }
+  sg_vec_free(&x->tensors);
+  sg_vec_free(&x->bufs);
+  free(x);
+  ctx->vk = NULL;
+  return rc;
+}
+
+/* ------------------------------------------------------------ fallback log */
+/* Ops that are host plumbing by design (no kernel, nothing to log). */
+static bool host_op(const gr_op *op) {
+  static const char *const names[] = {"tuple", "getitem", "record", "getattr", "seq", "shape",
+                                      "len", "size", "print", "assert", "variable", "read",
+                                      "assign", "assign_add", "if", "while", "grad", NULL};
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(op->name, names[i])) return true;
+  return false;
+}
+
+static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, int n) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static bool seen[256][KN_NDTYPES + 1];
+  int nops;
+  const gr_op *table = gr_op_table(&nops);
+  int oi = (int)(op - table);
+  if (oi < 0 || oi >= nops || oi >= 256 || host_op(op)) return;
+  int dt = KN_NDTYPES; /* "no tensor argument" */
+  for (int i = 0; i < n; i++) {
+    if (args[i].tag == GV_TENSOR) { dt = args[i].u.t->dtype; break; }
+    if (args[i].tag == GV_DEVICE) { dt = args[i].u.d->dtype; break; }
+  }
+  pthread_mutex_lock(&lock);
+  bool first = !seen[oi][dt];
+  seen[oi][dt] = true;
+  pthread_mutex_unlock(&lock);
+  if (first)
+    SG_INFO(0, "vulkan:%d: no GPU kernel for '%s' on %s; it runs on the CPU (logged once)",
+            x->device, op->name, dt == KN_NDTYPES ? "scalars" : kn_dtype_name((kn_dtype)dt));
+}
+
+sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                   sg_error *err) {
+  const gr_vk_op *v = op->vulkan;
+  if (v && v->run) {
+    bool done = false;
+    sg_code rc = v->run(ctx, op, args, n, out, &done, err);
+    if (rc || done) return rc;
+  }
+  log_fallback(ctx->vk, op, args, n);
+  if (!host_op(op)) ctx->vk->st.cpu_fallbacks++;
+  sg_code rc = gr_vk_to_host(ctx, args, n, err);
+  if (rc) return rc;
+  return op->cpu(ctx, op, args, n, out, err);
+}
+
+/* ------------------------------------------------------------ kernels */
+/* A float32 operand: a device tensor, a host tensor (uploaded) or a Python number.
+ * *tmp is set when the operand was uploaded for this op (release it after). */
+static bool is_f32(const gr_val *v) {
+  return (v->tag == GV_DEVICE && v->u.d->dtype == KN_FLOAT32) ||
+         (v->tag == GV_TENSOR && v->u.t->dtype == KN_FLOAT32);
+}
+
+static bool big_enough(const gr_val *v) {
+  /* a host tensor: uploading it for a kernel only pays off beyond a few elements, but
+   * correctness does not depend on this; keep every float32 tensor on the device. */
+  (void)v;
+  return true;
+}
+
+static sg_code operand_as(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
+                          bool *tmp, sg_error *err) {
+  *tmp = false;
+  if (v->tag == GV_DEVICE) {
+    *out = v->u.d;
+    return SG_OK;
+  }
+  *tmp = true;
+  return upload(x, v, dt, out, err);
+}
+
+static sg_code operand(struct gr_vk_exec *x, const gr_val *v, gr_dtensor **out, bool *tmp,
+                       sg_error *err) {
+  return operand_as(x, v, KN_FLOAT32, out, tmp, err);
+}
+
+/* The element type of the typed kernels for a dtype; -1: none (bool, float16). */
+static int elem_of(kn_dtype dt) {
+  switch (dt) {
+  case KN_FLOAT32: return KN_VK_F32;
+  case KN_FLOAT64: return KN_VK_F64;
+  case KN_INT32: return KN_VK_I32;
+  case KN_INT64: return KN_VK_I64;
+  default: return -1;
+  }
+}
+
+/* The dtype of a tensor operand (device or host); false for anything else. */
+static bool tensor_dtype(const gr_val *v, kn_dtype *dt) {
+  if (v->tag == GV_DEVICE) *dt = v->u.d->dtype;
+  else if (v->tag == GV_TENSOR) *dt = v->u.t->dtype;
+  else return false;
+  return true;
+}
+
+/* A Python number that NumPy 1.24 combines with a `dt` tensor without changing dt. */
+static bool weak_scalar_fits(const gr_val *v, kn_dtype dt) {
+  if (v->tag == GV_FLOAT) return kn_dtype_is_float(dt);
+  if (v->tag != GV_INT) return false;
+  if (dt == KN_INT32) return v->u.i >= INT32_MIN && v->u.i <= INT32_MAX;
+  return dt == KN_INT64 || kn_dtype_is_float(dt);
+}
+
+static kn_vk_shape vshape(const gr_dtensor *d) {
+  kn_vk_shape s = {.ndim = d->ndim};
+  for (int i = 0; i < d->ndim; i++) s.dims[i] = d->shape[i];
+  return s;
+}
+
+static sg_code finish(gr_dtensor *r, sg_code rc, gr_val *out, bool *done) {
+  if (rc) {
+    dt_release(r);
+    return rc;
+  }
+  out->tag = GV_DEVICE;
+  out->u.d = r;
+  *done = true;
+  return SG_OK;
+}
+
+static int vk_binop(int code) {
+  switch (code) {
+  case KN_ADD: return KN_VK_ADD;
+  case KN_SUB: return KN_VK_SUB;
+  case KN_MUL: return KN_VK_MUL;
+  case KN_DIV: return KN_VK_DIV;
+  case KN_POW: return KN_VK_POW;
+  case KN_MAXIMUM: return KN_VK_MAXIMUM;
+  case KN_MINIMUM: return KN_VK_MINIMUM;
+  default: return -1;
+  }
+}
+
+static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                          bool *done, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  if (n == 1) /* unary minus */
+    return gr_vk_unary.run(ctx, gr_op_lookup("neg"), args, 1, out, done, err);
+  int vop = vk_binop(op->code);
+  const gr_val *a = &args[0], *b = &args[1];
+  kn_dtype dt, dt2;
+  bool ka = tensor_dtype(a, &dt), kb = tensor_dtype(b, &dt2);
+  if (!ka && !kb) return SG_OK;
+  if (!ka) dt = dt2;
+  if (ka && kb && dt != dt2) return SG_OK; /* mixed dtypes promote: CPU */
+  if ((!ka && !weak_scalar_fits(a, dt)) || (!kb && !weak_scalar_fits(b, dt))) return SG_OK;
+  int et = elem_of(dt);
+  if (vop < 0 || et < 0 || !kn_vk_binary_supported((kn_vk_elem)et, (kn_vk_binop)vop) ||
+      !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) || kn_binop_result((kn_binop)op->code, dt, dt) != dt)
+    return SG_OK;
+  if (!big_enough(a) || !big_enough(b)) return SG_OK;
+  gr_dtensor *da, *db, *r = NULL;
+  bool ta, tb;
+  sg_code rc = operand_as(x, a, dt, &da, &ta, err);
+  if (rc) return rc;
+  rc = operand_as(x, b, dt, &db, &tb, err);
+  if (rc) {
+    if (ta) dt_release(da);
+    return rc;
+  }
+  kn_vk_shape as = vshape(da), bs = vshape(db), os;
+  kn_vk_batch *bt;
+  if (kn_vk_broadcast_shape(&as, &bs, &os, NULL) != SG_OK) {
+    rc = SG_OK; /* let the CPU kernel report the mismatch */
+  } else if (!(rc = new_output(x, dt, os.ndim, os.dims, &r, err))) {
+    if (r->size && !(rc = batch(x, &bt, err)))
+      rc = kn_vk_binary_typed(bt, (kn_vk_elem)et, (kn_vk_binop)vop, da->db->buf, &as, db->db->buf, &bs,
+                              r->db->buf, err);
+    rc = finish(r, rc, out, done);
+  }
+  if (ta) dt_release(da);
+  if (tb) dt_release(db);
+  return rc;
+}
+
+static int vk_unop(int code) {
+  switch (code) {
+  case KN_NEG: return KN_VK_NEG;
+  case KN_ABS: return KN_VK_ABS;
+  case KN_EXP: return KN_VK_EXP;
+  case KN_LOG: return KN_VK_LOG;
+  case KN_SQRT: return KN_VK_SQRT;
+  case KN_TANH: return KN_VK_TANH;
+  case KN_SIGMOID: return KN_VK_SIGMOID;
+  case KN_RELU: return KN_VK_RELU;
+  default: return -1;
+  }
+}
+
+static sg_code run_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                         bool *done, sg_error *err) {
+  (void)n;
+  struct gr_vk_exec *x = ctx->vk;
+  int vop = vk_unop(op->code);
+  kn_dtype dt;
+  if (vop < 0 || !tensor_dtype(&args[0], &dt)) return SG_OK;
+  int et = elem_of(dt);
+  if (et < 0 || !kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) ||
+      !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) || kn_unop_result((kn_unop)op->code, dt) != dt)
+    return SG_OK;
+  gr_dtensor *da, *r;
+  bool ta;
+  sg_code rc = operand_as(x, &args[0], dt, &da, &ta, err);
+  if (rc) return rc;
+  kn_vk_batch *bt;
+  if (!(rc = new_output(x, dt, da->ndim, da->shape, &r, err))) {
+    if (r->size && !(rc = batch(x, &bt, err)))
+      rc = kn_vk_unary_typed(bt, (kn_vk_elem)et, (kn_vk_unop)vop, da->db->buf, r->db->buf, r->size, err);
+    rc = finish(r, rc, out, done);
+  }
+  if (ta) dt_release(da);
+  return rc;
+}
+
+static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                          bool *done, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  int code = op->code;
+  if (code == KN_ARGMAX || !is_f32(&args[0])) return SG_OK;
+  bool has_axis = n > 1 && args[1].tag != GV_NONE;
+  int64_t axis = 0;
+  if (has_axis && (args[1].tag != GV_INT)) return SG_OK;
+  if (has_axis) axis = args[1].u.i;
+  gr_dtensor *da;
+  bool ta;
+  sg_code rc = operand(x, &args[0], &da, &ta, err);
+  if (rc) return rc;
+  /* the reduced view: [outer, len, inner] */
+  kn_vk_shape s = vshape(da);
+  int64_t oshape[KN_MAX_DIMS];
+  int ond = 0;
+  if (!has_axis) {
+    s.ndim = 1;
+    s.dims[0] = da->size;
+    axis = 0;
+  } else {
+    if (axis < 0) axis += da->ndim;
+    if (axis < 0 || axis >= da->ndim) goto cpu; /* the CPU kernel reports it */
+    for (int i = 0; i < da->ndim; i++)
+      if (i != axis) oshape[ond++] = da->shape[i];
+  }
+  int64_t len = s.dims[axis];
+  if (len == 0) goto cpu; /* empty reductions: the CPU defines the result or the error */
+  gr_dtensor *r;
+  kn_vk_batch *bt;
+  if (!(rc = new_output(x, KN_FLOAT32, ond, oshape, &r, err))) {
+    kn_vk_reduce_op vop = code == KN_MAX ? KN_VK_REDUCE_MAX : code == KN_MIN ? KN_VK_REDUCE_MIN
+                                                                            : KN_VK_REDUCE_SUM;
+    if (r->size && !(rc = batch(x, &bt, err)))
+      rc = kn_vk_reduce(bt, vop, da->db->buf, &s, (int)axis, r->db->buf, err);
+    if (!rc && code == KN_MEAN && r->size) {
+      /* mean = sum * (1/len), in place through a one-element operand */
+      gr_val scale = gv_float(1.0 / (double)len);
+      gr_dtensor *sc;
+      if (!(rc = upload(x, &scale, KN_FLOAT32, &sc, err))) {
+        kn_vk_shape rs = vshape(r), ss = {.ndim = 0};
+        rc = kn_vk_binary(bt, KN_VK_MUL, r->db->buf, &rs, sc->db->buf, &ss, r->db->buf, err);
+        dt_release(sc);
+      }
+    }
+    rc = finish(r, rc, out, done);
+  }
+  if (ta) dt_release(da);
+  return rc;
+cpu:
+  if (ta) dt_release(da);
+  return SG_OK;
+}
+
+static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                           bool *done, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  if (op->code != 0 || !is_f32(&args[0])) return SG_OK; /* log_softmax: CPU */
+  const gr_val *a = &args[0];
+  int nd = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
+  if (nd == 0) return SG_OK;
+  if (n > 1) {
+    if (args[1].tag != GV_INT) return SG_OK;
+    if (args[1].u.i != -1 && args[1].u.i != nd - 1) return SG_OK; /* last axis only */
+  }
+  gr_dtensor *da, *r;
+  bool ta;
+  sg_code rc = operand(x, a, &da, &ta, err);
+  if (rc) return rc;
+  int64_t cols = da->shape[nd - 1], rows = cols ? da->size / cols : 0;
+  kn_vk_batch *bt;
+  if (!(rc = new_output(x, KN_FLOAT32, da->ndim, da->shape, &r, err))) {
+    if (r->size && !(rc = batch(x, &bt, err)))
+      rc = kn_vk_softmax(bt, da->db->buf, rows, cols, r->db->buf, err);
+    rc = finish(r, rc, out, done);
+  }
+  if (ta) dt_release(da);
+  return rc;
+}
+
+static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                          bool *done, sg_error *err) {
+  (void)op;
+  (void)n;
+  struct gr_vk_exec *x = ctx->vk;
+  const gr_val *a = &args[0], *b = &args[1];
+  if (!is_f32(a) || !is_f32(b)) return SG_OK;
+  int na = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
+  int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
+  if (na != 2 || nb != 2) return SG_OK; /* 1-d and batched: CPU */
+  gr_dtensor *da, *db, *r;
+  bool ta, tb;
+  sg_code rc = operand(x, a, &da, &ta, err);
+  if (rc) return rc;
+  if ((rc = operand(x, b, &db, &tb, err))) {
+    if (ta) dt_release(da);
+    return rc;
+  }
+  int64_t m = da->shape[0], k = da->shape[1], nn = db->shape[1];
+  if (db->shape[0] == k && k > 0) { /* k = 0 (zeros): CPU */
+    int64_t os[2] = {m, nn};
+    kn_vk_batch *bt;
+    if (!(rc = new_output(x, KN_FLOAT32, 2, os, &r, err))) {
+      if (r->size && !(rc = batch(x, &bt, err))) {
+        rc = kn_vk_matmul(bt, da->db->buf, db->db->buf, r->db->buf, m, nn, k, err);
+      }
+      rc = finish(r, rc, out, done);
+    }
+  }
+  if (ta) dt_release(da);
+  if (tb) dt_release(db);
+  return rc;
+}
+
+static sg_code run_reshape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                           bool *done, sg_error *err) {
+  (void)n;
+  (void)ctx;
+  if (args[0].tag != GV_DEVICE) return SG_OK; /* host tensors reshape on the host */
+  gr_dtensor *d = args[0].u.d;
+  int nd;
+  int64_t sh[KN_MAX_DIMS];
+  sg_error e = SG_ERROR_INIT;
+  if (gr_shape_arg(op, &args[1], &nd, sh, &e)) {
+    sg_error_clear(&e);
+    return SG_OK;
+  }
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < nd; i++) {
+    if (sh[i] == -1 && infer < 0) infer = i;
+    else if (sh[i] < 0) return SG_OK;
+    else known *= sh[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || d->size % known) return SG_OK;
+    sh[infer] = d->size / known;
+    known *= sh[infer];
+  }
+  if (known != d->size) return SG_OK; /* the CPU kernel reports the mismatch */
+  gr_dtensor *r = dt_new(ctx->vk, d->db, d->dtype, nd, sh);
+  d->db->rc++;
+  out->tag = GV_DEVICE;
+  out->u.d = r;
+  *done = true;
+  return SG_OK;
+}
+
+static sg_code run_transpose(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                             bool *done, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  kn_dtype dt;
+  if (!tensor_dtype(&args[0], &dt) || elem_of(dt) < 0) return SG_OK; /* 4- and 8-byte types */
+  int nd = args[0].tag == GV_DEVICE ? args[0].u.d->ndim : args[0].u.t->ndim;
+  int perm[KN_MAX_DIMS];
+  if (n > 1) {
+    int64_t sh[KN_MAX_DIMS];
+    int np_;
+    sg_error e = SG_ERROR_INIT;
+    bool bad = gr_shape_arg(op, &args[1], &np_, sh, &e) != SG_OK || np_ != nd;
+    sg_error_clear(&e);
+    if (bad) return SG_OK; /* the CPU kernel reports it */
+    bool seen[KN_MAX_DIMS] = {0};
+    for (int i = 0; i < nd; i++) {
+      int64_t ax = sh[i] < 0 ? sh[i] + nd : sh[i];
+      if (ax < 0 || ax >= nd || seen[ax]) return SG_OK;
+      seen[ax] = true;
+      perm[i] = (int)ax;
+    }
+  } else {
+    for (int i = 0; i < nd; i++) perm[i] = nd - 1 - i;
+  }
+  gr_dtensor *da, *r;
+  bool ta;
+  sg_code rc = operand_as(x, &args[0], dt, &da, &ta, err);
+  if (rc) return rc;
+  int64_t oshape[KN_MAX_DIMS];
+  for (int i = 0; i < nd; i++) oshape[i] = da->shape[perm[i]];
+  kn_vk_batch *bt;
+  if (!(rc = new_output(x, dt, nd, oshape, &r, err))) {
+    kn_vk_shape s = vshape(da);
+    if (r->size && !(rc = batch(x, &bt, err)))
+      rc = kn_vk_transpose(bt, da->db->buf, &s, perm, kn_dtype_size(dt), r->db->buf, err);
+    rc = finish(r, rc, out, done);
+  }
+  if (ta) dt_release(da);
+  return rc;
+}
+
+const gr_vk_op gr_vk_binary = {"binary", run_binary};
+const gr_vk_op gr_vk_transpose = {"strided_copy", run_transpose};
+const gr_vk_op gr_vk_unary = {"unary", run_unary};
+const gr_vk_op gr_vk_reduce = {"reduce", run_reduce};
+const gr_vk_op gr_vk_softmax = {"softmax", run_softmax};
+const gr_vk_op gr_vk_matmul = {"matmul", run_matmul};
+const gr_vk_op gr_vk_reshape = {"", run_reshape};
+
+#else /* !GR_HAVE_VULKAN: every device but the CPU is unavailable */
+
+sg_code gr_vk_exec_begin(gr_ctx *ctx, const char *device, sg_error *err) {
+  ctx->vk = NULL;
+  if (!device || !strcmp(device, "cpu") || !strcmp(device, "auto")) return SG_OK;
+  return sg_error_set(err, SG_UNAVAILABLE, "device '%s': this stagd was built without Vulkan",
+                      device);
+}
+sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
+  (void)ctx, (void)result, (void)err;
+  return rc;
+}
+sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                   sg_error *err) {
+  return op->cpu(ctx, op, args, n, out, err);
+}
+sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err) {
+  (void)ctx, (void)vals, (void)n, (void)err;
+  return SG_OK;
+}
+sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err) {
+  (void)ctx, (void)err;
+  *out = gv_retain(*v);
+  return SG_OK;
+}
+void gr_vk_drop(gr_ctx *ctx, gr_val *v) { (void)ctx, (void)v; }
+void gr_vk_stats_get(gr_vk_stats *out) { memset(out, 0, sizeof *out); }
+int *gr_vk_last_uses(const gr_code *c) {
+  int *last = sg_xmalloc(sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));
+  for (int s = 0; s < c->nslots; s++) last[s] = c->ninstr;
+  return last;
+}
+const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr_vk_matmul,
+    gr_vk_reshape, gr_vk_transpose;
+#endif

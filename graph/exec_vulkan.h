@@ -1,0 +1,97 @@
+/*
+ * exec_vulkan.h — the graph executor's Vulkan backend (private to graph/).
+ *
+ * The op table's `vulkan` column (ops.c) points at a gr_vk_op: the pipeline it records
+ * and the function that records it. The interpreter (exec.c) calls gr_vk_prim for
+ * every primitive while a request runs on a Vulkan device (ctx->vk != NULL); results
+ * of GPU kernels are GV_DEVICE values that stay in device buffers, recorded into one
+ * command buffer until something on the host needs them (see docs/vulkan.md,
+ * "Executing graphs").
+ */
+#ifndef STAGD_GRAPH_EXEC_VULKAN_H
+#define STAGD_GRAPH_EXEC_VULKAN_H
+
+#include "gr_internal.h"
+
+/* Records op on the device. *done false (with SG_OK) means "not for this dtype/shape":
+ * the caller runs the CPU kernel instead. */
+typedef sg_code (*gr_vk_fn)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                            bool *done, sg_error *err);
+typedef struct gr_vk_op {
+  const char *pipeline; /* embedded kernel it records (kn_vk_kernel_names), or "" */
+  gr_vk_fn run;
+} gr_vk_op;
+
+extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr_vk_matmul,
+    gr_vk_reshape, gr_vk_transpose;
+
+/* The vulkan column of an op-table row, keyed by the row's CPU kernel (ops.c's ROW
+ * macro pastes the name). NULL: the op runs on the host (documented in vulkan.md). */
+#define GR_VK_SLOT(cpu) GR_VK_SLOT_##cpu
+#define GR_VK_SLOT_gr_cpu_binary (&gr_vk_binary)
+#define GR_VK_SLOT_gr_cpu_unary (&gr_vk_unary)
+#define GR_VK_SLOT_gr_cpu_reduce (&gr_vk_reduce)
+#define GR_VK_SLOT_gr_cpu_softmax (&gr_vk_softmax)
+#define GR_VK_SLOT_gr_cpu_matmul (&gr_vk_matmul)
+#define GR_VK_SLOT_gr_cpu_reshape (&gr_vk_reshape)
+#define GR_VK_SLOT_gr_cpu_where NULL
+#define GR_VK_SLOT_gr_cpu_cast NULL
+#define GR_VK_SLOT_gr_cpu_transpose (&gr_vk_transpose)
+#define GR_VK_SLOT_gr_cpu_join NULL
+#define GR_VK_SLOT_gr_cpu_slice NULL
+#define GR_VK_SLOT_gr_cpu_gather NULL
+#define GR_VK_SLOT_gr_cpu_one_hot NULL
+#define GR_VK_SLOT_gr_cpu_fill NULL
+#define GR_VK_SLOT_gr_cpu_arange NULL
+#define GR_VK_SLOT_gr_cpu_random NULL
+#define GR_VK_SLOT_gr_cpu_shape NULL
+#define GR_VK_SLOT_gr_cpu_tuple NULL
+#define GR_VK_SLOT_gr_cpu_getitem NULL
+#define GR_VK_SLOT_gr_cpu_record NULL
+#define GR_VK_SLOT_gr_cpu_getattr NULL
+#define GR_VK_SLOT_gr_cpu_print NULL
+#define GR_VK_SLOT_gr_cpu_assert NULL
+#define GR_VK_SLOT_gr_cpu_variable NULL
+#define GR_VK_SLOT_gr_cpu_seq NULL
+#define GR_VK_SLOT_gr_cpu_if NULL
+#define GR_VK_SLOT_gr_cpu_while NULL
+#define GR_VK_SLOT_gr_cpu_grad NULL
+
+/* Opens the backend for one request: device NULL/"cpu" → ctx->vk stays NULL; "auto"
+ * → the `--device auto` policy (decided once per process); "vulkan[:N]" → that
+ * device (SG_UNAVAILABLE / SG_NOT_FOUND when it cannot be had). */
+sg_code gr_vk_exec_begin(gr_ctx *ctx, const char *device, sg_error *err);
+/* Ends the request: when rc is SG_OK, *result is brought to the host (one submit,
+ * one download per device tensor in it); frees every device buffer of the request.
+ * Returns rc or the error of the final read-back. No-op when ctx->vk is NULL. */
+sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err);
+
+/* Process-wide counters of the Vulkan executor (tests, benchmarks, debugging). */
+typedef struct gr_vk_stats {
+  uint64_t requests;    /* requests that ran on a Vulkan device */
+  uint64_t dispatches;  /* kernels recorded */
+  uint64_t submits;     /* command buffers submitted (one per straight-line region) */
+  uint64_t uploads;     /* host → device tensor copies */
+  uint64_t downloads;   /* device → host tensor copies (outputs, predicates, CPU ops) */
+  uint64_t buffers;     /* device buffers created (the rest were reused by liveness) */
+  uint64_t reused;      /* kernel outputs served from a dead tensor's buffer */
+  uint64_t cpu_fallbacks; /* primitives run on the CPU during Vulkan requests */
+} gr_vk_stats;
+void gr_vk_stats_get(gr_vk_stats *out);
+
+/* The interpreter's hooks (only called when ctx->vk != NULL). */
+sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                   sg_error *err);
+/* Replaces GV_DEVICE entries of vals[0..n) with host tensors (borrowed from the
+ * device value, which caches its download). */
+sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err);
+/* A value returned from a graph frame: device values gain a reference; one-element
+ * device tensors are read back (they may be a `while` condition). */
+sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err);
+/* Drops a frame slot's reference to a device value (no-op for others); sets NONE. */
+void gr_vk_drop(gr_ctx *ctx, gr_val *v);
+/* last[s] = the last instruction of c reading local slot s (-1: none; the output slot
+ * never dies). malloc'd. */
+int *gr_vk_last_uses(const gr_code *c);
+
+#endif /* STAGD_GRAPH_EXEC_VULKAN_H */

@@ -1,0 +1,3 @@
+# coding: SJIS
+x = 'ÇÅÇÇÇÉ'  # trail bytes in the ASCII range: \ @ [
+Çò = 'É\ï\î\'

@@ -1,0 +1,2 @@
+# coding: rot13
+x = 1

@@ -1,0 +1,3 @@
+# coding: shift_jis
+x = 1
+y = 'Å'

@@ -1,0 +1,2 @@
+# -*- coding: Foo_Bar -*-
+x = 1

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""The graph executor on Vulkan (graph/exec_vulkan.c), driven through gr_vk_run:
+results equal the CPU backend, and the executor's counters (gr_vk_stats) show how a
+request ran: one command buffer per straight-line region, only outputs and
+control-flow predicates read back, buffers reused by liveness, CPU fallbacks counted.
+Usage: test_vulkan_exec.py PATH/TO/gr_vk_run [DEVICE]   (DEVICE defaults to vulkan:0)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOOL = sys.argv[1]
+DEVICE = sys.argv[2] if len(sys.argv) > 2 else "vulkan:0"
+rng = np.random.default_rng(99)
+failures = []
+
+
+def enc(a):
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()}
+
+
+def run(src, args, device):
+    fd, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump([enc(a) for a in args], f)
+    p = subprocess.run([TOOL, "run", "-", "--device", device, "--args", "@" + path, "--stats"],
+                       input=src, capture_output=True, text=True, timeout=120)
+    os.unlink(path)
+    if p.returncode != 0:
+        raise AssertionError(f"gr_vk_run failed on {device}: {p.stderr}")
+    v = json.loads(p.stdout)
+    got = np.array([float(d) for d in v["data"]], dtype=v["dtype"]).reshape(v["shape"])
+    stats = json.loads(next(l for l in p.stderr.splitlines() if l.startswith("vk_stats "))[9:])
+    return got, stats
+
+
+def case(name, src, args, expect=None):
+    want, cpu_stats = run(src, args, "cpu")
+    got, st = run(src, args, DEVICE)
+    ok = got.dtype == want.dtype and got.shape == want.shape and np.allclose(
+        got, want, rtol=2e-5, atol=2e-5)
+    if not ok:
+        failures.append(f"{name}: got {got!r}, CPU gave {want!r}")
+    if cpu_stats["requests"] != 0:
+        failures.append(f"{name}: the cpu run used Vulkan: {cpu_stats}")
+    if st["requests"] != 1:
+        failures.append(f"{name}: expected one Vulkan request, got {st}")
+    for key, check in (expect or {}).items():
+        if not check(st[key]):
+            failures.append(f"{name}: {key} = {st[key]} is not as expected ({st})")
+
+
+f32 = lambda *s: rng.standard_normal(s).astype("float32")
+
+# a whole MLP forward pass: one command buffer, one read-back, nothing on the CPU
+case("mlp", "(def mlp (x w1 b1 w2 b2) (softmax (+ (matmul (relu (+ (matmul x w1) b1)) w2) b2)))",
+     [f32(8, 16), f32(16, 32), f32(32), f32(32, 10), f32(10)],
+     {"dispatches": lambda v: v == 6, "submits": lambda v: v == 1, "downloads": lambda v: v == 1,
+      "uploads": lambda v: v == 5, "cpu_fallbacks": lambda v: v == 0})
+# dead intermediates give their buffers to later kernels of the same region
+case("liveness", "(def f (x) (exp (tanh (exp (tanh (exp (tanh x)))))))", [f32(64, 64)],
+     {"dispatches": lambda v: v == 6, "buffers": lambda v: v <= 3, "reused": lambda v: v >= 4})
+# transposes on the device (4- and 8-byte elements, any permutation)
+case("matmul by a transpose", "(def f (x w) (matmul x (transpose w)))", [f32(5, 7), f32(3, 7)],
+     {"dispatches": lambda v: v == 2, "cpu_fallbacks": lambda v: v == 0})
+for dt in ["float32", "float64", "int32", "int64"]:
+    a = rng.integers(-9, 9, size=(2, 3, 4, 5)).astype(dt)
+    case(f"transpose {dt}", "(def f (a) (transpose (neg a) (tuple 2 0 -1 1)))", [a],
+         {"dispatches": lambda v: v == 2, "cpu_fallbacks": lambda v: v == 0})
+# a host tensor read by several kernels is uploaded once per request
+case("upload once", "(def f (a) (+ (* a a) (- (exp a) a)))", [f32(4, 4)],
+     {"uploads": lambda v: v == 1, "dispatches": lambda v: v == 4, "downloads": lambda v: v == 1})
+# reductions along each axis, and over everything
+x3 = f32(3, 4, 5)
+for op in ["sum", "mean", "max", "min"]:
+    for axis in ["", " 0", " 1", " 2", " -1", " -2"]:
+        case(f"{op}{axis}", f"(def f (a) ({op} a{axis}))", [x3],
+             {"dispatches": lambda v: v >= 1, "cpu_fallbacks": lambda v: v == 0})
+# broadcasting in every direction, scalars, and empty tensors
+for sa, sb in [((3, 1, 5), (4, 1)), ((1,), (2, 3)), ((), (4,)), ((0, 4), (1, 4)), ((2, 0), (2, 1))]:
+    case(f"broadcast {sa} {sb}", "(def f (a b) (maximum (* a b) (- a 1.5)))",
+         [np.asarray(f32(*sa)), np.asarray(f32(*sb))], {"cpu_fallbacks": lambda v: v == 0})
+case("reshape stays on the device", "(def f (a) (sum (reshape (exp a) (tuple 6 -1)) 1))", [f32(3, 4)],
+     {"downloads": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
+# int32, int64 and float64 elementwise kernels (int64/float64 where the device has
+# shaderInt64/shaderFloat64; lavapipe has both): nothing falls back to the CPU
+for dt in ["int32", "int64", "float64"]:
+    a = rng.integers(-50, 50, size=(3, 4)).astype(dt)
+    b = rng.integers(-50, 50, size=(4,)).astype(dt)
+    case(f"elementwise {dt}", "(def f (a b) (abs (minimum (- (* a b) 7) (maximum (neg a) (relu b)))))",
+         [a, b], {"cpu_fallbacks": lambda v: v == 0, "dispatches": lambda v: v == 7})
+case("float64 sqrt and div", "(def f (a b) (sqrt (/ a b)))",
+     [np.abs(f32(5)).astype("float64") + 1, np.abs(f32(5)).astype("float64") + 1],
+     {"cpu_fallbacks": lambda v: v == 0})
+# bool and mixed dtypes: on the CPU, counted
+case("mixed dtypes", "(def f (a b) (+ a b))", [f32(3), np.arange(3, dtype="int32")],
+     {"cpu_fallbacks": lambda v: v == 1})
+# a `while`: each condition is read back (a submit per iteration), state on the host
+case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
+     "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [np.abs(f32(4))],
+     {"submits": lambda v: v >= 2, "downloads": lambda v: v >= 2})
+# an op without a GPU kernel runs on the CPU between regions
+case("fallback", "(def f (x) (exp (sin (exp x))))", [f32(5)],
+     {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
+
+print(f"{'FAIL' if failures else 'ok'}: Vulkan executor cases on {DEVICE}")
+for f in failures:
+    print("FAIL", f)
+sys.exit(1 if failures else 0)
