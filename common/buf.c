@@ -2,6 +2,7 @@
  * buf.c — sg_buf, the growable byte buffer used for building strings, messages and
  * serialised output. The buffer is always NUL-terminated once it holds anything.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +102,21 @@ char *sg_buf_detach(sg_buf *b, size_t *len) {
   if (len) *len = b->len;
   *b = (sg_buf)SG_BUF_INIT;
   return d;
+}
+
+char *sg_read_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  if (!f) return NULL;
+  sg_buf b = SG_BUF_INIT;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sg_buf_append(&b, chunk, n);
+  bool failed = ferror(f);
+  if (f != stdin) fclose(f);
+  if (failed) {
+    sg_buf_free(&b);
+    errno = EIO;
+    return NULL;
+  }
+  return sg_buf_detach(&b, len);
 }

@@ -130,6 +130,9 @@ void sg_buf_clear(sg_buf *b); /* len = 0, keeps capacity */
 void sg_buf_free(sg_buf *b);
 /* Hands the data to the caller (never NULL) and leaves b empty. */
 char *sg_buf_detach(sg_buf *b, size_t *len);
+/* A whole file ("-": standard input) as a malloc'd NUL-terminated string the caller
+ * frees; NULL with errno set when it cannot be opened or read. */
+char *sg_read_file(const char *path, size_t *len);
 
 /* ---------------------------------------------------------------------- vectors */
 

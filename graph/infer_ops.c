@@ -171,22 +171,7 @@ GR_INFER(gr_infer_slice) {
     out->shape[axis] = -1;
     return SG_OK;
   }
-  if (!has[0]) start = step < 0 ? len - 1 : 0;
-  else if (start < 0) {
-    start += len;
-    if (start < 0) start = step < 0 ? -1 : 0;
-  } else if (start >= len) start = step < 0 ? len - 1 : len;
-  if (!has[1]) stop = step < 0 ? -1 : len;
-  else if (stop < 0) {
-    stop += len;
-    if (stop < 0) stop = step < 0 ? -1 : 0;
-  } else if (stop >= len) stop = step < 0 ? len - 1 : len;
-  int64_t cnt = 0;
-  if (step < 0) {
-    if (stop < start) cnt = (start - stop - 1) / (-step) + 1;
-  } else if (start < stop) {
-    cnt = (stop - start - 1) / step + 1;
-  }
+  int64_t cnt = kn_slice_adjust(len, &start, has[0], &stop, has[1], step);
   out->shape[axis] = cnt;
   return SG_OK;
 }

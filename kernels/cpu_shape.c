@@ -153,29 +153,33 @@ sg_code kn_stack(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_erro
   return rc;
 }
 
+int64_t kn_slice_adjust(int64_t len, int64_t *start, bool has_start, int64_t *stop,
+                        bool has_stop, int64_t step) {
+  /* Python's PySlice_AdjustIndices */
+  int64_t b = *start, e = *stop;
+  if (!has_start) b = step < 0 ? len - 1 : 0;
+  else if (b < 0) {
+    b += len;
+    if (b < 0) b = step < 0 ? -1 : 0;
+  } else if (b >= len) b = step < 0 ? len - 1 : len;
+  if (!has_stop) e = step < 0 ? -1 : len;
+  else if (e < 0) {
+    e += len;
+    if (e < 0) e = step < 0 ? -1 : 0;
+  } else if (e >= len) e = step < 0 ? len - 1 : len;
+  *start = b;
+  *stop = e;
+  if (step < 0) return e < b ? (b - e - 1) / (-step) + 1 : 0;
+  return b < e ? (e - b - 1) / step + 1 : 0;
+}
+
 sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int64_t step,
                  bool has_start, bool has_stop, kn_tensor **out, sg_error *err) {
   if (a->ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice: cannot slice a 0-d tensor");
   if (norm_axis(a->ndim, &axis, "slice", err)) return err->code;
   if (step == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice: step cannot be zero");
   int64_t len = a->shape[axis];
-  /* Python's PySlice_AdjustIndices */
-  if (!has_start) start = step < 0 ? len - 1 : 0;
-  else if (start < 0) {
-    start += len;
-    if (start < 0) start = step < 0 ? -1 : 0;
-  } else if (start >= len) start = step < 0 ? len - 1 : len;
-  if (!has_stop) stop = step < 0 ? -1 : len;
-  else if (stop < 0) {
-    stop += len;
-    if (stop < 0) stop = step < 0 ? -1 : 0;
-  } else if (stop >= len) stop = step < 0 ? len - 1 : len;
-  int64_t cnt = 0;
-  if (step < 0) {
-    if (stop < start) cnt = (start - stop - 1) / (-step) + 1;
-  } else if (start < stop) {
-    cnt = (stop - start - 1) / step + 1;
-  }
+  int64_t cnt = kn_slice_adjust(len, &start, has_start, &stop, has_stop, step);
   int64_t shape[KN_MAX_DIMS];
   memcpy(shape, a->shape, sizeof shape);
   shape[axis] = cnt;

@@ -137,6 +137,10 @@ sg_code kn_reshape(const kn_tensor *a, int ndim, const int64_t *shape, kn_tensor
 sg_code kn_concat(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_error *err);
 sg_code kn_stack(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_error *err);
 /* a[start:stop:step] along axis, with Python's clamping of start/stop. */
+/* Python's slice.indices for an axis of length len: clamps *start and *stop (absent
+ * ones take the step's default) and returns how many elements the slice selects. */
+int64_t kn_slice_adjust(int64_t len, int64_t *start, bool has_start, int64_t *stop,
+                        bool has_stop, int64_t step);
 sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int64_t step,
                  bool has_start, bool has_stop, kn_tensor **out, sg_error *err);
 /* np.take(a, idx, axis) */

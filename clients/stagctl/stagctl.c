@@ -79,27 +79,14 @@ static ProtobufCMessage *new_request(ctx *c, const sv_method *m) {
 
 /* Reads a whole file into the arena (NUL-terminated). */
 static char *read_file(ctx *c, const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-  if (!f) {
+  char *data = sg_read_file(path, len);
+  if (!data) {
     sg_error_set_at(&c->err, SG_INVALID_ARGUMENT, path, 0, 0, "cannot read: %s", strerror(errno));
     return NULL;
   }
-  sg_buf b = SG_BUF_INIT;
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sg_buf_append(&b, chunk, n);
-  bool failed = ferror(f);
-  if (f != stdin) fclose(f);
-  if (failed) {
-    sg_buf_free(&b);
-    sg_error_set_at(&c->err, SG_INVALID_ARGUMENT, path, 0, 0, "cannot read: I/O error");
-    return NULL;
-  }
-  char *out = sg_arena_alloc(&c->arena, b.len + 1);
-  if (b.len) memcpy(out, b.data, b.len);
-  out[b.len] = '\0';
-  *len = b.len;
-  sg_buf_free(&b);
+  char *out = sg_arena_alloc(&c->arena, *len + 1);
+  memcpy(out, data, *len + 1);
+  free(data);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,12 +64,33 @@ static void detach_empty_gives_string(void **state) {
   assert_null(b.data);
 }
 
+static void read_file_whole_and_missing(void **state) {
+  (void)state;
+  char path[] = "/tmp/sg_read_file_XXXXXX";
+  FILE *f = fdopen(mkstemp(path), "wb");
+  assert_non_null(f);
+  for (int i = 0; i < 100000; i++) fputc('a' + i % 26, f); /* more than one chunk */
+  fclose(f);
+  size_t len = 0;
+  char *s = sg_read_file(path, &len);
+  assert_non_null(s);
+  assert_int_equal(len, 100000);
+  assert_int_equal(s[25], 'z');
+  assert_int_equal(s[len], '\0');
+  free(s);
+  remove(path);
+  errno = 0;
+  assert_null(sg_read_file(path, &len));
+  assert_int_equal(errno, ENOENT);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(appends_keep_nul),
       cmocka_unit_test(printf_grows),
       cmocka_unit_test(json_escaping),
       cmocka_unit_test(detach_empty_gives_string),
+      cmocka_unit_test(read_file_whole_and_missing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

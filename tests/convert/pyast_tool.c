@@ -22,18 +22,6 @@
 
 #include "py.h"
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  sg_buf b = SG_BUF_INIT;
-  char tmp[65536];
-  size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) sg_buf_append(&b, tmp, n);
-  fclose(f);
-  if (!b.data) sg_buf_reserve(&b, 1);
-  return sg_buf_detach(&b, len);
-}
-
 static int write_file(const char *path, const char *data, size_t len) {
   FILE *f = fopen(path, "wb");
   if (!f) return -1;
@@ -50,7 +38,7 @@ static int batch(const char *outdir) {
     while (l && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
     if (!l) continue;
     size_t len;
-    char *src = read_file(line, &len);
+    char *src = sg_read_file(line, &len);
     char path[4200];
     if (!src) {
       snprintf(path, sizeof path, "%s/%d.err", outdir, idx);
@@ -98,7 +86,7 @@ static long max_rss_bytes(void) {
 
 static int memory(const char *path) {
   size_t len;
-  char *src = read_file(path, &len);
+  char *src = sg_read_file(path, &len);
   if (!src) return 2;
   long before = max_rss_bytes();
   py_ctx ctx;
@@ -123,7 +111,7 @@ static int timing_parse(int argc, char **argv) {
   int fails = 0;
   char **srcs = sg_xcalloc((size_t)argc, sizeof *srcs);
   size_t *lens = sg_xcalloc((size_t)argc, sizeof *lens);
-  for (int i = 0; i < argc; i++) srcs[i] = read_file(argv[i], &lens[i]);
+  for (int i = 0; i < argc; i++) srcs[i] = sg_read_file(argv[i], &lens[i]);
   uint64_t t0 = sg_now_ns();
   for (int i = 0; i < argc; i++) {
     if (!srcs[i]) continue;
@@ -148,7 +136,7 @@ static int timing(int argc, char **argv) {
   int fails = 0;
   char **srcs = sg_xcalloc((size_t)argc, sizeof *srcs);
   size_t *lens = sg_xcalloc((size_t)argc, sizeof *lens);
-  for (int i = 0; i < argc; i++) srcs[i] = read_file(argv[i], &lens[i]);
+  for (int i = 0; i < argc; i++) srcs[i] = sg_read_file(argv[i], &lens[i]);
   sg_buf b = SG_BUF_INIT;
   uint64_t t0 = sg_now_ns();
   for (int i = 0; i < argc; i++) {
@@ -179,7 +167,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t len;
-  char *src = read_file(argv[2], &len);
+  char *src = sg_read_file(argv[2], &len);
   if (!src) {
     fprintf(stderr, "%s: cannot read\n", argv[2]);
     return 2;

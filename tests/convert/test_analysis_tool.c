@@ -23,17 +23,6 @@
 
 #include "analysis.h"
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  sg_buf b = SG_BUF_INIT;
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sg_buf_append(&b, chunk, n);
-  fclose(f);
-  return sg_buf_detach(&b, len);
-}
-
 static void put_names(py_an *an, py_symset s, sg_buf *out) {
   bool first = true;
   for (int i = 0; i < s.n; i++) {
@@ -124,7 +113,7 @@ int main(int argc, char **argv) {
   sg_buf out = SG_BUF_INIT;
   for (int i = dump || defs ? 2 : 1; i < argc; i++) {
     size_t len = 0;
-    char *src = slurp(argv[i], &len);
+    char *src = sg_read_file(argv[i], &len);
     py_ctx ctx;
     py_ctx_init(&ctx);
     sg_error err = SG_ERROR_INIT;

@@ -15,21 +15,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s FILE [autograph|snek] [FUNCTION]\n", argv[0]);
     return 2;
   }
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) {
+  size_t len;
+  char *src = sg_read_file(argv[1], &len);
+  if (!src) {
     perror(argv[1]);
     return 2;
   }
-  sg_buf src = SG_BUF_INIT;
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sg_buf_append(&src, chunk, n);
-  fclose(f);
   py_conv_style style = argc > 2 && !strcmp(argv[2], "snek") ? PY_STYLE_SNEK : PY_STYLE_AUTOGRAPH;
   py_conv_result r;
   sg_error err = SG_ERROR_INIT;
   int rc = 0;
-  if (py_convert(src.data ? src.data : "", src.len, argv[1], style, argc > 3 ? argv[3] : NULL, &r, &err) != SG_OK) {
+  if (py_convert(src, len, argv[1], style, argc > 3 ? argv[3] : NULL, &r, &err) != SG_OK) {
     fprintf(stderr, "%s:%d:%d: error: %s\n", err.file ? err.file : argv[1], err.line, err.col, err.message);
     rc = 1;
   } else {
@@ -40,6 +36,6 @@ int main(int argc, char **argv) {
   }
   py_conv_result_free(&r);
   sg_error_clear(&err);
-  sg_buf_free(&src);
+  free(src);
   return rc;
 }

@@ -12,17 +12,6 @@
 
 #include "gr.h"
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-  if (!f) return NULL;
-  sg_buf b = SG_BUF_INIT;
-  char tmp[65536];
-  size_t n;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) sg_buf_append(&b, tmp, n);
-  if (f != stdin) fclose(f);
-  return sg_buf_detach(&b, len);
-}
-
 static int fail(sg_error *e) {
   char *s = sg_error_format(e);
   fprintf(stderr, "%s (%s)\n", s, sg_code_name(e->code));
@@ -63,14 +52,14 @@ int main(int argc, char **argv) {
   size_t len;
   char *args_buf = NULL;
   if (args[0] == '@') { /* --args @FILE: large inputs */
-    args_buf = slurp(args + 1, &len);
+    args_buf = sg_read_file(args + 1, &len);
     if (!args_buf) {
       fprintf(stderr, "gr_tool: cannot read %s\n", args + 1);
       return 2;
     }
     args = args_buf;
   }
-  char *src = slurp(file, &len);
+  char *src = sg_read_file(file, &len);
   if (!src) {
     fprintf(stderr, "gr_tool: cannot read %s\n", file);
     return 2;
