@@ -92,6 +92,30 @@ def main():
         result = client.call("Execute", {"graph_id": staged.graph_id, "args_json": "[10]"})
         print("runX(10) =", result.result_json)
 
+        banner("Convert: AutoGraph-style conversion, then the converted code run on plain values")
+        src = ("def collatz_steps(n):\n"
+               "    steps = 0\n"
+               "    while n != 1:\n"
+               "        if n % 2 == 0:\n"
+               "            n = n // 2\n"
+               "        else:\n"
+               "            n = 3 * n + 1\n"
+               "        steps += 1\n"
+               "    return steps\n")
+        print(src, end="")
+        conv = client.call("Convert", {"source": src, "filename": "collatz.py"})
+        print(conv.code)
+        namespace = {}
+        exec(compile(conv.code, "collatz_converted.py", "exec"), namespace)
+        print("converted collatz_steps(27) =", namespace["collatz_steps"](27))
+
+        banner("Grad of Myia's Figure 1, f(x, y) = x**3 * y**4, at (2, 3)")
+        sexpr = "(def f (x y) (* (** x 3) (** y 4)))\n(def df (x y) ((grad f 0) x y))\n"
+        print(sexpr, end="")
+        staged = client.call("Stage", {"sexpr": sexpr, "filename": "fig1.sexp", "entry": "df"})
+        result = client.call("Execute", {"graph_id": staged.graph_id, "args_json": "[2.0, 3.0]"})
+        print("df/dx(2, 3) =", result.result_json)
+
         banner(f"stagctl --addr {addr} health")
         subprocess.run([os.environ["STAGCTL_BIN"], "--addr", addr, "health"], check=True)
         banner(f"stagctl --addr {addr} ping hello")
