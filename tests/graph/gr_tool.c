@@ -2,15 +2,30 @@
  * gr_tool.c — a small driver for graph/ used by the tests and benchmarks until
  * stagctl is wired:
  *   gr_tool stage FILE [--dump sexpr|text|dot|json] [--no-optimize] [--entry NAME]
- *   gr_tool run FILE [--entry NAME] [--args JSON] [--deadline-ms N] [--no-optimize]
- *               [--repeat N]   (prints the result; printed output goes to stderr)
+ *   gr_tool run FILE [--entry NAME] [--args JSON|@FILE] [--deadline-ms N] [--no-optimize]
+ *               [--repeat N] [--device cpu|vulkan:N] [--stats]
+ *               (prints the result; printed output, timings and --stats (the Vulkan
+ *               executor's counters) go to stderr)
  * Diagnostics: FILE:LINE:COL: error: MESSAGE (CODE) on stderr; exit 1 on bad input.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec_vulkan.h"
 #include "gr.h"
+
+static void print_vk_stats(void) {
+  gr_vk_stats st;
+  gr_vk_stats_get(&st);
+  fprintf(stderr,
+          "vk_stats {\"requests\":%llu,\"dispatches\":%llu,\"submits\":%llu,\"uploads\":%llu,"
+          "\"downloads\":%llu,\"buffers\":%llu,\"reused\":%llu,\"cpu_fallbacks\":%llu}\n",
+          (unsigned long long)st.requests, (unsigned long long)st.dispatches,
+          (unsigned long long)st.submits, (unsigned long long)st.uploads,
+          (unsigned long long)st.downloads, (unsigned long long)st.buffers,
+          (unsigned long long)st.reused, (unsigned long long)st.cpu_fallbacks);
+}
 
 static int fail(sg_error *e) {
   char *s = sg_error_format(e);
@@ -34,6 +49,7 @@ int main(int argc, char **argv) {
   gr_stage_options so = {0};
   gr_exec_options xo = {0};
   long repeat = 1;
+  bool stats = false;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--no-optimize")) so.no_optimize = true;
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
@@ -44,6 +60,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--max-nodes") && i + 1 < argc) so.max_nodes = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--max-depth") && i + 1 < argc) xo.max_depth = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--device") && i + 1 < argc) xo.device = argv[++i];
+    else if (!strcmp(argv[i], "--stats")) stats = true;
     else {
       fprintf(stderr, "gr_tool: unknown option %s\n", argv[i]);
       return 2;
@@ -99,6 +117,7 @@ int main(int argc, char **argv) {
       printf("%s\n", res);
       if (repeat > 1) fprintf(stderr, "time_per_run_ns %.1f\n", (double)(t1 - t0) / (double)repeat);
     }
+    if (stats) print_vk_stats();
     free(res);
     free(printed);
   } else {

@@ -5,7 +5,7 @@ each dtype, and broadcasting edge cases (size-1 dims, scalars, empty tensors).
 Each case stages a one-def S-expression with gr_tool (tests/graph/gr_tool.c), runs
 it on JSON arguments and compares the JSON result with what NumPy computes from the
 same inputs. Usage: test_ops_numpy.py PATH/TO/gr_tool [TOOL OPTIONS...]
-The suite is parameterized over backends: `test_ops_numpy.py gr_vk_run --device
+The suite is parameterized over backends: `test_ops_numpy.py gr_tool --device
 vulkan:0` (tests/kernels/vulkan) runs every case on the Vulkan executor, with the
 same expected values and tolerances as the CPU backend.
 """

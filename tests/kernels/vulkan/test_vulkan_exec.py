@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""The graph executor on Vulkan (graph/exec_vulkan.c), driven through gr_vk_run:
+"""The graph executor on Vulkan (graph/exec_vulkan.c), driven through gr_tool:
 results equal the CPU backend, and the executor's counters (gr_vk_stats) show how a
 request ran: one command buffer per straight-line region, only outputs and
 control-flow predicates read back, buffers reused by liveness, CPU fallbacks counted.
-Usage: test_vulkan_exec.py PATH/TO/gr_vk_run [DEVICE]   (DEVICE defaults to vulkan:0)
+Usage: test_vulkan_exec.py PATH/TO/gr_tool [DEVICE]   (DEVICE defaults to vulkan:0)
 """
 import json
 import os
@@ -31,7 +31,7 @@ def run(src, args, device):
                        input=src, capture_output=True, text=True, timeout=120)
     os.unlink(path)
     if p.returncode != 0:
-        raise AssertionError(f"gr_vk_run failed on {device}: {p.stderr}")
+        raise AssertionError(f"gr_tool failed on {device}: {p.stderr}")
     v = json.loads(p.stdout)
     got = np.array([float(d) for d in v["data"]], dtype=v["dtype"]).reshape(v["shape"])
     stats = json.loads(next(l for l in p.stderr.splitlines() if l.startswith("vk_stats "))[9:])
