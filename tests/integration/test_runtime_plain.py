@@ -131,8 +131,8 @@ def test_snek_forms():
     assert sg__.if__(0, lambda: "t", lambda: "e") == "e"
 
 
-def test_staged_values_not_yet_supported():
-    with pytest.raises(NotImplementedError):
+def test_staged_value_outside_staging_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="outside of staging"):
         sg__.if_exp(sg__.Staged("x"), lambda: 1, lambda: 2)
 
 

@@ -25,6 +25,7 @@ from .client import (DEFAULT_ADDR, Cancelled, Client, DaemonUnavailable, Deadlin
                      FailedPrecondition, Internal, InvalidArgument, NotFound, ResourceExhausted,
                      StagdError, Unavailable, Unimplemented)
 from . import daemon
+from .function import function  # stagd.function(fn): staging (docs/runtime.md)
 
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",

@@ -1,21 +1,37 @@
-# Builtins, lists, item access and converted_call on plain values (exactly Python's).
+# Builtins, lists, item access and converted_call on plain values (exactly Python's);
+# on staged values they emit graph primitives (docs/runtime.md "Staging").
 import builtins
 
-from .staged import check_plain
+from . import sexpr as _sx
+from .staged import Staged, check_plain, is_staged
+
+
+class StagedRange:
+    """range(...) with a staged bound; for_stmt turns it into a while over an index."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
 
 
 def print_(*args, **kwargs):
-    check_plain(*args)
+    if is_staged(*args):
+        _sx.apply("print", *args)
+        return None
     return builtins.print(*args, **kwargs)
 
 
 def len_(x):
-    check_plain(x)
+    if isinstance(x, Staged):
+        return _sx.apply("len", x)
     return builtins.len(x)
 
 
 def range_(*args):
-    check_plain(*args)
+    if is_staged(*args):
+        a = list(args)
+        if len(a) == 1:
+            return StagedRange(0, a[0], 1)
+        return StagedRange(a[0], a[1], a[2] if len(a) > 2 else 1)
     return builtins.range(*args)
 
 
@@ -28,37 +44,51 @@ def zip_(*args, **kwargs):
 
 
 def int_(*args, **kwargs):
-    check_plain(*args)
+    if len(args) == 1 and isinstance(args[0], Staged) and not kwargs:
+        return _sx.apply("cast", args[0], Staged("int64"))
     return builtins.int(*args, **kwargs)
 
 
 def float_(*args):
-    check_plain(*args)
+    if len(args) == 1 and isinstance(args[0], Staged):
+        return _sx.apply("cast", args[0], Staged("float64"))
     return builtins.float(*args)
 
 
 def bool_(*args):
-    check_plain(*args)
+    if len(args) == 1 and isinstance(args[0], Staged):
+        return _sx.apply("!=", args[0], 0)
     return builtins.bool(*args)
 
 
 def abs_(x):
-    check_plain(x)
+    if isinstance(x, Staged):
+        return _sx.apply("abs", x)
     return builtins.abs(x)
 
 
+def _fold(prim, args):
+    out = args[0]
+    for a in args[1:]:
+        out = _sx.apply(prim, out, a)
+    return out
+
+
 def min_(*args, **kwargs):
-    check_plain(*args)
+    if is_staged(*args) and not kwargs:
+        return _sx.apply("min", args[0]) if len(args) == 1 else _fold("minimum", args)
     return builtins.min(*args, **kwargs)
 
 
 def max_(*args, **kwargs):
-    check_plain(*args)
+    if is_staged(*args) and not kwargs:
+        return _sx.apply("max", args[0]) if len(args) == 1 else _fold("maximum", args)
     return builtins.max(*args, **kwargs)
 
 
 def sum_(*args, **kwargs):
-    check_plain(*args)
+    if len(args) == 1 and isinstance(args[0], Staged) and not kwargs:
+        return _sx.apply("sum", args[0])
     return builtins.sum(*args, **kwargs)
 
 
@@ -81,7 +111,9 @@ def list_pop(lst, index):
 
 
 def get_item(obj, key):
-    check_plain(obj, key)
+    if isinstance(obj, Staged):
+        return _sx.apply("getitem", obj, key)
+    check_plain(key)
     return obj[key]
 
 
@@ -92,5 +124,6 @@ def set_item(obj, key, value):
 
 
 def converted_call(fn, args, kwargs):
-    check_plain(*args, *kwargs.values())
+    # Staged arguments: the call runs in Python and its operations are staged inline
+    # (a function defined in the staged module is already converted).
     return fn(*args, **kwargs)

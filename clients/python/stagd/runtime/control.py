@@ -1,9 +1,114 @@
 # Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert.
-from .staged import check_plain
+# Plain values: Python's semantics. Staged values: functional S-expression forms.
+from . import sexpr as _sx
+from .errors import Undefined
+from .staged import Staged, check_plain
+
+
+def _same(a, b):
+    return a is b or (type(a) is type(b) and not isinstance(a, Staged) and _sx.liftable(a)
+                      and a == b)
+
+
+def _branch(fn, init, set_state, get_state):
+    """Runs fn under a fresh builder from state `init`; (builder, state after)."""
+    b = _sx.push()
+    try:
+        if set_state is not None:
+            set_state(init)
+        fn()
+        out = get_state() if get_state is not None else ()
+    finally:
+        _sx.pop(b)
+    return b, out
+
+
+def _staged_if(cond, body, orelse, get_state, set_state, names):
+    init = tuple(get_state())
+    b1, out1 = _branch(body, init, set_state, get_state)
+    b2, out2 = _branch(orelse, init, set_state, get_state)
+    differ = [i for i in range(len(init)) if not _same(out1[i], out2[i])]
+    out1, out2 = list(out1), list(out2)
+    for i in differ:
+        # A return in one branch only: retval__ is read only where do_return__ is set,
+        # so the other branch carries a placeholder.
+        if names[i] == "retval__":
+            if out1[i] is None or isinstance(out1[i], Undefined):
+                out1[i] = 0
+            if out2[i] is None or isinstance(out2[i], Undefined):
+                out2[i] = 0
+        if not (_sx.liftable(out1[i]) and _sx.liftable(out2[i])):
+            raise TypeError(f"stagd: {names[i]!r} is not a number or staged value in both "
+                            f"branches of a staged if ({out1[i]!r} / {out2[i]!r})")
+    t1 = b1.close(_sx.literal(tuple(out1[i] for i in differ)))
+    t2 = b2.close(_sx.literal(tuple(out2[i] for i in differ)))
+    r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
+    final = list(out1)
+    for k, i in enumerate(differ):
+        final[i] = _sx.apply("getitem", r, k)
+    set_state(tuple(final))
+
+
+def _staged_loop(get_state, set_state, names, test, body, extra=()):
+    """(while (lambda (s…) C) (lambda (s…) (tuple …)) (tuple init…)) over the liftable
+    state values plus `extra` (name, init) loop counters. test(extras) → cond value,
+    body(extras) → new extras."""
+    init = list(get_state())
+    for i, n in enumerate(names):  # see _staged_if: a placeholder until a return sets it
+        if n == "retval__" and (init[i] is None or isinstance(init[i], Undefined)):
+            init[i] = 0
+    init = tuple(init)
+    idx = [i for i, v in enumerate(init) if _sx.liftable(v)]
+    params = [_sx.fresh("s") for _ in idx] + [_sx.fresh(n) for n, _ in extra]
+    nx = len(idx)
+
+    def start():
+        st = list(init)
+        for k, i in enumerate(idx):
+            st[i] = Staged(params[k])
+        set_state(tuple(st))
+        return [Staged(p) for p in params[nx:]]
+
+    b = _sx.push()
+    try:
+        c = test(start())
+        cond = b.close(_sx.literal(c))
+    finally:
+        _sx.pop(b)
+    b = _sx.push()
+    try:
+        new_extra = body(start())
+        out = get_state()
+        for i, v in enumerate(out):
+            if i not in idx and not _same(v, init[i]):
+                raise TypeError(f"stagd: staged loop changes {names[i]!r} to {v!r}, which "
+                                "is not a number or staged value")
+        res = b.close(_sx.literal(tuple(out[i] for i in idx) + tuple(new_extra)))
+    finally:
+        _sx.pop(b)
+    ps = " ".join(params)
+    inits = _sx.literal(tuple(init[i] for i in idx) + tuple(v for _, v in extra))
+    r = _sx.emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
+    final = list(init)
+    for k, i in enumerate(idx):
+        final[i] = _sx.apply("getitem", r, k)
+    set_state(tuple(final))
+
+
+def _probe(fn):
+    """Calls fn under a scratch builder (discarded) when staging; plain otherwise."""
+    if not _sx._stack:
+        return fn()
+    b = _sx.push()
+    try:
+        return fn()
+    finally:
+        _sx.pop(b)
 
 
 def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
-    check_plain(cond)
+    if isinstance(cond, Staged):
+        return _staged_if(cond, body, orelse, get_state, set_state, names)
     if cond:
         body()
     else:
@@ -12,14 +117,44 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
 
 def while_stmt(test, body, get_state, set_state, names, opts):
     while True:
-        c = test()
-        check_plain(c)
+        c = _probe(test)
+        if isinstance(c, Staged):
+            return _staged_loop(get_state, set_state, names, lambda ex: test(),
+                                lambda ex: (body(), ())[1])
         if not c:
             break
         body()
 
 
+def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None):
+    """A while over an index; `items` (a staged tensor) gives body(items[i])."""
+    start, stop, step = rng.start, rng.stop, rng.step
+    if isinstance(step, Staged) or step == 0:
+        raise TypeError("stagd: a staged range needs a plain, non-zero step")
+    cmp = "<" if step > 0 else ">"
+
+    def test(ex):
+        c = _sx.apply(cmp, ex[0], stop)
+        if extra_test is not None:
+            e = extra_test()
+            if isinstance(e, Staged) or not e:
+                c = _sx.apply("and", c, e)
+        return c
+
+    def run(ex):
+        body(ex[0] if items is None else _sx.apply("getitem", items, ex[0]))
+        return (_sx.apply("+", ex[0], step),)
+
+    _staged_loop(get_state, set_state, names, test, run, extra=(("i", start),))
+
+
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
+    from .builtins_ import StagedRange
+    if isinstance(iterable, StagedRange):
+        return _staged_for(iterable, extra_test, body, get_state, set_state, names)
+    if isinstance(iterable, Staged):  # a staged tensor: iterate its first axis
+        rng = StagedRange(0, _sx.apply("len", iterable), 1)
+        return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable)
     check_plain(iterable)
     if extra_test is None:
         for item in iterable:
@@ -37,37 +172,70 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
 
 
 def if_exp(cond, if_true, if_false, description=None):
-    check_plain(cond)
+    if isinstance(cond, Staged):
+        arms = []
+        for fn in (if_true, if_false):
+            b = _sx.push()
+            try:
+                v = fn()
+                arms.append(b.close(_sx.literal(v)))
+            finally:
+                _sx.pop(b)
+        return _sx.emit(f"(if {cond.sexpr} {arms[0]} {arms[1]})")
     return if_true() if cond else if_false()
+
+
+def _logic(prim, staged, value):
+    out = staged[0]
+    for s in staged[1:] + ([value] if value is not None else []):
+        out = _sx.apply(prim, out, s)
+    return out
 
 
 def and_(*operands):
     value = None
+    staged = []
     for op in operands:
         value = op()
-        check_plain(value)
+        if isinstance(value, Staged):
+            staged.append(value)
+            continue
         if not value:
             return value
+    if staged:  # staged operands: a logical (not short-circuit) `and`, a bool
+        return _logic("and", staged, None if isinstance(value, Staged) else bool(value))
     return value
 
 
 def or_(*operands):
     value = None
+    staged = []
     for op in operands:
         value = op()
-        check_plain(value)
+        if isinstance(value, Staged):
+            staged.append(value)
+            continue
         if value:
+            if staged:
+                return True  # a plain truthy operand decides a staged `or`
             return value
+    if staged:
+        return _logic("or", staged, None)
     return value
 
 
 def not_(value):
-    check_plain(value)
+    if isinstance(value, Staged):
+        return _sx.apply("not", value)
     return not value
 
 
 def assert_stmt(cond, message):
-    check_plain(cond)
+    if isinstance(cond, Staged):
+        msg = message()
+        _sx.emit(f"(assert {cond.sexpr}" + (f" {_sx.literal(str(msg))})" if msg is not None
+                                            else ")"))
+        return
     if not cond:
         msg = message()
         if msg is None:

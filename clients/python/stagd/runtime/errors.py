@@ -118,6 +118,9 @@ def ld(value, free=False):
 
 def ret(retval, do_return):
     """Single exit of a converted function: None when nothing returned."""
+    from .staged import Staged
+    if isinstance(do_return, Staged):
+        return retval  # staged: every path must return (see docs/runtime.md "Staging")
     if isinstance(do_return, Undefined) or not do_return or isinstance(retval, Undefined):
         return None
     return retval

@@ -1,13 +1,60 @@
-# Staged values (Snek's Rep). Staging into S-expressions is not implemented yet:
-# every runtime function that receives a Staged raises NotImplementedError.
+# Staged values (Snek's Rep): a symbol of the S-expression being built. Operators on a
+# Staged append a `let` binding to the current builder (sexpr.py) and return a new
+# Staged; plain Python numbers mixed in become literals.
+from . import sexpr as _sx
+
+
 class Staged:
-    """A value known only when the staged graph runs (placeholder, see docs/runtime.md)."""
+    """A value known only when the staged graph runs (see docs/runtime.md)."""
 
     def __init__(self, sexpr):
         self.sexpr = sexpr
+
+    def __repr__(self):
+        return f"Staged({self.sexpr})"
+
+    def __bool__(self):
+        raise TypeError(f"stagd: the truth value of staged {self.sexpr} is unknown while "
+                        "staging; use it in converted control flow (if/while/and/or)")
+
+    def __iter__(self):
+        raise TypeError(f"stagd: cannot iterate staged {self.sexpr} in plain Python")
+
+    def __add__(self, o): return _sx.apply("+", self, o)
+    def __radd__(self, o): return _sx.apply("+", o, self)
+    def __sub__(self, o): return _sx.apply("-", self, o)
+    def __rsub__(self, o): return _sx.apply("-", o, self)
+    def __mul__(self, o): return _sx.apply("*", self, o)
+    def __rmul__(self, o): return _sx.apply("*", o, self)
+    def __truediv__(self, o): return _sx.apply("/", self, o)
+    def __rtruediv__(self, o): return _sx.apply("/", o, self)
+    def __floordiv__(self, o): return _sx.apply("//", self, o)
+    def __rfloordiv__(self, o): return _sx.apply("//", o, self)
+    def __mod__(self, o): return _sx.apply("%", self, o)
+    def __rmod__(self, o): return _sx.apply("%", o, self)
+    def __pow__(self, o): return _sx.apply("**", self, o)
+    def __rpow__(self, o): return _sx.apply("**", o, self)
+    def __matmul__(self, o): return _sx.apply("matmul", self, o)
+    def __rmatmul__(self, o): return _sx.apply("matmul", o, self)
+    def __neg__(self): return _sx.apply("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return _sx.apply("abs", self)
+    def __eq__(self, o): return _sx.apply("==", self, o)
+    def __ne__(self, o): return _sx.apply("!=", self, o)
+    def __lt__(self, o): return _sx.apply("<", self, o)
+    def __le__(self, o): return _sx.apply("<=", self, o)
+    def __gt__(self, o): return _sx.apply(">", self, o)
+    def __ge__(self, o): return _sx.apply(">=", self, o)
+    def __getitem__(self, i): return _sx.apply("getitem", self, i)
+    __hash__ = object.__hash__
+
+
+def is_staged(*values):
+    return any(isinstance(v, Staged) for v in values)
 
 
 def check_plain(*values):
     for v in values:
         if isinstance(v, Staged):
-            raise NotImplementedError("stagd.runtime: staging of Staged values is not implemented yet")
+            raise NotImplementedError("stagd.runtime: staging of Staged values is not "
+                                      "implemented for this construct yet")

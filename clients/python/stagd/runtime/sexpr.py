@@ -1,0 +1,101 @@
+# S-expression builder for staging (Snek §5 reflect/reify): a stack of builders, each a
+# list of `let` bindings; staged operations append a binding and return its symbol.
+import math
+
+_counter = [0]
+_stack = []
+
+
+def fresh(prefix="t"):
+    """A new symbol; `$` keeps it apart from every Python identifier."""
+    _counter[0] += 1
+    return f"{prefix}${_counter[0]}"
+
+
+def literal(value):
+    """The S-expression text of a plain value (bool, int, float, str, None, tuple)."""
+    from .staged import Staged
+    if isinstance(value, Staged):
+        return value.sexpr
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
+            .replace("\t", "\\t") + '"'
+    if isinstance(value, (tuple, list)):
+        return "(tuple " + " ".join(literal(v) for v in value) + ")" if value else "(tuple)"
+    try:
+        import numpy as np
+        if isinstance(value, np.generic):
+            return literal(value.item())
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"stagd: cannot stage a value of type {type(value).__name__}: {value!r}")
+
+
+def liftable(value):
+    from .staged import Staged
+    if isinstance(value, (Staged, bool, int, float)):
+        return True
+    try:
+        import numpy as np
+        return isinstance(value, np.generic)
+    except ImportError:  # pragma: no cover
+        return False
+
+
+class Builder:
+    def __init__(self):
+        self.bindings = []
+
+    def emit(self, expr, prefix="t"):
+        name = fresh(prefix)
+        self.bindings.append((name, expr))
+        return name
+
+    def close(self, result):
+        """`(let n1 e1 (let n2 e2 … RESULT))` around the result expression text."""
+        out = result
+        for name, expr in reversed(self.bindings):
+            out = f"(let {name} {expr} {out})"
+        return out
+
+
+def current():
+    if not _stack:
+        # Eager use of a Staged (no builder) is not implemented: it only exists while
+        # stagd.function stages (sexpr() or a call).
+        raise NotImplementedError("stagd: a staged value was used outside of staging "
+                                  "(stagd.function(...).sexpr or a call)")
+    return _stack[-1]
+
+
+def push():
+    b = Builder()
+    _stack.append(b)
+    return b
+
+
+def pop(b):
+    assert _stack and _stack[-1] is b
+    _stack.pop()
+
+
+def emit(expr):
+    """Binds `expr` in the current builder; returns the Staged symbol."""
+    from .staged import Staged
+    return Staged(current().emit(expr))
+
+
+def apply(op, *args):
+    return emit("(" + op + "".join(" " + literal(a) for a in args) + ")")
