@@ -103,10 +103,36 @@ static sg_code reduce(gr_ad *c, gr_node *n, gr_node *g) {
   return SG_OK;
 }
 
+/* (where cond a b): g routed to the branch each element came from */
+static sg_code where(gr_ad *c, gr_node *n, gr_node *g) {
+  gr_node *cond = n->inputs[1], *a = n->inputs[2], *b = n->inputs[3];
+  gr_node *zero = mk(c, "*", g, fconst(c, 0.0));
+  if (!is_const(a)) accum(c, a, gr_ad_mk3(c, "where", cond, g, zero));
+  if (!is_const(b)) accum(c, b, gr_ad_mk3(c, "where", cond, zero, g));
+  return SG_OK;
+}
+
+/* 2-D transpose (no axes argument): the adjoint is transposed back */
+static sg_code transpose(gr_ad *c, gr_node *n, gr_node *g) {
+  if (n->ninputs != 2)
+    return gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, n,
+                       "grad: no gradient rule for 'transpose' with axes yet");
+  accum(c, n->inputs[1], mk(c, "transpose", g, NULL));
+  return SG_OK;
+}
+
+/* (reshape a shape): the adjoint is reshaped back to a's shape */
+static sg_code reshape(gr_ad *c, gr_node *n, gr_node *g) {
+  gr_node *a = n->inputs[1];
+  accum(c, a, mk(c, "reshape", g, mk(c, "shape", a, NULL)));
+  return SG_OK;
+}
+
 static sg_code none(gr_ad *c, gr_node *n, gr_node *g) {
   (void)c, (void)n, (void)g; /* shape/len/size: integers, no gradient */
   return SG_OK;
 }
 
 const gr_grad_rule gr_grad_binary = {binary}, gr_grad_unary = {unary}, gr_grad_matmul = {matmul},
-                   gr_grad_reduce = {reduce}, gr_grad_none = {none};
+                   gr_grad_reduce = {reduce}, gr_grad_none = {none}, gr_grad_where = {where},
+                   gr_grad_transpose = {transpose}, gr_grad_reshape = {reshape};

@@ -32,7 +32,7 @@ gr_node *gr_ad_float(gr_ad *c, double f);
 void gr_ad_accum(gr_ad *c, gr_node *x, gr_node *d);
 
 extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad_reduce,
-    gr_grad_none;
+    gr_grad_none, gr_grad_where, gr_grad_transpose, gr_grad_reshape;
 
 #define GR_AD_SLOT(cpu) GR_AD_SLOT_##cpu
 #define GR_AD_SLOT_gr_cpu_binary (&gr_grad_binary)
@@ -54,14 +54,14 @@ extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad
 #define GR_AD_SLOT_gr_cpu_print NULL
 #define GR_AD_SLOT_gr_cpu_random NULL
 #define GR_AD_SLOT_gr_cpu_record NULL
-#define GR_AD_SLOT_gr_cpu_reshape NULL
+#define GR_AD_SLOT_gr_cpu_reshape (&gr_grad_reshape)
 #define GR_AD_SLOT_gr_cpu_seq NULL
 #define GR_AD_SLOT_gr_cpu_slice NULL
 #define GR_AD_SLOT_gr_cpu_softmax NULL
-#define GR_AD_SLOT_gr_cpu_transpose NULL
+#define GR_AD_SLOT_gr_cpu_transpose (&gr_grad_transpose)
 #define GR_AD_SLOT_gr_cpu_tuple NULL
 #define GR_AD_SLOT_gr_cpu_variable NULL
-#define GR_AD_SLOT_gr_cpu_where NULL
+#define GR_AD_SLOT_gr_cpu_where (&gr_grad_where)
 #define GR_AD_SLOT_gr_cpu_while NULL
 
 #endif /* STAGD_GRAPH_AD_RULES_H */

@@ -91,7 +91,8 @@ static void ad_finite_differences(void **state) {
       "(+ x (* x 3.0))", "(- 2.0 x)", "(- x)", "(* x (+ x 1.5))", "(/ 3.0 x)", "(/ x (+ x 2.0))",
       "(** x 3.0)", "(** 2.0 x)", "(** x x)", "(neg (* x x))", "(exp x)", "(log x)",
       "(sqrt x)", "(tanh x)", "(sigmoid x)", "(sin x)", "(cos x)", "(relu (- x 0.25))",
-      "(abs (- x 3.0))", "(exp (sin (* x x)))",
+      "(abs (- x 3.0))", "(exp (sin (* x x)))", "(where (> x 1.0) (* x x) (* 3.0 x))",
+      "(where (< x 1.0) 2.0 (sin x))",
   };
   for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
     check_fd(bodies[i], 0.7);
@@ -113,10 +114,10 @@ static void ad_through_calls(void **state) {
 
 /* Gradient w.r.t. a 2x2 float64 matrix w of f(w, x) = sum(tanh(x @ w)) (matmul, tanh,
  * sum) against central differences of each entry. */
-static void ad_matmul_finite_differences(void **state) {
-  (void)state;
-  const char *fsrc = "(def f (w x) (sum (tanh (matmul x w))))";
-  const char *gsrc = "(def f (w x) (sum (tanh (matmul x w))))\n(def main (w x) ((grad f 0) w x))";
+static void matmul_fd(const char *body) {
+  char fsrc[256], gsrc[512];
+  snprintf(fsrc, sizeof fsrc, "(def f (w x) %s)", body);
+  snprintf(gsrc, sizeof gsrc, "(def f (w x) %s)\n(def main (w x) ((grad f 0) w x))", body);
   double w[4] = {0.1, -0.2, 0.3, 0.4}, g[4];
   const char *x = "{\"dtype\":\"float64\",\"shape\":[3,2],\"data\":[1.0,2.0,-0.5,0.25,0.7,-1.1]}";
   char args[512];
@@ -139,6 +140,13 @@ static void ad_matmul_finite_differences(void **state) {
     double fd = (f2[0] - f2[1]) / (2 * h);
     assert_true(fabs(fd - g[k]) <= 1e-6 * (1 + fabs(fd)));
   }
+}
+
+static void ad_matmul_finite_differences(void **state) {
+  (void)state;
+  matmul_fd("(sum (tanh (matmul x w)))");
+  matmul_fd("(sum (tanh (matmul x (transpose w))))"); /* 2-D transpose rule */
+  matmul_fd("(sum (tanh (matmul x (reshape (reshape w (tuple 4)) (tuple 2 2)))))");
 }
 
 /* A two-layer MLP (tanh hidden layer, logistic loss, a ones column as first-layer bias)
