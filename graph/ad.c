@@ -71,7 +71,11 @@ static gr_node *fwd(adc *c, sg_map *map, gr_node *x) {
   for (int i = 1; i <= na; i++)
     if (!(in[i] = fwd(c, map, x->inputs[i]))) goto out;
   const gr_op *op = gr_node_prim(x);
-  if (op) {
+  if (op == gr_op_seq) {
+    /* `seq` only orders its inputs (lower.c keeps a let-bound call alive with it); they
+     * were replayed above, and its value, the last one, carries the adjoint */
+    r = in[na];
+  } else if (op) {
     if (op->flags & GR_OP_CALLS) {
       gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, x,
                   "grad: differentiating through '%s' is not implemented yet", op->name);

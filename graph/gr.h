@@ -71,6 +71,52 @@ sg_code gr_run_source(const char *src, size_t len, const char *filename,
                       const char *args_json, char **result_json, char **printed,
                       sg_error *err);
 
+/* ------------------------------------------------------------ boxed values */
+/* A graph value held outside the executor (the daemon's tensor handles, the eager
+ * client's op arguments): reference counted, immutable except variables, whose cell
+ * the `assign`/`assign_add` primitives update in place (shared by every holder). */
+typedef struct gr_value gr_value;
+typedef enum gr_value_kind {
+  GR_VALUE_NONE, GR_VALUE_BOOL, GR_VALUE_INT, GR_VALUE_FLOAT, GR_VALUE_STR, GR_VALUE_TENSOR,
+  GR_VALUE_TUPLE, GR_VALUE_VARIABLE, GR_VALUE_OTHER
+} gr_value_kind;
+struct kn_tensor;
+gr_value *gr_value_none(void);
+gr_value *gr_value_bool(bool b);
+gr_value *gr_value_int(int64_t i);
+gr_value *gr_value_float(double f);
+gr_value *gr_value_str(const char *s); /* dtype names, e.g. for `cast` */
+/* Takes over the caller's reference to t. */
+gr_value *gr_value_tensor(struct kn_tensor *t);
+/* Takes over the caller's references to items[0..n). */
+gr_value *gr_value_tuple(gr_value **items, int n);
+gr_value *gr_value_retain(gr_value *v);
+void gr_value_release(gr_value *v);
+gr_value_kind gr_value_kind_of(const gr_value *v);
+/* The tensor (borrowed) of a tensor value, else NULL. */
+struct kn_tensor *gr_value_tensor_of(const gr_value *v);
+/* Scalars of BOOL/INT/FLOAT values. */
+bool gr_value_scalar(const gr_value *v, bool *b, int64_t *i, double *f);
+/* A variable's current value (new reference); NULL when v is not a variable. */
+gr_value *gr_value_variable_get(const gr_value *v);
+int gr_value_tuple_len(const gr_value *v);             /* -1 when not a tuple */
+gr_value *gr_value_tuple_item(const gr_value *v, int i); /* new reference */
+/* Bytes of tensor data a value holds (a variable: its current value). */
+uint64_t gr_value_bytes(const gr_value *v);
+/* One-line summary (type, dtype, shape) for error messages; malloc'd. */
+char *gr_value_describe(const gr_value *v);
+
+/* Runs one primitive of the op table (graph/ops.c) on boxed values — the eager path.
+ * device as in gr_exec_options. Errors name the op; unknown ops, ops that call
+ * functions (if/while/grad) and wrong arities are SG_INVALID_ARGUMENT. */
+sg_code gr_eager_op(const char *op, gr_value *const *args, int n, const char *device,
+                    gr_value **out, sg_error *err);
+/* gr_execute_json with boxed arguments and result (variables passed by reference). */
+sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *const *args,
+                          int n, gr_value **result, char **printed, sg_error *err);
+/* The JSON encoding (ARCHITECTURE.md "JSON values") of v; malloc'd. */
+char *gr_value_to_json_text(const gr_value *v);
+
 /* ---------------------------------------------------------------- cache */
 /* Thread-safe map id → program, holding a reference to each; evicts the least
  * recently used beyond `capacity` programs (0 → 1024). */

@@ -134,6 +134,12 @@ const char *gv_type_name(const gr_val *v);
 /* Scalar → 0-d tensor (dtype: bool / int64 / float64), tensor → retained. */
 kn_tensor *gv_to_tensor(const gr_val *v, kn_dtype dt);
 
+/* A boxed value (gr.h gr_value; eager.c): shared by the daemon's handles. */
+struct gr_value {
+  atomic_int rc;
+  gr_val v;
+};
+
 /* --------------------------------------------------------------- abstract values */
 typedef enum gr_akind {
   GA_ANY, GA_NONE, GA_SCALAR, GA_TENSOR, GA_TUPLE, GA_RECORD, GA_FUNC, GA_STR, GA_VAR

@@ -134,24 +134,11 @@ static gr_graph *find_def(gr_program *p, const char *name) {
   return NULL;
 }
 
-sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *args_json,
-                        char **result_json, char **printed, sg_error *err) {
-  gr_exec_options def = {0};
-  if (!opts) opts = &def;
-  if (result_json) *result_json = NULL;
-  if (printed) *printed = NULL;
-  gr_graph *g = p->entry;
-  if (opts->entry && !(g = find_def(p, opts->entry)))
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "no def named '%s' in the program", opts->entry);
-  sg_arena a;
-  sg_arena_init(&a, 0);
-  gr_val *args;
-  int n;
-  sg_code rc = gr_json_args(args_json, &p->mod, &a, &args, &n, err);
-  if (rc) {
-    sg_arena_free(&a);
-    return rc;
-  }
+/* Checks args against g's declared input signature and infers g for it (once per
+ * signature), then runs g. *res is owned by the caller on success. */
+static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *opts, gr_val *args, int n,
+                            gr_val *res, sg_buf *out_text, sg_error *err) {
+  sg_code rc = SG_OK;
   if (n != g->nparams) {
     rc = sg_error_set_at(err, SG_INVALID_ARGUMENT, p->mod.file, g->line, g->col,
                          "@%s takes %d argument%s, got %d", g->name, g->nparams, g->nparams == 1 ? "" : "s", n);
@@ -195,7 +182,6 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
       }
     }
   }
-  sg_buf out_text = SG_BUF_INIT;
   if (!rc) {
     char base;
     gr_ctx ctx = {.mod = &p->mod,
@@ -203,25 +189,75 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
                   .max_depth = opts->max_depth > 0 ? opts->max_depth : 2000,
                   .stack_base = &base,
                   .max_stack = stack_budget(&base),
-                  .printed = &out_text};
-    gr_val gv = {.tag = GV_GRAPH, .u.g = g}, res;
+                  .printed = out_text};
+    gr_val gv = {.tag = GV_GRAPH, .u.g = g};
     rc = gr_vk_exec_begin(&ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
     if (!rc) rc = gr_check_deadline(&ctx, err);
-    if (!rc) rc = gr_call(&ctx, gv, args, n, &res, err);
-    rc = gr_vk_exec_end(&ctx, &res, rc, err); /* reads the result back, frees the device buffers */
-    if (!rc) {
-      sg_buf b = SG_BUF_INIT;
-      gr_value_to_json(&b, &res);
-      gv_release(res);
-      if (result_json) *result_json = sg_buf_detach(&b, NULL);
-      else sg_buf_free(&b);
-    }
+    if (!rc) rc = gr_call(&ctx, gv, args, n, res, err);
+    rc = gr_vk_exec_end(&ctx, res, rc, err); /* reads the result back, frees the device buffers */
+  }
+  return rc;
+}
+
+sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                        char **result_json, char **printed, sg_error *err) {
+  gr_exec_options def = {0};
+  if (!opts) opts = &def;
+  if (result_json) *result_json = NULL;
+  if (printed) *printed = NULL;
+  gr_graph *g = p->entry;
+  if (opts->entry && !(g = find_def(p, opts->entry)))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "no def named '%s' in the program", opts->entry);
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  gr_val *args;
+  int n;
+  sg_code rc = gr_json_args(args_json, &p->mod, &a, &args, &n, err);
+  if (rc) {
+    sg_arena_free(&a);
+    return rc;
+  }
+  sg_buf out_text = SG_BUF_INIT;
+  gr_val res;
+  rc = execute_core(p, g, opts, args, n, &res, &out_text, err);
+  if (!rc) {
+    sg_buf b = SG_BUF_INIT;
+    gr_value_to_json(&b, &res);
+    gv_release(res);
+    if (result_json) *result_json = sg_buf_detach(&b, NULL);
+    else sg_buf_free(&b);
   }
   if (!rc && printed) *printed = sg_buf_detach(&out_text, NULL);
   sg_buf_free(&out_text);
   for (int i = 0; i < n; i++) gv_release(args[i]);
   free(args);
   sg_arena_free(&a);
+  return rc;
+}
+
+sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *const *bargs, int n,
+                          gr_value **result, char **printed, sg_error *err) {
+  gr_exec_options def = {0};
+  if (!opts) opts = &def;
+  *result = NULL;
+  if (printed) *printed = NULL;
+  gr_graph *g = p->entry;
+  if (opts->entry && !(g = find_def(p, opts->entry)))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "no def named '%s' in the program", opts->entry);
+  gr_val *args = sg_xmalloc(sizeof(gr_val) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) args[i] = bargs[i]->v; /* borrowed, like every call's arguments */
+  sg_buf out_text = SG_BUF_INIT;
+  gr_val res;
+  sg_code rc = execute_core(p, g, opts, args, n, &res, &out_text, err);
+  free(args);
+  if (!rc) {
+    gr_value *b = sg_xmalloc(sizeof *b);
+    atomic_init(&b->rc, 1);
+    b->v = res;
+    *result = b;
+    if (printed) *printed = sg_buf_detach(&out_text, NULL);
+  }
+  sg_buf_free(&out_text);
   return rc;
 }
 

@@ -55,6 +55,10 @@ static const opt options[] = {
      "(default 10000)"},
     {"max-ping-delay-ms", "STAGD_MAX_PING_DELAY_MS", OPT_UINT, OFF(max_ping_delay_ms), "N",
      "upper bound of Ping's delay (default 10000)"},
+    {"max-handle-bytes", "STAGD_MAX_HANDLE_BYTES", OPT_UINT, OFF(max_handle_bytes), "N",
+     "tensor bytes the eager clients' handles may hold, per device (default 4294967296)"},
+    {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
+     "live tensor handles per device (default 1000000)"},
 };
 #undef OFF
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -81,6 +85,8 @@ void sv_config_init(sv_config *c) {
   c->deadline_ms = 600000;
   c->shutdown_timeout_ms = 10000;
   c->max_ping_delay_ms = 10000;
+  c->max_handle_bytes = 4ULL << 30;
+  c->max_handles = 1000000;
 }
 
 void sv_config_free(sv_config *c) {

@@ -27,6 +27,7 @@
 #endif
 #include "stagd.pb-c.h"
 #include "sv.h"
+#include "eager.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -50,6 +51,7 @@ struct sv_service {
   atomic_bool draining;
   method_stats *stats; /* one per method-table row */
   gr_cache *graphs;    /* staged programs by content-addressed id */
+  sv_handles *handles; /* device-resident tensors of eager clients (handles.c) */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -75,7 +77,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->uv_version = (char *)uv_version_string();
   static const char *const features[] = {"grpc",  "lsp",     "health",    "ping",     "stats",
                                          "parse", "unparse", "stage",     "execute",  "dump-graph",
-                                         "devices:cpu"
+                                         "devices:cpu", "eager", "handles"
 #ifdef STAGD_HAVE_VULKAN
                                          ,
                                          "devices:vulkan"
@@ -368,12 +370,69 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
   return SG_OK;
 }
 
+/* Execute with boxed values: handles as arguments (variables by reference), and the
+ * result left in the daemon as handles when asked (eager.c does the conversions). */
+static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q,
+                              Stagd__V1__ExecuteReply *r, gr_program *p, const char *device, sg_error *err) {
+  sg_code rc = SG_OK;
+  gr_value **args = sg_xcalloc(q->n_args ? q->n_args : 1, sizeof *args);
+  size_t got = 0;
+  for (; got < q->n_args && !rc; got++) {
+    char path[32];
+    snprintf(path, sizeof path, "args[%zu]", got);
+    rc = sv_value_to_gr(sv->handles, q->args[got], path, &args[got], err);
+    if (rc) break;
+  }
+  gr_value *res = NULL;
+  char *printed = NULL;
+  if (!rc) {
+    gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0};
+    rc = gr_execute_values(p, &opts, args, (int)q->n_args, &res, &printed, err);
+  }
+  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
+  free(args);
+  if (!rc) {
+    r->output = sg_arena_strdup(call->arena, printed ? printed : "");
+    const char *where = !strcmp(device, "auto") ? "cpu" : device;
+    rc = sv_value_from_gr(sv->handles, call, res, where, q->return_handles, &r->result, err);
+    if (!rc && !q->return_handles) {
+      char *json = gr_value_to_json_text(res);
+      r->result_json = sg_arena_strdup(call->arena, json);
+      free(json);
+    }
+  }
+  free(printed);
+  gr_value_release(res);
+  return rc;
+}
+
+static bool has_handle(const Stagd__V1__Value *v) {
+  if (v->kind_case == STAGD__V1__VALUE__KIND_HANDLE) return true;
+  if (v->kind_case == STAGD__V1__VALUE__KIND_TUPLE)
+    for (size_t i = 0; i < v->tuple->n_items; i++)
+      if (has_handle(v->tuple->items[i])) return true;
+  return false;
+}
+
 static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                          ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__ExecuteRequest, q);
   REPLY(Stagd__V1__ExecuteReply, r);
   if (q->n_args && *q->args_json)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "give the arguments either as args or as args_json, not both");
+  /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
+  const char *device = *q->device ? q->device : sv->cfg->device;
+  bool boxed = q->return_handles;
+  for (size_t i = 0; i < q->n_args && !boxed; i++) boxed = has_handle(q->args[i]);
+  if (boxed) {
+    sg_code rc = sv_check_device(device, err);
+    if (rc) return rc;
+    gr_program *p = find_program(sv, q->graph_id, err);
+    if (!p) return SG_NOT_FOUND;
+    rc = execute_values(sv, call, q, r, p, device, err);
+    gr_program_release(p);
+    return rc;
+  }
   sg_buf args = SG_BUF_INIT;
   if (q->n_args) {
     sg_code rc = sv_values_to_json((const void *const *)q->args, q->n_args, &args, err);
@@ -384,8 +443,6 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   } else {
     sg_buf_puts(&args, *q->args_json ? q->args_json : "[]");
   }
-  /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
-  const char *device = *q->device ? q->device : sv->cfg->device;
   gr_program *p = find_program(sv, q->graph_id, err);
   if (!p) {
     sg_buf_free(&args);
@@ -453,6 +510,10 @@ static const sv_method methods[] = {
     STAGD_METHOD(Version, "version", version, h_version),
     STAGD_METHOD(Stats, "stats", stats, h_stats),
     STAGD_METHOD(Ping, "ping", ping, h_ping),
+    STAGD_METHOD(Put, "put", put, sv_h_put),
+    STAGD_METHOD(EagerOp, "eagerOp", eager_op, sv_h_eager_op),
+    STAGD_METHOD(Fetch, "fetch", fetch, sv_h_fetch),
+    STAGD_METHOD(Release, "release", release, sv_h_release),
     {"Health.Check", "/grpc.health.v1.Health/Check", "stagd/health",
      &grpc__health__v1__health_check_request__descriptor,
      &grpc__health__v1__health_check_response__descriptor, h_health},
@@ -500,6 +561,7 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   atomic_store(&sv->next_id, 1);
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
+  sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles);
   return sv;
 }
 
@@ -507,10 +569,12 @@ void sv_service_destroy(sv_service *sv) {
   if (!sv) return;
   free(sv->stats);
   gr_cache_free(sv->graphs);
+  sv_handles_free(sv->handles);
   free(sv);
 }
 
 const sv_config *sv_service_config(const sv_service *sv) { return sv->cfg; }
+sv_handles *sv_service_handles(sv_service *sv) { return sv->handles; }
 uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
 void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
 

@@ -45,6 +45,8 @@ typedef struct sv_config {
   uint64_t deadline_ms;         /* default and maximum time per request (0: none) */
   uint64_t shutdown_timeout_ms; /* in-flight calls get this long on SIGTERM */
   uint64_t max_ping_delay_ms;   /* upper bound of Ping.delay_ms */
+  uint64_t max_handle_bytes;    /* tensor bytes held by handles, per device */
+  uint64_t max_handles;         /* live handles per device */
   bool listen_explicit;         /* some source named --listen */
 } sv_config;
 

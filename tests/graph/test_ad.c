@@ -67,6 +67,16 @@ static void ad_second_derivative(void **state) {
   assert_true(fabs(run_num(src, "[5.0]") - 2.0) < 1e-12);
 }
 
+/* A let-bound call is kept alive by a `seq` (lower.c); the gradient flows through it
+ * (the eager client's tapes record staged-function calls this way). */
+static void ad_through_let_bound_call(void **state) {
+  (void)state;
+  const char *src = "(def cube (x) (let t (* x x) (* t x)))\n"
+                    "(def f (p) (let s (cube p) (+ s p)))\n"
+                    "(def main (p) ((grad f 0) p))";
+  assert_true(fabs(run_num(src, "[2.0]") - 13.0) < 1e-12);
+}
+
 /* d/dx of (OP x) against a central difference, h = 1e-6, in float64. */
 static void check_fd(const char *body, double x) {
   char src[512], args[64];
@@ -296,6 +306,7 @@ int main(void) {
       cmocka_unit_test(ad_errors),              cmocka_unit_test(ad_gradient_size),
       cmocka_unit_test(ad_matmul_finite_differences),
       cmocka_unit_test(ad_mlp_trains_in_graph),   cmocka_unit_test(ad_variables_in_loops),
+      cmocka_unit_test(ad_through_let_bound_call),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

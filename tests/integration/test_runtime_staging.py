@@ -150,8 +150,9 @@ def test_numpy_argument_and_result(client):
         return v * 2.0
     f = stagd.function(double, client=client)
     out = f(np.array([1.0, 2.5], dtype=np.float32))
-    assert isinstance(out, np.ndarray) and out.dtype == np.float32
-    assert out.tolist() == [2.0, 5.0]
+    # tensor results stay in the daemon: a stagd.Tensor handle (docs/client.md)
+    assert isinstance(out, stagd.Tensor) and out.dtype == "float32"
+    assert out.numpy().dtype == np.float32 and out.numpy().tolist() == [2.0, 5.0]
 
 
 def test_returns_inside_staged_if_and_while(client):

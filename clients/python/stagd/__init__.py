@@ -18,6 +18,11 @@ timeout. When none answers:
 * autostart=False never starts one.
 
 Daemons started this way stop when the interpreter exits.
+
+The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.Tensor`
+(device-resident handles, eager ops), `stagd.Variable`, `stagd.GradientTape`,
+`stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.device`,
+`stagd.list_devices`, `stagd.Checkpoint`, `stagd.init_scope`, `stagd.py_func`.
 """
 import os
 
@@ -25,9 +30,32 @@ from .client import (DEFAULT_ADDR, Cancelled, Client, DaemonUnavailable, Deadlin
                      FailedPrecondition, Internal, InvalidArgument, NotFound, ResourceExhausted,
                      StagdError, Unavailable, Unimplemented)
 from . import daemon
-from .function import function  # stagd.function(fn): staging (docs/runtime.md)
+from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
+from .tape import GradientTape, grad
+
+# Loaded on first use (PEP 562), so `import stagd` does not import NumPy.
+_TENSOR_NAMES = frozenset((
+    "Tensor", "Variable", "constant", "convert_to_tensor", "device", "matmul", "add",
+    "subtract", "multiply", "divide", "maximum", "minimum", "where", "exp", "log", "sqrt",
+    "tanh", "sigmoid", "relu", "sin", "cos", "square", "transpose", "reshape", "cast",
+    "reduce_sum", "reduce_mean", "softmax", "zeros", "ones", "random_normal",
+    "random_uniform", "dropout", "eye", "flush_releases"))
+
+
+def __getattr__(name):
+    if name in _TENSOR_NAMES:
+        from . import tensor
+        value = getattr(tensor, name)
+    elif name == "Checkpoint":
+        from .checkpoint import Checkpoint as value
+    else:
+        raise AttributeError(f"module 'stagd' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
+           "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
+           "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
            "Internal", "DEFAULT_ADDR"]
@@ -62,7 +90,21 @@ def _local_listen(addr):
 
 
 def connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
-    """Returns a Client for a serving daemon; see the module docstring."""
+    """Returns a Client for a serving daemon; see the module docstring. It becomes the
+    default client: eager tensors, stagd.function and tapes use it from now on."""
+    client = _connect(addr, autostart, timeout)
+    set_default_client(client)
+    return client
+
+
+def set_default_client(client):
+    """Makes `client` the one eager tensors, stagd.function and tapes talk to."""
+    global _default_client
+    _default_client = client
+    return client
+
+
+def _connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
     addr = addr or os.environ.get("STAGD_ADDR") or DEFAULT_ADDR
     started = _autostarted.get(addr)
     if started is not None and started.proc.poll() is None:
@@ -92,7 +134,7 @@ def connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
 def _client():
     global _default_client
     if _default_client is None:
-        _default_client = connect()
+        _default_client = _connect()
     return _default_client
 
 
@@ -107,5 +149,17 @@ def version():
 
 
 def list_devices():
-    """Devices of the default daemon (a list of Device messages)."""
+    """Devices of the default daemon (a list of Device messages: .name, .backend,
+    .description, .is_default, ...)."""
     return _client().list_devices()
+
+
+def load_ipython_extension(ip):
+    """`%load_ext stagd`: the notebook magics (clients/python/stagd/ipython.py)."""
+    from .ipython import load_ipython_extension as load
+    load(ip)
+
+
+def unload_ipython_extension(ip):
+    from .ipython import unload_ipython_extension as unload
+    unload(ip)

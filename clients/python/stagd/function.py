@@ -1,15 +1,41 @@
-# stagd.function(fn): converts fn through the daemon (Convert RPC), stages it with
-# Staged parameters into a `(def NAME (PARAMS) BODY)` S-expression, and runs it
-# (Stage + Execute). See docs/runtime.md "Staging".
+# stagd.function(fn) — defun (TF Eager §4.6): converts fn through the daemon (Convert
+# RPC), traces the converted function on Staged parameters into a `(def NAME (PARAMS)
+# BODY)` S-expression per input signature, stages it (Stage RPC) and runs it (Execute
+# RPC) on device-resident handles. See docs/client.md "Staged functions".
+#
+#   trace cache   key = per argument: tensors by (dtype, shape), Python numbers as
+#                 dynamic scalars, everything else (bools, None, strings, objects) by
+#                 value (identity when unhashable); static_argnames are by value too.
+#                 input_signature=[TensorSpec...] → one trace for every call.
+#   captures      Tensors and Variables a trace meets (closures, globals) become extra
+#                 parameters, passed by handle at each call — Variables by reference,
+#                 so graphs may assign to them.
+#   composition   a stagd.function called while another traces emits a call of its own
+#                 def (a call node in the dump), not an inlined copy.
+#   escapes       init_scope() runs code outside the trace; py_func(fn, *args) runs a
+#                 Python function on values (eagerly, or at trace time when its inputs
+#                 are known then).
+#   errors        a daemon error located in the staged S-expression is raised again at
+#                 the user's source line that emitted the failing operation.
 import ast
+import contextlib
 import inspect
-import json
+import itertools
+import re
 import textwrap
+
+from .runtime import sexpr as _sx
+from .runtime.staged import Staged
+
+_traces = []  # the traces being built, innermost last
+_names = itertools.count(1)
 
 
 def _source(fn):
-    """fn's dedented source with its decorators blanked (line numbers kept)."""
-    src = textwrap.dedent(inspect.getsource(fn))
+    """fn's dedented source with its decorators blanked, at its line numbers in its
+    file (so the converter's source map and diagnostics name the file's lines)."""
+    lines, first = inspect.getsourcelines(fn)
+    src = textwrap.dedent("".join(lines))
     tree = ast.parse(src)
     node = tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -17,43 +43,154 @@ def _source(fn):
     lines = src.splitlines(keepends=True)
     for i in range(node.lineno - 1):
         lines[i] = "\n"
-    return "".join(lines)
+    return "\n" * max(first - 1, 0) + "".join(lines)
 
 
-def _decode(v):
-    if isinstance(v, dict):
-        if "tuple" in v:
-            return tuple(_decode(x) for x in v["tuple"])
-        if "record" in v:
-            return {k: _decode(x) for k, x in v["record"].items()}
-        if "dtype" in v:
-            import numpy as np
-            return np.array(v["data"], dtype=v["dtype"]).reshape(v["shape"])
-    return v
+class TensorSpec:
+    """The declared type of a tensor argument: shape (None for any size of a dimension)
+    and dtype."""
+
+    def __init__(self, shape, dtype="float32"):
+        self.shape = None if shape is None else tuple(shape)
+        self.dtype = str(dtype)
+
+    def matches(self, dtype, shape):
+        if dtype != self.dtype:
+            return False
+        if self.shape is None:
+            return True
+        return len(shape) == len(self.shape) and all(
+            want is None or want == got for want, got in zip(self.shape, shape))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype})"
 
 
-def _encode(v):
+class _Trace:
+    """The state of one trace: the captured objects and the defs of staged functions
+    it calls."""
+
+    def __init__(self, builder=None):
+        self.builder = builder  # the trace's top-level builder (py_func cuts there)
+        self.cuts = []  # segments.Cut per py_func on staged values
+        self.captures = []  # objects, in parameter order
+        self.capture_syms = {}  # id(obj) → symbol
+        self.defs = {}  # def name → S-expression text (callee defs, in call order)
+
+
+def capture(obj):
+    """The symbol of a Tensor/Variable inside the innermost trace (captured once)."""
+    if not _traces:
+        raise NotImplementedError("stagd: a tensor was staged outside of stagd.function")
+    tr = _traces[-1]
+    sym = tr.capture_syms.get(id(obj))
+    if sym is None:
+        sym = _sx.fresh("cap")
+        tr.capture_syms[id(obj)] = sym
+        tr.captures.append(obj)
+    return sym
+
+
+@contextlib.contextmanager
+def init_scope():
+    """Runs its body outside every trace (TF's init_scope): ops run eagerly, state
+    created there is created once, not staged into the graph."""
+    saved_traces, saved_stack = list(_traces), list(_sx._stack)
+    _traces.clear()
+    _sx._stack.clear()
+    try:
+        yield
+    finally:
+        _traces[:] = saved_traces
+        _sx._stack[:] = saved_stack
+
+
+def py_func(fn, *args):
+    """Escape hatch (TF's py_func): runs the Python function fn(*args) on concrete
+    values. Eagerly it is a plain call. While tracing with no staged argument it runs at
+    trace time (its result becomes part of the graph). With staged arguments it cuts the
+    staged function there (segments.py): each call runs the graph up to this point, calls
+    fn on the resulting Tensors in Python, and runs the rest with fn's result."""
+    if any(isinstance(a, Staged) for a in args):
+        tr = _traces[-1] if _traces else None
+        if tr is None or not _sx._stack or _sx._stack[-1] is not tr.builder:
+            raise NotImplementedError(
+                "stagd.py_func: a py_func on staged values inside staged control flow "
+                "(if/while/for on a staged condition) is not supported; the daemon does "
+                "not run Python, so move the call out of the staged branch or loop")
+        from .segments import Cut
+        arg_exprs = [_sx.literal(a) for a in args]
+        sym = _sx.fresh("pyf")
+        tr.cuts.append(Cut(list(tr.builder.bindings), fn, arg_exprs, sym))
+        tr.builder.bindings.clear()
+        return Staged(sym)
+    with init_scope():
+        return fn(*args)
+
+
+class ConcreteFunction:
+    """One traced signature: its def, captures and (once staged) graph id."""
+
+    def __init__(self, name, params, captures, program, body_defs, arity):
+        self.name = name
+        self.params = params  # dynamic parameter names, captures last
+        self.captures = captures
+        self.program = program  # callee defs + this def
+        self.body_defs = body_defs  # {name: text} of callees + this def
+        self.arity = arity  # None, or the length of the returned tuple
+        self.graph_id = None
+        self.segments = None  # segments.Segment list when a py_func cut the trace
+
+
+def _signature_part(a, static):
+    from .tensor import Tensor, Variable
+    if static:
+        try:
+            hash(a)
+            return ("static", type(a).__name__, a)
+        except TypeError:
+            return ("id", id(a))
+    if isinstance(a, Staged):
+        return ("staged",)
+    if isinstance(a, Tensor):
+        return ("tensor", a.dtype, a.shape)
+    if isinstance(a, Variable):
+        return ("variable", a.dtype, a.shape)
     try:
         import numpy as np
-        if isinstance(v, np.ndarray):
-            return {"dtype": str(v.dtype), "shape": list(v.shape), "data": v.ravel().tolist()}
-        if isinstance(v, np.generic):
-            return v.item()
+        if isinstance(a, np.ndarray):
+            return ("tensor", str(a.dtype), a.shape)
     except ImportError:  # pragma: no cover
         pass
-    return v
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        return ("scalar", type(a).__name__)
+    try:
+        hash(a)
+        return ("static", type(a).__name__, a)
+    except TypeError:
+        return ("id", id(a))
+
+
+def _dynamic(a):
+    return _signature_part(a, False)[0] not in ("static", "id")
 
 
 class Function:
     """A Python function staged into the daemon (see `function`)."""
 
-    def __init__(self, fn, static_argnames=(), client=None):
+    def __init__(self, fn, static_argnames=(), client=None, input_signature=None):
         self.fn = fn
         self.static_argnames = tuple(static_argnames)
+        self.input_signature = None if input_signature is None else list(input_signature)
         self._client = client
         self._converted = None
-        self._graphs = {}  # static argument values → graph id
-        self.params = list(inspect.signature(fn).parameters)
+        self._concrete = {}  # signature key → ConcreteFunction
+        self.trace_count = 0
+        sig = inspect.signature(fn)
+        self.params = list(sig.parameters)
+        self._signature = sig
+        self.__name__ = getattr(fn, "__name__", "function")
+        self.__doc__ = getattr(fn, "__doc__", None)
 
     def client(self):
         if self._client is None:
@@ -72,65 +209,284 @@ class Function:
                 raise SyntaxError(f"stagd.function: converting {self.fn.__name__}: "
                                   + "; ".join(d.message for d in errors))
             ns = dict(self.fn.__globals__)
+            if self.fn.__closure__:  # closures: the cells' current values, by name
+                for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                    try:
+                        ns[name] = cell.cell_contents
+                    except ValueError:
+                        pass
             exec(compile(reply.code, filename, "exec"), ns)
             self._converted = ns[self.fn.__name__]
         return self._converted
 
-    def _split(self, args):
-        if len(args) != len(self.params):
-            raise TypeError(f"stagd.function: {self.fn.__name__} takes {len(self.params)} "
-                            f"arguments, got {len(args)}")
-        static = {}
-        dynamic = []
-        for name, a in zip(self.params, args):
-            if name in self.static_argnames:
-                static[name] = a
-            else:
-                dynamic.append(a)
-        return static, dynamic
+    # -- signatures
+    def _bind(self, args, kwargs):
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"stagd.function: {self.fn.__name__}: {e}") from None
+        bound.apply_defaults()
+        return [bound.arguments[p] for p in self.params]
 
-    def sexpr(self, *args):
-        """The `(def NAME (PARAMS) BODY)` S-expression of fn staged for `args`."""
-        from .runtime import sexpr as _sx  # lazily: `import stagd` stays light
-        from .runtime.staged import Staged
-        static, _ = self._split(args)
-        conv = self.converted()
-        call_args = []
-        params = []
-        for name in self.params:
-            if name in static:
-                call_args.append(static[name])
+    def _key(self, values):
+        if self.input_signature is not None:
+            self._check_signature(values)
+            return ("input_signature",) + tuple(
+                _signature_part(v, True) for v, s in zip(values, self._spec_list())
+                if s is None)
+        return tuple(_signature_part(v, name in self.static_argnames)
+                     for name, v in zip(self.params, values))
+
+    def _spec_list(self):
+        specs = list(self.input_signature)
+        return specs + [None] * (len(self.params) - len(specs))
+
+    def _check_signature(self, values):
+        from .tensor import Tensor
+        for name, v, spec in zip(self.params, values, self._spec_list()):
+            if spec is None or isinstance(v, Staged):
+                continue
+            import numpy as np
+            if isinstance(v, Tensor):
+                dtype, shape = v.dtype, v.shape
+            elif isinstance(v, np.ndarray):
+                dtype, shape = str(v.dtype), v.shape
             else:
+                raise TypeError(f"stagd.function: {self.fn.__name__}: argument {name!r} must "
+                                f"be a tensor matching {spec}, got {type(v).__name__}")
+            if not spec.matches(dtype, tuple(shape)):
+                raise TypeError(f"stagd.function: {self.fn.__name__}: argument {name!r} "
+                                f"({dtype}, shape {tuple(shape)}) does not match {spec}")
+
+    def _is_dynamic(self, name, v, spec=None):
+        if self.input_signature is not None:
+            return spec is not None
+        return name not in self.static_argnames and _dynamic(v)
+
+    # -- tracing
+    def _get_concrete(self, values):
+        key = self._key(values)
+        conc = self._concrete.get(key)
+        if conc is None:
+            conc = self._trace(values)
+            self._concrete[key] = conc
+        return conc
+
+    def _trace(self, values):
+        conv = self.converted()
+        specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
+        call_args, params = [], []
+        for name, v, spec in zip(self.params, values, specs):
+            if self._is_dynamic(name, v, spec):
                 params.append(name)
                 call_args.append(Staged(name))
+            else:
+                call_args.append(v)
         b = _sx.push()
+        tr = _Trace(b)
+        _traces.append(tr)
         try:
             result = conv(*call_args)
-            body = b.close(_sx.literal(result))
+            arity = len(result) if isinstance(result, tuple) else None
+            result_expr = _sx.literal(result)
+            last_bindings = list(b.bindings)
+            body = b.close(result_expr)
         finally:
             _sx.pop(b)
-        return f"(def {self.fn.__name__} ({' '.join(params)}) {body})"
+            _traces.pop()
+        self.trace_count += 1
+        name = _def_name(self)
+        cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]
+        all_params = params + cap_syms
+        defs = dict(tr.defs)
+        segs = None
+        if tr.cuts:
+            from .segments import build
+            segs = build(name, all_params, tr.cuts, last_bindings, result_expr)
+            for seg in segs:
+                defs[seg.name] = seg.text
+        else:
+            defs[name] = f"(def {name} ({' '.join(all_params)}) {body})"
+        program = "\n".join(defs.values())
+        conc = ConcreteFunction(name, all_params, tr.captures, program, defs, arity)
+        conc.segments = segs
+        return conc
 
-    def __call__(self, *args):
-        static, dynamic = self._split(args)
-        key = repr(sorted(static.items()))
-        gid = self._graphs.get(key)
-        if gid is None:
-            src = self.sexpr(*args)
-            gid = self.client().call("Stage", {"sexpr": src,
-                                              "filename": f"<stagd {self.fn.__name__}>"}).graph_id
-            self._graphs[key] = gid
-        reply = self.client().call("Execute", {"graph_id": gid,
-                                              "args_json": json.dumps([_encode(a) for a in dynamic])})
+    def sexpr(self, *args, **kwargs):
+        """The program staged for these arguments: the defs of the staged functions it
+        calls, then `(def NAME (PARAMS) BODY)`."""
+        return self._get_concrete(self._bind(args, kwargs)).program
+
+    def get_concrete_function(self, *args, **kwargs):
+        return self._get_concrete(self._bind(args, kwargs))
+
+    def graph(self, *args, format="text", optimize=True, **kwargs):
+        """The staged graph for these arguments as text, sexpr, dot or json; with
+        optimize=False, before inlining and the other passes (calls of other staged
+        functions show as call nodes)."""
+        conc = self._get_concrete(self._bind(args, kwargs))
+        fmt = {"sexpr": 1, "text": 2, "dot": 3, "json": 4}.get(format)
+        if fmt is None:
+            raise ValueError(f"stagd.function.graph: format must be sexpr, text, dot or json, "
+                             f"not {format!r}")
+        if conc.segments:  # cut by py_func: one graph per segment
+            return "\n".join(self._stage(conc, dumps=[fmt], no_optimize=not optimize,
+                                          entry=seg.name).dumps[0].text
+                             for seg in conc.segments)
+        reply = self._stage(conc, dumps=[fmt], no_optimize=not optimize)
+        return reply.dumps[0].text
+
+    def _stage(self, conc, dumps=(), no_optimize=False, entry=None):
+        try:
+            return self.client().call("Stage", {"sexpr": conc.program,
+                                               "entry": entry or conc.name,
+                                               "filename": f"<stagd {self.fn.__name__}>",
+                                               "dumps": list(dumps),
+                                               "no_optimize": no_optimize})
+        except Exception as e:
+            _reraise_located(e, conc)
+            raise
+
+    # -- calling
+    def __call__(self, *args, **kwargs):
+        values = self._bind(args, kwargs)
+        if _traces and _sx._stack:
+            return self._call_staged(values)
+        conc = self._get_concrete(values)
+        if conc.segments:
+            return self._execute_segments(conc, values)
+        if conc.graph_id is None:
+            conc.graph_id = self._stage(conc).graph_id
+        return self._execute(conc, values)
+
+    def _execute_segments(self, conc, values):
+        from . import segments
+        from .tensor import _arg_value, _wrap, current_device
+        client = self.client()
+        pb2 = client.pb2
+
+        def execute(seg, args):
+            if seg.graph_id is None:
+                seg.graph_id = self._stage(conc, entry=seg.name).graph_id
+            req = pb2.ExecuteRequest(graph_id=seg.graph_id, return_handles=True,
+                                     args=[_arg_value(pb2, a) for a in args],
+                                     device=current_device())
+            try:
+                reply = client.call("Execute", req)
+            except Exception as e:
+                _reraise_located(e, conc)
+                raise
+            if reply.output:
+                print(reply.output, end="" if reply.output.endswith("\n") else "\n")
+            return _wrap(reply.result, client)
+
+        def call_py(fn, args):
+            with init_scope():
+                return fn(*args)
+
+        params = self._dynamic_values(conc, values) + list(conc.captures)
+        return segments.run(conc.segments, params, execute, call_py)
+
+    def _dynamic_values(self, conc, values):
+        specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
+        return [v for name, v, spec in zip(self.params, values, specs)
+                if self._is_dynamic(name, v, spec)]
+
+    def _execute(self, conc, values):
+        from .tensor import _arg_value, _wrap, current_device
+        client = self.client()
+        pb2 = client.pb2
+        args = [_arg_value(pb2, v) for v in self._dynamic_values(conc, values) + list(conc.captures)]
+        req = pb2.ExecuteRequest(graph_id=conc.graph_id, args=args, return_handles=True,
+                                 device=current_device())
+        try:
+            reply = client.call("Execute", req)
+        except Exception as e:
+            _reraise_located(e, conc)
+            raise
         if reply.output:
             print(reply.output, end="" if reply.output.endswith("\n") else "\n")
-        return _decode(json.loads(reply.result_json))
+        out = _wrap(reply.result, client)
+        from . import tape
+        if tape._active:
+            tape.record_call(conc, self._dynamic_values(conc, values) + list(conc.captures), out)
+        return out
+
+    def _call_staged(self, values):
+        """Called while another function traces: a call of this function's def."""
+        conc = self._get_concrete(values)
+        if conc.segments:
+            raise NotImplementedError(
+                f"stagd.function: {self.fn.__name__} runs a py_func on staged values, so "
+                "it cannot be called from another staged function (call it eagerly)")
+        outer = _traces[-1]
+        for name, text in conc.body_defs.items():
+            outer.defs.setdefault(name, text)
+        args = self._dynamic_values(conc, values) + list(conc.captures)
+        r = _sx.apply(conc.name, *args)
+        if conc.arity is not None:
+            return tuple(_sx.apply("getitem", r, k) for k in range(conc.arity))
+        return r
 
 
-def function(fn=None, *, static_argnames=(), client=None):
-    """Stages `fn` into the daemon. Usable as `@stagd.function` or
-    `stagd.function(fn, static_argnames=('n',))`; static arguments stay plain Python
-    values while staging (hyperparameters, Snek §5) and key the graph cache."""
+_def_owner = {}  # def name → the Function that first used it
+
+
+def _def_name(f):
+    """The function's own name for its first def, NAME__N when taken."""
+    import weakref
+    base = _sym_name(f.fn.__name__)
+    owner = _def_owner.get(base)
+    if owner is None or owner() is None:
+        _def_owner[base] = weakref.ref(f)
+        if not f._concrete:
+            return base
+    elif owner() is f and not f._concrete:
+        return base
+    return f"{base}__{next(_names)}"
+
+
+def _sym_name(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) or "f"
+
+
+_LOCATED = re.compile(r"^(<[^>]*>|[^:]+):(\d+):(\d+): (.*)$", re.S)
+
+
+def _reraise_located(e, conc):
+    """A daemon error located in conc's S-expression → the same error raised again at
+    the user's source line that emitted the failing binding (when known)."""
+    from .client import StagdError
+    if not isinstance(e, StagdError) or getattr(e, "_stagd_located", False):
+        return
+    m = _LOCATED.match(e.details or "")
+    if not m:
+        return
+    line, col = int(m.group(2)), int(m.group(3))
+    lines = conc.program.split("\n")
+    if not 1 <= line <= len(lines):
+        return
+    # the failing node sits in the expression of the last `(let NAME` opened before it
+    found = re.findall(r"\(let (\S+) ", lines[line - 1][:max(col - 1, 0)])
+    loc = _sx.locations.get(found[-1]) if found else None
+    if loc is None:
+        return
+    filename, lineno = loc
+    err = type(e)(f"{filename}:{lineno}: {m.group(4)} (staged in {conc.name}, "
+                  f"S-expression line {line})", e.code)
+    err.filename, err.lineno, err._stagd_located = filename, lineno, True
+    # raise from a frame that sits at the user's line, so the traceback shows it
+    code = compile("\n" * (lineno - 1) + "raise __stagd_error__", filename, "exec")
+    try:
+        exec(code, {"__stagd_error__": err})
+    except StagdError as located:
+        raise located.with_traceback(located.__traceback__) from None
+
+
+def function(fn=None, *, input_signature=None, static_argnames=(), client=None):
+    """Stages `fn` into the daemon. Usable as `@stagd.function`,
+    `stagd.function(fn, input_signature=[stagd.TensorSpec((None, 3))])` or
+    `stagd.function(fn, static_argnames=('n',))`; see the module comment."""
     if fn is None:
-        return lambda f: Function(f, static_argnames, client)
-    return Function(fn, static_argnames, client)
+        return lambda f: Function(f, static_argnames, client, input_signature)
+    return Function(fn, static_argnames, client, input_signature)

@@ -17,6 +17,9 @@ def literal(value):
     from .staged import Staged
     if isinstance(value, Staged):
         return value.sexpr
+    hook = getattr(type(value), "_stagd_literal", None)
+    if hook is not None:  # stagd.Tensor / stagd.Variable: captured inputs of the trace
+        return hook(value)
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -38,14 +41,21 @@ def literal(value):
         import numpy as np
         if isinstance(value, np.generic):
             return literal(value.item())
+        if isinstance(value, np.ndarray) and str(value.dtype) in _TENSOR_DTYPES:
+            flat = " ".join(literal(v) for v in value.ravel().tolist())
+            dims = " ".join(str(d) for d in value.shape)
+            return f"(tensor {value.dtype} ({dims}){' ' + flat if flat else ''})"
     except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"stagd: cannot stage a value of type {type(value).__name__}: {value!r}")
 
 
+_TENSOR_DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
+
+
 def liftable(value):
     from .staged import Staged
-    if isinstance(value, (Staged, bool, int, float)):
+    if isinstance(value, (Staged, bool, int, float)) or hasattr(type(value), "_stagd_literal"):
         return True
     try:
         import numpy as np
@@ -61,6 +71,9 @@ class Builder:
     def emit(self, expr, prefix="t"):
         name = fresh(prefix)
         self.bindings.append((name, expr))
+        loc = _user_location()
+        if loc is not None:
+            locations[name] = loc
         return name
 
     def close(self, result):
@@ -69,6 +82,29 @@ class Builder:
         for name, expr in reversed(self.bindings):
             out = f"(let {name} {expr} {out})"
         return out
+
+
+# binding symbol → (file, line) of the user's source line that emitted it (through the
+# converted code's source map); stagd.function maps daemon errors back with it
+locations = {}
+LOCATIONS_MAX = 200000
+
+
+def _user_location():
+    import sys
+    from .errors import _code_maps
+    f = sys._getframe(2)
+    while f is not None:
+        sm = _code_maps.get(f.f_code)
+        if sm is not None:
+            orig = sm.locate(f.f_lineno)
+            if orig is None:
+                return None
+            if len(locations) > LOCATIONS_MAX:
+                locations.clear()
+            return (sm.filename, orig[0])
+        f = f.f_back
+    return None
 
 
 def current():

@@ -1,0 +1,137 @@
+"""eager_bench.py — the eager client's costs, as ratios against named baselines.
+
+  1. eager per-op round trip: `x + y` on two small device-resident tensors (one
+     EagerOp RPC), against the transport's floor, an empty Ping RPC.
+  2. staged call overhead: a stagd.function of one op (one Execute RPC with handles),
+     against the eager op of (1).
+  3. a small-op MLP training loop (TF Eager §6 / JANUS: many tiny ops per step):
+     eager — GradientTape over Variables, ~15 RPCs a step — against the same step
+     as one stagd.function whose graph computes the gradient (graph AD) and updates
+     the Variables in the daemon. Target: staged ≥ 3x faster.
+
+Run (a release build is the fair one; the ASan build is several times slower):
+    STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python \\
+      python3 bench/eager_bench.py [--steps N] [--ops N]
+It starts a private daemon (stagd.daemon) and prints one line per measurement.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "clients", "python"))
+import stagd  # noqa: E402
+
+
+def per_call(fn, n):
+    fn()  # warm: staging, first-call costs
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t) / n
+
+
+def add_one(x):
+    return x + 1.0
+
+
+def mlp_loss(W1, W2, x, y):
+    h = stagd.tanh(stagd.matmul(x, W1))
+    d = stagd.matmul(h, W2) - y
+    return stagd.reduce_mean(d * d)
+
+
+def make_problem(seed=0, batch=16, n_in=8, hidden=16):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(batch, n_in)).astype(np.float32)
+    Y = np.sin(X.sum(axis=1, keepdims=True)).astype(np.float32)
+    W1 = (rng.normal(size=(n_in, hidden)) * 0.3).astype(np.float32)
+    W2 = (rng.normal(size=(hidden, 1)) * 0.3).astype(np.float32)
+    return X, Y, W1, W2
+
+
+LR = 0.1
+
+
+def train_eager(steps):
+    X, Y, w1, w2 = make_problem()
+    X, Y = stagd.constant(X), stagd.constant(Y)
+    W1, W2 = stagd.Variable(w1), stagd.Variable(w2)
+
+    def step():
+        with stagd.GradientTape() as tape:
+            loss = mlp_loss(W1, W2, X, Y)
+        g1, g2 = tape.gradient(loss, [W1, W2])
+        W1.assign_sub(g1 * LR)
+        W2.assign_sub(g2 * LR)
+        return loss
+
+    return run_steps(step, steps), W1, W2
+
+
+def train_staged(steps):
+    X, Y, w1, w2 = make_problem()
+    X, Y = stagd.constant(X), stagd.constant(Y)
+    W1, W2 = stagd.Variable(w1), stagd.Variable(w2)
+    grads = stagd.grad(mlp_loss, argnums=(0, 1))
+
+    @stagd.function
+    def step():
+        w1, w2 = W1.read_value(), W2.read_value()
+        g1, g2 = grads(w1, w2, X, Y)
+        W1.assign_sub(g1 * LR)
+        W2.assign_sub(g2 * LR)
+        return mlp_loss(w1, w2, X, Y)
+
+    return run_steps(step, steps), W1, W2
+
+
+def run_steps(step, steps):
+    first = float(step())
+    t = time.perf_counter()
+    for _ in range(steps):
+        last = step()
+    dt = (time.perf_counter() - t) / steps
+    return dt, first, float(last)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=200)
+    args = ap.parse_args()
+    client = stagd.connect(os.environ.get("STAGD_ADDR") or None, autostart=True)
+    print(f"daemon {client.addr}  binary {stagd.daemon.find_binary()}")
+
+    x = stagd.constant(np.ones((4, 4), np.float32))
+    y = stagd.constant(np.ones((4, 4), np.float32))
+    ping = per_call(lambda: client.ping(""), args.ops)
+    op = per_call(lambda: x + y, args.ops)
+    print(f"ping round trip                 {ping * 1e6:8.1f} us")
+    print(f"eager op (x + y, 4x4) round trip {op * 1e6:8.1f} us   ratio vs ping {op / ping:5.2f}x")
+
+    f = stagd.function(add_one)
+    staged = per_call(lambda: f(x), args.ops)
+    print(f"staged call of one op            {staged * 1e6:8.1f} us   ratio vs eager op "
+          f"{staged / op:5.2f}x")
+
+    stats = {m.method: m for m in client.stats().methods}
+    for name in ("Ping", "EagerOp", "Execute"):
+        m = stats.get(name)
+        if m and m.calls:
+            print(f"  daemon-side time per {name:8s}     {m.total_ns / m.calls / 1e3:8.1f} us "
+                  f"({m.calls} calls; the rest of a round trip is gRPC and Python)")
+
+    (te, e0, e1), _, _ = train_eager(args.steps)
+    (ts, s0, s1), _, _ = train_staged(args.steps)
+    print(f"MLP step, eager (GradientTape)   {te * 1e3:8.3f} ms   loss {e0:.4f} -> {e1:.4f}")
+    print(f"MLP step, stagd.function         {ts * 1e3:8.3f} ms   loss {s0:.4f} -> {s1:.4f}")
+    print(f"staged speed-up over eager       {te / ts:8.2f}x  (target >= 3x)")
+    if not np.isclose(e1, s1, rtol=1e-3, atol=1e-5):
+        print(f"WARNING: eager and staged training disagree ({e1} vs {s1})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""tape.py — `stagd.GradientTape` and `stagd.grad`: reverse-mode gradients through the
+daemon's graph AD (docs/ad.md). See docs/client.md "Gradients".
+
+A tape records, as an S-expression program, every eager op whose inputs it watches:
+watched tensors and the variables read while it is active become parameters, other
+tensor inputs become extra (constant) parameters, each op a `let` binding. `gradient(y,
+xs)` stages
+
+    (def tapeK (p1 p2 ...) (let s1 (op ...) ... y))
+    (def tapeK_grad (p1 p2 ...) ((grad tapeK i ...) p1 p2 ...))
+
+(cached by its text, so a training loop stages once) and executes it on the handles.
+Symbols are numbered per tape, so the same computation gives the same program text.
+
+Nesting: the gradient computation is itself recorded on every other active tape that
+watches its inputs, as `((grad tapeK i ...) args)` with tapeK's def carried along — so
+the outer tape's program differentiates a gradient: grad of grad (TF Eager Listing 1).
+Staged function calls are recorded as calls of their defs, the same way.
+"""
+import re
+
+from .runtime import sexpr as _sx
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_active = []  # active tapes, innermost last
+_stage_cache = {}  # program text → graph id
+_tape_ids = iter(range(1, 1 << 62))
+
+
+def _client():
+    from . import _client as get
+    return get()
+
+
+class GradientTape:
+    """`with stagd.GradientTape() as t: t.watch(x); y = f(x)` then
+    `t.gradient(y, x)`. persistent=True allows several gradient() calls."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._n = next(_tape_ids)
+        self._syms = {}  # id(tensor) → symbol
+        self._keep = []  # the tensors behind _syms (keeps their ids unique)
+        self._params = []  # (symbol, tensor-or-variable-read) in order
+        self._sources = set()  # symbols that are watched sources (not constants)
+        self._var_syms = {}  # id(variable) → symbol
+        self._vars = []
+        self._bindings = []  # (symbol, expression)
+        self._defs = {}  # callee def name → text
+        self._count = 0
+        self._used = False
+        self._recording = False
+
+    # -- context
+    def __enter__(self):
+        _active.append(self)
+        self._recording = True
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        if self in _active:
+            _active.remove(self)
+
+    def _sym(self, prefix):
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def watch(self, x):
+        """Watches a Tensor or Variable (or a list/tuple of them)."""
+        from .tensor import Tensor, Variable
+        if isinstance(x, (list, tuple)):
+            for v in x:
+                self.watch(v)
+            return
+        if isinstance(x, Variable):
+            self._var_syms.setdefault(id(x), None)
+            self._vars.append(x)
+            return
+        if not isinstance(x, Tensor):
+            raise TypeError(f"GradientTape.watch: expected a stagd.Tensor or Variable, got "
+                            f"{type(x).__name__}")
+        if id(x) in self._syms:
+            self._sources.add(self._syms[id(x)])
+            return
+        s = self._sym("p")
+        self._syms[id(x)] = s
+        self._keep.append(x)
+        self._params.append((s, x))
+        self._sources.add(s)
+
+    def watched_variables(self):
+        return list(self._vars)
+
+    def _knows(self, x):
+        return id(x) in self._syms
+
+    def _arg(self, a):
+        """The expression text of an op argument on this tape (constants captured)."""
+        from .tensor import Tensor
+        if isinstance(a, Tensor):
+            s = self._syms.get(id(a))
+            if s is None:
+                s = self._sym("c")
+                self._syms[id(a)] = s
+                self._keep.append(a)
+                self._params.append((s, a))
+            return s
+        if isinstance(a, tuple):
+            return "(tuple " + " ".join(self._arg(x) for x in a) + ")" if a else "(tuple)"
+        return _sx.literal(a)
+
+    def _bind(self, expr, out):
+        from .tensor import Tensor
+        if isinstance(out, Tensor):
+            s = self._sym("s")
+            self._bindings.append((s, expr))
+            self._syms[id(out)] = s
+            self._keep.append(out)
+        elif isinstance(out, tuple):
+            s = self._sym("s")
+            self._bindings.append((s, expr))
+            for k, o in enumerate(out):
+                if isinstance(o, Tensor):
+                    sk = self._sym("s")
+                    self._bindings.append((sk, f"(getitem {s} {k})"))
+                    self._syms[id(o)] = sk
+                    self._keep.append(o)
+
+    def _variable_read(self, var, out):
+        if not (self.watch_accessed_variables or id(var) in self._var_syms):
+            return
+        s = self._var_syms.get(id(var))
+        if s is None:
+            s = self._sym("p")
+            self._var_syms[id(var)] = s
+            self._vars.append(var)
+            self._params.append((s, out))
+            self._sources.add(s)
+        # later reads map to the same parameter (the value is assumed unchanged while
+        # the tape records; assign inside a tape is not differentiated)
+        self._syms[id(out)] = s
+        self._keep.append(out)
+
+    # -- gradients
+    def _program(self, target_sym, wrt):
+        params = " ".join(s for s, _ in self._params)
+        # only the bindings the target depends on (dead ones would stage as `seq`)
+        needed = {target_sym}
+        kept = []
+        for s, e in reversed(self._bindings):
+            if s in needed:
+                kept.append((s, e))
+                needed.update(_SYMBOL.findall(e))
+        body = target_sym
+        for s, e in kept:
+            body = f"(let {s} {e} {body})"
+        name = f"tape{len(self._params)}_{abs(hash((params, body))) % (1 << 40):x}"
+        fdef = f"(def {name} ({params}) {body})"
+        idx = " ".join(str(i) for i in wrt)
+        gname = f"{name}_grad"
+        gdef = f"(def {gname} ({params}) ((grad {name} {idx}) {params}))"
+        return name, fdef, gname, gdef
+
+    def gradient(self, target, sources):
+        """d target / d sources: one gradient per source (same nesting as sources);
+        None for a source the target does not depend on through this tape."""
+        from .tensor import Tensor, Variable
+        if self._used and not self.persistent:
+            raise RuntimeError("GradientTape.gradient can only be called once on a "
+                               "non-persistent tape (use GradientTape(persistent=True))")
+        self._used = True
+        single = not isinstance(sources, (list, tuple))
+        srcs = [sources] if single else list(sources)
+        if isinstance(target, Variable):
+            target = target.read_value()
+        tsym = self._syms.get(id(target)) if isinstance(target, Tensor) else None
+        positions = []
+        for x in srcs:
+            if isinstance(x, Variable):
+                s = self._var_syms.get(id(x))
+            elif isinstance(x, Tensor):
+                s = self._syms.get(id(x))
+                s = s if s in self._sources else None
+            else:
+                raise TypeError(f"GradientTape.gradient: sources must be Tensors or "
+                                f"Variables, got {type(x).__name__}")
+            positions.append(None if s is None else
+                             [i for i, (ps, _) in enumerate(self._params) if ps == s][0])
+        wrt = sorted({p for p in positions if p is not None})
+        if tsym is None or not wrt:
+            out = [None] * len(srcs)
+            return out[0] if single else out
+        name, fdef, gname, gdef = self._program(tsym, wrt)
+        program = "\n".join(list(self._defs.values()) + [fdef, gdef])
+        inputs = [t for _, t in self._params]
+        was = self._recording
+        self._recording = False  # the tape does not record its own gradient
+        try:
+            result = _run(program, gname, inputs)
+            grads = result if len(wrt) > 1 else (result,)
+            for tape in _active:
+                if tape is not self and tape._recording and any(tape._knows(t) for t in inputs):
+                    for dn, dt in self._defs.items():
+                        tape._defs.setdefault(dn, dt)
+                    tape._defs.setdefault(name, fdef)
+                    expr = f"((grad {name} {' '.join(map(str, wrt))}) " + \
+                        " ".join(tape._arg(t) for t in inputs) + ")"
+                    tape._bind(expr, result)
+        finally:
+            self._recording = was
+        # the optimizer may fold a gradient to a plain number: give it the source's dtype
+        from .tensor import constant
+        import numpy as np
+        grads = tuple(constant(np.asarray(g, dtype=self._params[p][1].dtype))
+                      if isinstance(g, (int, float)) else g for g, p in zip(grads, wrt))
+        by_pos = dict(zip(wrt, grads))
+        out = [None if p is None else by_pos[p] for p in positions]
+        return out[0] if single else out
+
+
+def _run(program, entry, inputs):
+    from .tensor import _arg_value, _wrap, current_device, Tensor, Variable
+    client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) or _client()
+    gid = _stage_cache.get((client, program))
+    if gid is None:
+        gid = client.call("Stage", {"sexpr": program, "entry": entry,
+                                    "filename": "<stagd gradient>"}).graph_id
+        if len(_stage_cache) > 4096:
+            _stage_cache.clear()
+        _stage_cache[(client, program)] = gid
+    pb2 = client.pb2
+    reply = client.call("Execute", pb2.ExecuteRequest(
+        graph_id=gid, args=[_arg_value(pb2, t) for t in inputs], return_handles=True,
+        device=current_device()))
+    return _wrap(reply.result, client)
+
+
+# ------------------------------------------------------------ hooks for ops
+
+def record(op, args, out):
+    """An eager op ran: every recording tape that knows one of its inputs records it."""
+    from .tensor import Tensor
+    for tape in _active:
+        if not tape._recording:
+            continue
+        if any(isinstance(a, Tensor) and tape._knows(a) for a in args):
+            expr = "(" + op + "".join(" " + tape._arg(a) for a in args) + ")"
+            tape._bind(expr, out)
+
+
+def record_call(conc, inputs, out):
+    """A staged function ran: recorded as a call of its def."""
+    from .tensor import Tensor
+    for tape in _active:
+        if not tape._recording:
+            continue
+        if any(isinstance(a, Tensor) and tape._knows(a) for a in inputs):
+            for dn, dt in conc.body_defs.items():
+                tape._defs.setdefault(dn, dt)
+            expr = f"({conc.name}" + "".join(" " + tape._arg(a) for a in inputs) + ")"
+            tape._bind(expr, out)
+
+
+def variable_read(var, out):
+    for tape in _active:
+        if tape._recording:
+            tape._variable_read(var, out)
+
+
+# ------------------------------------------------------------------- grad
+
+def grad(fn, argnums=0):
+    """The gradient function of fn (a Python function or stagd.function) w.r.t. the
+    positional arguments argnums (an int → that gradient; a tuple → a tuple). The
+    gradient is graph AD of fn's staged def; inside another stagd.function it stages
+    as `((grad F i ...) args)`."""
+    from .function import Function, function, _traces
+    F = fn if isinstance(fn, Function) else function(fn)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def gradient_fn(*args, **kwargs):
+        values = F._bind(args, kwargs)
+        conc = F._get_concrete(values)
+        dyn_names = [n for n, v in zip(F.params, values)
+                     if F._is_dynamic(n, v, None if F.input_signature is None
+                                      else F._spec_list()[F.params.index(n)])]
+        idx = []
+        for k in nums:
+            name = F.params[k]
+            if name not in dyn_names:
+                raise TypeError(f"stagd.grad: argument {k} ({name!r}) of {F.__name__} is "
+                                f"static (not a tensor or number); it has no gradient")
+            idx.append(dyn_names.index(name))
+        inputs = F._dynamic_values(conc, values) + list(conc.captures)
+        head = f"(grad {conc.name} {' '.join(map(str, idx))})"
+        if _traces and _sx._stack:
+            outer = _traces[-1]
+            for n, t in conc.body_defs.items():
+                outer.defs.setdefault(n, t)
+            r = _sx.emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
+            if len(idx) > 1:
+                return tuple(_sx.apply("getitem", r, k) for k in range(len(idx)))
+            return r
+        params = " ".join(f"a{i}" for i in range(len(inputs)))
+        gname = f"{conc.name}_grad_{'_'.join(map(str, idx))}"
+        program = conc.program + f"\n(def {gname} ({params}) ({head} {params}))"
+        from .tensor import constant, Tensor, Variable
+        call_inputs = [a if isinstance(a, (Tensor, Variable)) or not hasattr(a, "shape")
+                       else constant(a) for a in inputs]
+        return _run(program, gname, call_inputs)
+
+    gradient_fn.__name__ = f"grad_{getattr(fn, '__name__', 'fn')}"
+    return gradient_fn

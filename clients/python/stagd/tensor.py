@@ -1,0 +1,582 @@
+"""tensor.py — eager tensors: `stagd.Tensor` (a handle to a tensor that lives on a device
+in the daemon), `stagd.constant`, `stagd.Variable`, `stagd.device`, and the op functions
+(`stagd.matmul`, `stagd.relu`, ...). See docs/client.md.
+
+Every op on a Tensor is one EagerOp RPC: the daemon runs the op-table primitive on the
+handles and answers with the result's handle, dtype and shape; data moves only on
+`.numpy()` (Fetch, cached: tensors are immutable). Handles are released when their
+Tensor is garbage-collected, in batches. Inside a staged trace (stagd.function) the
+same ops emit S-expressions instead, and a Tensor or Variable met there is captured as
+an extra input of the graph. While a GradientTape is active, ops on watched tensors are
+also recorded on it (tape.py).
+"""
+import atexit
+import threading
+
+import numpy as np
+
+from .runtime import sexpr as _sx
+from .runtime.staged import Staged
+
+# stagd.v1.DType numbers ↔ NumPy dtypes
+_DTYPE_NAMES = {1: "bool", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64"}
+_DTYPE_NUMS = {v: k for k, v in _DTYPE_NAMES.items()}
+RELEASE_BATCH = 64  # handles released per Release RPC
+
+_ctx = threading.local()
+_pending_release = {}  # client → handle ids to release
+_release_lock = threading.Lock()
+
+
+def _client():
+    from . import _client as get
+    return get()
+
+
+def current_device():
+    stack = getattr(_ctx, "devices", None)
+    return stack[-1] if stack else "cpu"
+
+
+def _canonical_device(name):
+    """'cpu', '/cpu:0', 'CPU:0' → 'cpu'; 'gpu', '/gpu:1', 'GPU:1' → 'vulkan:0'/'vulkan:1';
+    anything else is kept (the daemon names the devices it has)."""
+    n = name.strip().lower().lstrip("/")
+    if n.startswith("device:"):
+        n = n[len("device:"):]
+    if n in ("cpu", "cpu:0"):
+        return "cpu"
+    if n == "gpu":
+        return "vulkan:0"
+    if n.startswith("gpu:"):
+        return "vulkan:" + n[4:]
+    return n
+
+
+class device:
+    """`with stagd.device("vulkan:0"):` — eager ops, constants and staged calls inside
+    run on that device and their results live there. Names as in list_devices();
+    'gpu'/'/gpu:N' mean vulkan:N. An unknown device fails at the first op with
+    InvalidArgument (or NotFound for a vulkan index the daemon lacks)."""
+
+    def __init__(self, name):
+        self.name = _canonical_device(name)
+
+    def __enter__(self):
+        if not hasattr(_ctx, "devices"):
+            _ctx.devices = []
+        _ctx.devices.append(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        _ctx.devices.pop()
+
+
+def _release(client, hid):
+    with _release_lock:
+        pending = _pending_release.setdefault(client, [])
+        pending.append(hid)
+        if len(pending) < RELEASE_BATCH:
+            return
+        ids = list(pending)
+        pending.clear()
+    try:
+        client.call("Release", {"ids": ids})
+    except Exception:  # the daemon is gone (interpreter shutdown): nothing to free
+        pass
+
+
+@atexit.register
+def _release_all_at_exit():
+    """A long-running daemon should not keep a finished notebook's last handles."""
+    with _release_lock:
+        pending = list(_pending_release.items())
+        _pending_release.clear()
+    for client, ids in pending:
+        if ids:
+            try:
+                client.call("Release", {"ids": ids}, timeout=1.0)
+            except Exception:
+                pass
+
+
+def flush_releases(client=None):
+    """Sends the pending releases now; returns the ReleaseReply (live handle counts)."""
+    client = client or _client()
+    with _release_lock:
+        ids = list(_pending_release.pop(client, []))
+    return client.call("Release", {"ids": ids})
+
+
+# ----------------------------------------------------------------- values
+
+def _np_value(pb2, arr):
+    arr = np.asarray(arr, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    name = str(arr.dtype)
+    if name not in _DTYPE_NUMS:
+        raise TypeError(f"stagd: NumPy dtype {arr.dtype} is not a stagd dtype "
+                        f"({', '.join(_DTYPE_NUMS)})")
+    return pb2.Value(tensor=pb2.Tensor(dtype=_DTYPE_NUMS[name], shape=list(arr.shape),
+                                       data=arr.tobytes()))
+
+
+def _to_array(value, dtype=None):
+    """A Python value → the NumPy array a constant of it holds (floats → float32,
+    ints → int32, as in TF; NumPy arrays keep their dtype unless dtype is given)."""
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+    if dtype is not None:
+        arr = arr.astype(str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype)
+    return arr
+
+
+def _arg_value(pb2, a):
+    """An op argument → stagd.v1.Value."""
+    if isinstance(a, (Tensor, Variable)):
+        return pb2.Value(handle=pb2.TensorHandle(id=a._id))
+    if isinstance(a, bool):
+        return pb2.Value(bool_value=a)
+    if isinstance(a, int):
+        return pb2.Value(int_value=a)
+    if isinstance(a, float):
+        return pb2.Value(float_value=a)
+    if isinstance(a, str):
+        return pb2.Value(string_value=a)
+    if a is None:
+        return pb2.Value(none=True)
+    if isinstance(a, tuple):
+        return pb2.Value(tuple=pb2.Tuple(items=[_arg_value(pb2, x) for x in a]))
+    if isinstance(a, np.generic):
+        return _arg_value(pb2, a.item())
+    if isinstance(a, (np.ndarray, list)):
+        return _np_value(pb2, _to_array(a))
+    raise TypeError(f"stagd: cannot pass a {type(a).__name__} to an op: {a!r}")
+
+
+def _wrap(value, client):
+    """A reply Value → Tensor / Variable handle / Python scalar / tuple."""
+    kind = value.WhichOneof("kind")
+    if kind == "handle":
+        return Tensor._from_handle(value.handle, client)
+    if kind == "tuple":
+        return tuple(_wrap(v, client) for v in value.tuple.items)
+    if kind == "tensor":
+        return _tensor_array(value.tensor)
+    if kind == "none" or kind is None:
+        return None
+    return getattr(value, kind)
+
+
+def _tensor_array(t):
+    name = _DTYPE_NAMES[t.dtype]
+    return np.frombuffer(t.data, dtype=name).reshape(tuple(t.shape)).copy()
+
+
+def eager(op, *args):
+    """Runs op-table primitive `op` on args in the daemon (or stages it when an
+    argument is Staged); records it on the active gradient tapes."""
+    if any(isinstance(a, Staged) for a in args) or (_sx._stack and _trace_active()):
+        return _sx.apply(op, *[_sx.apply("read", a) if isinstance(a, Variable) else a
+                               for a in args])
+    if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
+        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+    client = None
+    for a in args:  # the daemon that holds the arguments
+        if isinstance(a, Tensor):
+            client = a._c
+            break
+    if client is None:
+        client = _client()
+    pb2 = client.pb2
+    req = pb2.EagerOpRequest(op=op, args=[_arg_value(pb2, a) for a in args],
+                             device=current_device())
+    reply = client.call("EagerOp", req)
+    out = _wrap(reply.result, client)
+    from . import tape
+    if tape._active:
+        tape.record(op, args, out)
+    return out
+
+
+def _trace_active():
+    # `from . import function` would give the stagd.function callable, not the module
+    from .function import _traces
+    return bool(_traces)
+
+
+def constant(value, dtype=None):
+    """A Tensor holding `value` (a number, nested list, NumPy array or Tensor) on the
+    current device. Python floats become float32, ints int32."""
+    if isinstance(value, Tensor):
+        return value if dtype is None or str(np.dtype(dtype)) == value.dtype else cast(value, dtype)
+    arr = _to_array(value, dtype)
+    client = _client()
+    reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
+                                                     device=current_device()))
+    return _wrap(reply.result, client)
+
+
+def convert_to_tensor(value, dtype=None):
+    if isinstance(value, Tensor) and dtype is None:
+        return value
+    if isinstance(value, Variable):
+        return value.read_value()
+    return constant(value, dtype)
+
+
+# ----------------------------------------------------------------- Tensor
+
+class Tensor:
+    """A tensor on a device in the daemon; this object holds its handle."""
+
+    __slots__ = ("_id", "dtype", "shape", "device", "_np", "_c", "__weakref__")
+    __array_priority__ = 100  # ndarray op Tensor → Tensor's reflected operator
+
+    def __init__(self, *a, **k):
+        raise TypeError("stagd.Tensor is made by stagd.constant(...) or by ops, not directly")
+
+    @classmethod
+    def _from_handle(cls, h, client):
+        if h.variable:
+            return Variable._from_handle(h, client)
+        t = object.__new__(cls)
+        t._c = client
+        t._id = h.id
+        t.dtype = _DTYPE_NAMES.get(h.dtype, "?")
+        t.shape = tuple(h.shape)
+        t.device = h.device
+        t._np = None
+        return t
+
+    def __del__(self):
+        try:
+            _release(self._c, self._id)
+        except Exception:
+            pass
+
+    # -- data
+    def numpy(self):
+        """The value as a NumPy array (one Fetch; cached)."""
+        if self._np is None:
+            reply = self._c.call("Fetch", {"ids": [self._id]})
+            arr = _tensor_array(reply.values[0].tensor)
+            arr.flags.writeable = False
+            self._np = arr
+        return self._np
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a.copy()
+
+    def _stagd_literal(self):
+        """Inside a staged trace: this tensor becomes a captured input."""
+        from .function import capture
+        return capture(self)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d stagd.Tensor")
+        return self.shape[0]
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+    def __index__(self):
+        return int(self.numpy())
+
+    def __bool__(self):
+        return bool(self.numpy())
+
+    def item(self):
+        return self.numpy().item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d stagd.Tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        body = np.array2string(self.numpy(), separator=" ", prefix="stagd.Tensor(")
+        dev = "" if self.device == "cpu" else f", device={self.device}"
+        return f"stagd.Tensor({body}, shape={self.shape}, dtype={self.dtype}{dev})"
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return id(self)
+
+    # -- ops
+    def __add__(self, o): return eager("+", self, o)
+    def __radd__(self, o): return eager("+", o, self)
+    def __sub__(self, o): return eager("-", self, o)
+    def __rsub__(self, o): return eager("-", o, self)
+    def __mul__(self, o): return eager("*", self, o)
+    def __rmul__(self, o): return eager("*", o, self)
+    def __truediv__(self, o): return eager("/", self, o)
+    def __rtruediv__(self, o): return eager("/", o, self)
+    def __floordiv__(self, o): return eager("//", self, o)
+    def __rfloordiv__(self, o): return eager("//", o, self)
+    def __mod__(self, o): return eager("%", self, o)
+    def __rmod__(self, o): return eager("%", o, self)
+    def __pow__(self, o): return eager("**", self, o)
+    def __rpow__(self, o): return eager("**", o, self)
+    def __matmul__(self, o): return eager("matmul", self, o)
+    def __rmatmul__(self, o): return eager("matmul", o, self)
+    def __neg__(self): return eager("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return eager("abs", self)
+    def __eq__(self, o): return eager("==", self, o)
+    def __ne__(self, o): return eager("!=", self, o)
+    def __lt__(self, o): return eager("<", self, o)
+    def __le__(self, o): return eager("<=", self, o)
+    def __gt__(self, o): return eager(">", self, o)
+    def __ge__(self, o): return eager(">=", self, o)
+    def __getitem__(self, i): return eager("getitem", self, i)
+
+    @property
+    def T(self):
+        return eager("transpose", self)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return eager("reshape", self, tuple(shape))
+
+    def sum(self, axis=None): return reduce_sum(self, axis)
+    def mean(self, axis=None): return reduce_mean(self, axis)
+
+    def cpu(self):
+        """A copy of this tensor on the CPU."""
+        with device("cpu"):
+            return constant(self.numpy())
+
+
+# ---------------------------------------------------------------- Variable
+
+class Variable:
+    """Mutable state held in the daemon (a `variable` cell). Reading it inside a
+    GradientTape watches it; staged functions capture it by reference, so graphs may
+    assign to it."""
+
+    __slots__ = ("_id", "dtype", "shape", "device", "name", "trainable", "_c", "__weakref__")
+
+    def __init__(self, initial_value, dtype=None, name=None, trainable=True):
+        from .function import init_scope
+        with init_scope():  # creating state never becomes part of a trace
+            if callable(initial_value):
+                initial_value = initial_value()
+            init = convert_to_tensor(initial_value, dtype)
+            client = init._c
+            reply = client.call("EagerOp", client.pb2.EagerOpRequest(
+                op="variable", args=[_arg_value(client.pb2, init)], device=current_device()))
+            h = reply.result.handle
+        self._c = client
+        self._id = h.id
+        self.dtype = init.dtype
+        self.shape = init.shape
+        self.device = h.device
+        self.name = name
+        self.trainable = trainable
+
+    @classmethod
+    def _from_handle(cls, h, client):
+        v = object.__new__(cls)
+        v._c = client
+        v._id = h.id
+        v.dtype = _DTYPE_NAMES.get(h.dtype, "?")
+        v.shape = tuple(h.shape)
+        v.device = h.device
+        v.name = None
+        v.trainable = True
+        return v
+
+    def __del__(self):
+        try:
+            _release(self._c, self._id)
+        except Exception:
+            pass
+
+    def _stagd_literal(self):
+        from .function import capture
+        return capture(self)
+
+    def read_value(self):
+        """The current value (a Tensor; staged: a `read` of the captured variable)."""
+        from .function import _traces
+        if _traces and _sx._stack:
+            return _sx.apply("read", self)
+        client = self._c
+        reply = client.call("EagerOp", client.pb2.EagerOpRequest(
+            op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
+            device=self.device))
+        out = _wrap(reply.result, client)
+        from . import tape
+        if tape._active and self.trainable:
+            tape.variable_read(self, out)
+        return out
+
+    value = read_value
+
+    def _update(self, op, value):
+        from .function import _traces
+        staging = bool(_traces and _sx._stack)
+        if isinstance(value, Variable):
+            value = value.read_value()
+        if isinstance(value, (bool, int, float, list, np.ndarray, np.generic)):
+            # the cell keeps its dtype and shape: numbers become tensors of both
+            arr = np.asarray(value, dtype=self.dtype)
+            if op == "assign":
+                arr = np.broadcast_to(arr, self.shape)
+            value = arr if staging else constant(arr)
+        shape = getattr(value, "shape", None)
+        if op == "assign" and not isinstance(value, Staged) and tuple(shape) != tuple(self.shape):
+            raise ValueError(f"stagd.Variable.assign: a value of shape {tuple(shape)} does not "
+                             f"fit a variable of shape {tuple(self.shape)}")
+        if staging:
+            _sx.apply(op, self, value)
+            return self
+        client = self._c
+        client.call("EagerOp", client.pb2.EagerOpRequest(
+            op=op, args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id)),
+                         _arg_value(client.pb2, value)],
+            device=self.device))
+        return self
+
+    def assign(self, value):
+        return self._update("assign", value)
+
+    def assign_add(self, delta):
+        return self._update("assign_add", delta)
+
+    def assign_sub(self, delta):
+        return self._update("assign_add", -delta)
+
+    def numpy(self):
+        reply = self._c.call("Fetch", {"ids": [self._id]})
+        return _tensor_array(reply.values[0].tensor)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __repr__(self):
+        return f"stagd.Variable({np.array2string(self.numpy())}, shape={self.shape}, dtype={self.dtype})"
+
+    def __hash__(self):
+        return id(self)
+
+    # operators read the value first
+    def __add__(self, o): return self.read_value() + o
+    def __radd__(self, o): return o + self.read_value()
+    def __sub__(self, o): return self.read_value() - o
+    def __rsub__(self, o): return o - self.read_value()
+    def __mul__(self, o): return self.read_value() * o
+    def __rmul__(self, o): return o * self.read_value()
+    def __truediv__(self, o): return self.read_value() / o
+    def __rtruediv__(self, o): return o / self.read_value()
+    def __pow__(self, o): return self.read_value() ** o
+    def __matmul__(self, o): return eager("matmul", self.read_value(), o)
+    def __rmatmul__(self, o): return eager("matmul", o, self.read_value())
+    def __neg__(self): return -self.read_value()
+    def __getitem__(self, i): return self.read_value()[i]
+    def __lt__(self, o): return self.read_value() < o
+    def __gt__(self, o): return self.read_value() > o
+
+
+# --------------------------------------------------------------- op functions
+
+def _v(x):
+    return x.read_value() if isinstance(x, Variable) else x
+
+
+def _tensorish(x):
+    """Lists and NumPy arrays given to op functions become constants (eagerly) — or
+    tensor literals while staging."""
+    x = _v(x)
+    if isinstance(x, (list, np.ndarray)):
+        if _trace_active() and _sx._stack:
+            return _to_array(x)
+        return constant(x)
+    return x
+
+
+def matmul(a, b): return eager("matmul", _tensorish(a), _tensorish(b))
+def add(a, b): return eager("+", _tensorish(a), _tensorish(b))
+def subtract(a, b): return eager("-", _tensorish(a), _tensorish(b))
+def multiply(a, b): return eager("*", _tensorish(a), _tensorish(b))
+def divide(a, b): return eager("/", _tensorish(a), _tensorish(b))
+def maximum(a, b): return eager("maximum", _tensorish(a), _tensorish(b))
+def minimum(a, b): return eager("minimum", _tensorish(a), _tensorish(b))
+def where(c, a, b): return eager("where", _tensorish(c), _tensorish(a), _tensorish(b))
+def exp(x): return eager("exp", _tensorish(x))
+def log(x): return eager("log", _tensorish(x))
+def sqrt(x): return eager("sqrt", _tensorish(x))
+def tanh(x): return eager("tanh", _tensorish(x))
+def sigmoid(x): return eager("sigmoid", _tensorish(x))
+def relu(x): return eager("relu", _tensorish(x))
+def sin(x): return eager("sin", _tensorish(x))
+def cos(x): return eager("cos", _tensorish(x))
+def square(x): x = _tensorish(x); return eager("*", x, x)
+def transpose(x): return eager("transpose", _tensorish(x))
+def reshape(x, shape): return eager("reshape", _tensorish(x), tuple(shape))
+def cast(x, dtype): return eager("cast", _tensorish(x), str(np.dtype(dtype)))
+
+
+def reduce_sum(x, axis=None):
+    x = _tensorish(x)
+    return eager("sum", x) if axis is None else eager("sum", x, axis)
+
+
+def reduce_mean(x, axis=None):
+    x = _tensorish(x)
+    return eager("mean", x) if axis is None else eager("mean", x, axis)
+
+
+def softmax(x, axis=-1): return eager("softmax", _tensorish(x), axis)
+def zeros(shape, dtype="float32"): return eager("zeros", tuple(shape), dtype)
+def ones(shape, dtype="float32"): return eager("ones", tuple(shape), dtype)
+
+
+def random_normal(shape, seed=0, dtype="float32"):
+    return eager("random_normal", tuple(shape), seed, str(np.dtype(dtype)))
+
+
+def random_uniform(shape, seed=0, dtype="float32"):
+    return eager("random_uniform", shape if isinstance(shape, Staged) else tuple(shape), seed,
+                 str(np.dtype(dtype)))
+
+
+def dropout(x, rate, seed=0):
+    """Zeroes each element with probability `rate` (a fixed-seed mask) and scales the
+    rest by 1/(1-rate)."""
+    x = _tensorish(x)
+    shape = eager("shape", x) if isinstance(x, Staged) else x.shape
+    keep = eager(">=", random_uniform(shape, seed), rate)
+    return eager("where", keep, x * (1.0 / (1.0 - rate)), 0.0)
+
+
+def eye(n, dtype="float32"):
+    return constant(np.eye(n, dtype=dtype))

@@ -1,0 +1,174 @@
+/*
+ * eager.c — boxed values (gr_value, gr.h) and the eager path: one primitive of the op
+ * table run on boxed arguments, outside any graph. The daemon's tensor handles
+ * (server/handles.c) hold gr_values; an eager op (server/service.c EagerOp) looks its
+ * arguments up, calls gr_eager_op, and stores the result as a new handle.
+ *
+ * The CPU path calls the op's kernel straight through the op table, so its cost is the
+ * kernel's plus a table lookup. On a Vulkan device the op runs through the Vulkan
+ * executor's per-request context (upload, dispatch, read back): correct, but each op
+ * pays a submission — stage the computation (stagd.function) to keep data on the GPU.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_vulkan.h"
+#include "gr_internal.h"
+
+static gr_value *box(gr_val v) {
+  gr_value *b = sg_xmalloc(sizeof *b);
+  atomic_init(&b->rc, 1);
+  b->v = v;
+  return b;
+}
+
+gr_value *gr_value_none(void) { return box(gv_none()); }
+gr_value *gr_value_bool(bool b) { return box(gv_bool(b)); }
+gr_value *gr_value_int(int64_t i) { return box(gv_int(i)); }
+gr_value *gr_value_float(double f) { return box(gv_float(f)); }
+gr_value *gr_value_tensor(kn_tensor *t) { return box(gv_tensor(t)); }
+
+gr_value *gr_value_str(const char *s) {
+  /* strings reach primitives only as dtype names; the static name outlives the box */
+  kn_dtype dt;
+  if (!kn_dtype_parse(s, &dt)) return NULL;
+  gr_val v = {.tag = GV_STR, .u.s = kn_dtype_name(dt)};
+  return box(v);
+}
+
+gr_value *gr_value_tuple(gr_value **items, int n) {
+  gr_val t = gv_tuple_new(n);
+  int depth = 0;
+  for (int i = 0; i < n; i++) {
+    t.u.o->items[i] = gv_retain(items[i]->v);
+    if ((items[i]->v.tag == GV_TUPLE || items[i]->v.tag == GV_RECORD) && items[i]->v.u.o->depth > depth)
+      depth = items[i]->v.u.o->depth;
+    gr_value_release(items[i]);
+  }
+  t.u.o->depth = depth + 1;
+  return box(t);
+}
+
+gr_value *gr_value_retain(gr_value *v) {
+  atomic_fetch_add_explicit(&v->rc, 1, memory_order_relaxed);
+  return v;
+}
+
+void gr_value_release(gr_value *v) {
+  if (!v || atomic_fetch_sub(&v->rc, 1) != 1) return;
+  gv_release(v->v);
+  free(v);
+}
+
+gr_value_kind gr_value_kind_of(const gr_value *v) {
+  switch (v->v.tag) {
+  case GV_NONE: return GR_VALUE_NONE;
+  case GV_BOOL: return GR_VALUE_BOOL;
+  case GV_INT: return GR_VALUE_INT;
+  case GV_FLOAT: return GR_VALUE_FLOAT;
+  case GV_STR: return GR_VALUE_STR;
+  case GV_TENSOR: return GR_VALUE_TENSOR;
+  case GV_TUPLE: return GR_VALUE_TUPLE;
+  case GV_VAR: return GR_VALUE_VARIABLE;
+  default: return GR_VALUE_OTHER;
+  }
+}
+
+kn_tensor *gr_value_tensor_of(const gr_value *v) { return v->v.tag == GV_TENSOR ? v->v.u.t : NULL; }
+
+bool gr_value_scalar(const gr_value *v, bool *b, int64_t *i, double *f) {
+  switch (v->v.tag) {
+  case GV_BOOL: *b = v->v.u.b; return true;
+  case GV_INT: *i = v->v.u.i; return true;
+  case GV_FLOAT: *f = v->v.u.f; return true;
+  default: return false;
+  }
+}
+
+gr_value *gr_value_variable_get(const gr_value *v) {
+  return v->v.tag == GV_VAR ? box(gv_retain(v->v.u.o->items[0])) : NULL;
+}
+
+int gr_value_tuple_len(const gr_value *v) { return v->v.tag == GV_TUPLE ? v->v.u.o->n : -1; }
+
+gr_value *gr_value_tuple_item(const gr_value *v, int i) {
+  if (v->v.tag != GV_TUPLE || i < 0 || i >= v->v.u.o->n) return NULL;
+  return box(gv_retain(v->v.u.o->items[i]));
+}
+
+static uint64_t val_bytes(const gr_val *v, int depth) {
+  if (depth > GR_MAX_VALUE_DEPTH) return 0;
+  switch (v->tag) {
+  case GV_TENSOR: return (uint64_t)v->u.t->size * kn_dtype_size(v->u.t->dtype);
+  case GV_TUPLE:
+  case GV_VAR: {
+    uint64_t s = 0;
+    for (int i = 0; i < v->u.o->n; i++) s += val_bytes(&v->u.o->items[i], depth + 1);
+    return s;
+  }
+  default: return 0;
+  }
+}
+
+uint64_t gr_value_bytes(const gr_value *v) { return val_bytes(&v->v, 0); }
+
+char *gr_value_describe(const gr_value *v) {
+  sg_buf b = SG_BUF_INIT;
+  if (v->v.tag == GV_TENSOR) {
+    const kn_tensor *t = v->v.u.t;
+    sg_buf_printf(&b, "%s tensor of shape (", kn_dtype_name(t->dtype));
+    for (int i = 0; i < t->ndim; i++) sg_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    sg_buf_puts(&b, t->ndim == 1 ? ",)" : ")");
+  } else {
+    sg_buf_puts(&b, gv_type_name(&v->v));
+  }
+  return sg_buf_detach(&b, NULL);
+}
+
+char *gr_value_to_json_text(const gr_value *v) {
+  sg_buf b = SG_BUF_INIT;
+  gr_value_to_json(&b, &v->v);
+  return sg_buf_detach(&b, NULL);
+}
+
+enum { EAGER_MAX_ARGS = 64 };
+
+sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *device,
+                    gr_value **out, sg_error *err) {
+  *out = NULL;
+  const gr_op *op = gr_op_lookup(name);
+  if (!op) return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown op '%s' (the ops are the rows of graph/ops.c; docs/sexpr.md lists them)", name);
+  if (op->flags & GR_OP_CALLS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' calls functions and cannot run eagerly; stage it (stagd.function)", name);
+  if (n < op->min_args || (op->max_args >= 0 && n > op->max_args) || n > EAGER_MAX_ARGS) {
+    if (op->max_args == op->min_args)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' takes %d argument%s, got %d", name, op->min_args,
+                          op->min_args == 1 ? "" : "s", n);
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' takes %d to %d arguments, got %d", name, op->min_args,
+                        op->max_args < 0 ? EAGER_MAX_ARGS : op->max_args, n);
+  }
+  gr_val av[EAGER_MAX_ARGS];
+  for (int i = 0; i < n; i++) av[i] = args[i]->v; /* borrowed: kernels never take ownership */
+  char base;
+  gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20};
+  gr_val res = gv_none();
+  sg_code rc = SG_OK;
+  bool cpu = !device || !*device || !strcmp(device, "cpu");
+  if (!cpu) rc = gr_vk_exec_begin(&ctx, device, err);
+  if (!rc) rc = ctx.vk ? gr_vk_prim(&ctx, op, av, n, &res, err) : op->cpu(&ctx, op, av, n, &res, err);
+  if (!cpu) rc = gr_vk_exec_end(&ctx, &res, rc, err);
+  if (rc) {
+    if (err && err->message && strncmp(err->message, name, strlen(name)) != 0) {
+      char *m = err->message;
+      err->message = NULL;
+      sg_error_set(err, rc, "op '%s': %s", name, m);
+      free(m);
+    }
+    return rc;
+  }
+  *out = box(res);
+  return SG_OK;
+}
+
+/* gr_execute_values lives in program.c, next to gr_execute_json. */

@@ -1,0 +1,291 @@
+/*
+ * eager.c — the eager half of the service (docs/client.md): Put stores a value as a
+ * device-resident handle, EagerOp runs one op-table primitive (graph/ops.c, through
+ * gr_eager_op) on handles and values and stores the result as new handles, Fetch
+ * reads handles back as tensors, Release frees them. Execute (service.c) uses the
+ * same Value ↔ gr_value conversions to take handles as arguments and, on request,
+ * to leave its results in the daemon.
+ *
+ * Hot path: an EagerOp on small CPU tensors costs one protobuf decode, a map lookup
+ * per handle, the kernel, one map insert and a small reply — no JSON anywhere.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eager.h"
+#include "kn.h"
+
+static sg_code bad_arg(sg_error *err, const char *path, const char *what) {
+  return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s", path, what);
+}
+
+sg_code sv_check_device(const char *device, sg_error *err) {
+  if (!strcmp(device, "cpu") || !strcmp(device, "auto") || !strcmp(device, "vulkan")) return SG_OK;
+  if (!strncmp(device, "vulkan:", 7) && device[7]) {
+    const char *p = device + 7;
+    while (*p >= '0' && *p <= '9') p++;
+    if (!*p) return SG_OK;
+  }
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "unknown device '%s' (expected cpu, auto, vulkan or vulkan:N; ListDevices "
+                      "names the devices of this daemon)",
+                      device);
+}
+
+static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value **out, sg_error *err) {
+  if (t->dtype < STAGD__V1__DTYPE__DTYPE_BOOL || t->dtype > STAGD__V1__DTYPE__DTYPE_FLOAT64)
+    return bad_arg(err, path, "tensor has no dtype");
+  kn_dtype dt = (kn_dtype)(t->dtype - 1);
+  if (t->n_shape > KN_MAX_DIMS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %zu dimensions, at most %d", path, t->n_shape, KN_MAX_DIMS);
+  int64_t shape[KN_MAX_DIMS];
+  for (size_t i = 0; i < t->n_shape; i++) shape[i] = t->shape[i];
+  sg_code rc = kn_check_shape((int)t->n_shape, shape, err);
+  if (rc) return rc;
+  uint64_t n = 1;
+  for (size_t i = 0; i < t->n_shape; i++) n *= (uint64_t)shape[i];
+  if (t->data.len != n * kn_dtype_size(dt))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s tensor of %llu elements needs %llu bytes, got %zu", path,
+                        kn_dtype_name(dt), (unsigned long long)n, (unsigned long long)(n * kn_dtype_size(dt)),
+                        t->data.len);
+  kn_tensor *k = kn_tensor_new(dt, (int)t->n_shape, shape);
+  if (t->data.len) memcpy(k->data, t->data.data, t->data.len);
+  *out = gr_value_tensor(k);
+  return SG_OK;
+}
+
+static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+                        sg_error *err) {
+  *out = NULL;
+  if (depth > 64) return bad_arg(err, path, "values nest too deeply");
+  switch (v->kind_case) {
+  case STAGD__V1__VALUE__KIND_NONE: *out = gr_value_none(); return SG_OK;
+  case STAGD__V1__VALUE__KIND_BOOL_VALUE: *out = gr_value_bool(v->bool_value); return SG_OK;
+  case STAGD__V1__VALUE__KIND_INT_VALUE: *out = gr_value_int(v->int_value); return SG_OK;
+  case STAGD__V1__VALUE__KIND_FLOAT_VALUE: *out = gr_value_float(v->float_value); return SG_OK;
+  case STAGD__V1__VALUE__KIND_STRING_VALUE:
+    if (!(*out = gr_value_str(v->string_value)))
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: the string \"%s\" is not a dtype name (strings are only dtype names)",
+                          path, v->string_value);
+    return SG_OK;
+  case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(v->tensor, path, out, err);
+  case STAGD__V1__VALUE__KIND_HANDLE: {
+    gr_value *r = sv_handles_get(h, v->handle->id, NULL, err);
+    if (!r) {
+      char *m = err->message;
+      err->message = NULL;
+      sg_error_set(err, SG_NOT_FOUND, "%s: %s", path, m);
+      free(m);
+      return SG_NOT_FOUND;
+    }
+    *out = r;
+    return SG_OK;
+  }
+  case STAGD__V1__VALUE__KIND_TUPLE: {
+    int n = (int)v->tuple->n_items;
+    gr_value **items = sg_xcalloc((size_t)(n ? n : 1), sizeof *items);
+    char sub[256];
+    for (int i = 0; i < n; i++) {
+      snprintf(sub, sizeof sub, "%s.tuple[%d]", path, i);
+      sg_code rc = value_in(h, v->tuple->items[i], sub, depth + 1, &items[i], err);
+      if (rc) {
+        for (int k = 0; k < i; k++) gr_value_release(items[k]);
+        free(items);
+        return rc;
+      }
+    }
+    *out = gr_value_tuple(items, n);
+    free(items);
+    return SG_OK;
+  }
+  case STAGD__V1__VALUE__KIND_RECORD: return bad_arg(err, path, "records are not accepted here yet (use a tuple)");
+  default: return bad_arg(err, path, "empty Value");
+  }
+}
+
+sg_code sv_value_to_gr(sv_handles *h, const Stagd__V1__Value *v, const char *path, gr_value **out,
+                       sg_error *err) {
+  return value_in(h, v, path, 0, out, err);
+}
+
+static Stagd__V1__Value *new_value(sv_call *call) {
+  Stagd__V1__Value *r = sg_arena_alloc(call->arena, sizeof *r);
+  stagd__v1__value__init(r);
+  return r;
+}
+
+static void fill_meta(sv_call *call, const kn_tensor *t, Stagd__V1__DType *dtype, size_t *n_shape, int64_t **shape) {
+  *dtype = (Stagd__V1__DType)(t->dtype + 1);
+  *n_shape = (size_t)t->ndim;
+  *shape = sg_arena_alloc(call->arena, sizeof(int64_t) * (size_t)(t->ndim ? t->ndim : 1));
+  for (int i = 0; i < t->ndim; i++) (*shape)[i] = t->shape[i];
+}
+
+static Stagd__V1__Value *inline_tensor(sv_call *call, const kn_tensor *t) {
+  Stagd__V1__Value *r = new_value(call);
+  Stagd__V1__Tensor *m = sg_arena_alloc(call->arena, sizeof *m);
+  stagd__v1__tensor__init(m);
+  fill_meta(call, t, &m->dtype, &m->n_shape, &m->shape);
+  m->data.len = (size_t)t->size * kn_dtype_size(t->dtype);
+  /* a copy: the reply is packed after the handler has let go of its values */
+  m->data.data = sg_arena_alloc(call->arena, m->data.len ? m->data.len : 1);
+  if (m->data.len) memcpy(m->data.data, t->data, m->data.len);
+  r->kind_case = STAGD__V1__VALUE__KIND_TENSOR;
+  r->tensor = m;
+  return r;
+}
+
+static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const char *device, bool as_handles,
+                         int depth, Stagd__V1__Value **out, sg_error *err) {
+  Stagd__V1__Value *r = new_value(call);
+  *out = r;
+  bool b;
+  int64_t i;
+  double f;
+  gr_value_kind k = gr_value_kind_of(v);
+  switch (k) {
+  case GR_VALUE_NONE: r->kind_case = STAGD__V1__VALUE__KIND_NONE; r->none = true; return SG_OK;
+  case GR_VALUE_BOOL:
+  case GR_VALUE_INT:
+  case GR_VALUE_FLOAT:
+    gr_value_scalar(v, &b, &i, &f);
+    if (k == GR_VALUE_BOOL) r->kind_case = STAGD__V1__VALUE__KIND_BOOL_VALUE, r->bool_value = b;
+    else if (k == GR_VALUE_INT) r->kind_case = STAGD__V1__VALUE__KIND_INT_VALUE, r->int_value = i;
+    else r->kind_case = STAGD__V1__VALUE__KIND_FLOAT_VALUE, r->float_value = f;
+    return SG_OK;
+  case GR_VALUE_TENSOR:
+  case GR_VALUE_VARIABLE: {
+    if (k == GR_VALUE_TENSOR && !as_handles) {
+      *out = inline_tensor(call, gr_value_tensor_of(v));
+      return SG_OK;
+    }
+    gr_value *cur = k == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain((gr_value *)v);
+    const kn_tensor *t = gr_value_tensor_of(cur);
+    Stagd__V1__TensorHandle *hd = sg_arena_alloc(call->arena, sizeof *hd);
+    stagd__v1__tensor_handle__init(hd);
+    if (t) fill_meta(call, t, &hd->dtype, &hd->n_shape, &hd->shape);
+    gr_value_release(cur);
+    char id[64];
+    sg_code rc = sv_handles_put(h, device, gr_value_retain((gr_value *)v), id, sizeof id, err);
+    if (rc) return rc;
+    hd->id = sg_arena_strdup(call->arena, id);
+    hd->device = sg_arena_strdup(call->arena, device);
+    hd->variable = k == GR_VALUE_VARIABLE;
+    r->kind_case = STAGD__V1__VALUE__KIND_HANDLE;
+    r->handle = hd;
+    return SG_OK;
+  }
+  case GR_VALUE_TUPLE: {
+    if (depth > 64) return sg_error_set(err, SG_INVALID_ARGUMENT, "result nests too deeply");
+    int n = gr_value_tuple_len(v);
+    Stagd__V1__Tuple *t = sg_arena_alloc(call->arena, sizeof *t);
+    stagd__v1__tuple__init(t);
+    t->n_items = (size_t)n;
+    t->items = sg_arena_calloc(call->arena, (size_t)(n ? n : 1), sizeof *t->items);
+    for (int j = 0; j < n; j++) {
+      gr_value *item = gr_value_tuple_item(v, j);
+      sg_code rc = value_out(h, call, item, device, as_handles, depth + 1, &t->items[j], err);
+      gr_value_release(item);
+      if (rc) return rc;
+    }
+    r->kind_case = STAGD__V1__VALUE__KIND_TUPLE;
+    r->tuple = t;
+    return SG_OK;
+  }
+  default: {
+    char *d = gr_value_describe(v);
+    sg_code rc = sg_error_set(err, SG_INVALID_ARGUMENT, "a %s cannot leave the daemon (results are tensors, "
+                              "scalars, variables and tuples of them)", d);
+    free(d);
+    return rc;
+  }
+  }
+}
+
+sg_code sv_value_from_gr(sv_handles *h, sv_call *call, const gr_value *v, const char *device,
+                         bool as_handles, Stagd__V1__Value **out, sg_error *err) {
+  return value_out(h, call, v, device, as_handles, 0, out, err);
+}
+
+/* ---------------------------------------------------------------- handlers */
+
+static const char *device_of(const char *d) { return d && *d ? d : "cpu"; }
+
+sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                 sg_error *err) {
+  const Stagd__V1__PutRequest *q = (const void *)req_;
+  Stagd__V1__PutReply *r = (void *)reply_;
+  const char *device = device_of(q->device);
+  sg_code rc = sv_check_device(device, err);
+  if (rc) return rc;
+  if (!q->value) return sg_error_set(err, SG_INVALID_ARGUMENT, "Put: no value");
+  gr_value *v;
+  if ((rc = sv_value_to_gr(sv_service_handles(sv), q->value, "value", &v, err))) return rc;
+  rc = sv_value_from_gr(sv_service_handles(sv), call, v, device, true, &r->result, err);
+  gr_value_release(v);
+  return rc;
+}
+
+enum { MAX_EAGER_ARGS = 64 };
+
+sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                      sg_error *err) {
+  const Stagd__V1__EagerOpRequest *q = (const void *)req_;
+  Stagd__V1__EagerOpReply *r = (void *)reply_;
+  const char *device = device_of(q->device);
+  sg_code rc = sv_check_device(device, err);
+  if (rc) return rc;
+  if (q->n_args > MAX_EAGER_ARGS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s': %zu arguments, at most %d", q->op, q->n_args, MAX_EAGER_ARGS);
+  sv_handles *h = sv_service_handles(sv);
+  gr_value *args[MAX_EAGER_ARGS];
+  size_t got = 0;
+  for (; got < q->n_args; got++) {
+    char path[96];
+    snprintf(path, sizeof path, "op '%.32s' args[%zu]", q->op, got);
+    if ((rc = sv_value_to_gr(h, q->args[got], path, &args[got], err))) break;
+  }
+  gr_value *res = NULL;
+  if (!rc) rc = gr_eager_op(q->op, args, (int)q->n_args, device, &res, err);
+  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
+  if (!rc) rc = sv_value_from_gr(h, call, res, device, true, &r->result, err);
+  gr_value_release(res);
+  return rc;
+}
+
+sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                   sg_error *err) {
+  const Stagd__V1__FetchRequest *q = (const void *)req_;
+  Stagd__V1__FetchReply *r = (void *)reply_;
+  sv_handles *h = sv_service_handles(sv);
+  r->values = sg_arena_calloc(call->arena, q->n_ids ? q->n_ids : 1, sizeof *r->values);
+  for (size_t i = 0; i < q->n_ids; i++) {
+    gr_value *v = sv_handles_get(h, q->ids[i], NULL, err);
+    if (!v) return SG_NOT_FOUND;
+    gr_value *cur = gr_value_kind_of(v) == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain(v);
+    gr_value_release(v);
+    const kn_tensor *t = gr_value_tensor_of(cur);
+    sg_code rc = SG_OK;
+    if (t) {
+      r->values[r->n_values++] = inline_tensor(call, t);
+    } else {
+      rc = sv_value_from_gr(h, call, cur, "cpu", false, &r->values[r->n_values++], err);
+    }
+    gr_value_release(cur);
+    if (rc) return rc;
+  }
+  return SG_OK;
+}
+
+sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                     sg_error *err) {
+  (void)call;
+  (void)err;
+  const Stagd__V1__ReleaseRequest *q = (const void *)req_;
+  Stagd__V1__ReleaseReply *r = (void *)reply_;
+  sv_handles *h = sv_service_handles(sv);
+  for (size_t i = 0; i < q->n_ids; i++) r->released += sv_handles_release(h, q->ids[i]);
+  sv_handles_stats(h, &r->live_handles, &r->live_bytes);
+  return SG_OK;
+}

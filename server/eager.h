@@ -1,0 +1,36 @@
+/*
+ * eager.h — private to server/: the eager handlers (Put, EagerOp, Fetch, Release) and
+ * the stagd.v1.Value ↔ gr_value conversions Execute shares with them (eager.c).
+ */
+#ifndef STAGD_SERVER_EAGER_H
+#define STAGD_SERVER_EAGER_H
+
+#include "gr.h"
+#include "handles.h"
+#include "stagd.pb-c.h"
+#include "sv.h"
+
+/* A request Value → a boxed graph value; handles are looked up in `h`. Errors name
+ * the argument path (args[1].tuple[0]). */
+sg_code sv_value_to_gr(sv_handles *h, const Stagd__V1__Value *v, const char *path, gr_value **out,
+                       sg_error *err);
+/* A result → a reply Value in call's arena: tensors and variables become new handles
+ * on `device` when as_handles, else inline tensors (variables always handles). */
+sg_code sv_value_from_gr(sv_handles *h, sv_call *call, const gr_value *v, const char *device,
+                         bool as_handles, Stagd__V1__Value **out, sg_error *err);
+/* NULL for "cpu", "auto", "vulkan" and "vulkan:N"; else a message naming the device. */
+sg_code sv_check_device(const char *device, sg_error *err);
+
+sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                 sg_error *err);
+sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                      sg_error *err);
+sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                   sg_error *err);
+sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                     sg_error *err);
+
+/* The service's handle store (service.c). */
+sv_handles *sv_service_handles(sv_service *sv);
+
+#endif /* STAGD_SERVER_EAGER_H */

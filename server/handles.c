@@ -1,0 +1,168 @@
+/*
+ * handles.c — the tensor handle store: eager clients keep tensors (and variables) in
+ * the daemon and name them by id. Each handle belongs to a device ("cpu",
+ * "vulkan:0"); per device the store counts live handles and tensor bytes and refuses
+ * new ones past the configured limits (--max-handles, --max-handle-bytes) with a
+ * RESOURCE_EXHAUSTED error that names the limit, so a leaking notebook gets a clear
+ * message, not an out-of-memory kill. Ids are "DEVICE#N" with N increasing per store,
+ * never reused, so a released id stays invalid.
+ *
+ * One mutex guards the map; lookups retain the value, so a handle released while a
+ * request uses it stays valid until that request ends.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handles.h"
+
+enum { MAX_DEVICES = 64 };
+
+typedef struct dev_usage {
+  char name[32];
+  uint64_t count, bytes;
+} dev_usage;
+
+typedef struct entry {
+  gr_value *v;
+  uint64_t bytes;
+  int dev;
+} entry;
+
+struct sv_handles {
+  pthread_mutex_t lock;
+  sg_map map; /* N → entry* */
+  uint64_t next;
+  uint64_t max_bytes, max_count;
+  dev_usage devs[MAX_DEVICES];
+  int ndevs;
+};
+
+sv_handles *sv_handles_new(uint64_t max_bytes, uint64_t max_count) {
+  sv_handles *h = sg_xcalloc(1, sizeof *h);
+  pthread_mutex_init(&h->lock, NULL);
+  h->next = 1;
+  h->max_bytes = max_bytes;
+  h->max_count = max_count;
+  return h;
+}
+
+void sv_handles_free(sv_handles *h) {
+  if (!h) return;
+  uint64_t k;
+  void *v;
+  for (size_t it = 0; sg_map_next(&h->map, &it, &k, &v);) {
+    entry *e = v;
+    gr_value_release(e->v);
+    free(e);
+  }
+  sg_map_free(&h->map);
+  pthread_mutex_destroy(&h->lock);
+  free(h);
+}
+
+static int device_slot(sv_handles *h, const char *device) {
+  for (int i = 0; i < h->ndevs; i++)
+    if (!strcmp(h->devs[i].name, device)) return i;
+  if (h->ndevs == MAX_DEVICES || strlen(device) >= sizeof h->devs[0].name) return -1;
+  snprintf(h->devs[h->ndevs].name, sizeof h->devs[0].name, "%s", device);
+  return h->ndevs++;
+}
+
+sg_code sv_handles_put(sv_handles *h, const char *device, gr_value *v, char *id_out, size_t cap,
+                       sg_error *err) {
+  uint64_t bytes = gr_value_bytes(v);
+  pthread_mutex_lock(&h->lock);
+  int d = device_slot(h, device);
+  sg_code rc = SG_OK;
+  if (d < 0) {
+    rc = sg_error_set(err, SG_INVALID_ARGUMENT, "device name '%s' is not one the daemon serves", device);
+  } else if (h->devs[d].count + 1 > h->max_count) {
+    rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                      "%s already holds %llu tensor handles, the limit (--max-handles); release tensors "
+                      "you no longer need (del t, or let them go out of scope)",
+                      device, (unsigned long long)h->devs[d].count);
+  } else if (h->devs[d].bytes + bytes > h->max_bytes) {
+    rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                      "a %llu-byte tensor on %s would exceed the handle memory limit of %llu bytes "
+                      "(--max-handle-bytes; %llu bytes held now); release tensors you no longer need",
+                      (unsigned long long)bytes, device, (unsigned long long)h->max_bytes,
+                      (unsigned long long)h->devs[d].bytes);
+  }
+  if (rc) {
+    pthread_mutex_unlock(&h->lock);
+    gr_value_release(v);
+    return rc;
+  }
+  entry *e = sg_xmalloc(sizeof *e);
+  e->v = v;
+  e->bytes = bytes;
+  e->dev = d;
+  uint64_t n = h->next++;
+  sg_map_put(&h->map, n, e);
+  h->devs[d].count++;
+  h->devs[d].bytes += bytes;
+  pthread_mutex_unlock(&h->lock);
+  snprintf(id_out, cap, "%s#%llu", device, (unsigned long long)n);
+  return SG_OK;
+}
+
+/* "DEVICE#N" → N; 0 when malformed. */
+static uint64_t id_number(const char *id) {
+  const char *hash = strrchr(id, '#');
+  if (!hash || !hash[1]) return 0;
+  char *end;
+  unsigned long long n = strtoull(hash + 1, &end, 10);
+  return *end ? 0 : (uint64_t)n;
+}
+
+gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_error *err) {
+  uint64_t n = id_number(id);
+  void *v = NULL;
+  pthread_mutex_lock(&h->lock);
+  bool found = n && sg_map_get(&h->map, n, &v);
+  entry *e = v;
+  /* the device part must match too: "cpu#3" never names vulkan:0's handle 3 */
+  if (found && (strncmp(id, h->devs[e->dev].name, strlen(h->devs[e->dev].name)) != 0 ||
+                id[strlen(h->devs[e->dev].name)] != '#'))
+    found = false;
+  gr_value *r = found ? gr_value_retain(e->v) : NULL;
+  if (found && device) *device = h->devs[e->dev].name;
+  pthread_mutex_unlock(&h->lock);
+  if (!r)
+    sg_error_set(err, SG_NOT_FOUND, n ? "tensor handle '%s' was released (or never existed in this daemon)"
+                                      : "'%s' is not a tensor handle id (expected DEVICE#N)",
+                 id);
+  return r;
+}
+
+bool sv_handles_release(sv_handles *h, const char *id) {
+  uint64_t n = id_number(id);
+  void *v = NULL;
+  pthread_mutex_lock(&h->lock);
+  bool found = n && sg_map_get(&h->map, n, &v);
+  if (found) {
+    entry *e = v;
+    sg_map_remove(&h->map, n);
+    h->devs[e->dev].count--;
+    h->devs[e->dev].bytes -= e->bytes;
+  }
+  pthread_mutex_unlock(&h->lock);
+  if (found) {
+    entry *e = v;
+    gr_value_release(e->v);
+    free(e);
+  }
+  return found;
+}
+
+void sv_handles_stats(sv_handles *h, uint64_t *count, uint64_t *bytes) {
+  pthread_mutex_lock(&h->lock);
+  *count = *bytes = 0;
+  for (int i = 0; i < h->ndevs; i++) {
+    *count += h->devs[i].count;
+    *bytes += h->devs[i].bytes;
+  }
+  pthread_mutex_unlock(&h->lock);
+}

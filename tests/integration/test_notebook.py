@@ -1,0 +1,148 @@
+# docs/example.ipynb executed end to end with nbclient in the "Python 3 (stagd)" kernel
+# (installed from stagd.kernelspec into a temporary prefix) against a test daemon; any
+# cell error fails the test. Also checks what the cells showed (docs/notebook.md).
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import harness
+import nbformat  # Debian: python3-nbformat, python3-nbclient, python3-ipykernel
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+NOTEBOOK = harness.REPO / "docs" / "example.ipynb"
+CLIENT_DIR = harness.REPO / "clients" / "python"
+CELL_TIMEOUT = 120
+
+
+def _kernelspec(*args, **env):
+    """Runs `python3 -m stagd.kernelspec ARGS` as a user would (plus `env`)."""
+    return subprocess.run([sys.executable, "-m", "stagd.kernelspec", *args],
+                          env={**os.environ, "PYTHONPATH": str(CLIENT_DIR), **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def _install_kernel(prefix):
+    r = _kernelspec("install", "--prefix", str(prefix))
+    assert r.returncode == 0, r.stderr
+    kdir = prefix / "share" / "jupyter" / "kernels" / "stagd"
+    assert f"installed kernelspec stagd (Python 3 (stagd)) in {kdir}" in r.stdout
+    return kdir
+
+
+def _outputs(cell, kind):
+    """The texts of one kind of output of a cell: 'stream', 'text/plain', 'image/svg+xml'…"""
+    out = []
+    for o in cell.outputs:
+        if kind == "stream" and o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type in ("execute_result", "display_data") and kind in o.get("data", {}):
+            out.append(o.data[kind])
+    return out
+
+
+def _cell(nb, starts):
+    for c in nb.cells:
+        if c.cell_type == "code" and c.source.startswith(starts):
+            return c
+    raise AssertionError(f"no code cell starts with {starts!r}")
+
+
+def test_kernelspec_install_writes_kernel_json(tmp_path):
+    kdir = _install_kernel(tmp_path)
+    spec = json.loads((kdir / "kernel.json").read_text())
+    assert spec["display_name"] == "Python 3 (stagd)"
+    assert spec["argv"][:3] == [sys.executable, "-m", "ipykernel_launcher"]
+    assert "{connection_file}" in spec["argv"] and "--ext=stagd" in spec["argv"]
+    assert spec["env"]["PYTHONPATH"] == str(CLIENT_DIR)
+    assert "STAGD_ADDR" not in spec["env"]
+
+
+def test_kernelspec_installs_for_the_user_by_default(tmp_path):
+    r = _kernelspec("install", JUPYTER_DATA_DIR=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    spec = json.loads((tmp_path / "kernels" / "stagd" / "kernel.json").read_text())
+    assert spec["display_name"] == "Python 3 (stagd)"
+
+
+def test_kernelspec_show_includes_addr_and_python():
+    r = _kernelspec("show", "--addr", "unix:/tmp/x", "--python", "/opt/py/bin/python3")
+    assert r.returncode == 0, r.stderr
+    spec = json.loads(r.stdout)
+    assert spec["env"]["STAGD_ADDR"] == "unix:/tmp/x"
+    assert spec["argv"][0] == "/opt/py/bin/python3"
+
+
+def test_kernelspec_usage_errors(tmp_path):
+    r = _kernelspec("install", "--user", "--prefix", str(tmp_path))
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+    r = _kernelspec()
+    assert r.returncode == 2 and "required: command" in r.stderr
+
+
+def test_example_notebook_runs_in_the_stagd_kernel(daemon, tmp_path, monkeypatch):
+    _install_kernel(tmp_path)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # connection files
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("STAGD_ADDR", daemon.addr)
+    monkeypatch.setenv("STAGD_AUTOSTART", "0")  # the test daemon or a failure, never another
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert nb.metadata.kernelspec.name == "stagd"
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="stagd",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        pytest.fail(f"docs/example.ipynb: a cell failed:\n{e}", pytrace=False)
+
+    eager = "".join(_outputs(_cell(nb, "m = stagd.constant"), "stream"))
+    assert eager == "[[4.]]\nd(v*v)/dv at 3.0 = 6.0\n", eager
+
+    # %%stagd_convert --run: the converted code is shown (highlighted) and the plain
+    # function is defined and behaves as Python says.
+    conv = _cell(nb, "%%stagd_convert")
+    html = "".join(_outputs(conv, "text/html"))
+    assert "stagd-converted" in html and "sg__" in html and "while_stmt" in html
+    assert _outputs(_cell(nb, "collatz_steps(27)"), "text/plain") == ["111"]
+
+    staged = _cell(nb, "@stagd.function\ndef clipped_square")
+    text = "".join(_outputs(staged, "stream"))
+    assert text.startswith("9.0 1.0\n") and "(if " in text
+
+    # %stagd_graph renders SVG through Graphviz (installed by scripts/install-deps.sh)
+    graph = _cell(nb, "%stagd_graph clipped_square")
+    svg = "".join(_outputs(graph, "image/svg+xml"))
+    assert svg.startswith("<svg") and "clipped_square" in svg
+    assert "graph @" in "".join(_outputs(graph, "text/plain"))
+
+    assert _outputs(_cell(nb, "@stagd.function\ndef inner"), "text/plain") == ["47.0"]
+    calls = _cell(nb, "%stagd_graph --no-optimize outer")
+    assert _outputs(calls, "image/svg+xml")
+    (dump,) = _outputs(calls, "text/plain")
+    assert dump.count(" = @inner ") == 2 and "graph @inner(" in dump, dump
+
+    train = _cell(nb, "rng = np.random")
+    printed = "".join(_outputs(train, "stream"))
+    assert "w = 3.0" in printed or "w = 2.9" in printed, printed
+    # the progress bar: one display, updated in place to its final state
+    bar = _outputs(train, "text/html")
+    assert len(bar) == 1 and bar[0].startswith('<div class="stagd-progress"><progress value="150"')
+    (line,) = _outputs(train, "text/plain")
+    assert line.startswith("training: 100%|") and "| 150/150 [" in line and " loss=0.0" in line
+
+    # the step reads and updates the captured variables in the graph
+    dump = "".join(_outputs(_cell(nb, "%stagd_graph --format text"), "text/plain"))
+    assert dump.startswith("graph @train_step")
+    assert dump.count(" = read ") == 2 and dump.count(" = assign_add ") == 2, dump
+
+    plot = _cell(nb, "try:\n    import matplotlib")
+    assert _outputs(plot, "image/png"), "the loss plot has no PNG output"
+
+    long_cell = _cell(nb, "%%stagd_progress --threshold 0 staged sum")
+    assert "".join(_outputs(long_cell, "stream")).strip() == str(sum(range(200000)))
+    (busy,) = _outputs(long_cell, "text/plain")  # updated from the watcher thread
+    assert busy.startswith("staged sum: done in ") and busy.endswith(" s"), busy

@@ -1,0 +1,123 @@
+/* test_handles.c — the tensor handle store (server/handles.c) and the eager path under
+ * it (graph/eager.c): ids, lookups after release, per-device limits, variables shared
+ * by reference, and gr_eager_op's errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handles.h"
+#include "kn.h"
+
+static gr_value *vec(int n, float v) {
+  int64_t shape[1] = {n};
+  kn_tensor *t = kn_tensor_new(KN_FLOAT32, 1, shape);
+  for (int i = 0; i < n; i++) ((float *)t->data)[i] = v;
+  return gr_value_tensor(t);
+}
+
+static void put_get_release(void **state) {
+  (void)state;
+  sv_handles *h = sv_handles_new(1 << 20, 100);
+  sg_error err = SG_ERROR_INIT;
+  char a[64], b[64];
+  assert_int_equal(sv_handles_put(h, "cpu", vec(4, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "vulkan:0", vec(2, 2.0f), b, sizeof b, &err), SG_OK);
+  assert_true(strncmp(a, "cpu#", 4) == 0 && strncmp(b, "vulkan:0#", 9) == 0);
+  assert_string_not_equal(a + 4, b + 9); /* ids are never reused, across devices too */
+  const char *dev = NULL;
+  gr_value *v = sv_handles_get(h, b, &dev, &err);
+  assert_non_null(v);
+  assert_string_equal(dev, "vulkan:0");
+  assert_int_equal(gr_value_tensor_of(v)->size, 2);
+  uint64_t n, bytes;
+  sv_handles_stats(h, &n, &bytes);
+  assert_int_equal(n, 2);
+  assert_int_equal(bytes, 24);
+  assert_true(sv_handles_release(h, b));
+  assert_false(sv_handles_release(h, b)); /* twice: nothing */
+  /* the request that looked it up still holds it */
+  assert_int_equal(((float *)gr_value_tensor_of(v)->data)[1], 2.0f);
+  gr_value_release(v);
+  assert_null(sv_handles_get(h, b, NULL, &err));
+  assert_int_equal(err.code, SG_NOT_FOUND);
+  assert_non_null(strstr(err.message, "was released"));
+  char wrong[80];
+  snprintf(wrong, sizeof wrong, "vulkan:0#%s", strchr(a, '#') + 1); /* a's number, other device */
+  assert_null(sv_handles_get(h, wrong, NULL, &err));
+  assert_null(sv_handles_get(h, "garbage", NULL, &err));
+  assert_non_null(strstr(err.message, "not a tensor handle id"));
+  sg_error_clear(&err);
+  sv_handles_free(h); /* frees what is still live (LeakSanitizer checks) */
+}
+
+static void limits(void **state) {
+  (void)state;
+  sv_handles *h = sv_handles_new(64, 3);
+  sg_error err = SG_ERROR_INIT;
+  char id[64];
+  assert_int_equal(sv_handles_put(h, "cpu", vec(10, 0), id, sizeof id, &err), SG_OK); /* 40 B */
+  assert_int_equal(sv_handles_put(h, "cpu", vec(10, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
+  assert_non_null(strstr(err.message, "--max-handle-bytes"));
+  /* per device: another device has its own budget */
+  assert_int_equal(sv_handles_put(h, "vulkan:0", vec(10, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
+  assert_non_null(strstr(err.message, "--max-handles"));
+  sg_error_clear(&err);
+  sv_handles_free(h);
+}
+
+static void eager_ops_and_variables(void **state) {
+  (void)state;
+  sg_error err = SG_ERROR_INIT;
+  gr_value *x = vec(3, 2.0f), *out = NULL;
+  gr_value *args[2] = {x, gr_value_float(0.5)};
+  assert_int_equal(gr_eager_op("mul", args, 2, "cpu", &out, &err), SG_OK);
+  const kn_tensor *t = gr_value_tensor_of(out);
+  assert_int_equal(t->dtype, KN_FLOAT32); /* a Python scalar does not widen float32 */
+  assert_true(((float *)t->data)[2] == 1.0f);
+  gr_value_release(out);
+  gr_value_release(args[1]);
+  /* a variable: assign_add updates the one cell every holder shares */
+  gr_value *var;
+  assert_int_equal(gr_eager_op("variable", &x, 1, NULL, &var, &err), SG_OK);
+  assert_int_equal(gr_value_kind_of(var), GR_VALUE_VARIABLE);
+  gr_value *upd[2] = {var, vec(3, 1.0f)};
+  assert_int_equal(gr_eager_op("assign_add", upd, 2, NULL, &out, &err), SG_OK);
+  gr_value_release(out);
+  gr_value *cur = gr_value_variable_get(var);
+  assert_true(((float *)gr_value_tensor_of(cur)->data)[0] == 3.0f);
+  assert_true(((float *)gr_value_tensor_of(x)->data)[0] == 2.0f); /* the initial value is untouched */
+  gr_value_release(cur);
+  gr_value_release(upd[1]);
+  gr_value_release(var);
+  /* errors name the op */
+  assert_int_equal(gr_eager_op("frobnicate", &x, 1, NULL, &out, &err), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "unknown op 'frobnicate'"));
+  assert_int_equal(gr_eager_op("while", &x, 1, NULL, &out, &err), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "cannot run eagerly"));
+  assert_int_equal(gr_eager_op("exp", args, 2, NULL, &out, &err), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "takes 1 argument"));
+  gr_value *m[2] = {x, vec(2, 1.0f)};
+  assert_int_equal(gr_eager_op("+", m, 2, NULL, &out, &err), SG_INVALID_ARGUMENT);
+  assert_null(out);
+  gr_value_release(m[1]);
+  assert_null(gr_value_str("not-a-dtype"));
+  sg_error_clear(&err);
+  gr_value_release(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(put_get_release),
+      cmocka_unit_test(limits),
+      cmocka_unit_test(eager_ops_and_variables),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
