@@ -26,6 +26,8 @@ from .client import (DEFAULT_ADDR, Cancelled, Client, DaemonUnavailable, Deadlin
                      StagdError, Unavailable, Unimplemented)
 from . import daemon
 from .function import function  # stagd.function(fn): staging (docs/runtime.md)
+from .runtime.calls import rep_fun  # @stagd.rep_fun: staged calls (docs/runtime.md)
+from .runtime.directives import set_element_type, set_loop_options  # directives
 
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
