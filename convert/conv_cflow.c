@@ -652,7 +652,8 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
       return;
     }
     state_fns(f, state, n, out, at, &names);
-    py_expr *opts = py_new_Dict(c->A, NULL, NULL, at.l, at.c, at.el, at.ec);
+    py_expr *opts = cv_loop_options(c, s);
+    if (!opts) opts = py_new_Dict(c->A, NULL, NULL, at.l, at.c, at.el, at.ec);
     py_expr *call = cv_call(c, cv_sg(c, "while_stmt", at), NULL, NULL, at);
     void *args[6] = {name_of_fn(c, tn, at), name_of_fn(c, bn, at), name_of_fn(c, cv_fresh(c, "get_state", n), at),
                      name_of_fn(c, cv_fresh(c, "set_state", n), at), names, opts};
@@ -694,7 +695,8 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
     extra_fn = name_of_fn(c, en, at);
   }
   state_fns(f, state, n, out, at, &names);
-  py_expr *opts = py_new_Dict(c->A, NULL, NULL, at.l, at.c, at.el, at.ec);
+  py_expr *opts = cv_loop_options(c, s);
+  if (!opts) opts = py_new_Dict(c->A, NULL, NULL, at.l, at.c, at.el, at.ec);
   py_expr *call = cv_call(c, cv_sg(c, "for_stmt", at), NULL, NULL, at);
   void *args[7] = {s->v.For.iter, extra_fn, name_of_fn(c, bn, at), name_of_fn(c, cv_fresh(c, "get_state", n), at),
                    name_of_fn(c, cv_fresh(c, "set_state", n), at), names, opts};

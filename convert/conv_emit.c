@@ -4,7 +4,14 @@
  * Simple statements and compound-statement headers are produced by the unparser
  * (py_unparse_module on a one-statement module whose bodies are `pass`), bodies are
  * written recursively so that every nested statement gets its own map entry.
+ *
+ * Full-line comments of a converted function survive: each is written, at the
+ * indentation of the statement that follows it, before the first statement whose
+ * original line comes after it (generated statements carry the line of the construct
+ * they come from, so a comment stays beside its code). Comments at the end of a line
+ * are dropped (the unparser writes every statement anew).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "conv_priv.h"
@@ -25,6 +32,49 @@ void cv_emit_line(cv_emit *em, const char *text, int orig_line, int orig_col) {
     em->map[em->nmap++] = (py_srcmap_entry){em->line, orig_line, orig_col + 1};
   }
   em->line++;
+}
+
+void cv_find_comments(cv_emit *em, const char *src, const size_t *line_starts, int nlines, size_t len, int first,
+                      int last) {
+  em->ncomments = em->icomment = 0;
+  int cap = 0;
+  bool in_triple = false; /* a line-based guess: inside a triple-quoted string */
+  for (int l = first; l <= last && l <= nlines; l++) {
+    size_t a = line_starts[l - 1], b = l < nlines ? line_starts[l] : len;
+    while (b > a && (src[b - 1] == '\n' || src[b - 1] == '\r')) b--;
+    size_t i = a;
+    while (i < b && (src[i] == ' ' || src[i] == '\t' || src[i] == '\f')) i++;
+    if (!in_triple && i < b && src[i] == '#') {
+      if (em->ncomments == cap) {
+        cap = cap ? cap * 2 : 16;
+        cv_comment *n = sg_arena_alloc(em->A, sizeof *n * (size_t)cap);
+        if (em->ncomments) memcpy(n, em->comments, sizeof *n * (size_t)em->ncomments);
+        em->comments = n;
+      }
+      em->comments[em->ncomments++] = (cv_comment){l, src + i, (int)(b - i)};
+      continue;
+    }
+    /* an odd number of triple quotes on the line toggles the guess */
+    for (size_t k = a; k + 2 < b; k++)
+      if ((src[k] == '"' || src[k] == '\'') && src[k + 1] == src[k] && src[k + 2] == src[k]) {
+        in_triple = !in_triple;
+        k += 2;
+      }
+  }
+}
+
+void cv_emit_comments(cv_emit *em, int before, int indent) {
+  sg_buf line = SG_BUF_INIT;
+  while (em->icomment < em->ncomments && em->comments[em->icomment].line < before) {
+    const cv_comment *cm = &em->comments[em->icomment++];
+    sg_buf_clear(&line);
+    if (em->base) sg_buf_puts(&line, em->base);
+    for (int k = 0; k < indent; k++) sg_buf_putc(&line, ' ');
+    sg_buf_append(&line, cm->text, (size_t)cm->len);
+    sg_buf_putc(&line, '\0');
+    cv_emit_line(em, line.data, cm->line, 0);
+  }
+  sg_buf_free(&line);
 }
 
 /* Unparses a one-statement module; returns the text (arena). */
@@ -87,6 +137,7 @@ static void emit_else(cv_emit *em, const char *kw, const py_seq *b, int indent, 
 void cv_emit_stmt(cv_emit *em, const py_stmt *s, int indent) {
   int ol = s->lineno, oc = s->col_offset;
   py_stmt h = *s;
+  cv_emit_comments(em, ol, indent);
   switch (s->kind) {
   case PY_K_FunctionDef:
   case PY_K_AsyncFunctionDef:

@@ -15,14 +15,65 @@
 
 /* ------------------------------------------------------------------ directives */
 
-/* No directives are defined yet (AutoGraph's set_loop_options / set_element_type have
- * no stagd counterpart); the pass is the hook where they will be read. It also
- * normalises annotated assignments to simple names: inside a function Python never
- * evaluates those annotations, and an annotated name cannot be declared `nonlocal`
- * (which the control-flow pass needs), so `x: T = v` becomes `x = v` and `x: T`
- * becomes `pass`. */
+/* The directives (AutoGraph §7.2, docs/runtime.md "Directives"), written as calls
+ * `stagd.set_loop_options(k=v, ...)` / `set_loop_options(...)` and
+ * `stagd.set_element_type(l, dtype[, shape])`:
+ *   - set_loop_options with keyword arguments only, as a statement directly in a
+ *     while / for body, is removed from the body and its keywords become the loop's
+ *     `opts` dict (sg__.while_stmt / for_stmt); elsewhere it stays a plain call;
+ *   - set_element_type(l, ...) on a local name l becomes
+ *     `l = sg__.set_element_type(l, ...)` (plain lists come back unchanged); the
+ *     lists pass does it, since it needs the scopes.
+ * The pass also normalises annotated assignments to simple names: inside a function
+ * Python never evaluates those annotations, and an annotated name cannot be declared
+ * `nonlocal` (which the control-flow pass needs), so `x: T = v` becomes `x = v` and
+ * `x: T` becomes `pass`. */
+
+/* s is `[X.]name(...)` as a statement: the call, else NULL. */
+static py_expr *directive_call(const py_stmt *s, const char *name) {
+  if (s->kind != PY_K_Expr || s->v.Expr.value->kind != PY_K_Call) return NULL;
+  py_expr *call = s->v.Expr.value;
+  const py_expr *f = call->v.Call.func;
+  if (f->kind == PY_K_Attribute && f->v.Attribute.value->kind == PY_K_Name && !strcmp(f->v.Attribute.attr, name))
+    return call;
+  if (f->kind == PY_K_Name && !strcmp(f->v.Name.id, name)) return call;
+  return NULL;
+}
+
+/* set_loop_options(k=v, ...) statements at the top level of a loop body → its opts. */
+static py_seq *take_loop_options(cv *c, py_stmt *loop, py_seq *body) {
+  if (!body) return body;
+  cv_vec keep = {0}, keys = {0}, vals = {0};
+  bool found = false;
+  cv_loc at = cv_loc_of_stmt(loop);
+  for (int i = 0; i < body->n; i++) {
+    py_stmt *s = body->a[i];
+    py_expr *call = directive_call(s, "set_loop_options");
+    bool ok = call && PY_SEQ_LEN(call->v.Call.args) == 0;
+    for (int k = 0; ok && k < PY_SEQ_LEN(call->v.Call.keywords); k++)
+      if (!((py_keyword *)call->v.Call.keywords->a[k])->arg) ok = false; /* **kwargs */
+    if (!ok) {
+      cv_push(c, &keep, s);
+      continue;
+    }
+    if (!found) at = cv_loc_of_stmt(s);
+    found = true;
+    for (int k = 0; k < PY_SEQ_LEN(call->v.Call.keywords); k++) {
+      py_keyword *kw = call->v.Call.keywords->a[k];
+      cv_push(c, &keys, cv_str(c, kw->arg, at));
+      cv_push(c, &vals, kw->value);
+    }
+  }
+  if (!found) return body;
+  cv_set_loop_options(c, loop, py_new_Dict(c->A, cv_seq(c, &keys), cv_seq(c, &vals), at.l, at.c, at.el, at.ec));
+  if (keep.n == 0) return cv_seq1(c, cv_pass(c, cv_loc_of_stmt(body->a[0])));
+  return cv_seq(c, &keep);
+}
+
 static void directives_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
   (void)ud;
+  if (s->kind == PY_K_While) s->v.While.body = take_loop_options(c, s, s->v.While.body);
+  if (s->kind == PY_K_For) s->v.For.body = take_loop_options(c, s, s->v.For.body);
   if (s->kind == PY_K_AnnAssign && s->v.AnnAssign.target->kind == PY_K_Name) {
     cv_loc at = cv_loc_of_stmt(s);
     cv_push(c, out, s->v.AnnAssign.value ? cv_assign(c, s->v.AnnAssign.target, s->v.AnnAssign.value, at) : cv_pass(c, at));
@@ -76,6 +127,17 @@ static const char *method_on_local(cv *c, const py_stmt *s, const py_expr *call,
 static void lists_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
   (void)ud;
   cv_loc at = cv_loc_of_stmt(s);
+  /* the set_element_type directive (see "directives" above; it needs the scopes) */
+  py_expr *et = directive_call(s, "set_element_type");
+  if (et && PY_SEQ_LEN(et->v.Call.args) >= 1 && ((py_expr *)et->v.Call.args->a[0])->kind == PY_K_Name) {
+    const char *l = ((py_expr *)et->v.Call.args->a[0])->v.Name.id;
+    const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
+    if (sc && sc->kind == PY_SCOPE_FUNCTION && cv_is_local(c, sc, l)) {
+      et->v.Call.func = cv_sg(c, "set_element_type", at);
+      cv_push(c, out, cv_assign_name(c, l, et, at));
+      return;
+    }
+  }
   if (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1 && s->v.Assign.value->kind == PY_K_List &&
       ((py_expr *)s->v.Assign.targets->a[0])->kind == PY_K_Name) {
     s->v.Assign.value = cv_call_sg(c, "new_list", at, 1, s->v.Assign.value);

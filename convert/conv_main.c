@@ -5,6 +5,7 @@
  * order, and splice the converted functions into the original text under the module
  * header of docs/runtime.md, with the source map.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,7 +391,7 @@ static void write_output(drv *d, const char *src, size_t len) {
   qsort(d->cands, (size_t)d->ncands, sizeof(cand), cmp_cand);
 
   sg_buf out = SG_BUF_INIT, tail = SG_BUF_INIT;
-  cv_emit em = {&r->arena, &out, NULL, 1, NULL, 0, 0};
+  cv_emit em = {&r->arena, &out, NULL, 1, NULL, 0, 0, NULL, 0, 0};
   int nl = c->nlines;
   int line = 1, ci = 0;
   bool header_done = false;
@@ -416,7 +417,10 @@ static void write_output(drv *d, const char *src, size_t len) {
       size_t ls = c->line_starts[cd->fn->lineno - 1];
       em.base = sg_arena_strndup(c->A, src + ls, (size_t)cd->col);
       int from = em.nmap;
+      cv_find_comments(&em, src, c->line_starts, nl, len, cd->fn->lineno + 1, cd->end_line);
       cv_emit_stmt(&em, cd->fn, 0);
+      cv_emit_comments(&em, INT_MAX, 4); /* after the last statement (none expected) */
+      em.ncomments = 0;
       em.base = NULL;
       for (int k = from; k < em.nmap; k++) em.map[k].converted_line = -em.map[k].converted_line; /* mark */
       line = cd->end_line + 1;

@@ -30,6 +30,8 @@ typedef struct cv {
   int counter;
   cv_extra *extra;
   int nextra, capextra;
+  cv_extra *loopopts; /* loop → its set_loop_options dict (the directives pass) */
+  int nloopopts, caploopopts;
   const char *src; /* the original source, for descriptions (if_exp) */
   size_t srclen;
   const size_t *line_starts; /* byte offset of each line */
@@ -94,6 +96,9 @@ py_seq *cv_rewrite_stmts(cv *c, py_seq *body, cv_stmt_fn fn, void *ud);
 
 /* The extra test attached to a loop (NULL if none); set / and-combine one. */
 py_expr *cv_extra_test(cv *c, const py_stmt *loop);
+/* The options dict the directives pass took from a loop's set_loop_options (or NULL). */
+py_expr *cv_loop_options(cv *c, const py_stmt *loop);
+void cv_set_loop_options(cv *c, const py_stmt *loop, py_expr *dict);
 void cv_add_extra_test(cv *c, const py_stmt *loop, py_expr *test);
 
 /* ---------------------------------------------------------------- passes */
@@ -123,7 +128,24 @@ typedef struct cv_emit {
   int line; /* current output line (1-based) of the next line written */
   py_srcmap_entry *map;
   int nmap, capmap;
+  /* the full-line comments of the function being written, in line order, and how many
+   * are written: each goes before the first statement that starts after it */
+  struct cv_comment *comments;
+  int ncomments, icomment;
 } cv_emit;
+
+typedef struct cv_comment {
+  int line;         /* original line (1-based) */
+  const char *text; /* from '#' to the end of the line, without the line break */
+  int len;
+} cv_comment;
+
+/* The full-line comments of source lines [first, last] (lines inside a string literal
+ * that look like comments may be among them: writing them is harmless). */
+void cv_find_comments(cv_emit *em, const char *src, const size_t *line_starts, int nlines, size_t len, int first,
+                      int last);
+/* Writes the comments left before original line `before` (INT_MAX: all) at indent. */
+void cv_emit_comments(cv_emit *em, int before, int indent);
 /* Writes statement s at the given indentation (spaces), one source-map entry per line
  * that starts a statement. */
 void cv_emit_stmt(cv_emit *em, const py_stmt *s, int indent);

@@ -209,6 +209,23 @@ void cv_add_extra_test(cv *c, const py_stmt *loop, py_expr *test) {
   c->extra[c->nextra++] = (cv_extra){loop, test};
 }
 
+py_expr *cv_loop_options(cv *c, const py_stmt *loop) {
+  for (int i = 0; i < c->nloopopts; i++)
+    if (c->loopopts[i].loop == loop) return c->loopopts[i].test;
+  return NULL;
+}
+
+void cv_set_loop_options(cv *c, const py_stmt *loop, py_expr *dict) {
+  if (c->nloopopts == c->caploopopts) {
+    int cap = c->caploopopts ? c->caploopopts * 2 : 8;
+    cv_extra *a = sg_arena_alloc(c->A, sizeof(cv_extra) * (size_t)cap);
+    if (c->nloopopts) memcpy(a, c->loopopts, sizeof(cv_extra) * (size_t)c->nloopopts);
+    c->loopopts = a;
+    c->caploopopts = cap;
+  }
+  c->loopopts[c->nloopopts++] = (cv_extra){loop, dict};
+}
+
 /* ------------------------------------------------------------------ rewriting */
 
 typedef struct rw {

@@ -48,6 +48,7 @@ enum {
   RPC_REQUEST_CANCELLED = -32800,
   MAX_HEADER_BYTES = 8192,
   DEFAULT_DEBOUNCE_MS = 20,
+  DEFAULT_STAGE_TIMEOUT_MS = 30000,
 };
 
 typedef struct conn conn;
@@ -100,6 +101,8 @@ struct conn {
   uint64_t debounce_ms;
   uint64_t next_gen;   /* document generations */
   py_conv_style style; /* the style diagnostics and hovers assume */
+  char *python;        /* interpreter of stagd/graph's staging helper; NULL: default */
+  uint64_t stage_timeout_ms;
 };
 
 struct job {
@@ -122,6 +125,8 @@ struct job {
   uint64_t gen;
   bool utf16;
   py_conv_style style;
+  char *python; /* stagd/graph: the session's interpreter option (copy) */
+  uint64_t stage_timeout_ms;
   /* an analysis: stagd/convertedCode requests for its text wait on it (parked,
    * linked by park_next) when want_code is set; code_json is their answer */
   atomic_bool want_code;
@@ -249,6 +254,9 @@ static void run_feature(job *j) {
   rq.params = j->params;
   rq.style = j->style;
   rq.cancelled = &j->cancelled;
+  rq.sv = j->c->l->sv;
+  rq.python = j->python;
+  rq.stage_timeout_ms = j->stage_timeout_ms;
   sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
   cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
   cJSON *out;
@@ -260,8 +268,10 @@ static void run_feature(job *j) {
     cJSON_AddItemToObject(out, "result", result);
   } else {
     out = make_error(j->id, rq.err_code ? rq.err_code : RPC_SERVER_ERROR,
-                     rq.err_message.data ? rq.err_message.data : "the request failed", NULL);
+                     rq.err_message.data ? rq.err_message.data : "the request failed", rq.err_data);
+    rq.err_data = NULL;
   }
+  cJSON_Delete(rq.err_data);
   j->reply = cJSON_PrintUnformatted(out);
   j->reply_len = strlen(j->reply);
   cJSON_Delete(out);
@@ -349,6 +359,7 @@ static void job_free(job *j) {
   free(j->uri);
   free(j->text);
   free(j->code_json);
+  free(j->python);
   free(j);
 }
 
@@ -545,6 +556,16 @@ static void read_init_options(conn *c, const cJSON *params) {
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "style");
   if (st && (!cJSON_IsString(st) || !sv_lsp_parse_style(st->valuestring, &c->style)))
     log_message(c, 2, "initializationOptions.style must be \"autograph\" or \"snek\"");
+  const cJSON *py = cJSON_GetObjectItemCaseSensitive(o, "python");
+  if (cJSON_IsString(py) && *py->valuestring) {
+    free(c->python);
+    c->python = sg_xstrdup(py->valuestring);
+  } else if (py && !cJSON_IsNull(py)) {
+    log_message(c, 2, "initializationOptions.python must be the path or name of a Python interpreter");
+  }
+  const cJSON *to = cJSON_GetObjectItemCaseSensitive(o, "stageTimeoutMs");
+  if (cJSON_IsNumber(to) && to->valuedouble >= 1 && to->valuedouble <= 3600000) c->stage_timeout_ms = (uint64_t)to->valuedouble;
+  else if (to) log_message(c, 2, "initializationOptions.stageTimeoutMs must be a number of milliseconds (1..3600000)");
 }
 
 /* textDocument/didOpen, didChange, didClose (didSave and others are ignored). */
@@ -653,6 +674,8 @@ static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id,
   j->version = doc->version;
   j->utf16 = !c->utf8_positions;
   j->style = c->style;
+  j->python = c->python ? sg_xstrdup(c->python) : NULL;
+  j->stage_timeout_ms = c->stage_timeout_ms;
   if (feat->run == sv_lsp_converted_code && default_conversion(c, params)) {
     /* the answer the analysis of this very text computes (or computed) */
     if (doc->code_json && doc->code_gen == doc->gen) {
@@ -973,6 +996,7 @@ static conn *conn_new(sv_lsp *l, bool is_stdio) {
   const char *env = getenv("STAGD_LSP_DEBOUNCE_MS");
   c->debounce_ms = env && *env ? strtoull(env, NULL, 10) : DEFAULT_DEBOUNCE_MS;
   c->style = PY_STYLE_AUTOGRAPH;
+  c->stage_timeout_ms = DEFAULT_STAGE_TIMEOUT_MS;
   uv_timer_init(l->loop, &c->debounce);
   c->debounce.data = c;
   c->handles_open++;
@@ -992,6 +1016,7 @@ static void conn_free(conn *c) {
   sg_buf_free(&c->inbuf);
   sg_map_free(&c->running);
   sv_docs_free(&c->docs);
+  free(c->python);
   free(c);
   lsp_check_drained(l);
 }

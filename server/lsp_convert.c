@@ -1,17 +1,13 @@
 /*
- * lsp_convert.c — the custom requests stagd/convertedCode and stagd/graph, and
- * sv_lsp_convert, the one call into the converter (convert/convert.h) that every LSP
- * feature goes through.
+ * lsp_convert.c — the custom request stagd/convertedCode, the params it shares with
+ * stagd/graph (lsp_graph.c), and sv_lsp_convert, the one call into the converter
+ * (convert/convert.h) that every LSP feature goes through.
  *
  *   stagd/convertedCode {textDocument: {uri}, style?, function?}
  *                       → {text, sourceMap: [{convertedLine, original: {line, column}}]}
- *   stagd/graph         {textDocument: {uri}, style?, format: "dot" | "text", function?, args?}
- *                       → {format, text}
  *
  * Lines and columns in the results are 1-based, as everywhere in the stagd API
- * (clients/vscode/src/protocol.ts). stagd/graph needs the Python runtime to trace the
- * converted function, which the daemon cannot run by itself: it answers
- * RequestFailed (-32803) saying so (docs/lsp.md, "stagd/graph").
+ * (clients/vscode/src/protocol.ts).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +48,7 @@ char *sv_lsp_code_json(const py_conv_result *res) {
   return sg_buf_detach(&json, &len);
 }
 
-/* Reads the optional "style" (default: the session's) and "function" params. */
-static bool read_common(sv_lsp_request *rq, py_conv_style *style, const char **function) {
+bool sv_lsp_read_common(sv_lsp_request *rq, py_conv_style *style, const char **function) {
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(rq->params, "style");
   *style = rq->style;
   if (s && !cJSON_IsNull(s)) {
@@ -78,7 +73,7 @@ static bool read_common(sv_lsp_request *rq, py_conv_style *style, const char **f
 cJSON *sv_lsp_converted_code(sv_lsp_request *rq) {
   py_conv_style style;
   const char *function;
-  if (!read_common(rq, &style, &function)) return NULL;
+  if (!sv_lsp_read_common(rq, &style, &function)) return NULL;
   py_conv_result res;
   sg_error err = SG_ERROR_INIT;
   cJSON *out = NULL;
@@ -103,39 +98,4 @@ done:
   py_conv_result_free(&res);
   sg_error_clear(&err);
   return out;
-}
-
-cJSON *sv_lsp_graph(sv_lsp_request *rq) {
-  py_conv_style style;
-  const char *function;
-  if (!read_common(rq, &style, &function)) return NULL;
-  const cJSON *format = cJSON_GetObjectItemCaseSensitive(rq->params, "format");
-  if (!cJSON_IsString(format) || (strcmp(format->valuestring, "dot") != 0 && strcmp(format->valuestring, "text") != 0))
-    return sv_lsp_fail(rq, LSP_INVALID_PARAMS, "Invalid params: stagd/graph: 'format' must be \"dot\" or \"text\"");
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive(rq->params, "args");
-  if (args && !cJSON_IsNull(args) && !cJSON_IsArray(args) && !cJSON_IsString(args))
-    return sv_lsp_fail(rq, LSP_INVALID_PARAMS,
-                       "Invalid params: stagd/graph: 'args' must be a signature string or an array of argument specs");
-  /* The function must at least convert: report its problems first. */
-  py_conv_result res;
-  sg_error err = SG_ERROR_INIT;
-  if (sv_lsp_convert(&rq->text, rq->uri, style, function, &res, &err) != SG_OK) {
-    char *details = sv_error_details(&err);
-    sv_lsp_fail(rq, LSP_REQUEST_FAILED, "cannot convert %s: %s", rq->uri, details);
-    free(details);
-  } else {
-    const py_diag *unknown = NULL;
-    for (int i = 0; i < res.ndiags; i++)
-      if (res.diags[i].code && !strcmp(res.diags[i].code, "unknown-function")) unknown = &res.diags[i];
-    if (unknown)
-      sv_lsp_fail(rq, LSP_REQUEST_FAILED, "stagd/graph: %s (%s)", unknown->message, unknown->hint);
-    else
-      sv_lsp_fail(rq, LSP_REQUEST_FAILED,
-                  "stagd/graph: staging a function needs the stagd Python runtime to run its converted code, and "
-                  "this daemon cannot run Python by itself; stage it from Python with the runtime, then dump "
-                  "the graph with stagd/dumpGraph and its graph id (see docs/lsp.md, stagd/graph)");
-  }
-  py_conv_result_free(&res);
-  sg_error_clear(&err);
-  return NULL;
 }

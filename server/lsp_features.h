@@ -68,8 +68,12 @@ typedef struct sv_lsp_request {
   const cJSON *params; /* the request's params object */
   py_conv_style style; /* the session's default style */
   atomic_bool *cancelled;
+  sv_service *sv;            /* the service (stagd/graph stages through it) */
+  const char *python;        /* the interpreter stagd/graph's helper runs on */
+  uint64_t stage_timeout_ms; /* how long that helper may take */
   int err_code; /* set by sv_lsp_fail */
   sg_buf err_message;
+  cJSON *err_data; /* optional `error.data`, owned (set after sv_lsp_fail) */
 } sv_lsp_request;
 
 /* Records a JSON-RPC error for the request; returns NULL for `return sv_lsp_fail(...)`. */
@@ -95,7 +99,29 @@ cJSON *sv_lsp_document_symbol(sv_lsp_request *rq); /* lsp_symbols.c */
 cJSON *sv_lsp_code_lens(sv_lsp_request *rq);       /* lsp_symbols.c */
 cJSON *sv_lsp_hover(sv_lsp_request *rq);           /* lsp_hover.c */
 cJSON *sv_lsp_converted_code(sv_lsp_request *rq);  /* lsp_convert.c */
-cJSON *sv_lsp_graph(sv_lsp_request *rq);           /* lsp_convert.c */
+cJSON *sv_lsp_graph(sv_lsp_request *rq);           /* lsp_graph.c */
+
+/* Reads a request's optional "style" (default: the session's) and "function" params
+ * (lsp_convert.c); false after sv_lsp_fail. */
+bool sv_lsp_read_common(sv_lsp_request *rq, py_conv_style *style, const char **function);
+
+/* ------------------------------------------------------------ helper processes */
+
+typedef struct sv_lsp_child {
+  sg_buf out, err;     /* the child's stdout, and the tail of its stderr */
+  int64_t exit_status; /* when it exited */
+  int term_signal;     /* when a signal ended it */
+  bool timed_out, cancelled, too_large;
+} sv_lsp_child;
+
+/* Runs argv (argv[0] looked up in PATH) with `input` on its stdin until it exits, on a
+ * private libuv loop of the calling worker thread (lsp_child.c). It is killed after
+ * timeout_ms (0: never), when *cancelled becomes true, or when its stdout passes
+ * max_out bytes; res says which. SG_UNAVAILABLE when it cannot be started. Free res
+ * with sv_lsp_child_free in every case. */
+sg_code sv_lsp_run_child(char *const argv[], const char *input, size_t len, uint64_t timeout_ms,
+                         atomic_bool *cancelled, size_t max_out, sv_lsp_child *res, sg_error *err);
+void sv_lsp_child_free(sv_lsp_child *res);
 
 /* The one call into the converter that the LSP features make (lsp_convert.c). */
 sg_code sv_lsp_convert(const sv_lsp_text *t, const char *uri, py_conv_style style, const char *function,

@@ -393,6 +393,77 @@ static void test_annotations_and_walrus_loop(void **state) {
   py_conv_result_free(&r);
 }
 
+static void test_directives(void **state) {
+  (void)state;
+  const char *src = "import stagd\n"
+                    "def f(x, n):\n"
+                    "    l = []\n"
+                    "    stagd.set_element_type(l, 'float64', (2,))\n"
+                    "    stagd.set_element_type(G, 'float64')\n"
+                    "    while x > 0:\n"
+                    "        stagd.set_loop_options(maximum_iterations=5, parallel_iterations=n)\n"
+                    "        x = x - 1\n"
+                    "        stagd.set_loop_options(swap_memory=True)\n"
+                    "    for i in range(n):\n"
+                    "        set_loop_options(maximum_iterations=2)\n"
+                    "    for j in range(n):\n"
+                    "        if j:\n"
+                    "            stagd.set_loop_options(maximum_iterations=9)\n"
+                    "        stagd.set_loop_options(*a)\n"
+                    "    return l\n";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL);
+  /* loop options leave the body and become the loop's opts, in order */
+  HAS(r, "('x',), {'maximum_iterations': 5, 'parallel_iterations': n, 'swap_memory': True})");
+  HAS(r, "{'maximum_iterations': 2})");
+  /* only keyword-only calls directly in the loop body are directives */
+  HAS(r, "sg__.converted_call(stagd.set_loop_options, (), {'maximum_iterations': 9})");
+  HAS(r, "sg__.converted_call(stagd.set_loop_options, (*a,), {})");
+  assert_int_equal(count(r.code.data, "set_loop_options"), 2);
+  /* set_element_type on a local rebinds it; on a global it stays a call */
+  HAS(r, "l = sg__.set_element_type(l, 'float64', (2,))");
+  HAS(r, "sg__.converted_call(stagd.set_element_type, (G, 'float64'), {})");
+  py_conv_result_free(&r);
+  /* Snek style: the options are dropped (sg__.while__ takes none) */
+  r = conv(src, PY_STYLE_SNEK, NULL);
+  LACKS(r, "maximum_iterations=5");
+  LACKS(r, "'maximum_iterations': 5");
+  HAS(r, "sg__.set_element_type(");
+  py_conv_result_free(&r);
+}
+
+static void test_comments_kept(void **state) {
+  (void)state;
+  const char *src = "def f(x, n):\n"
+                    "    \"\"\"Doc.\n"
+                    "    # inside the docstring\n"
+                    "    \"\"\"\n"
+                    "    # start\n"
+                    "    y = 0\n"
+                    "    for j in range(n):\n"
+                    "        # accumulate\n"
+                    "        y = y + x * j  # at the end of a line: dropped\n"
+                    "        if y > 10:\n"
+                    "\t    # stop early\n"
+                    "            break\n"
+                    "    # the answer\n"
+                    "    return y\n";
+  for (int style = 0; style < 2; style++) {
+    py_conv_result r = conv(src, style ? PY_STYLE_SNEK : PY_STYLE_AUTOGRAPH, NULL);
+    HAS(r, "\n    # start\n");
+    HAS(r, "# accumulate\n");
+    HAS(r, "# stop early\n");
+    HAS(r, "\n    # the answer\n    return ");
+    LACKS(r, "dropped");
+    assert_int_equal(count(r.code.data, "# inside the docstring"), 1); /* only the string's */
+    /* each comment comes before the statement it was above */
+    assert_non_null(strstr(r.code.data, "range_(n)"));
+    assert_true(strstr(r.code.data, "# start") < strstr(r.code.data, "range_(n)"));
+    assert_true(strstr(r.code.data, "# accumulate") < strstr(r.code.data, "x * j"));
+    assert_true(strstr(r.code.data, "# stop early") > strstr(r.code.data, "x * j"));
+    py_conv_result_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_module_shape),
@@ -418,6 +489,8 @@ int main(void) {
       cmocka_unit_test(test_tab_indented_method),
       cmocka_unit_test(test_undefined_reads),
       cmocka_unit_test(test_annotations_and_walrus_loop),
+      cmocka_unit_test(test_directives),
+      cmocka_unit_test(test_comments_kept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,3 +175,242 @@ def test_for_over_staged_tensor_rows(client):
     f = stagd.function(row_sums, client=client)
     m = np.arange(6, dtype=np.float64).reshape(3, 2)
     assert f(m) == row_sums(m)
+
+
+# ---------------------------------------------------------------- staged calls
+
+
+@stagd.rep_fun
+def rep_power(x, n):
+    if n == 0:
+        return 1
+    return x * rep_power(x, n - 1)
+
+
+def test_rep_fun_recursion_on_a_staged_bound_is_a_staged_def(client):
+    assert rep_power(3, 4) == 81  # plain values: plain Python
+    f = stagd.function(rep_power, client=client)
+    s = f.sexpr(2, 10)
+    # the body is staged once as its own def, called from the entry and from itself
+    m = re.fullmatch(r"\(def rep_power \(x n\) \(begin \(def (rep_power\$\d+) \((x\$\d+) (n\$\d+)\) (.*)\) (.*)\)\)", s)
+    assert m, s
+    name, body, entry = m.group(1), m.group(4), m.group(5)
+    assert f"({name} " in body and "(if " in body, s
+    assert s.count("(def ") == 2, s
+    for x, n in ((2, 10), (3, 0), (-1.5, 3)):
+        assert f(x, n) == rep_power(x, n)
+
+
+@stagd.rep_fun
+def rep_scale(v, k):
+    return v * k
+
+
+def twice_scaled(x):
+    return rep_scale(x, 2.0) + rep_scale(x + 1.0, 2.0) + rep_scale(x, 3.0)
+
+
+def test_rep_fun_defs_are_shared_per_plain_arguments(client):
+    f = stagd.function(twice_scaled, client=client)
+    s = f.sexpr(1.0)
+    # two defs: k = 2.0 (called twice) and k = 3.0; k is baked in, v is the parameter
+    defs = re.findall(r"\(def (rep_scale\$\d+) \((v\$\d+)\) \(let \S+ \(\* \2 ([\d.]+)\)", s)
+    assert sorted(d[2] for d in defs) == ["2.0", "3.0"], s
+    two = next(d[0] for d in defs if d[2] == "2.0")
+    assert s.count(f"({two} ") == 2, s
+    assert f(1.5) == twice_scaled(1.5)
+
+
+def abs_helper(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def uses_helper(x):
+    return abs_helper(x) + 1.0
+
+
+@pytest.fixture
+def converter(client):
+    def convert(source, filename):
+        return client.call("Convert", {"source": source, "filename": filename}).code
+    old = sg__.set_converter(convert)
+    yield convert
+    sg__.set_converter(old)
+
+
+def test_converted_call_converts_an_unconverted_callee_with_staged_arguments(client, converter):
+    f = stagd.function(uses_helper, client=client)
+    assert "(if " in f.sexpr(1.0)  # abs_helper's if is staged: it was converted on the fly
+    for x in (-3.0, 2.0, 0.0):
+        assert f(x) == uses_helper(x)
+
+
+def test_converted_call_without_a_converter_runs_the_callee_as_written(client):
+    old = sg__.set_converter(False)
+    try:
+        def uses_helper2(x):
+            return abs_helper(x) * 2.0
+        with pytest.raises(TypeError, match="truth value of staged"):
+            stagd.function(uses_helper2, client=client).sexpr(1.0)
+    finally:
+        sg__.set_converter(old)
+
+
+def test_converted_call_plain_arguments_call_the_function_itself():
+    calls = []
+
+    def spy(*a, **k):
+        calls.append((a, k))
+        return 7
+    assert sg__.converted_call(spy, (1, 2), {"z": 3}) == 7
+    assert calls == [((1, 2), {"z": 3})]
+
+
+# ---------------------------------------------------------------- directives, staged lists
+
+
+def collect_multiples(x, n):
+    out = []
+    stagd.set_element_type(out, "float64")
+    for i in range(n):
+        out.append(x * i)
+    return out
+
+
+def pair_of_rows(x):
+    rows = [x]
+    stagd.set_element_type(rows, "float64", (2,))
+    rows.append(x * 2.0)
+    return rows
+
+
+def capped_countdown(x):
+    i = 0
+    while x > 0:
+        stagd.set_loop_options(maximum_iterations=3)
+        x = x - 1
+        i += 1
+    return i
+
+
+def test_staged_list_grows_in_a_staged_loop_and_stacks(client):
+    f = stagd.function(collect_multiples, client=client)
+    s = f.sexpr(2.0, 4)
+    assert "(while " in s and "(concat " in s and "(zeros (tuple 0) float64)" in s, s
+    for x, n in ((2.0, 4), (1.5, 0), (-1.0, 3)):
+        got = f(x, n)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == (n,)
+        assert got.tolist() == collect_multiples(x, n)  # plain: the Python list
+
+
+def test_staged_list_of_rows_stacks_without_a_loop(client):
+    f = stagd.function(pair_of_rows, client=client)
+    assert "(stack " in f.sexpr(np.zeros(2))
+    got = f(np.array([1.0, -2.0]))
+    assert got.shape == (2, 2) and got.tolist() == [[1.0, -2.0], [2.0, -4.0]]
+    plain = pair_of_rows(np.array([1.0, -2.0]))
+    assert isinstance(plain, list) and len(plain) == 2  # unconverted: the list itself
+
+
+def test_set_loop_options_maximum_iterations_caps_a_staged_loop(client):
+    f = stagd.function(capped_countdown, client=client)
+    s = f.sexpr(10)
+    assert re.search(r"\(< k\$\d+ 3\)", s), s
+    assert f(10) == 3 and f(2) == 2
+    assert capped_countdown(10) == 10  # plain Python loops are not capped (as AutoGraph)
+
+
+def test_directives_check_their_arguments():
+    with pytest.raises(TypeError, match="unknown option 'unroll'"):
+        stagd.set_loop_options(unroll=4)
+    with pytest.raises(TypeError, match="maximum_iterations must be a non-negative int"):
+        stagd.set_loop_options(maximum_iterations=-1)
+    with pytest.raises(TypeError, match="dtype must be one of"):
+        stagd.set_element_type([], "complex64")
+    lst = [1, 2]
+    assert stagd.set_element_type(lst, "int64") is lst  # not staging: the list itself
+    with pytest.raises(TypeError, match="unknown option 'unroll'"):
+        sg__.while_stmt(lambda: False, lambda: None, lambda: (), lambda v: None, (), {"unroll": 2})
+
+
+# ---------------------------------------------------------------- Snek style on staged values
+
+
+def snek_stage(client, fn, static=None):
+    """fn converted in the Snek style, staged with runtime/stage.py: (sexpr, run)."""
+    import inspect
+    import json
+    import textwrap
+    from stagd.runtime.stage import stage_def
+    src = textwrap.dedent(inspect.getsource(fn))
+    code = client.call("Convert", {"source": src, "filename": "snek_case.py", "style": 2}).code
+    assert "sg__.if__(" in code or "sg__.while__(" in code or "sg__.for__(" in code, code
+    ns = dict(fn.__globals__)
+    exec(compile(code, "snek_case.py", "exec"), ns)
+    sexpr, _ = stage_def(ns[fn.__name__], fn.__name__, static)
+    gid = client.call("Stage", {"sexpr": sexpr, "filename": "snek_case.sexp"}).graph_id
+
+    def run(*args):
+        reply = client.call("Execute", {"graph_id": gid, "args_json": json.dumps(list(args))})
+        return json.loads(reply.result_json)
+    return sexpr, run
+
+
+def snek_abs_or_square(x):
+    if x > 0:
+        return x * x
+    else:
+        return -x
+
+
+def snek_lifted_if(x):
+    y = 1.0
+    if x > 2.0:
+        y = x * 3.0
+        x = x - 1.0
+    return x + y
+
+
+def test_snek_if_with_staged_condition(client):
+    s, run = snek_stage(client, square_if_positive)
+    assert "(if " in s, s
+    assert run(9.0) == 81.0 and run(-9.0) == 0.0
+    s, run = snek_stage(client, snek_abs_or_square)  # returns in both branches
+    assert "(if " in s
+    for x in (3.0, -2.0, 0.0):
+        assert run(x) == snek_abs_or_square(x)
+    s, run = snek_stage(client, snek_lifted_if)  # a var__ cell and a nonlocal
+    for x in (5.0, 1.0):
+        assert run(x) == snek_lifted_if(x)
+
+
+def test_snek_while_and_for_over_staged_values(client):
+    s, run = snek_stage(client, aggregate)
+    assert "(while " in s, s
+    for x in (0, 1, 10, 100):
+        assert run(x) == aggregate(x)
+    s, run = snek_stage(client, weighted_range)
+    assert "(while " in s
+    for n, a in ((0, 2.0), (5, 2.0), (7, -1.5)):
+        assert run(n, a) == weighted_range(n, a)
+
+
+def snek_return_one_branch(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_snek_staging_limits_are_clear_errors(client):
+    with pytest.raises(TypeError, match="returns in one branch only"):
+        snek_stage(client, snek_return_one_branch)
+    with pytest.raises(TypeError, match="break inside a staged loop"):
+        snek_stage(client, range_with_break)
+
+
+def test_snek_hyperparameter_branch_disappears(client):
+    s, run = snek_stage(client, power, static={"n": 3})
+    assert "(if" not in s and s.count("(* x") == 3, s
+    assert run(2) == 8

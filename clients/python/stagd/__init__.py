@@ -32,6 +32,8 @@ from .client import (DEFAULT_ADDR, Cancelled, Client, DaemonUnavailable, Deadlin
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
+from .runtime.calls import rep_fun  # @stagd.rep_fun: staged calls (docs/runtime.md)
+from .runtime.directives import set_element_type, set_loop_options  # directives
 
 # Loaded on first use (PEP 562), so `import stagd` does not import NumPy.
 _TENSOR_NAMES = frozenset((
@@ -53,9 +55,11 @@ def __getattr__(name):
     globals()[name] = value
     return value
 
+
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
            "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
+           "rep_fun", "set_element_type", "set_loop_options",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
            "Internal", "DEFAULT_ADDR"]

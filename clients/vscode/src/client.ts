@@ -9,13 +9,18 @@ import { LanguageClient, type LanguageClientOptions } from 'vscode-languageclien
 import { serverOptionsFor } from './serverOptions';
 import type { ServerLaunch } from './settings';
 
-export function createClient(launch: ServerLaunch, outputChannel: OutputChannel): LanguageClient {
+export function createClient(
+  launch: ServerLaunch,
+  outputChannel: OutputChannel,
+  initializationOptions: Record<string, unknown> = {},
+): LanguageClient {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: 'file', language: 'python' },
       { scheme: 'untitled', language: 'python' },
     ],
     outputChannel,
+    initializationOptions,
   };
   return new LanguageClient('stagd', 'stagd', serverOptionsFor(launch), clientOptions);
 }

@@ -11,7 +11,7 @@ import { createClient } from './client';
 import { COMMANDS, parseCommandTarget } from './commands';
 import { CONVERTED_SCHEME, ConvertedCodeProvider } from './convertedView';
 import { GraphView } from './graphView';
-import { needsRestart, readSettings, serverLaunch, type StagdSettings } from './settings';
+import { initializationOptions, needsRestart, readSettings, serverLaunch, type StagdSettings } from './settings';
 
 let client: LanguageClient | undefined;
 let settings: StagdSettings | undefined;
@@ -74,7 +74,7 @@ async function start(): Promise<void> {
     return;
   }
   try {
-    const c = createClient(serverLaunch(settings), output);
+    const c = createClient(serverLaunch(settings), output, initializationOptions(settings));
     await c.start();
     client = c;
   } catch (e) {

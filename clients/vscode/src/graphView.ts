@@ -1,6 +1,7 @@
 /*
- * graphView.ts — the graph of a Python file in a webview beside it: the
- * server's `stagd/graph` dump drawn as SVG by Graphviz's `dot` when it is on
+ * graphView.ts — the staged graph of a Python function in a webview beside
+ * it: the server's `stagd/graph` dump (the function a code lens names, else
+ * the one under the cursor) drawn as SVG by Graphviz's `dot` when it is on
  * the PATH, shown as preformatted text otherwise (or when `dot` fails).
  */
 
@@ -12,7 +13,7 @@ import type { Style } from './settings';
 import { graphContent } from './viewContent';
 
 export class GraphView implements vscode.Disposable {
-  /** One panel per source URI (and function), reused when the command runs again. */
+  /** One panel per source URI and function (or cursor line), reused when the command runs again. */
   private readonly panels = new Map<string, vscode.WebviewPanel>();
 
   constructor(
@@ -21,7 +22,7 @@ export class GraphView implements vscode.Disposable {
     private readonly dotPath: () => string | undefined = findDot,
   ) {}
 
-  /** Shows the graph of `source`, or of its function `fn` only. */
+  /** Shows the graph of function `fn` of `source`, else of the function under its cursor. */
   async show(source: vscode.TextEditor, fn?: string): Promise<void> {
     const client = this.client();
     if (client === undefined) {
@@ -30,19 +31,22 @@ export class GraphView implements vscode.Disposable {
     }
     const uri = source.document.uri;
     const file = uri.path.split('/').pop() ?? uri.path;
-    const title = fn === undefined ? `Graph: ${file}` : `Graph: ${file} · ${fn}`;
-    const panel = this.panelFor(uri, fn, title);
+    const cursor = source.selection.active;
+    const where = fn ?? `line ${cursor.line + 1}`;
+    const title = `Graph: ${file} · ${where}`;
+    const panel = this.panelFor(uri, where, title);
     panel.webview.html = graphHtml(title, { kind: 'text', text: 'Staging…' });
     const send = (method: string, params: unknown) => client.sendRequest(method, params);
-    panel.webview.html = graphHtml(title, await graphContent(send, uri.toString(), this.style(), this.dotPath(), fn));
+    const target = fn ?? { line: cursor.line, character: cursor.character };
+    panel.webview.html = graphHtml(title, await graphContent(send, uri.toString(), this.style(), this.dotPath(), target));
   }
 
   dispose(): void {
     this.panels.forEach((p) => p.dispose());
   }
 
-  private panelFor(uri: vscode.Uri, fn: string | undefined, title: string): vscode.WebviewPanel {
-    const key = fn === undefined ? uri.toString() : `${uri.toString()}#${fn}`;
+  private panelFor(uri: vscode.Uri, where: string, title: string): vscode.WebviewPanel {
+    const key = `${uri.toString()}#${where}`;
     const existing = this.panels.get(key);
     if (existing !== undefined) {
       existing.reveal(vscode.ViewColumn.Beside, true);

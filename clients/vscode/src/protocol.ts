@@ -4,8 +4,9 @@
  *
  *   stagd/convertedCode  {textDocument: {uri}, style}
  *                        → {text, sourceMap: [{convertedLine, original: {line, column}}]}
- *   stagd/graph          {textDocument: {uri}, style, format: "dot" | "text", function?}
- *                        → {format, text}
+ *   stagd/graph          {textDocument: {uri}, style, format: "dot" | "text",
+ *                         function? | position?: {line, character}}
+ *                        → {function, format, text, sexpr, graphId, params, diagnostics}
  *
  * Lines and columns in results are 1-based (the stagd API's `Location`).
  * Pure: no VS Code import.
@@ -33,17 +34,27 @@ export interface ConvertedCode {
 
 export type GraphFormat = 'dot' | 'text';
 
+/** An LSP position (0-based line, character in the negotiated encoding). */
+export interface Position {
+  readonly line: number;
+  readonly character: number;
+}
+
 export interface GraphParams {
   readonly textDocument: TextDocumentIdentifier;
   readonly style: Style;
   readonly format: GraphFormat;
-  /** Only this function's graph; absent: every function in the module. */
+  /** The function to stage ("f" or "Class.method")... */
   readonly function?: string;
+  /** ...or a position inside it (the cursor). */
+  readonly position?: Position;
 }
 
 export interface Graph {
   readonly format: GraphFormat;
   readonly text: string;
+  /** The function the server staged, when it says. */
+  readonly function?: string;
 }
 
 export class ProtocolError extends Error {
@@ -78,7 +89,11 @@ export function parseGraph(result: unknown, asked: GraphFormat): Graph {
   if (format !== 'dot' && format !== 'text') {
     throw new ProtocolError(GRAPH_METHOD, `result.format must be "dot" or "text", got ${JSON.stringify(format)}`);
   }
-  return { format, text };
+  const fn = r['function'];
+  if (fn !== undefined && typeof fn !== 'string') {
+    throw new ProtocolError(GRAPH_METHOD, 'result.function must be a string');
+  }
+  return fn === undefined ? { format, text } : { format, text, function: fn };
 }
 
 function asObject(result: unknown, method: string): Record<string, unknown> {

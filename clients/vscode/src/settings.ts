@@ -1,6 +1,6 @@
 /*
  * settings.ts — the extension's settings (`stagd.path`, `stagd.address`,
- * `stagd.style`) read into a typed value, and how they decide the way the
+ * `stagd.style`, `stagd.python`) read into a typed value, and how they decide the way the
  * language server is reached: a `stagd --lsp --stdio` child process, or a TCP
  * connection to a daemon started with `--lsp-listen host:port`.
  *
@@ -17,9 +17,11 @@ export interface StagdSettings {
   /** `host:port` of a daemon serving LSP over TCP; empty: start a daemon. */
   readonly address: string;
   readonly style: Style;
+  /** Python interpreter the daemon stages with (stagd/graph); empty: the daemon's default. */
+  readonly python: string;
 }
 
-export const DEFAULT_SETTINGS: StagdSettings = { path: 'stagd', address: '', style: 'autograph' };
+export const DEFAULT_SETTINGS: StagdSettings = { path: 'stagd', address: '', style: 'autograph', python: '' };
 
 /** How the extension reaches the server. */
 export type ServerLaunch =
@@ -46,7 +48,13 @@ export function readSettings(get: (key: string) => unknown): StagdSettings {
   if (!isStyle(rawStyle)) {
     throw new SettingsError(`stagd.style must be one of ${STYLES.join(', ')}, got '${rawStyle}'`);
   }
-  return { path, address, style: rawStyle };
+  const python = stringOr(get('python'), DEFAULT_SETTINGS.python).trim();
+  return { path, address, style: rawStyle, python };
+}
+
+/** The server's initializationOptions (docs/lsp.md) for these settings. */
+export function initializationOptions(settings: StagdSettings): Record<string, unknown> {
+  return settings.python === '' ? { style: settings.style } : { style: settings.style, python: settings.python };
 }
 
 export function isStyle(value: string): value is Style {
@@ -98,7 +106,7 @@ export function parseAddress(address: string): { host: string; port: number } {
 
 /** Whether a configuration change under `stagd.` needs the client restarted. */
 export function needsRestart(before: StagdSettings, after: StagdSettings): boolean {
-  return before.path !== after.path || before.address !== after.address;
+  return before.path !== after.path || before.address !== after.address || before.python !== after.python;
 }
 
 function stringOr(value: unknown, fallback: string): string {

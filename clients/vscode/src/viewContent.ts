@@ -15,6 +15,7 @@ import {
   type ConvertedCodeParams,
   type GraphFormat,
   type GraphParams,
+  type Position,
 } from './protocol';
 import type { Style } from './settings';
 import type { SourceMap } from './sourceMap';
@@ -45,8 +46,11 @@ export async function convertedView(send: Send, uri: string, style: Style, label
   }
 }
 
+/** The function a graph is asked for: by name (a code lens) or by a position in it (the cursor). */
+export type GraphTarget = string | Position;
+
 /**
- * The graph view's content (of the module, or of function `fn` only): SVG
+ * The graph view's content for the function `target` names or holds: SVG
  * when `dot` is given and the server sent DOT, else the text dump, with a
  * note when something fell back.
  */
@@ -55,16 +59,18 @@ export async function graphContent(
   uri: string,
   style: Style,
   dot: string | undefined,
-  fn?: string,
+  target: GraphTarget,
 ): Promise<GraphContent> {
   const format: GraphFormat = dot !== undefined ? 'dot' : 'text';
   const params: GraphParams =
-    fn === undefined ? { textDocument: { uri }, style, format } : { textDocument: { uri }, style, format, function: fn };
+    typeof target === 'string'
+      ? { textDocument: { uri }, style, format, function: target }
+      : { textDocument: { uri }, style, format, position: { line: target.line, character: target.character } };
   let graph;
   try {
     graph = parseGraph(await send(GRAPH_METHOD, params), format);
   } catch (e) {
-    return { kind: 'text', text: errorText(e), note: 'stagd could not stage this file.' };
+    return { kind: 'text', text: errorText(e), note: 'stagd could not stage this function.' };
   }
   if (graph.format === 'dot' && dot !== undefined) {
     try {

@@ -391,20 +391,16 @@ test('stagd/convertedCode on a document with a syntax error → RequestFailed wi
   });
 });
 
-test('stagd/graph checks its params, then says the daemon alone cannot stage Python', async () => {
+test('stagd/graph checks its params and the function before staging (staging itself: graph.test.ts)', async () => {
   await withFeatures(async (f) => {
     await f.open(SOURCE);
     await assert.rejects(
-      f.request('stagd/graph', { textDocument: { uri: URI }, style: 'autograph', format: 'svg' }),
-      isError(-32602, /'format' must be "dot" or "text"/),
+      f.request('stagd/graph', { textDocument: { uri: URI }, style: 'autograph', format: 'svg', function: 'f' }),
+      isError(-32602, /'format' must be "text", "dot", "json" or "sexpr"/),
     );
     await assert.rejects(
       f.request('stagd/graph', { textDocument: { uri: URI }, style: 'autograph', format: 'dot', function: 'nope' }),
       isError(-32803, /no function named 'nope'/),
-    );
-    await assert.rejects(
-      f.request('stagd/graph', { textDocument: { uri: URI }, style: 'autograph', format: 'dot', function: 'f' }),
-      isError(-32803, /needs the stagd Python runtime/),
     );
   });
 });

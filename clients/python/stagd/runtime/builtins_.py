@@ -101,11 +101,18 @@ def new_list(items):
 
 
 def list_append(lst, value):
+    from .directives import StagedList
+    if isinstance(lst, StagedList):
+        return lst.append(value)
     lst.append(value)
     return lst
 
 
 def list_pop(lst, index):
+    from .directives import StagedList
+    if isinstance(lst, StagedList):
+        raise NotImplementedError("stagd: pop() of a staged list (set_element_type) is not "
+                                  "implemented; index it instead")
     value = lst.pop() if index is None else lst.pop(index)
     return lst, value
 
@@ -123,7 +130,3 @@ def set_item(obj, key, value):
     return obj
 
 
-def converted_call(fn, args, kwargs):
-    # Staged arguments: the call runs in Python and its operations are staged inline
-    # (a function defined in the staged module is already converted).
-    return fn(*args, **kwargs)

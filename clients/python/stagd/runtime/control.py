@@ -1,6 +1,7 @@
 # Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert.
 # Plain values: Python's semantics. Staged values: functional S-expression forms.
 from . import sexpr as _sx
+from .directives import check_loop_options
 from .errors import Undefined
 from .staged import Staged, check_plain
 
@@ -45,14 +46,30 @@ def _staged_if(cond, body, orelse, get_state, set_state, names):
     r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
     final = list(out1)
     for k, i in enumerate(differ):
-        final[i] = _sx.apply("getitem", r, k)
+        final[i] = _rebuild(out1[i], _sx.apply("getitem", r, k))
     set_state(tuple(final))
 
 
-def _staged_loop(get_state, set_state, names, test, body, extra=()):
+def _rebuild(template, staged):
+    """A staged value of template's kind: a StagedList stays one through loops and ifs."""
+    rebuild = getattr(template, "rebuild", None)
+    return rebuild(staged) if rebuild is not None else staged
+
+
+def _staged_loop(get_state, set_state, names, test, body, extra=(), max_iter=None):
     """(while (lambda (s…) C) (lambda (s…) (tuple …)) (tuple init…)) over the liftable
     state values plus `extra` (name, init) loop counters. test(extras) → cond value,
-    body(extras) → new extras."""
+    body(extras) → new extras. max_iter (set_loop_options(maximum_iterations=N)) adds
+    a counter that stops the loop after N iterations."""
+    if max_iter is not None:
+        n0, t0, b0 = len(extra), test, body
+        extra = tuple(extra) + (("k", 0),)
+
+        def test(ex):
+            return _sx.apply("and", t0(ex[:n0]), _sx.apply("<", ex[n0], max_iter))
+
+        def body(ex):
+            return tuple(b0(ex[:n0])) + (_sx.apply("+", ex[n0], 1),)
     init = list(get_state())
     for i, n in enumerate(names):  # see _staged_if: a placeholder until a return sets it
         if n == "retval__" and (init[i] is None or isinstance(init[i], Undefined)):
@@ -65,7 +82,7 @@ def _staged_loop(get_state, set_state, names, test, body, extra=()):
     def start():
         st = list(init)
         for k, i in enumerate(idx):
-            st[i] = Staged(params[k])
+            st[i] = _rebuild(init[i], Staged(params[k]))
         set_state(tuple(st))
         return [Staged(p) for p in params[nx:]]
 
@@ -91,7 +108,7 @@ def _staged_loop(get_state, set_state, names, test, body, extra=()):
     r = _sx.emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
     final = list(init)
     for k, i in enumerate(idx):
-        final[i] = _sx.apply("getitem", r, k)
+        final[i] = _rebuild(init[i], _sx.apply("getitem", r, k))
     set_state(tuple(final))
 
 
@@ -116,17 +133,19 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
 
 
 def while_stmt(test, body, get_state, set_state, names, opts):
+    check_loop_options(opts)
     while True:
         c = _probe(test)
         if isinstance(c, Staged):
             return _staged_loop(get_state, set_state, names, lambda ex: test(),
-                                lambda ex: (body(), ())[1])
+                                lambda ex: (body(), ())[1],
+                                max_iter=opts.get("maximum_iterations"))
         if not c:
             break
         body()
 
 
-def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None):
+def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None, max_iter=None):
     """A while over an index; `items` (a staged tensor) gives body(items[i])."""
     start, stop, step = rng.start, rng.stop, rng.step
     if isinstance(step, Staged) or step == 0:
@@ -145,16 +164,18 @@ def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None):
         body(ex[0] if items is None else _sx.apply("getitem", items, ex[0]))
         return (_sx.apply("+", ex[0], step),)
 
-    _staged_loop(get_state, set_state, names, test, run, extra=(("i", start),))
+    _staged_loop(get_state, set_state, names, test, run, extra=(("i", start),), max_iter=max_iter)
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
     from .builtins_ import StagedRange
+    check_loop_options(opts)
+    m = opts.get("maximum_iterations")
     if isinstance(iterable, StagedRange):
-        return _staged_for(iterable, extra_test, body, get_state, set_state, names)
+        return _staged_for(iterable, extra_test, body, get_state, set_state, names, max_iter=m)
     if isinstance(iterable, Staged):  # a staged tensor: iterate its first axis
         rng = StagedRange(0, _sx.apply("len", iterable), 1)
-        return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable)
+        return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable, m)
     check_plain(iterable)
     if extra_test is None:
         for item in iterable:

@@ -4,6 +4,15 @@ import math
 
 _counter = [0]
 _stack = []
+# Defs staged by @rep_fun calls (runtime/calls.py) during the current staging, in the
+# order they were completed, and (function, signature) -> def name. Reset when the
+# outermost builder is pushed; the outermost builder's close() puts the defs first.
+_defs = []
+defs_memo = {}
+
+
+def add_def(text):
+    _defs.append(text)
 
 
 def fresh(prefix="t"):
@@ -77,10 +86,15 @@ class Builder:
         return name
 
     def close(self, result):
-        """`(let n1 e1 (let n2 e2 … RESULT))` around the result expression text."""
+        """`(let n1 e1 (let n2 e2 … RESULT))` around the result expression text; for the
+        outermost builder, inside `(begin DEF… …)` when @rep_fun calls staged defs
+        (a def inside `begin` is visible to the rest of it, itself included)."""
         out = result
         for name, expr in reversed(self.bindings):
             out = f"(let {name} {expr} {out})"
+        if _defs and _stack and _stack[0] is self:
+            out = "(begin " + " ".join(_defs) + " " + out + ")"
+            _defs.clear()
         return out
 
 
@@ -117,6 +131,9 @@ def current():
 
 
 def push():
+    if not _stack:  # a new staging
+        _defs.clear()
+        defs_memo.clear()
     b = Builder()
     _stack.append(b)
     return b

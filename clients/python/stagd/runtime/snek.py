@@ -1,6 +1,7 @@
 # Snek-style virtualized forms (Snek Figure 3): variables as cells, extracted branch and
-# loop functions, non-local return/break/continue as exceptions.
-from .staged import check_plain
+# loop functions, non-local return/break/continue as exceptions. On staged conditions /
+# iterables they stage (snek_staging.py).
+from .staged import Staged, check_plain
 
 
 class NonLocalReturnValue(Exception):
@@ -42,14 +43,19 @@ def read__(var, name="variable"):
 
 
 def if__(cond, then_fn, else_fn):
-    check_plain(cond)
+    if isinstance(cond, Staged):
+        from .snek_staging import staged_if
+        return staged_if(cond, then_fn, else_fn)
     return then_fn() if cond else else_fn()
 
 
 def while__(cond_fn, body_fn):
+    from .control import _probe
     while True:
-        c = cond_fn()
-        check_plain(c)
+        c = _probe(cond_fn)
+        if isinstance(c, Staged):
+            from .snek_staging import staged_while
+            return staged_while(cond_fn, body_fn)
         if not c:
             return
         try:
@@ -61,6 +67,10 @@ def while__(cond_fn, body_fn):
 
 
 def for__(iterable, body_fn):
+    from .builtins_ import StagedRange
+    if isinstance(iterable, (Staged, StagedRange)):
+        from .snek_staging import staged_for
+        return staged_for(iterable, body_fn)
     check_plain(iterable)
     for item in iterable:
         try:

@@ -33,9 +33,10 @@ test('contributed commands are exactly the registered ones, titled "stagd: …"'
   assert.deepEqual(titles, ['stagd: Show converted code', 'stagd: Show graph']);
 });
 
-test('settings stagd.path, stagd.address, stagd.style with the defaults the code uses', () => {
+test('settings stagd.path, stagd.address, stagd.style, stagd.python with the defaults the code uses', () => {
   const props = manifest.contributes.configuration.properties;
-  assert.deepEqual(Object.keys(props).sort(), ['stagd.address', 'stagd.path', 'stagd.style']);
+  assert.deepEqual(Object.keys(props).sort(), ['stagd.address', 'stagd.path', 'stagd.python', 'stagd.style']);
+  assert.equal(props['stagd.python']?.default, DEFAULT_SETTINGS.python);
   assert.equal(props['stagd.path']?.default, DEFAULT_SETTINGS.path);
   assert.equal(props['stagd.address']?.default, DEFAULT_SETTINGS.address);
   assert.equal(props['stagd.style']?.default, DEFAULT_SETTINGS.style);

@@ -4,13 +4,20 @@
 
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { needsRestart, parseAddress, readSettings, serverLaunch, SettingsError } from '../settings';
+import {
+  initializationOptions,
+  needsRestart,
+  parseAddress,
+  readSettings,
+  serverLaunch,
+  SettingsError,
+} from '../settings';
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
 test('defaults start `stagd --lsp --stdio`', () => {
   const s = readSettings(from({}));
-  assert.deepEqual(s, { path: 'stagd', address: '', style: 'autograph' });
+  assert.deepEqual(s, { path: 'stagd', address: '', style: 'autograph', python: '' });
   assert.deepEqual(serverLaunch(s), { transport: 'stdio', command: 'stagd', args: ['--lsp', '--stdio'] });
 });
 
@@ -28,6 +35,7 @@ test('values of the wrong type fall back to the defaults', () => {
     path: 'stagd',
     address: '',
     style: 'autograph',
+    python: '',
   });
 });
 
@@ -69,9 +77,19 @@ test('bad addresses are errors that say what is wrong', () => {
   }
 });
 
-test('only path and address changes need a restart', () => {
+test('only path, address and python changes need a restart', () => {
   const base = readSettings(from({}));
   assert.equal(needsRestart(base, { ...base, style: 'snek' }), false);
   assert.equal(needsRestart(base, { ...base, path: '/other/stagd' }), true);
   assert.equal(needsRestart(base, { ...base, address: 'h:1' }), true);
+});
+
+test('stagd.python goes to the server as initializationOptions.python (trimmed), and restarts it', () => {
+  const base = readSettings(from({}));
+  assert.deepEqual(initializationOptions(base), { style: 'autograph' });
+  const py = readSettings(from({ python: ' /opt/venv/bin/python ', style: 'snek' }));
+  assert.equal(py.python, '/opt/venv/bin/python');
+  assert.deepEqual(initializationOptions(py), { style: 'snek', python: '/opt/venv/bin/python' });
+  assert.equal(needsRestart(base, py), true);
+  assert.equal(needsRestart(base, readSettings(from({ python: 42 }))), false);
 });

@@ -75,15 +75,22 @@ test('a malformed converted-code result is reported, not shown as code', async (
 test('graph with dot present: asks for DOT and shows the SVG dot draws', async () => {
   const dot = fakeDot('dot-ok', 'printf "<?xml version=\\"1.0\\"?>\\n<svg>"; cat; printf "</svg>"');
   const r = recorder(() => ({ format: 'dot', text: 'digraph f { a -> b }' }));
-  const content = await graphContent(r.send, 'file:///w/a.py', 'autograph', dot);
-  assert.deepEqual(r.calls, [['stagd/graph', { textDocument: { uri: 'file:///w/a.py' }, style: 'autograph', format: 'dot' }]]);
+  const content = await graphContent(r.send, 'file:///w/a.py', 'autograph', dot, 'f');
+  assert.deepEqual(r.calls, [
+    ['stagd/graph', { textDocument: { uri: 'file:///w/a.py' }, style: 'autograph', format: 'dot', function: 'f' }],
+  ]);
   assert.deepEqual(content, { kind: 'svg', svg: '<?xml version="1.0"?>\n<svg>digraph f { a -> b }</svg>' });
 });
 
 test('graph without dot: asks for text and says why there is no picture', async () => {
   const r = recorder(() => ({ text: 'f(x) = mul(x, 2)' }));
-  const content = await graphContent(r.send, 'file:///w/a.py', 'snek', undefined);
-  assert.deepEqual(r.calls[0]?.[1], { textDocument: { uri: 'file:///w/a.py' }, style: 'snek', format: 'text' });
+  const content = await graphContent(r.send, 'file:///w/a.py', 'snek', undefined, 'f');
+  assert.deepEqual(r.calls[0]?.[1], {
+    textDocument: { uri: 'file:///w/a.py' },
+    style: 'snek',
+    format: 'text',
+    function: 'f',
+  });
   assert.deepEqual(content, {
     kind: 'text',
     text: 'f(x) = mul(x, 2)',
@@ -94,7 +101,7 @@ test('graph without dot: asks for text and says why there is no picture', async 
 test('graph when dot fails: the DOT text with dot\'s message', async () => {
   const dot = fakeDot('dot-bad', 'echo "Error: syntax error in line 1 near \'{\'" >&2; exit 1');
   const r = recorder(() => ({ format: 'dot', text: 'digraph {' }));
-  const content = await graphContent(r.send, 'file:///w/a.py', 'autograph', dot);
+  const content = await graphContent(r.send, 'file:///w/a.py', 'autograph', dot, 'f');
   assert.deepEqual(content, {
     kind: 'text',
     text: 'digraph {',
@@ -105,17 +112,17 @@ test('graph when dot fails: the DOT text with dot\'s message', async () => {
 test('graph when the server answers text although DOT was asked: the text, no note', async () => {
   const dot = fakeDot('dot-unused', 'exit 3');
   const r = recorder(() => ({ format: 'text', text: 'g = ...' }));
-  assert.deepEqual(await graphContent(r.send, 'u', 'autograph', dot), { kind: 'text', text: 'g = ...' });
+  assert.deepEqual(await graphContent(r.send, 'u', 'autograph', dot, 'f'), { kind: 'text', text: 'g = ...' });
 });
 
 test('graph when the server refuses: its error in the view', async () => {
   const r = recorder(() => {
     throw rpcError(-32601, "Method not found: 'stagd/graph'");
   });
-  assert.deepEqual(await graphContent(r.send, 'u', 'autograph', undefined), {
+  assert.deepEqual(await graphContent(r.send, 'u', 'autograph', undefined, 'f'), {
     kind: 'text',
     text: "Method not found: 'stagd/graph' (error -32601)",
-    note: 'stagd could not stage this file.',
+    note: 'stagd could not stage this function.',
   });
 });
 
@@ -134,5 +141,28 @@ test('graph of one function (from a code lens) names it in the request', async (
     style: 'autograph',
     format: 'text',
     function: 'train_step',
+  });
+});
+
+test('graph from the palette asks for the function under the cursor by position', async () => {
+  const r = recorder(() => ({ format: 'text', text: 'g', function: 'step' }));
+  await graphContent(r.send, 'file:///w/a.py', 'snek', undefined, { line: 12, character: 4 });
+  assert.deepEqual(r.calls[0]?.[1], {
+    textDocument: { uri: 'file:///w/a.py' },
+    style: 'snek',
+    format: 'text',
+    position: { line: 12, character: 4 },
+  });
+});
+
+test('a located staging error shows FILE:LINE:COL from error.data', async () => {
+  const r = recorder(() => {
+    throw rpcError(-32803, 'staging f failed: TypeError: no', { file: '/w/a.py', line: 7, column: 5 });
+  });
+  const content = await graphContent(r.send, 'u', 'autograph', undefined, 'f');
+  assert.deepEqual(content, {
+    kind: 'text',
+    text: '/w/a.py:7:5: staging f failed: TypeError: no (error -32803)',
+    note: 'stagd could not stage this function.',
   });
 });

@@ -1,0 +1,202 @@
+# Staged function calls (docs/runtime.md "Staged calls"):
+#  * `@rep_fun` (Snek §5 `@rep_fun`): a call with staged arguments is staged once per
+#    signature as its own `(def NAME$N (PARAMS) BODY)` and emitted as a call, so a
+#    recursion on a staged value terminates (the recursive call finds the def);
+#  * `converted_call`: a user function that is not converted yet and is called with
+#    staged arguments is converted on the fly (through the Convert RPC, or the
+#    converter set with `set_converter`), so its control flow stages too.
+# Plain arguments always get a plain Python call.
+import functools
+import inspect
+import sys
+import sysconfig
+import textwrap
+import types
+import weakref
+
+from . import sexpr as _sx
+from .staged import Staged
+
+_rep_funs = {}  # (module, qualname) of every @rep_fun function
+
+
+def _key(fn):
+    return (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
+
+
+def _has_staged(v):
+    if isinstance(v, Staged):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_has_staged(x) for x in v)
+    if isinstance(v, dict):
+        return any(_has_staged(x) for x in v.values())
+    return False
+
+
+def _staging_with(args, kwargs):
+    return bool(_sx._stack) and (any(isinstance(a, Staged) for a in args)
+                                 or any(isinstance(a, Staged) for a in kwargs.values()))
+
+
+def stage_call(fn, args, kwargs, key=None):
+    """Emits `(NAME$N staged-args…)` for fn(*args, **kwargs), staging fn's body as the
+    def NAME$N (once per rep function and values of its plain arguments)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"stagd: calling {fn.__qualname__}: {e}") from None
+    bound.apply_defaults()
+    names, values = list(bound.arguments), list(bound.arguments.values())
+    for n, v in zip(names, values):
+        p = bound.signature.parameters[n]
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"stagd: @rep_fun {fn.__qualname__} takes *{n}: a staged function "
+                            "needs a fixed list of parameters")
+        if not isinstance(v, Staged) and _has_staged(v):
+            raise TypeError(f"stagd: @rep_fun {fn.__qualname__}: argument {n!r} holds staged "
+                            "values inside a container; pass them as separate arguments")
+    staged = [isinstance(v, Staged) for v in values]
+    try:
+        sig = tuple("S" if s else (type(v).__name__, repr(v)) for s, v in zip(staged, values))
+    except Exception:  # noqa: BLE001 — an argument without a usable repr
+        sig = tuple("S" if s else ("id", id(v)) for s, v in zip(staged, values))
+    memo_key = (key or _key(fn), sig)
+    name = _sx.defs_memo.get(memo_key)
+    if name is None:
+        name = _sx.fresh(fn.__name__)
+        _sx.defs_memo[memo_key] = name  # before the body: a recursive call finds it
+        params = [_sx.fresh(n) for n, s in zip(names, staged) if s]
+        it = iter(params)
+        for n, s in zip(names, staged):
+            if s:
+                bound.arguments[n] = Staged(next(it))
+        b = _sx.push()
+        try:
+            result = fn(*bound.args, **bound.kwargs)
+            body = b.close(_sx.literal(result))
+        finally:
+            _sx.pop(b)
+        _sx.add_def(f"(def {name} ({' '.join(params)}) {body})")
+    return _sx.emit("(" + name + "".join(" " + v.sexpr for v, s in zip(values, staged) if s) + ")")
+
+
+def rep_fun(fn):
+    """Decorator (Snek's @rep_fun): staged calls of fn become calls of a staged def.
+    Called with plain values only, fn runs as plain Python."""
+    key = _key(fn)
+    _rep_funs[key] = True
+
+    def make(impl, k, staging_with, stage):
+        # only closure variables: the code runs with fn's globals (below)
+        def rep_fun_call(*args, **kwargs):
+            if staging_with(args, kwargs):
+                return stage(impl, args, kwargs, k)
+            return impl(*args, **kwargs)
+        return rep_fun_call
+
+    wrapper = make(fn, key, _staging_with, stage_call)
+    # The wrapper gets fn's globals, so code that copies a function's globals to run a
+    # converted twin of it (stagd.function) sees the user's module, not this one.
+    wrapper = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
+                                 wrapper.__closure__)
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__stagd_rep_fun__ = True
+    return wrapper
+
+
+# ------------------------------------------------------------ converting callees
+
+_converter = [None]  # callable(source, filename) -> converted module text, or False
+_converted = weakref.WeakKeyDictionary()  # function -> converted twin (or None)
+
+
+def set_converter(convert):
+    """Sets how converted_call converts a user function called with staged arguments:
+    convert(source, filename) returns the converted module's text (None: the Convert
+    RPC of the default client; False: never convert, call callees as they are).
+    Returns the previous setting."""
+    old = _converter[0]
+    _converter[0] = convert
+    return old
+
+
+def _library_dirs():
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(d for d in dirs if d)
+
+
+def _convertible(fn):
+    if not isinstance(fn, types.FunctionType) or fn.__code__.co_freevars:
+        return False  # builtins, classes, closures (their cells cannot be re-created)
+    if getattr(fn, "__stagd_rep_fun__", False):
+        return False
+    from .errors import _code_maps
+    if fn.__code__ in _code_maps:
+        return False  # already converted
+    mod = (fn.__module__ or "").split(".")[0]
+    if mod in ("stagd", "numpy") or mod in sys.builtin_module_names:
+        return False
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        return False
+    return bool(path) and not path.startswith(_library_dirs())
+
+
+def _default_convert(source, filename):
+    from .. import _client
+    reply = _client().call("Convert", {"source": source, "filename": filename})
+    if any(d.severity == 1 or d.code in ("unsupported-construct", "reserved-name")
+           for d in reply.diagnostics):
+        return None
+    return reply.code
+
+
+def _convert(fn):
+    """fn's converted twin, or None when it cannot be converted."""
+    convert = _converter[0]
+    if convert is False:
+        return None
+    if fn in _converted:
+        return _converted[fn]
+    twin = None
+    if _convertible(fn):
+        try:
+            src = textwrap.dedent(inspect.getsource(fn))
+            lines = src.splitlines(keepends=True)
+            node = __import__("ast").parse(src).body[0]
+            for i in range(node.lineno - 1):  # decorators: the twin is the bare function
+                lines[i] = "\n"
+            filename = inspect.getsourcefile(fn) or "<stagd converted_call>"
+            code = (convert or _default_convert)("".join(lines), filename)
+            if code:
+                ns = dict(fn.__globals__)
+                exec(compile(code, filename, "exec"), ns)
+                twin = ns.get(fn.__name__)
+                if twin is not None:
+                    twin.__defaults__ = fn.__defaults__
+                    twin.__kwdefaults__ = fn.__kwdefaults__
+        except (OSError, SyntaxError, IndexError):
+            twin = None
+    _converted[fn] = twin
+    return twin
+
+
+def converted_call(fn, args, kwargs):
+    """A call the converter could not resolve statically. Plain arguments: fn(*args,
+    **kwargs). Staged arguments: a @rep_fun (or the converted twin of one) is staged as
+    a def and called; a user function not converted yet is converted first."""
+    if _staging_with(args, kwargs):
+        if _key(fn) in _rep_funs and not getattr(fn, "__stagd_rep_fun__", False):
+            return stage_call(fn, args, kwargs, _key(fn))  # the converted twin of a @rep_fun
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+            twin = _convert(fn.__func__)
+            if twin is not None:
+                return twin(fn.__self__, *args, **kwargs)
+        else:
+            twin = _convert(fn)
+            if twin is not None:
+                return twin(*args, **kwargs)
+    return fn(*args, **kwargs)

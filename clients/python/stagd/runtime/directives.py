@@ -1,0 +1,87 @@
+# Directives (AutoGraph §7.2; docs/runtime.md "Directives") and the staged lists they
+# enable. In user code they are calls of `stagd.set_loop_options(...)` /
+# `stagd.set_element_type(l, dtype, shape)`; the converter moves loop options into the
+# loop's `opts` and rewrites set_element_type to `l = sg__.set_element_type(l, ...)`.
+# Unconverted, both are plain calls that change nothing.
+from . import sexpr as _sx
+from .staged import Staged
+
+LOOP_OPTIONS = {
+    "maximum_iterations": "staged loops stop after this many iterations (a plain int)",
+    # accepted for AutoGraph compatibility; a stagd graph has no use for them
+    "parallel_iterations": None,
+    "swap_memory": None,
+    "shape_invariants": None,
+}
+
+DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
+
+
+def check_loop_options(opts):
+    for k in opts:
+        if k not in LOOP_OPTIONS:
+            raise TypeError(f"stagd.set_loop_options: unknown option {k!r} (known: "
+                            f"{', '.join(sorted(LOOP_OPTIONS))})")
+    m = opts.get("maximum_iterations")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 0):
+        raise TypeError("stagd.set_loop_options: maximum_iterations must be a non-negative "
+                        f"int, got {m!r}")
+
+
+def set_loop_options(**opts):
+    """Options of the loop whose body starts with this call (honoured when the loop is
+    staged). Outside converted code it only checks its arguments."""
+    check_loop_options(opts)
+
+
+class StagedList(Staged):
+    """A list of tensors of one dtype and shape while staging (AutoGraph's TensorList):
+    its value is the stacked tensor (first axis = the items). Appending returns a new
+    StagedList (`l = sg__.list_append(l, x)`), so it can be the state of a staged loop."""
+
+    def __init__(self, dtype, shape, items=None, acc=None):
+        self.dtype, self.shape = dtype, tuple(shape)
+        self.items = list(items) if items is not None else None
+        self.acc = acc  # Staged tensor of shape (n,) + shape once staged
+
+    @property
+    def sexpr(self):
+        if self.acc is not None:
+            return self.acc.sexpr
+        if not self.items:
+            dims = " ".join(["0"] + [str(d) for d in self.shape])
+            return _sx.emit(f"(zeros (tuple {dims}) {self.dtype})").sexpr
+        return _sx.emit("(stack" + "".join(" " + self._item(v) for v in self.items) + ")").sexpr
+
+    def _item(self, v):
+        return _sx.apply("cast", v, Staged(self.dtype)).sexpr
+
+    def __repr__(self):
+        return f"StagedList({self.dtype}, {self.shape}, {self.acc or self.items!r})"
+
+    def rebuild(self, staged):
+        """This list's type around another staged tensor (a loop parameter, a result)."""
+        return StagedList(self.dtype, self.shape, acc=staged)
+
+    def append(self, v):
+        if self.acc is None:
+            return StagedList(self.dtype, self.shape, items=self.items + [v])
+        dims = " ".join(["1"] + [str(d) for d in self.shape])
+        row = _sx.apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
+        return StagedList(self.dtype, self.shape, acc=_sx.apply("concat", self.acc, row))
+
+
+def set_element_type(lst, dtype, shape=()):
+    """Declares the dtype and shape of a list's items. While staging, a list so declared
+    becomes a StagedList (it may then grow inside staged loops and is returned as the
+    stacked tensor); otherwise the list itself comes back unchanged."""
+    if dtype not in DTYPES:
+        raise TypeError(f"stagd.set_element_type: dtype must be one of {', '.join(DTYPES)}, "
+                        f"got {dtype!r}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+        raise TypeError(f"stagd.set_element_type: shape must be a tuple of non-negative ints, "
+                        f"got {shape!r}")
+    if not _sx._stack or isinstance(lst, StagedList) or not isinstance(lst, list):
+        return lst
+    return StagedList(dtype, shape, items=lst)

@@ -1,0 +1,374 @@
+/*
+ * lsp_graph.c — the custom request stagd/graph: the staged graph of one function of
+ * an open document.
+ *
+ *   {textDocument: {uri}, function?: "f", position?: {line, character},
+ *    format?: "text" | "dot" | "json" | "sexpr", args?: {param: JSON value}, style?}
+ *   → {function, format, text, sexpr, graphId, params, diagnostics}
+ *
+ * Staging runs the converted Python with staged arguments, and the daemon never runs
+ * Python (ARCHITECTURE.md), so a helper does it: the module is converted here (the
+ * AutoGraph form, which the runtime stages), `PYTHON -m stagd.runtime.lsp_stage` is
+ * spawned with the converted module on its stdin (lsp_child.c: a private libuv loop on
+ * this worker, a time limit, killed on $/cancelRequest) and answers the function's
+ * S-expression, which goes through the Stage service method (so the graph id works with
+ * stagd/execute) and comes back as the dump asked for.
+ *
+ * What cannot be staged is a RequestFailed (-32803) whose message starts with the
+ * FILE:LINE:COL in the user's source and whose `data.diagnostics` holds the LSP
+ * Diagnostic[] (a converter diagnostic inside the function, or the Python exception
+ * raised while staging, located through the converted module's source map).
+ * See docs/lsp.md, "stagd/graph".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsp_features.h"
+#include "transport.h"
+
+enum { MAX_HELPER_OUTPUT = 64 << 20 };
+
+static const char *uri_filename(const char *uri) { return !strncmp(uri, "file://", 7) ? uri + 7 : uri; }
+
+static bool is_def(const py_stmt *s) { return s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef; }
+
+static const char *def_name(const py_stmt *s) {
+  return s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.name : s->v.FunctionDef.name;
+}
+
+/* First line of a def including its decorators. */
+static int def_first_line(const py_stmt *s) {
+  py_seq *dec = s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.decorator_list
+                                                   : s->v.FunctionDef.decorator_list;
+  int line = s->lineno;
+  for (int i = 0; i < PY_SEQ_LEN(dec); i++) {
+    const py_expr *d = dec->a[i];
+    if (d->lineno < line) line = d->lineno;
+  }
+  return line;
+}
+
+/* The function the request is about: by qualified name ("f", "Class.method"), or the
+ * module-level function / method of a module-level class whose lines hold line1.
+ * *qual receives the name (malloc'd). */
+static const py_stmt *find_function(const py_mod *mod, const char *name, int line1, char **qual) {
+  const py_seq *body = mod->v.Module.body;
+  for (int i = 0; i < PY_SEQ_LEN(body); i++) {
+    const py_stmt *s = body->a[i];
+    if (is_def(s)) {
+      if (name ? !strcmp(name, def_name(s)) : (line1 >= def_first_line(s) && line1 <= s->end_lineno)) {
+        *qual = sg_xstrdup(def_name(s));
+        return s;
+      }
+    } else if (s->kind == PY_K_ClassDef) {
+      const py_seq *cb = s->v.ClassDef.body;
+      for (int k = 0; k < PY_SEQ_LEN(cb); k++) {
+        const py_stmt *m = cb->a[k];
+        if (!is_def(m)) continue;
+        sg_buf q = SG_BUF_INIT;
+        sg_buf_printf(&q, "%s.%s", s->v.ClassDef.name, def_name(m));
+        if (name ? !strcmp(name, q.data) : (line1 >= def_first_line(m) && line1 <= m->end_lineno)) {
+          size_t n;
+          *qual = sg_buf_detach(&q, &n);
+          return m;
+        }
+        sg_buf_free(&q);
+      }
+    }
+  }
+  return NULL;
+}
+
+static cJSON *diagnostic(const sv_lsp_text *t, int line1, int col0, int end_line1, int end_col0, int severity,
+                         const char *code, const char *message) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddItemToObject(d, "range", sv_lsp_range(t, line1, col0, end_line1, end_col0));
+  cJSON_AddNumberToObject(d, "severity", severity);
+  cJSON_AddStringToObject(d, "source", "stagd");
+  cJSON_AddStringToObject(d, "code", code);
+  cJSON_AddStringToObject(d, "message", message);
+  return d;
+}
+
+/* RequestFailed located at (line1, col0) of the user's source, with that diagnostic. */
+static cJSON *fail_at(sv_lsp_request *rq, int line1, int col0, int end_line1, int end_col0, const char *code,
+                      const char *kind, const char *message) {
+  sv_lsp_fail(rq, LSP_REQUEST_FAILED, "%s:%d:%d: %s", uri_filename(rq->uri), line1, col0 + 1, message);
+  cJSON *data = cJSON_CreateObject();
+  cJSON_AddStringToObject(data, "kind", kind);
+  cJSON_AddStringToObject(data, "file", uri_filename(rq->uri));
+  cJSON_AddNumberToObject(data, "line", line1);
+  cJSON_AddNumberToObject(data, "column", col0 + 1);
+  cJSON *diags = cJSON_AddArrayToObject(data, "diagnostics");
+  cJSON_AddItemToArray(diags, diagnostic(&rq->text, line1, col0, end_line1, end_col0, LSP_SEV_ERROR, code, message));
+  cJSON_Delete(rq->err_data);
+  rq->err_data = data;
+  return NULL;
+}
+
+/* Byte length of 1-based line line1 (without its line break). */
+static int line_bytes(const sv_lsp_text *t, int line1) {
+  if (line1 < 1 || line1 > t->nlines) return 0;
+  size_t start = t->line_start[line1 - 1];
+  size_t end = line1 < t->nlines ? t->line_start[line1] - 1 : t->len;
+  if (end > start && t->text[end - 1] == '\r') end--;
+  return (int)(end - start);
+}
+
+/* The helper's failure answer → a located RequestFailed. */
+static cJSON *helper_failure(sv_lsp_request *rq, const cJSON *ans, const py_stmt *def, const char *qual) {
+  const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ans, "kind");
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(ans, "type");
+  const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ans, "message");
+  const cJSON *line = cJSON_GetObjectItemCaseSensitive(ans, "line");
+  const cJSON *col = cJSON_GetObjectItemCaseSensitive(ans, "column");
+  const char *k = cJSON_IsString(kind) ? kind->valuestring : "staging";
+  sg_buf m = SG_BUF_INIT;
+  if (!strcmp(k, "load"))
+    sg_buf_printf(&m, "loading the module to stage %s failed: ", qual);
+  else if (!strcmp(k, "staging"))
+    sg_buf_printf(&m, "staging %s failed: ", qual);
+  else
+    sg_buf_printf(&m, "cannot stage %s: ", qual);
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "StagingError") != 0)
+    sg_buf_printf(&m, "%s: ", type->valuestring);
+  sg_buf_puts(&m, cJSON_IsString(msg) ? msg->valuestring : "(no message)");
+  int l = def->lineno, c = def->col_offset, el = def->lineno, ec = line_bytes(&rq->text, def->lineno);
+  if (cJSON_IsNumber(line) && line->valueint >= 1 && line->valueint <= rq->text.nlines) {
+    l = el = line->valueint;
+    c = cJSON_IsNumber(col) && col->valueint >= 1 ? col->valueint - 1 : 0;
+    ec = line_bytes(&rq->text, l);
+    if (c > ec) c = 0;
+  }
+  cJSON *r = fail_at(rq, l, c, el, ec, !strcmp(k, "unsupported") ? "unsupported-construct" : "staging-error", k, m.data);
+  sg_buf_free(&m);
+  return r;
+}
+
+/* Where Python is: the session's `python` option (else $STAGD_PYTHON, else python3). */
+static const char *python_of(const sv_lsp_request *rq) {
+  if (rq->python && *rq->python) return rq->python;
+  const char *env = getenv("STAGD_PYTHON");
+  return env && *env ? env : "python3";
+}
+
+/* Runs the helper; its JSON answer, or NULL after sv_lsp_fail (or when cancelled). */
+static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qual, const cJSON *statics) {
+  cJSON *in = cJSON_CreateObject();
+  cJSON_AddStringToObject(in, "module", module);
+  cJSON_AddStringToObject(in, "filename", uri_filename(rq->uri));
+  cJSON_AddStringToObject(in, "function", qual);
+  cJSON_AddItemToObject(in, "static", statics ? cJSON_Duplicate(statics, 1) : cJSON_CreateObject());
+  char *input = cJSON_PrintUnformatted(in);
+  cJSON_Delete(in);
+  const char *python = python_of(rq);
+  char *argv[] = {(char *)python, "-m", "stagd.runtime.lsp_stage", NULL};
+  sv_lsp_child ch;
+  sg_error err = SG_ERROR_INIT;
+  uint64_t timeout = rq->stage_timeout_ms;
+  sg_code rc = sv_lsp_run_child(argv, input, strlen(input), timeout, rq->cancelled, MAX_HELPER_OUTPUT, &ch, &err);
+  cJSON_free(input);
+  cJSON *ans = NULL;
+  if (rc != SG_OK) {
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                "stagd/graph: %s: staging runs the converted code in Python (python -m stagd.runtime.lsp_stage); "
+                "set the interpreter with initializationOptions.python (VS Code: the stagd.python setting) or "
+                "$STAGD_PYTHON",
+                err.message);
+  } else if (ch.cancelled) {
+    /* answered -32800 by the transport */
+  } else if (ch.timed_out) {
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                "stagd/graph: staging %s took longer than %llu ms and was stopped (initializationOptions.stageTimeoutMs)",
+                qual, (unsigned long long)timeout);
+  } else if (ch.too_large) {
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED, "stagd/graph: staging %s printed more than %d MiB", qual,
+                MAX_HELPER_OUTPUT >> 20);
+  } else if (!(ans = cJSON_Parse(ch.out.data)) || !cJSON_IsObject(ans)) {
+    cJSON_Delete(ans);
+    ans = NULL;
+    /* the last line of stderr is Python's reason ("No module named stagd", ...) */
+    char *e = ch.err.data;
+    size_t n = ch.err.len;
+    while (n > 0 && (e[n - 1] == '\n' || e[n - 1] == '\r')) e[--n] = '\0';
+    const char *last = strrchr(e, '\n');
+    last = last ? last + 1 : e;
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                "stagd/graph: the staging helper '%s -m stagd.runtime.lsp_stage' %s %d without an answer: %s%s", python,
+                ch.term_signal ? "was killed by signal" : "exited with status",
+                ch.term_signal ? ch.term_signal : (int)ch.exit_status, *last ? last : "(nothing on stderr)",
+                strstr(e, "No module named") ? " (the stagd Python package must be importable by that "
+                                               "interpreter: install it or set PYTHONPATH for the daemon)"
+                                             : "");
+  }
+  sv_lsp_child_free(&ch);
+  sg_error_clear(&err);
+  return ans;
+}
+
+/* The Stage service method on the S-expression: {graphId, dump text}. */
+static cJSON *stage(sv_lsp_request *rq, const char *sexpr, const char *qual, const char *format, const py_stmt *def) {
+  const sv_method *m = sv_method_by_name("Stage");
+  sg_arena arena;
+  sg_arena_init(&arena, 16 * 1024);
+  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled};
+  cJSON *params = cJSON_CreateObject();
+  cJSON_AddStringToObject(params, "sexpr", sexpr);
+  sg_buf fn = SG_BUF_INIT;
+  sg_buf_printf(&fn, "<stagd/graph %s>", qual);
+  cJSON_AddStringToObject(params, "filename", fn.data);
+  cJSON *dumps = cJSON_AddArrayToObject(params, "dumps");
+  sg_buf f = SG_BUF_INIT;
+  sg_buf_puts(&f, "DUMP_FORMAT_");
+  for (const char *p = format; *p; p++) sg_buf_putc(&f, (char)(*p - 'a' + 'A'));
+  cJSON_AddItemToArray(dumps, cJSON_CreateString(f.data));
+  cJSON *reply = NULL;
+  sg_error err = SG_ERROR_INIT;
+  cJSON *out = NULL;
+  if (sv_service_invoke_json(rq->sv, m, &call, params, &reply, &err) != SG_OK) {
+    if (err.code != SG_CANCELLED) {
+      char *details = sv_error_details(&err);
+      sg_buf msg = SG_BUF_INIT;
+      sg_buf_printf(&msg, "the graph library cannot stage %s: %s", qual, details);
+      fail_at(rq, def->lineno, def->col_offset, def->lineno, line_bytes(&rq->text, def->lineno), "staging-error",
+              "stage", msg.data);
+      sg_buf_free(&msg);
+      free(details);
+    }
+  } else {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(reply, "graphId");
+    const cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(reply, "dumps"), 0);
+    const cJSON *text = d ? cJSON_GetObjectItemCaseSensitive(d, "text") : NULL;
+    out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "graphId", cJSON_IsString(id) ? id->valuestring : "");
+    cJSON_AddStringToObject(out, "text", cJSON_IsString(text) ? text->valuestring : "");
+  }
+  cJSON_Delete(reply);
+  cJSON_Delete(params);
+  sg_buf_free(&fn);
+  sg_buf_free(&f);
+  sg_error_clear(&err);
+  sg_arena_free(&arena);
+  return out;
+}
+
+cJSON *sv_lsp_graph(sv_lsp_request *rq) {
+  py_conv_style style;
+  const char *function;
+  if (!sv_lsp_read_common(rq, &style, &function)) return NULL;
+  const cJSON *format = cJSON_GetObjectItemCaseSensitive(rq->params, "format");
+  const char *fmt = "text";
+  if (format && !cJSON_IsNull(format)) {
+    if (!cJSON_IsString(format) || (strcmp(format->valuestring, "dot") != 0 && strcmp(format->valuestring, "text") != 0 &&
+                                    strcmp(format->valuestring, "json") != 0 && strcmp(format->valuestring, "sexpr") != 0))
+      return sv_lsp_fail(rq, LSP_INVALID_PARAMS,
+                         "Invalid params: stagd/graph: 'format' must be \"text\", \"dot\", \"json\" or \"sexpr\"");
+    fmt = format->valuestring;
+  }
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(rq->params, "args");
+  if (args && !cJSON_IsNull(args) && !cJSON_IsObject(args))
+    return sv_lsp_fail(rq, LSP_INVALID_PARAMS,
+                       "Invalid params: stagd/graph: 'args' must be an object of static argument values "
+                       "({\"n\": 2}); the other parameters are staged");
+  const cJSON *pos = cJSON_GetObjectItemCaseSensitive(rq->params, "position");
+  const cJSON *pl = cJSON_IsObject(pos) ? cJSON_GetObjectItemCaseSensitive(pos, "line") : NULL;
+  const cJSON *pc = cJSON_IsObject(pos) ? cJSON_GetObjectItemCaseSensitive(pos, "character") : NULL;
+  if (pos && !cJSON_IsNull(pos) && !(cJSON_IsNumber(pl) && cJSON_IsNumber(pc) && pl->valuedouble >= 0 && pc->valuedouble >= 0))
+    return sv_lsp_fail(rq, LSP_INVALID_PARAMS, "Invalid params: stagd/graph: 'position' must be {line, character}");
+  if (!function && !cJSON_IsObject(pos))
+    return sv_lsp_fail(rq, LSP_INVALID_PARAMS,
+                       "Invalid params: stagd/graph: give the function to stage as 'function' (\"f\") or "
+                       "'position' (a position inside it)");
+
+  py_ctx ctx;
+  py_ctx_init(&ctx);
+  py_conv_result res;
+  memset(&res, 0, sizeof res);
+  sg_error err = SG_ERROR_INIT;
+  cJSON *out = NULL, *ans = NULL, *staged = NULL;
+  char *qual = NULL;
+  py_mod *mod = py_parse(&ctx, rq->text.text, rq->text.len, uri_filename(rq->uri), &err);
+  if (!mod) {
+    char *details = sv_error_details(&err);
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED, "cannot convert %s: %s", rq->uri, details);
+    free(details);
+    goto done;
+  }
+  int line1 = 0, col0 = 0;
+  if (!function) sv_lsp_from_position(&rq->text, (int64_t)pl->valuedouble, (int64_t)pc->valuedouble, &line1, &col0);
+  const py_stmt *def = find_function(mod, function, line1, &qual);
+  if (!def) {
+    if (function)
+      sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                  "stagd/graph: no function named '%s' in %s (name a module-level function, or Class.method)",
+                  function, rq->uri);
+    else
+      sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                  "stagd/graph: no function at %d:%d of %s: put the position inside a module-level function", line1,
+                  col0 + 1, rq->uri);
+    goto done;
+  }
+  /* The whole module in the AutoGraph form (what the runtime stages), so the functions
+   * the staged one calls are converted too. */
+  (void)style; /* the graph is the same in both styles; `style` is only checked */
+  if (sv_lsp_convert(&rq->text, rq->uri, PY_STYLE_AUTOGRAPH, NULL, &res, &err) != SG_OK) {
+    char *details = sv_error_details(&err);
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED, "cannot convert %s: %s", rq->uri, details);
+    free(details);
+    goto done;
+  }
+  cJSON *warnings = cJSON_CreateArray();
+  for (int i = 0; i < res.ndiags; i++) {
+    const py_diag *d = &res.diags[i];
+    if (d->line < def_first_line(def) || d->line > def->end_lineno) continue;
+    sg_buf m = SG_BUF_INIT;
+    sg_buf_printf(&m, "%s", d->message);
+    if (d->hint && *d->hint) sg_buf_printf(&m, "\nhint: %s", d->hint);
+    int c0 = d->col > 0 ? d->col - 1 : 0, el = d->end_line > 0 ? d->end_line : d->line;
+    int ec0 = d->end_line > 0 && d->end_col > 0 ? d->end_col - 1 : c0 + 1;
+    /* a function the converter leaves as it is would run its control flow in Python */
+    bool fatal = d->severity == PY_DIAG_ERROR ||
+                 (d->code && (!strcmp(d->code, "unsupported-construct") || !strcmp(d->code, "reserved-name")));
+    if (fatal) {
+      fail_at(rq, d->line, c0, el, ec0, d->code ? d->code : "unsupported-construct", "convert", m.data);
+      sg_buf_free(&m);
+      cJSON_Delete(warnings);
+      goto done;
+    }
+    cJSON_AddItemToArray(warnings,
+                         diagnostic(&rq->text, d->line, c0, el, ec0, LSP_SEV_WARNING, d->code ? d->code : "convert", m.data));
+    sg_buf_free(&m);
+  }
+  if (atomic_load(rq->cancelled) || !(ans = run_helper(rq, res.code.data ? res.code.data : "", qual, args))) {
+    cJSON_Delete(warnings);
+    goto done;
+  }
+  const cJSON *ok = cJSON_GetObjectItemCaseSensitive(ans, "ok");
+  const cJSON *sexpr = cJSON_GetObjectItemCaseSensitive(ans, "sexpr");
+  if (!cJSON_IsTrue(ok) || !cJSON_IsString(sexpr)) {
+    helper_failure(rq, ans, def, qual);
+    cJSON_Delete(warnings);
+    goto done;
+  }
+  if (!(staged = stage(rq, sexpr->valuestring, qual, fmt, def))) {
+    cJSON_Delete(warnings);
+    goto done;
+  }
+  out = cJSON_CreateObject();
+  cJSON_AddStringToObject(out, "function", qual);
+  cJSON_AddStringToObject(out, "format", fmt);
+  cJSON_AddItemToObject(out, "text", cJSON_DetachItemFromObject(staged, "text"));
+  cJSON_AddStringToObject(out, "sexpr", sexpr->valuestring);
+  cJSON_AddItemToObject(out, "graphId", cJSON_DetachItemFromObject(staged, "graphId"));
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(ans, "params");
+  cJSON_AddItemToObject(out, "params", cJSON_IsArray(params) ? cJSON_Duplicate(params, 1) : cJSON_CreateArray());
+  cJSON_AddItemToObject(out, "diagnostics", warnings);
+done:
+  cJSON_Delete(staged);
+  cJSON_Delete(ans);
+  free(qual);
+  py_conv_result_free(&res);
+  sg_error_clear(&err);
+  py_ctx_free(&ctx);
+  return out;
+}
