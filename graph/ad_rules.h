@@ -1,24 +1,33 @@
 /*
  * ad_rules.h — the op table's gradient column (graph/ops.c): GR_AD_SLOT(cpu) names
  * the gradient rule of a row from its CPU kernel family (like GR_VK_SLOT), and the
- * rule switches on the row's kernel code. A rule gets the builder of the gradient
+ * rule switches on the row's kernel code. A rule gets the builder of the backward
  * graph (ad.c), the forward node n and its adjoint g, and adds the adjoints of n's
- * inputs with gr_ad_accum (rules live in ad_rules.c).
+ * inputs with gr_ad_accum (numbers and tensors) or gr_ad_accum_s (any value: tuples,
+ * records, closures' environments; accumulated with `add_grad`). Rules live in
+ * ad_rules.c.
  */
 #ifndef STAGD_GRAPH_AD_RULES_H
 #define STAGD_GRAPH_AD_RULES_H
 
 #include "gr_internal.h"
 
-/* The gradient graph under construction (ad.c). */
+struct ad_state;
+
+/* One forward/backward pair under construction (ad.c). For the top-level gradient
+ * graph fg == g; for a function's forward graph ▶F, g is its backpropagator ◀F. */
 typedef struct gr_ad {
   gr_module *m;
-  gr_graph *g;          /* the gradient graph being built */
-  gr_node_vec tape;     /* new primitive applies, forward order */
-  sg_map adj;           /* new node → adjoint node */
+  gr_graph *g;          /* the graph the reverse sweep builds (rules emit here) */
+  gr_graph *fg;         /* the graph the forward replay builds */
+  gr_node_vec tape;     /* forward nodes to visit in reverse, forward order */
+  sg_map adj;           /* forward node → adjoint node */
+  sg_map structural;    /* adjoint nodes that may be tuples/records/none (add_grad) */
+  sg_map scalar;        /* forward nodes known to be scalars (no broadcast to undo) */
   sg_error *err;
   int depth;
   const gr_node *site;  /* the grad node (for locations) */
+  struct ad_state *st;  /* shared across the whole expansion */
 } gr_ad;
 
 typedef struct gr_grad_rule {
@@ -28,11 +37,21 @@ typedef struct gr_grad_rule {
 /* builder helpers for rules (ad.c) */
 gr_node *gr_ad_mk(gr_ad *c, const char *op, gr_node *a, gr_node *b); /* b NULL: unary */
 gr_node *gr_ad_mk3(gr_ad *c, const char *op, gr_node *a, gr_node *b, gr_node *d);
+gr_node *gr_ad_mkn(gr_ad *c, const char *op, gr_node **args, int n);
 gr_node *gr_ad_float(gr_ad *c, double f);
+gr_node *gr_ad_int(gr_ad *c, int64_t i);
 void gr_ad_accum(gr_ad *c, gr_node *x, gr_node *d);
+void gr_ad_accum_s(gr_ad *c, gr_node *x, gr_node *d);
+/* d summed down to x's shape (sum_like) unless no broadcasting can have happened:
+ * n (the forward node) is known to be a scalar, or other is a scalar literal or x. */
+gr_node *gr_ad_unbroadcast(gr_ad *c, gr_node *n, gr_node *x, gr_node *other, gr_node *d);
+/* n is known to be a scalar: so are its elementwise inputs. */
+void gr_ad_mark_scalar_inputs(gr_ad *c, gr_node *n);
 
 extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad_reduce,
-    gr_grad_none, gr_grad_where, gr_grad_transpose, gr_grad_reshape;
+    gr_grad_none, gr_grad_where, gr_grad_transpose, gr_grad_reshape, gr_grad_cast,
+    gr_grad_softmax, gr_grad_tuple, gr_grad_getitem, gr_grad_record, gr_grad_getattr,
+    gr_grad_seq, gr_grad_adjoint, gr_grad_join, gr_grad_slice, gr_grad_gather, gr_grad_fill;
 
 #define GR_AD_SLOT(cpu) GR_AD_SLOT_##cpu
 #define GR_AD_SLOT_gr_cpu_binary (&gr_grad_binary)
@@ -40,28 +59,30 @@ extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad
 #define GR_AD_SLOT_gr_cpu_matmul (&gr_grad_matmul)
 #define GR_AD_SLOT_gr_cpu_reduce (&gr_grad_reduce)
 #define GR_AD_SLOT_gr_cpu_shape (&gr_grad_none)
-#define GR_AD_SLOT_gr_cpu_arange NULL
+#define GR_AD_SLOT_gr_cpu_arange (&gr_grad_none)
 #define GR_AD_SLOT_gr_cpu_assert NULL
-#define GR_AD_SLOT_gr_cpu_cast NULL
-#define GR_AD_SLOT_gr_cpu_fill NULL
-#define GR_AD_SLOT_gr_cpu_gather NULL
-#define GR_AD_SLOT_gr_cpu_getattr NULL
-#define GR_AD_SLOT_gr_cpu_getitem NULL
+#define GR_AD_SLOT_gr_cpu_cast (&gr_grad_cast)
+#define GR_AD_SLOT_gr_cpu_fill (&gr_grad_fill)
+#define GR_AD_SLOT_gr_cpu_gather (&gr_grad_gather)
+#define GR_AD_SLOT_gr_cpu_getattr (&gr_grad_getattr)
+#define GR_AD_SLOT_gr_cpu_getitem (&gr_grad_getitem)
 #define GR_AD_SLOT_gr_cpu_grad NULL
 #define GR_AD_SLOT_gr_cpu_if NULL
-#define GR_AD_SLOT_gr_cpu_join NULL
-#define GR_AD_SLOT_gr_cpu_one_hot NULL
+#define GR_AD_SLOT_gr_cpu_join (&gr_grad_join)
+#define GR_AD_SLOT_gr_cpu_one_hot (&gr_grad_none)
 #define GR_AD_SLOT_gr_cpu_print NULL
-#define GR_AD_SLOT_gr_cpu_random NULL
-#define GR_AD_SLOT_gr_cpu_record NULL
+#define GR_AD_SLOT_gr_cpu_random (&gr_grad_none)
+#define GR_AD_SLOT_gr_cpu_record (&gr_grad_record)
 #define GR_AD_SLOT_gr_cpu_reshape (&gr_grad_reshape)
-#define GR_AD_SLOT_gr_cpu_seq NULL
-#define GR_AD_SLOT_gr_cpu_slice NULL
-#define GR_AD_SLOT_gr_cpu_softmax NULL
+#define GR_AD_SLOT_gr_cpu_seq (&gr_grad_seq)
+#define GR_AD_SLOT_gr_cpu_slice (&gr_grad_slice)
+#define GR_AD_SLOT_gr_cpu_softmax (&gr_grad_softmax)
 #define GR_AD_SLOT_gr_cpu_transpose (&gr_grad_transpose)
-#define GR_AD_SLOT_gr_cpu_tuple NULL
+#define GR_AD_SLOT_gr_cpu_tuple (&gr_grad_tuple)
 #define GR_AD_SLOT_gr_cpu_variable NULL
 #define GR_AD_SLOT_gr_cpu_where (&gr_grad_where)
 #define GR_AD_SLOT_gr_cpu_while NULL
+#define GR_AD_SLOT_gr_cpu_adjoint (&gr_grad_adjoint)
+#define GR_AD_SLOT_gr_cpu_optim NULL
 
 #endif /* STAGD_GRAPH_AD_RULES_H */

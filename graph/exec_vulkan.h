@@ -56,6 +56,8 @@ extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr
 #define GR_VK_SLOT_gr_cpu_if NULL
 #define GR_VK_SLOT_gr_cpu_while NULL
 #define GR_VK_SLOT_gr_cpu_grad NULL
+#define GR_VK_SLOT_gr_cpu_adjoint NULL
+#define GR_VK_SLOT_gr_cpu_optim NULL
 
 /* Opens the backend for one request: device NULL/"cpu" → ctx->vk stays NULL; "auto"
  * → the `--device auto` policy (decided once per process); "vulkan[:N]" → that

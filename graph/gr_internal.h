@@ -247,6 +247,13 @@ enum {
   GR_OP_PURE = 1,    /* no side effects: CSE, folding, DCE allowed */
   GR_OP_EFFECT = 2,  /* print, assert, variables: kept, ordered */
   GR_OP_CALLS = 4,   /* calls function values (if, while): never folded */
+  GR_OP_NOGRAD = 8,  /* optimizer steps: AD passes no gradient through them */
+};
+
+/* kernel codes of the AD helper rows (gr_cpu_adjoint, ops_adjoint.c) */
+enum {
+  GR_ADJ_ZEROS_LIKE, GR_ADJ_ADD, GR_ADJ_SUM_LIKE, GR_ADJ_EXPAND_LIKE, GR_ADJ_ITEM,
+  GR_ADJ_SLICE, GR_ADJ_GATHER, GR_ADJ_SENS_ITEM, GR_ADJ_OR_ZEROS
 };
 
 struct gr_op {

@@ -15,6 +15,7 @@
 #define P GR_OP_PURE
 #define E GR_OP_EFFECT
 #define C GR_OP_CALLS
+#define NG (GR_OP_PURE | GR_OP_NOGRAD)
 /* the vulkan column: the GPU kernel recorded for this row's CPU kernel (exec_vulkan.h) */
 #define ROW(name, alias, lo, hi, flags, code, infer, cpu) \
   {name, alias, lo, hi, flags, code, infer, cpu, GR_VK_SLOT(cpu), GR_AD_SLOT(cpu)}
@@ -86,6 +87,19 @@ static const gr_op ops[] = {
     ROW("getitem", NULL, 2, 2, P, 0, gr_infer_getitem, gr_cpu_getitem),
     ROW("record", NULL, 0, -1, P, 0, gr_infer_record, gr_cpu_record),
     ROW("getattr", NULL, 2, 2, P, 0, gr_infer_getattr, gr_cpu_getattr),
+    /* what reverse-mode AD emits (ops_adjoint.c, docs/ad.md) */
+    ROW("zeros_like", NULL, 1, 1, P, GR_ADJ_ZEROS_LIKE, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("add_grad", NULL, 2, 2, P, GR_ADJ_ADD, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("sum_like", NULL, 2, 2, P, GR_ADJ_SUM_LIKE, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("expand_like", NULL, 2, 3, P, GR_ADJ_EXPAND_LIKE, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("item_grad", NULL, 3, 3, P, GR_ADJ_ITEM, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("slice_grad", NULL, 4, 6, P, GR_ADJ_SLICE, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("gather_grad", NULL, 4, 4, P, GR_ADJ_GATHER, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("sens_item", NULL, 2, 2, P, GR_ADJ_SENS_ITEM, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("or_zeros", NULL, 2, 2, P, GR_ADJ_OR_ZEROS, gr_infer_adjoint, gr_cpu_adjoint),
+    /* optimizer steps (ops_optim.c): no gradient flows through an update */
+    ROW("sgd_momentum", NULL, 5, 5, NG, 0, gr_infer_optim, gr_cpu_optim),
+    ROW("adam", NULL, 6, 9, NG, 1, gr_infer_optim, gr_cpu_optim),
     /* effects, in program order */
     ROW("print", NULL, 0, -1, E, 0, gr_infer_none, gr_cpu_print),
     ROW("assert", NULL, 1, 2, E, 0, gr_infer_none, gr_cpu_assert),

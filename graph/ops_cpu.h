@@ -37,6 +37,8 @@ GR_CPU(gr_cpu_seq);
 GR_CPU(gr_cpu_if);
 GR_CPU(gr_cpu_while);
 GR_CPU(gr_cpu_grad);
+GR_CPU(gr_cpu_adjoint); /* ops_adjoint.c */
+GR_CPU(gr_cpu_optim);   /* ops_optim.c */
 sg_code gr_cpu_unary_code(gr_ctx *ctx, const gr_op *op, int code, gr_val *args, gr_val *out,
                           sg_error *err);
 sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err);
@@ -70,5 +72,7 @@ GR_INFER(gr_infer_record);
 GR_INFER(gr_infer_getattr);
 GR_INFER(gr_infer_variable);
 GR_INFER(gr_infer_seq);
+GR_INFER(gr_infer_adjoint); /* ops_adjoint.c */
+GR_INFER(gr_infer_optim);   /* ops_optim.c */
 
 #endif /* STAGD_GRAPH_OPS_CPU_H */

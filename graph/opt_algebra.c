@@ -9,6 +9,8 @@
  *   neg(neg x) → x
  *   getitem(tuple(a, b, ...), i) → the i-th element; getattr(record(...), f) → field
  *   seq(a, ..., last): pure or constant a's are dropped; seq(last) → last
+ *   sum_like(g, x), expand_like(g, x) → g when inference proves g already has x's
+ *   shape and dtype (the AD helpers of docs/ad.md: no broadcast to undo)
  */
 #include <math.h>
 #include <string.h>
@@ -44,9 +46,23 @@ static bool identity_ok(const gr_op *op, const gr_node *x, const gr_node *c) {
   return op == gr_op_add ? neg_zero : !neg_zero; /* x + -0.0 = x; x - +0 = x */
 }
 
+/* g and x are both float64 Python scalars, or tensors of one known shape and dtype */
+static bool same_type(const gr_node *g, const gr_node *x) {
+  const gr_aval *a = g->aval, *b = x->aval;
+  if (!a || !b || a->kind != b->kind) return false;
+  if (a->kind == GA_SCALAR) return a->dtype == KN_FLOAT64 && b->dtype == KN_FLOAT64;
+  if (a->kind != GA_TENSOR || a->dtype != b->dtype || a->ndim < 0 || a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] < 0 || a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
 static gr_node *simplify(gr_module *m, gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   if (!op) return NULL;
+  if ((!strcmp(op->name, "sum_like") || (!strcmp(op->name, "expand_like") && n->ninputs == 3)) &&
+      n->inputs[1]->kind == GR_APPLY && same_type(n->inputs[1], n->inputs[2]))
+    return n->inputs[1];
   if ((op == gr_op_mul || op == gr_op_add || op == gr_op_sub) && n->ninputs == 3) {
     int64_t idv = op == gr_op_mul ? 1 : 0;
     gr_node *a = n->inputs[1], *b = n->inputs[2];

@@ -5,45 +5,7 @@
  */
 #include <math.h>
 
-#include "graph_test_util.h"
-
-/* The numbers of a JSON result: scalars, or the "data" of (0-d) tensors, in order. */
-static int nums(const char *json, double *out, int max) {
-  int n = 0;
-  bool tensors = strstr(json, "\"data\":[") != NULL;
-  const char *p = json;
-  while (*p && n < max) {
-    if (tensors) {
-      p = strstr(p, "\"data\":[");
-      if (!p) break;
-      p += 8;
-    }
-    while (*p && *p != ']' && n < max) {
-      if ((*p >= '0' && *p <= '9') || *p == '-') {
-        char *end;
-        out[n++] = strtod(p, &end);
-        p = end;
-      } else if (!tensors && *p == '"') {
-        p = strchr(p + 1, '"');
-        p = p ? p + 1 : "";
-      } else p++;
-    }
-    if (!tensors) break;
-  }
-  return n;
-}
-
-static double run_num(const char *src, const char *args) {
-  char *r = run_ok(src, args, false);
-  double v, v2;
-  assert_int_equal(nums(r, &v, 1), 1);
-  char *r2 = run_ok(src, args, true);
-  assert_int_equal(nums(r2, &v2, 1), 1);
-  assert_true(fabs(v2 - v) <= 1e-12 * (1 + fabs(v)));
-  free(r);
-  free(r2);
-  return v;
-}
+#include "ad_test_util.h"
 
 static void ad_myia_fig1(void **state) {
   (void)state;
@@ -286,15 +248,41 @@ static void ad_gradient_size(void **state) {
   }
 }
 
+/* Broadcasting: with typed parameters the optimizer proves which sum_like reductions
+ * are no-ops and drops them; a real broadcast keeps its reduction. */
+static void ad_typed_broadcast_reductions(void **state) {
+  (void)state;
+  const char *same = "(def f ((a float64 (2 3)) (b float64 (2 3))) (sum (* (+ a b) b)))\n"
+                     "(def main ((a float64 (2 3)) (b float64 (2 3))) ((grad f 0 1) a b))";
+  char *d = dump(same, GR_DUMP_TEXT, false);
+  char *end = strstr(d, "\n}\n");
+  assert_non_null(end);
+  *end = 0;
+  assert_null(strstr(d, "sum_like"));
+  free(d);
+  const char *bc = "(def f ((a float64 (2 3)) (b float64 (3))) (sum (* (+ a b) b)))\n"
+                   "(def main ((a float64 (2 3)) (b float64 (3))) ((grad f 0 1) a b))";
+  d = dump(bc, GR_DUMP_TEXT, false);
+  end = strstr(d, "\n}\n");
+  assert_non_null(end);
+  *end = 0;
+  assert_non_null(strstr(d, "sum_like"));
+  free(d);
+  expect_result(bc, "[{\"dtype\":\"float64\",\"shape\":[2,3],\"data\":[1,2,3,4,5,6]},"
+                    "{\"dtype\":\"float64\",\"shape\":[3],\"data\":[1,1,2]}]",
+                "{\"tuple\":[{\"dtype\":\"float64\",\"shape\":[2,3],\"data\":[1.0,1.0,2.0,1.0,1.0,2.0]},"
+                "{\"dtype\":\"float64\",\"shape\":[3],\"data\":[9.0,11.0,17.0]}]}");
+}
+
 static void ad_errors(void **state) {
   (void)state;
   expect_error("(def f (x) (* x x))\n(def main (x) ((grad f 3) x))", "[1.0]",
                SG_INVALID_ARGUMENT, 2, 24, "out of range", 0);
   expect_error("(def f (x) (begin (print x) x))\n(def main (x) ((grad f 0) x))", "[1.0]",
                SG_INVALID_ARGUMENT, 0, 0, "not differentiable", 0);
-  /* not handled yet: a located UNIMPLEMENTED, never a wrong number */
-  expect_error("(def f (x) (if (> x 0) (* x x) x))\n(def main (x) ((grad f 0) x))", "[1.0]",
-               SG_UNIMPLEMENTED, 1, 12, "'if'", 0);
+  /* not handled: a located UNIMPLEMENTED, never a wrong number */
+  expect_error("(def f (x) (sum (transpose x (tuple (len x) 0))))\n(def main (x) ((grad f 0) x))",
+               "[[[1.0]]]", SG_UNIMPLEMENTED, 1, 17, "transpose", 0);
   expect_error("(def f (x) x)\n(def main (g x) ((grad g 0) x))", "[1.0, 2.0]",
                SG_UNIMPLEMENTED, 2, 18, "top-level def", 0);
 }
@@ -307,6 +295,7 @@ int main(void) {
       cmocka_unit_test(ad_matmul_finite_differences),
       cmocka_unit_test(ad_mlp_trains_in_graph),   cmocka_unit_test(ad_variables_in_loops),
       cmocka_unit_test(ad_through_let_bound_call),
+      cmocka_unit_test(ad_typed_broadcast_reductions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

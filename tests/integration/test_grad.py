@@ -41,6 +41,31 @@ def test_grad_rpc_fig1(channel, pb2):
     assert numbers(execute(channel, pb2, both.graph_id, "[2.0, 3.0]")) == [972.0, 864.0]
 
 
+TREE_PROD = """(def tree_prod (base tree)
+  (if (getattr tree is_empty) base
+      (let l (tree_prod base (getattr tree left))
+        (let r (tree_prod base (getattr tree right))
+          (* (* l r) (getattr tree value))))))
+"""
+
+
+def test_grad_rpc_through_recursion_and_closures(channel, pb2):
+    """The Grad RPC re-stages the program's dump: control flow, records, recursion and
+    closures survive it (docs/ad.md)."""
+    st = stage(channel, pb2, TREE_PROD)
+    r = rpc(channel, "Grad", pb2.GradRequest(graph_id=st.graph_id, entry="tree_prod", wrt=[0]),
+            pb2.GradReply)
+    e = {"record": {"is_empty": True, "value": 0.0, "left": None, "right": None}}
+    tree = {"record": {"is_empty": False, "value": 3.0,
+                       "left": {"record": {"is_empty": False, "value": 2.0, "left": e, "right": e}},
+                       "right": e}}
+    assert numbers(execute(channel, pb2, r.graph_id, json.dumps([1.5, tree]))) == [18 * 1.5 * 1.5]
+    hof = stage(channel, pb2, "(def twice (f x) (f (f x)))\n"
+                              "(def g (x y) (twice (lambda (z) (* z y)) x))\n", entry="g")
+    r = rpc(channel, "Grad", pb2.GradRequest(graph_id=hof.graph_id, entry="g"), pb2.GradReply)
+    assert numbers(execute(channel, pb2, r.graph_id, "[2.0, 3.0]")) == [9.0, 12.0]
+
+
 def test_grad_rpc_errors(channel, pb2):
     st = stage(channel, pb2, FIG1)
     with pytest.raises(grpc.RpcError) as e:
