@@ -300,8 +300,10 @@ def test_staged_list_grows_in_a_staged_loop_and_stacks(client):
     s = f.sexpr(2.0, 4)
     assert "(while " in s and "(concat " in s and "(zeros (tuple 0) float64)" in s, s
     for x, n in ((2.0, 4), (1.5, 0), (-1.0, 3)):
-        got = f(x, n)
-        assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == (n,)
+        got = f(x, n)  # a stagd.Tensor held in the daemon
+        assert isinstance(got, stagd.Tensor)
+        got = got.numpy()
+        assert got.dtype == np.float64 and got.shape == (n,)
         assert got.tolist() == collect_multiples(x, n)  # plain: the Python list
 
 
