@@ -101,6 +101,18 @@ cJSON *sv_lsp_hover(sv_lsp_request *rq);           /* lsp_hover.c */
 cJSON *sv_lsp_converted_code(sv_lsp_request *rq);  /* lsp_convert.c */
 cJSON *sv_lsp_graph(sv_lsp_request *rq);           /* lsp_graph.c */
 
+/* Definitions (lsp_symbols.c): def / async def / class statements. */
+bool sv_lsp_is_def(const py_stmt *s);         /* def or async def */
+const char *sv_lsp_def_name(const py_stmt *s);  /* def, async def or class */
+py_seq *sv_lsp_def_body(const py_stmt *s);
+py_seq *sv_lsp_def_decorators(const py_stmt *s);
+int sv_lsp_def_first_line(const py_stmt *s);  /* its first decorator's line, else its own */
+/* Calls fn on every function the converter takes (module-level functions and methods
+ * of module-level classes) with its qualified name ("f", "Class.method") until fn
+ * returns non-zero; returns that value (0 when fn never did). */
+typedef int (*sv_lsp_def_fn)(const py_stmt *def, const char *qual, void *ctx);
+int sv_lsp_each_function(const py_mod *mod, sv_lsp_def_fn fn, void *ctx);
+
 /* Reads a request's optional "style" (default: the session's) and "function" params
  * (lsp_convert.c); false after sv_lsp_fail. */
 bool sv_lsp_read_common(sv_lsp_request *rq, py_conv_style *style, const char **function);

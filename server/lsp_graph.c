@@ -30,53 +30,31 @@ enum { MAX_HELPER_OUTPUT = 64 << 20 };
 
 static const char *uri_filename(const char *uri) { return !strncmp(uri, "file://", 7) ? uri + 7 : uri; }
 
-static bool is_def(const py_stmt *s) { return s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef; }
-
-static const char *def_name(const py_stmt *s) {
-  return s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.name : s->v.FunctionDef.name;
-}
-
-/* First line of a def including its decorators. */
-static int def_first_line(const py_stmt *s) {
-  py_seq *dec = s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.decorator_list
-                                                   : s->v.FunctionDef.decorator_list;
-  int line = s->lineno;
-  for (int i = 0; i < PY_SEQ_LEN(dec); i++) {
-    const py_expr *d = dec->a[i];
-    if (d->lineno < line) line = d->lineno;
-  }
-  return line;
-}
-
 /* The function the request is about: by qualified name ("f", "Class.method"), or the
  * module-level function / method of a module-level class whose lines hold line1.
  * *qual receives the name (malloc'd). */
+typedef struct {
+  const char *name; /* wanted qualified name, or NULL: the function holding line1 */
+  int line1;
+  const py_stmt *def;
+  char *qual;
+} finding;
+
+static int match_function(const py_stmt *def, const char *qual, void *ctx) {
+  finding *f = ctx;
+  if (f->name ? strcmp(f->name, qual) != 0
+              : f->line1 < sv_lsp_def_first_line(def) || f->line1 > def->end_lineno)
+    return 0;
+  f->def = def;
+  f->qual = sg_xstrdup(qual);
+  return 1;
+}
+
 static const py_stmt *find_function(const py_mod *mod, const char *name, int line1, char **qual) {
-  const py_seq *body = mod->v.Module.body;
-  for (int i = 0; i < PY_SEQ_LEN(body); i++) {
-    const py_stmt *s = body->a[i];
-    if (is_def(s)) {
-      if (name ? !strcmp(name, def_name(s)) : (line1 >= def_first_line(s) && line1 <= s->end_lineno)) {
-        *qual = sg_xstrdup(def_name(s));
-        return s;
-      }
-    } else if (s->kind == PY_K_ClassDef) {
-      const py_seq *cb = s->v.ClassDef.body;
-      for (int k = 0; k < PY_SEQ_LEN(cb); k++) {
-        const py_stmt *m = cb->a[k];
-        if (!is_def(m)) continue;
-        sg_buf q = SG_BUF_INIT;
-        sg_buf_printf(&q, "%s.%s", s->v.ClassDef.name, def_name(m));
-        if (name ? !strcmp(name, q.data) : (line1 >= def_first_line(m) && line1 <= m->end_lineno)) {
-          size_t n;
-          *qual = sg_buf_detach(&q, &n);
-          return m;
-        }
-        sg_buf_free(&q);
-      }
-    }
-  }
-  return NULL;
+  finding f = {name, line1, NULL, NULL};
+  sv_lsp_each_function(mod, match_function, &f);
+  *qual = f.qual;
+  return f.def;
 }
 
 static cJSON *diagnostic(const sv_lsp_text *t, int line1, int col0, int end_line1, int end_col0, int severity,
@@ -320,7 +298,7 @@ cJSON *sv_lsp_graph(sv_lsp_request *rq) {
   cJSON *warnings = cJSON_CreateArray();
   for (int i = 0; i < res.ndiags; i++) {
     const py_diag *d = &res.diags[i];
-    if (d->line < def_first_line(def) || d->line > def->end_lineno) continue;
+    if (d->line < sv_lsp_def_first_line(def) || d->line > def->end_lineno) continue;
     sg_buf m = SG_BUF_INIT;
     sg_buf_printf(&m, "%s", d->message);
     if (d->hint && *d->hint) sg_buf_printf(&m, "\nhint: %s", d->hint);

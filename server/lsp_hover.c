@@ -30,28 +30,12 @@ typedef struct where {
   int ncf;
 } where;
 
-static bool is_def(const py_stmt *s) { return s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef; }
-static const char *def_name(const py_stmt *s) {
-  return s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.name : s->v.FunctionDef.name;
-}
-static py_seq *def_body(const py_stmt *s) {
-  return s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.body : s->v.FunctionDef.body;
-}
 static bool is_loop(const py_stmt *s) {
   return s->kind == PY_K_While || s->kind == PY_K_For || s->kind == PY_K_AsyncFor;
 }
 
 static int first_line(const py_stmt *s) {
-  int line = s->lineno;
-  py_seq *dec = is_def(s) ? (s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.decorator_list
-                                                               : s->v.FunctionDef.decorator_list)
-                : s->kind == PY_K_ClassDef ? s->v.ClassDef.decorator_list
-                                           : NULL;
-  for (int i = 0; i < PY_SEQ_LEN(dec); i++) {
-    const py_expr *d = dec->a[i];
-    if (d->lineno < line) line = d->lineno;
-  }
-  return line;
+  return sv_lsp_is_def(s) || s->kind == PY_K_ClassDef ? sv_lsp_def_first_line(s) : s->lineno;
 }
 
 /* The last line of a compound statement's head (up to its first body statement). */
@@ -62,7 +46,7 @@ static int head_end(const py_stmt *s) {
     case PY_K_For:
     case PY_K_AsyncFor: return s->v.For.iter->end_lineno;
     default: {
-      py_seq *b = is_def(s) ? def_body(s) : NULL;
+      py_seq *b = sv_lsp_is_def(s) ? sv_lsp_def_body(s) : NULL;
       if (PY_SEQ_LEN(b) > 0 && ((const py_stmt *)b->a[0])->lineno > s->lineno)
         return ((const py_stmt *)b->a[0])->lineno - 1;
       return s->lineno;
@@ -100,7 +84,7 @@ static bool find(const py_seq *body, int line, where *w, int depth) {
   for (int i = 0; i < PY_SEQ_LEN(body); i++) {
     const py_stmt *s = body->a[i];
     if (line < first_line(s) || line > s->end_lineno) continue;
-    if (is_def(s)) {
+    if (sv_lsp_is_def(s)) {
       const py_stmt *saved_fn = w->fn, *saved_top = w->top, *saved_outer = w->outer_fn;
       int saved_ncf = w->ncf;
       if (depth == 0 || (depth == 1 && w->class_name && !w->fn)) w->top = s;
@@ -111,7 +95,7 @@ static bool find(const py_seq *body, int line, where *w, int depth) {
         return true;
       }
       w->ncf = 0;
-      if (find(def_body(s), line, w, depth + 1)) return true;
+      if (find(sv_lsp_def_body(s), line, w, depth + 1)) return true;
       w->fn = saved_fn, w->top = saved_top, w->outer_fn = saved_outer, w->ncf = saved_ncf;
       return false;
     }
@@ -366,12 +350,12 @@ static const py_diag *rejection(const py_conv_result *res, const py_stmt *top) {
 
 static void describe(sv_lsp_request *rq, py_an *an, const where *w, const py_conv_result *res, sg_buf *out) {
   const py_stmt *s = w->target;
-  const char *name = is_def(s) ? def_name(s) : kw(s);
+  const char *name = sv_lsp_is_def(s) ? sv_lsp_def_name(s) : kw(s);
   if (s->kind == PY_K_If && s->lineno >= 1 && s->lineno <= rq->text.nlines) {
     size_t at = rq->text.line_start[s->lineno - 1] + (size_t)s->col_offset;
     if (at + 4 <= rq->text.len && !memcmp(rq->text.text + at, "elif", 4)) name = "elif";
   }
-  sg_buf_printf(out, "**stagd** · `%s`%s\n\n", name, is_def(s) ? "" : " statement");
+  sg_buf_printf(out, "**stagd** · `%s`%s\n\n", name, sv_lsp_is_def(s) ? "" : " statement");
   if (!w->fn) {
     sg_buf_puts(out, "**Runs in Python**: module-level code is not converted; only functions are.");
     return;
@@ -381,11 +365,11 @@ static void describe(sv_lsp_request *rq, py_an *an, const where *w, const py_con
     sg_buf_printf(out,
                   "**Runs in Python**: `%s` is not converted (stagd converts module-level functions and methods "
                   "of module-level classes, and the functions nested in them).",
-                  def_name(w->fn));
+                  sv_lsp_def_name(w->fn));
     return;
   }
   sg_buf qual = SG_BUF_INIT;
-  sg_buf_printf(&qual, "%s%s%s", w->class_name ? w->class_name : "", w->class_name ? "." : "", def_name(top));
+  sg_buf_printf(&qual, "%s%s%s", w->class_name ? w->class_name : "", w->class_name ? "." : "", sv_lsp_def_name(top));
   const py_diag *rej = res ? rejection(res, top) : NULL;
   if (rej) {
     sg_buf_printf(out, "**Runs in Python**: %s (line %d)", rej->message, rej->line);
@@ -398,13 +382,13 @@ static void describe(sv_lsp_request *rq, py_an *an, const where *w, const py_con
     sg_buf_free(&qual);
     return;
   }
-  for (int k = 0; k < 16 && taint_block(&d, def_body(w->fn)); k++) {
+  for (int k = 0; k < 16 && taint_block(&d, sv_lsp_def_body(w->fn)); k++) {
   }
-  if (is_def(s)) {
+  if (sv_lsp_is_def(s)) {
     if (s != top) sg_buf_printf(out, "Converted together with `%s`. ", qual.data);
     else sg_buf_printf(out, "`%s` is converted (%s style). ", qual.data, rq->style == PY_STYLE_SNEK ? "snek" : "autograph");
     sg_buf_puts(out, "Its control flow is staged where the values it tests are staged tensors:\n");
-    int n = summarize(&d, def_body(s), out, 0);
+    int n = summarize(&d, sv_lsp_def_body(s), out, 0);
     if (!n) sg_buf_puts(out, "\n- no if / while / for: the body is traced as it is.");
     py_symset params = d.scope->params;
     if (params.n) {
@@ -466,7 +450,7 @@ cJSON *sv_lsp_hover(sv_lsp_request *rq) {
     bool converted = false;
     if (w.top) {
       sg_buf qual = SG_BUF_INIT;
-      sg_buf_printf(&qual, "%s%s%s", w.class_name ? w.class_name : "", w.class_name ? "." : "", def_name(w.top));
+      sg_buf_printf(&qual, "%s%s%s", w.class_name ? w.class_name : "", w.class_name ? "." : "", sv_lsp_def_name(w.top));
       converted = sv_lsp_convert(&rq->text, rq->uri, rq->style, qual.data, &res, &err) == SG_OK;
       sg_buf_free(&qual);
       sg_error_clear(&err);

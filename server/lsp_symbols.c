@@ -10,24 +10,59 @@
 
 #include "lsp_features.h"
 
-static bool is_def(const py_stmt *s) { return s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef; }
+bool sv_lsp_is_def(const py_stmt *s) {
+  return s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef;
+}
 
-static const char *def_name(const py_stmt *s) {
+const char *sv_lsp_def_name(const py_stmt *s) {
   return s->kind == PY_K_ClassDef ? s->v.ClassDef.name
          : s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.name
                                             : s->v.FunctionDef.name;
 }
 
-static py_seq *def_body(const py_stmt *s) {
+py_seq *sv_lsp_def_body(const py_stmt *s) {
   return s->kind == PY_K_ClassDef ? s->v.ClassDef.body
          : s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.body
                                             : s->v.FunctionDef.body;
 }
 
-static py_seq *def_decorators(const py_stmt *s) {
+py_seq *sv_lsp_def_decorators(const py_stmt *s) {
   return s->kind == PY_K_ClassDef ? s->v.ClassDef.decorator_list
          : s->kind == PY_K_AsyncFunctionDef ? s->v.AsyncFunctionDef.decorator_list
                                             : s->v.FunctionDef.decorator_list;
+}
+
+int sv_lsp_def_first_line(const py_stmt *s) {
+  int line = s->lineno;
+  py_seq *dec = sv_lsp_def_decorators(s);
+  for (int i = 0; i < PY_SEQ_LEN(dec); i++) {
+    const py_expr *d = dec->a[i];
+    if (d->lineno < line) line = d->lineno;
+  }
+  return line;
+}
+
+int sv_lsp_each_function(const py_mod *mod, sv_lsp_def_fn fn, void *ctx) {
+  const py_seq *body = mod->v.Module.body;
+  for (int i = 0; i < PY_SEQ_LEN(body); i++) {
+    const py_stmt *s = body->a[i];
+    int r = 0;
+    if (sv_lsp_is_def(s)) {
+      r = fn(s, sv_lsp_def_name(s), ctx);
+    } else if (s->kind == PY_K_ClassDef) {
+      const py_seq *cb = s->v.ClassDef.body;
+      for (int k = 0; k < PY_SEQ_LEN(cb) && !r; k++) {
+        const py_stmt *m = cb->a[k];
+        if (!sv_lsp_is_def(m)) continue;
+        sg_buf q = SG_BUF_INIT;
+        sg_buf_printf(&q, "%s.%s", s->v.ClassDef.name, sv_lsp_def_name(m));
+        r = fn(m, q.data, ctx);
+        sg_buf_free(&q);
+      }
+    }
+    if (r) return r;
+  }
+  return 0;
 }
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\f'; }
@@ -47,7 +82,7 @@ static int name_col(const sv_lsp_text *t, const py_stmt *s) {
       while (i < end && is_space(t->text[i])) i++;
     }
   }
-  const char *name = def_name(s);
+  const char *name = sv_lsp_def_name(s);
   size_t n = strlen(name);
   if (i + n <= end && !memcmp(t->text + i, name, n)) return (int)(i - start);
   return s->col_offset;
@@ -56,7 +91,7 @@ static int name_col(const sv_lsp_text *t, const py_stmt *s) {
 /* Range of a def/class including its decorators ('@' is one byte before the expression). */
 static cJSON *full_range(const sv_lsp_text *t, const py_stmt *s) {
   int line = s->lineno, col = s->col_offset;
-  py_seq *dec = def_decorators(s);
+  py_seq *dec = sv_lsp_def_decorators(s);
   if (PY_SEQ_LEN(dec) > 0) {
     const py_expr *d = dec->a[0];
     if (d->lineno < line || (d->lineno == line && d->col_offset < col)) {
@@ -69,7 +104,7 @@ static cJSON *full_range(const sv_lsp_text *t, const py_stmt *s) {
 
 static cJSON *name_range(const sv_lsp_text *t, const py_stmt *s) {
   int c = name_col(t, s);
-  return sv_lsp_range(t, s->lineno, c, s->lineno, c + (int)strlen(def_name(s)));
+  return sv_lsp_range(t, s->lineno, c, s->lineno, c + (int)strlen(sv_lsp_def_name(s)));
 }
 
 static void symbols_in(const sv_lsp_text *t, const py_seq *body, bool in_class, cJSON *out);
@@ -118,12 +153,12 @@ static void symbols_in_blocks(const sv_lsp_text *t, const py_stmt *s, bool in_cl
 static void symbols_in(const sv_lsp_text *t, const py_seq *body, bool in_class, cJSON *out) {
   for (int i = 0; i < PY_SEQ_LEN(body); i++) {
     const py_stmt *s = body->a[i];
-    if (!is_def(s) && s->kind != PY_K_ClassDef) {
+    if (!sv_lsp_is_def(s) && s->kind != PY_K_ClassDef) {
       symbols_in_blocks(t, s, in_class, out);
       continue;
     }
     cJSON *sym = cJSON_CreateObject();
-    cJSON_AddStringToObject(sym, "name", def_name(s));
+    cJSON_AddStringToObject(sym, "name", sv_lsp_def_name(s));
     int kind = s->kind == PY_K_ClassDef ? LSP_SYM_CLASS : in_class ? LSP_SYM_METHOD : LSP_SYM_FUNCTION;
     cJSON_AddStringToObject(sym, "detail", s->kind == PY_K_ClassDef ? "class"
                                            : s->kind == PY_K_AsyncFunctionDef ? "async def"
@@ -132,7 +167,7 @@ static void symbols_in(const sv_lsp_text *t, const py_seq *body, bool in_class, 
     cJSON_AddItemToObject(sym, "range", full_range(t, s));
     cJSON_AddItemToObject(sym, "selectionRange", name_range(t, s));
     cJSON *children = cJSON_AddArrayToObject(sym, "children");
-    symbols_in(t, def_body(s), s->kind == PY_K_ClassDef, children);
+    symbols_in(t, sv_lsp_def_body(s), s->kind == PY_K_ClassDef, children);
     cJSON_AddItemToArray(out, sym);
   }
 }
@@ -178,29 +213,25 @@ static void lenses_for(const sv_lsp_text *t, const py_stmt *s, const char *uri, 
   cJSON_AddItemToArray(out, lens(t, s, uri, qualname, "Show graph", "stagd.showGraph"));
 }
 
+typedef struct {
+  sv_lsp_request *rq;
+  cJSON *out;
+} lens_ctx;
+
+static int lens_one(const py_stmt *def, const char *qual, void *ctx) {
+  lens_ctx *lc = ctx;
+  lenses_for(&lc->rq->text, def, lc->rq->uri, qual, lc->out);
+  return 0;
+}
+
 cJSON *sv_lsp_code_lens(sv_lsp_request *rq) {
   py_ctx ctx;
   py_ctx_init(&ctx);
   py_mod *mod = parse_doc(rq, &ctx);
   cJSON *out = cJSON_CreateArray();
   if (mod) {
-    const py_seq *body = mod->v.Module.body;
-    for (int i = 0; i < PY_SEQ_LEN(body); i++) {
-      const py_stmt *s = body->a[i];
-      if (is_def(s)) {
-        lenses_for(&rq->text, s, rq->uri, def_name(s), out);
-      } else if (s->kind == PY_K_ClassDef) {
-        const py_seq *cb = s->v.ClassDef.body;
-        for (int k = 0; k < PY_SEQ_LEN(cb); k++) {
-          const py_stmt *m = cb->a[k];
-          if (!is_def(m)) continue;
-          sg_buf q = SG_BUF_INIT;
-          sg_buf_printf(&q, "%s.%s", s->v.ClassDef.name, def_name(m));
-          lenses_for(&rq->text, m, rq->uri, q.data, out);
-          sg_buf_free(&q);
-        }
-      }
-    }
+    lens_ctx lc = {rq, out};
+    sv_lsp_each_function(mod, lens_one, &lc);
   }
   py_ctx_free(&ctx);
   return out;

@@ -361,24 +361,11 @@ class Function:
 
     def _execute_segments(self, conc, values):
         from . import segments
-        from .tensor import _arg_value, _wrap, current_device
-        client = self.client()
-        pb2 = client.pb2
 
         def execute(seg, args):
             if seg.graph_id is None:
                 seg.graph_id = self._stage(conc, entry=seg.name).graph_id
-            req = pb2.ExecuteRequest(graph_id=seg.graph_id, return_handles=True,
-                                     args=[_arg_value(pb2, a) for a in args],
-                                     device=current_device())
-            try:
-                reply = client.call("Execute", req)
-            except Exception as e:
-                _reraise_located(e, conc)
-                raise
-            if reply.output:
-                print(reply.output, end="" if reply.output.endswith("\n") else "\n")
-            return _wrap(reply.result, client)
+            return self._run(conc, seg.graph_id, args)
 
         def call_py(fn, args):
             with init_scope():
@@ -387,18 +374,13 @@ class Function:
         params = self._dynamic_values(conc, values) + list(conc.captures)
         return segments.run(conc.segments, params, execute, call_py)
 
-    def _dynamic_values(self, conc, values):
-        specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
-        return [v for name, v, spec in zip(self.params, values, specs)
-                if self._is_dynamic(name, v, spec)]
-
-    def _execute(self, conc, values):
+    def _run(self, conc, graph_id, args):
+        """Executes staged graph `graph_id` on `args`; results stay in the daemon."""
         from .tensor import _arg_value, _wrap, current_device
         client = self.client()
-        pb2 = client.pb2
-        args = [_arg_value(pb2, v) for v in self._dynamic_values(conc, values) + list(conc.captures)]
-        req = pb2.ExecuteRequest(graph_id=conc.graph_id, args=args, return_handles=True,
-                                 device=current_device())
+        req = client.pb2.ExecuteRequest(graph_id=graph_id, return_handles=True,
+                                        args=[_arg_value(client.pb2, a) for a in args],
+                                        device=current_device())
         try:
             reply = client.call("Execute", req)
         except Exception as e:
@@ -406,10 +388,19 @@ class Function:
             raise
         if reply.output:
             print(reply.output, end="" if reply.output.endswith("\n") else "\n")
-        out = _wrap(reply.result, client)
+        return _wrap(reply.result, client)
+
+    def _dynamic_values(self, conc, values):
+        specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
+        return [v for name, v, spec in zip(self.params, values, specs)
+                if self._is_dynamic(name, v, spec)]
+
+    def _execute(self, conc, values):
+        args = self._dynamic_values(conc, values) + list(conc.captures)
+        out = self._run(conc, conc.graph_id, args)
         from . import tape
         if tape._active:
-            tape.record_call(conc, self._dynamic_values(conc, values) + list(conc.captures), out)
+            tape.record_call(conc, args, out)
         return out
 
     def _call_staged(self, values):
