@@ -37,9 +37,9 @@ def add_one(x):
     return x + 1.0
 
 
-def mlp_loss(W1, W2, x, y):
-    h = stagd.tanh(stagd.matmul(x, W1))
-    d = stagd.matmul(h, W2) - y
+def mlp_loss(W1, b1, W2, b2, x, y):
+    h = stagd.tanh(stagd.matmul(x, W1) + b1)  # biases broadcast over the batch
+    d = stagd.matmul(h, W2) + b2 - y
     return stagd.reduce_mean(d * d)
 
 
@@ -49,43 +49,44 @@ def make_problem(seed=0, batch=16, n_in=8, hidden=16):
     Y = np.sin(X.sum(axis=1, keepdims=True)).astype(np.float32)
     W1 = (rng.normal(size=(n_in, hidden)) * 0.3).astype(np.float32)
     W2 = (rng.normal(size=(hidden, 1)) * 0.3).astype(np.float32)
-    return X, Y, W1, W2
+    return X, Y, [W1, np.zeros(hidden, np.float32), W2, np.zeros(1, np.float32)]
 
 
 LR = 0.1
 
 
 def train_eager(steps):
-    X, Y, w1, w2 = make_problem()
+    X, Y, init = make_problem()
     X, Y = stagd.constant(X), stagd.constant(Y)
-    W1, W2 = stagd.Variable(w1), stagd.Variable(w2)
+    params = [stagd.Variable(p) for p in init]
 
     def step():
         with stagd.GradientTape() as tape:
-            loss = mlp_loss(W1, W2, X, Y)
-        g1, g2 = tape.gradient(loss, [W1, W2])
-        W1.assign_sub(g1 * LR)
-        W2.assign_sub(g2 * LR)
+            loss = mlp_loss(*params, X, Y)
+        for p, g in zip(params, tape.gradient(loss, params)):
+            p.assign_sub(g * LR)
         return loss
 
-    return run_steps(step, steps), W1, W2
+    return run_steps(step, steps), params
 
 
 def train_staged(steps):
-    X, Y, w1, w2 = make_problem()
+    X, Y, init = make_problem()
     X, Y = stagd.constant(X), stagd.constant(Y)
-    W1, W2 = stagd.Variable(w1), stagd.Variable(w2)
-    grads = stagd.grad(mlp_loss, argnums=(0, 1))
+    W1, b1, W2, b2 = params = [stagd.Variable(p) for p in init]
+    grads = stagd.grad(mlp_loss, argnums=(0, 1, 2, 3))
 
     @stagd.function
     def step():
-        w1, w2 = W1.read_value(), W2.read_value()
-        g1, g2 = grads(w1, w2, X, Y)
+        w1, c1, w2, c2 = W1.read_value(), b1.read_value(), W2.read_value(), b2.read_value()
+        g1, h1, g2, h2 = grads(w1, c1, w2, c2, X, Y)
         W1.assign_sub(g1 * LR)
+        b1.assign_sub(h1 * LR)
         W2.assign_sub(g2 * LR)
-        return mlp_loss(w1, w2, X, Y)
+        b2.assign_sub(h2 * LR)
+        return mlp_loss(w1, c1, w2, c2, X, Y)
 
-    return run_steps(step, steps), W1, W2
+    return run_steps(step, steps), params
 
 
 def run_steps(step, steps):
@@ -124,8 +125,8 @@ def main():
             print(f"  daemon-side time per {name:8s}     {m.total_ns / m.calls / 1e3:8.1f} us "
                   f"({m.calls} calls; the rest of a round trip is gRPC and Python)")
 
-    (te, e0, e1), _, _ = train_eager(args.steps)
-    (ts, s0, s1), _, _ = train_staged(args.steps)
+    (te, e0, e1), _ = train_eager(args.steps)
+    (ts, s0, s1), _ = train_staged(args.steps)
     print(f"MLP step, eager (GradientTape)   {te * 1e3:8.3f} ms   loss {e0:.4f} -> {e1:.4f}")
     print(f"MLP step, stagd.function         {ts * 1e3:8.3f} ms   loss {s0:.4f} -> {s1:.4f}")
     print(f"staged speed-up over eager       {te / ts:8.2f}x  (target >= 3x)")
