@@ -34,7 +34,7 @@ static sg_code scalar_arg(const gr_op *op, const gr_val *v, double *out, sg_erro
   do { if ((rc = bin(ctx, name, a, b, &(dst), err))) goto out; } while (0)
 
 static sg_code sgd_momentum(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
-  double lr, mu;
+  double lr = 0, mu = 0;
   if (scalar_arg(op, &args[3], &lr, err) || scalar_arg(op, &args[4], &mu, err)) return err->code;
   gr_val t1 = gv_none(), v2 = gv_none(), t2 = gv_none(), w2 = gv_none();
   sg_code rc;
@@ -56,7 +56,7 @@ out:
 }
 
 static sg_code adam(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
-  double t, lr, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  double t = 0, lr = 0, b1 = 0.9, b2 = 0.999, eps = 1e-8;
   if (scalar_arg(op, &args[4], &t, err) || scalar_arg(op, &args[5], &lr, err) ||
       (n > 6 && scalar_arg(op, &args[6], &b1, err)) || (n > 7 && scalar_arg(op, &args[7], &b2, err)) ||
       (n > 8 && scalar_arg(op, &args[8], &eps, err)))

@@ -37,7 +37,7 @@ static inline int nums(const char *json, double *out, int max) {
 
 static inline double run_num(const char *src, const char *args) {
   char *r = run_ok(src, args, false);
-  double v, v2;
+  double v = 0, v2 = 0;
   assert_int_equal(nums(r, &v, 1), 1);
   char *r2 = run_ok(src, args, true);
   assert_int_equal(nums(r2, &v2, 1), 1);

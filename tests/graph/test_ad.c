@@ -200,7 +200,7 @@ static void ad_variables_in_loops(void **state) {
                     "                  (tuple 0))\n      (read v))))";
   for (int no_opt = 0; no_opt < 2; no_opt++) {
     char *r = run_ok(src, "[5]", no_opt);
-    double v;
+    double v = 0;
     assert_int_equal(nums(r, &v, 1), 1);
     assert_true(v == 1.5 * (0 + 1 + 2 + 3 + 4));
     free(r);
@@ -210,7 +210,7 @@ static void ad_variables_in_loops(void **state) {
                      "                  (lambda (i) (begin (assign v (* (read v) 2.0)) (tuple (+ i 1))))\n"
                      "                  (tuple 0))\n      (read v))))";
   char *r = run_ok(src2, "[6]", false);
-  double v;
+  double v = 0;
   assert_int_equal(nums(r, &v, 1), 1);
   assert_true(v == 64.0);
   free(r);

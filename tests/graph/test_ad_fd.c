@@ -66,7 +66,7 @@ static int flat_nums(const char *p, double *out, int max) {
 static double eval_f(const char *fsrc, const param *ps, int np, double *const *data) {
   char *a = args_json(ps, np, data);
   char *r = run_ok(fsrc, a, false);
-  double v;
+  double v = 0;
   assert_int_equal(nums(r, &v, 1), 1);
   free(a);
   free(r);
