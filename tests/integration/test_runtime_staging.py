@@ -416,3 +416,80 @@ def test_snek_hyperparameter_branch_disappears(client):
     s, run = snek_stage(client, power, static={"n": 3})
     assert "(if" not in s and s.count("(* x") == 3, s
     assert run(2) == 8
+
+
+# --- item assignment on staged tensors, pop() of staged lists (AutoGraph §7.2 lists/slices)
+
+def replace_row(x, k, v):
+    x[k] = v
+    return x
+
+
+def pop_last_multiple(x, n):
+    out = []
+    stagd.set_element_type(out, "float64")
+    for i in range(n):
+        out.append(x * i)
+    last = out.pop()
+    first = out.pop(0)
+    out[0] = last + first
+    return out, last
+
+
+def pop_plain_items(x):
+    rows = [x, x * 2.0, x * 3.0]
+    stagd.set_element_type(rows, "float64")
+    middle = rows.pop(1)
+    return rows, middle
+
+
+def test_item_assignment_on_a_staged_tensor(client):
+    f = stagd.function(replace_row, static_argnames=("k",), client=client)
+    assert "(item_grad " in f.sexpr(np.zeros((3, 2)), 1, np.zeros(2)) and "(where " in f.sexpr(
+        np.zeros((3, 2)), 1, np.zeros(2))
+    for k in (0, 2, -1):
+        x = np.arange(6.0).reshape(3, 2)
+        want = replace_row(x.copy(), k, np.array([9.0, 8.0]))
+        got = np.asarray(f(x, k, np.array([9.0, 8.0])))
+        assert got.tolist() == want.tolist(), (k, got)
+    # a staged index and a scalar broadcast over the row, inf kept where untouched
+    g = stagd.function(replace_row, client=client)
+    x = np.array([[np.inf, 1.0], [2.0, 3.0]])
+    assert np.asarray(g(x, 1, 7.0)).tolist() == [[np.inf, 1.0], [7.0, 7.0]]
+    assert np.asarray(g(x, 0, -1.0)).tolist() == [[-1.0, -1.0], [2.0, 3.0]]
+
+
+def test_item_assignment_with_a_slice_or_tuple_key_is_a_clear_type_error():
+    from stagd.runtime.staged import Staged
+    b = sx.push()
+    try:
+        for key in (slice(0, 2), (0, 1), 1.5):
+            with pytest.raises(TypeError, match=r"one integer index along the first axis"):
+                sg__.set_item(Staged("x"), key, 1.0)
+    finally:
+        sx.pop(b)
+
+
+def test_pop_of_a_staged_list_grown_in_a_staged_loop(client):
+    f = stagd.function(pop_last_multiple, client=client)
+    s = f.sexpr(2.0, 4)
+    assert "(slice " in s and "(concat " in s, s
+    for x, n in ((2.0, 4), (1.5, 3), (-1.0, 5)):
+        got, last = f(x, n)
+        want, want_last = pop_last_multiple(x, n)
+        assert np.asarray(got).tolist() == want and float(last) == want_last, (x, n)
+
+
+def test_pop_of_a_staged_list_of_items(client):
+    f = stagd.function(pop_plain_items, client=client)
+    rows, middle = f(np.array([1.0, 2.0]))
+    assert np.asarray(rows).tolist() == [[1.0, 2.0], [3.0, 6.0]]
+    assert np.asarray(middle).tolist() == [2.0, 4.0]
+    with pytest.raises(IndexError):  # Python's own error for an empty list
+        stagd.function(lambda_free_pop_empty, client=client)(1.0)
+
+
+def lambda_free_pop_empty(x):
+    rows = []
+    stagd.set_element_type(rows, "float64")
+    return rows.pop()

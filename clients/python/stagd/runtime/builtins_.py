@@ -111,8 +111,7 @@ def list_append(lst, value):
 def list_pop(lst, index):
     from .directives import StagedList
     if isinstance(lst, StagedList):
-        raise NotImplementedError("stagd: pop() of a staged list (set_element_type) is not "
-                                  "implemented; index it instead")
+        return lst.pop(index)
     value = lst.pop() if index is None else lst.pop(index)
     return lst, value
 
@@ -125,8 +124,27 @@ def get_item(obj, key):
 
 
 def set_item(obj, key, value):
+    from .directives import StagedList
+    if isinstance(obj, StagedList):
+        return obj.set_item(key, value)
+    if isinstance(obj, Staged):
+        return staged_set_item(obj, key, value)
     check_plain(obj, key)
     obj[key] = value
     return obj
+
+
+def staged_set_item(x, key, value):
+    """`x[key] = value` on a staged tensor: a new tensor (graph values are immutable)
+    equal to x except item `key` along the first axis, which becomes `value`
+    (broadcast to the item's shape). The converted code rebinds x to it."""
+    if isinstance(key, (slice, tuple)) or not (isinstance(key, (int, Staged))
+                                               and not isinstance(key, bool)):
+        raise TypeError(f"stagd: x[key] = value on a staged tensor takes one integer index "
+                        f"along the first axis, got {key!r}")
+    # a mask that is non-zero exactly on item `key` (x*0+1 is never 0, even for inf/nan)
+    one = _sx.apply("+", _sx.apply("*", _sx.apply("getitem", x, key), 0), 1)
+    mask = _sx.apply("item_grad", x, key, one)
+    return _sx.apply("where", _sx.apply("!=", mask, 0), value, x)
 
 

@@ -70,6 +70,35 @@ class StagedList(Staged):
         row = _sx.apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
         return StagedList(self.dtype, self.shape, acc=_sx.apply("concat", self.acc, row))
 
+    def _index(self, index, what):
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"stagd: {what} of a staged list takes a plain int index, "
+                            f"got {index!r}")
+        return index
+
+    def set_item(self, index, v):
+        """`l[index] = v`: a new StagedList with that item replaced."""
+        if self.acc is None:
+            items = list(self.items)
+            items[self._index(index, "l[i] = v")] = v
+            return StagedList(self.dtype, self.shape, items=items)
+        from .builtins_ import staged_set_item
+        return self.rebuild(staged_set_item(self.acc, index, Staged(self._item(v))))
+
+    def pop(self, index=None):
+        """`l.pop(index)`: (the StagedList without the item, the item)."""
+        i = -1 if index is None else self._index(index, "pop()")
+        if self.acc is None:
+            items = list(self.items)
+            value = items.pop(i)
+            return StagedList(self.dtype, self.shape, items=items), value
+        value = _sx.apply("getitem", self.acc, i)
+        n = _sx.apply("len", self.acc)
+        at = i if i >= 0 else _sx.apply("+", n, i)  # the item's position from the start
+        head = _sx.apply("slice", self.acc, 0, at)
+        tail = _sx.apply("slice", self.acc, i + 1 if i >= 0 else _sx.apply("+", at, 1), n)
+        return self.rebuild(_sx.apply("concat", head, tail)), value
+
 
 def set_element_type(lst, dtype, shape=()):
     """Declares the dtype and shape of a list's items. While staging, a list so declared
