@@ -11,6 +11,7 @@
  * (gr_vk_last_uses) and its buffer goes back to the request's free list, from which
  * later kernel outputs of the same size class are served.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,40 +20,7 @@
 #include "ops_cpu.h"
 
 #ifdef GR_HAVE_VULKAN
-#include "kn_vulkan.h"
-
-typedef struct gr_dbuf {
-  kn_vk_buffer *buf;
-  uint64_t bytes;
-  int rc;       /* live gr_dtensors using it; 0 = on the free list */
-  bool clean;   /* no pending dispatch reads it (safe to upload into) */
-} gr_dbuf;
-
-struct gr_dtensor {
-  int rc;
-  gr_dbuf *db;
-  kn_dtype dtype;
-  int ndim;
-  int64_t shape[KN_MAX_DIMS];
-  int64_t size;
-  kn_tensor *host; /* cached download, or the uploaded source */
-};
-typedef struct gr_dtensor gr_dtensor;
-enum { UPLOAD_CACHE = 64 };
-
-struct gr_vk_exec {
-  int device;
-  kn_vk_context *vk;
-  kn_vk_batch *batch; /* NULL until the first dispatch after a submit */
-  SG_VEC(gr_dbuf *) bufs;
-  SG_VEC(gr_dtensor *) tensors;
-  uint64_t deadline_ns;
-  /* host tensors already on the device (weights used by several ops or loop
-   * iterations are uploaded once); the cache holds a reference to each */
-  struct { const kn_tensor *host; gr_dtensor *dev; } uploaded[UPLOAD_CACHE];
-  int next_slot;
-  gr_vk_stats st; /* this request's counts (added to `totals` at the end) */
-};
+#include "exec_vulkan_int.h"
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static gr_vk_stats totals;
@@ -92,9 +60,11 @@ static sg_code open_context(int index, kn_vk_context **out, sg_error *err) {
     rc = kn_vk_context_create(index, NULL, &contexts[index], err);
     if (rc == SG_OK) {
       const kn_vk_device_info *d = kn_vk_context_info(contexts[index]);
-      SG_INFO(0, "graph executor: vulkan:%d is %s (%s%s)", index, d->name,
-              d->subgroup_arithmetic ? "subgroup arithmetic" : "no subgroup arithmetic",
-              d->cooperative_matrix ? ", cooperative matrix" : "");
+      kn_vk_matmul_plan mp = kn_vk_matmul_choice(d, KN_VK_F32);
+      SG_INFO(0, "graph executor: vulkan:%d is %s (%s%s); matmul: %s (%s)", index, d->name,
+              d->subgroup_arithmetic ? "subgroup arithmetic: subgroup reductions and softmax"
+                                     : "no subgroup arithmetic: shared-memory reductions",
+              d->cooperative_matrix ? ", cooperative matrix" : "", mp.kernel, mp.reason);
     }
   }
   *out = contexts[index];
@@ -136,7 +106,7 @@ sg_code gr_vk_exec_begin(gr_ctx *ctx, const char *device, sg_error *err) {
 }
 
 /* ------------------------------------------------------------ buffers */
-static sg_code dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, gr_dbuf **out,
+sg_code gr_vkx_dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, gr_dbuf **out,
                         sg_error *err) {
   gr_dbuf *best = NULL;
   bool pending = x->batch && kn_vk_batch_dispatch_count(x->batch) > 0;
@@ -163,7 +133,7 @@ static sg_code dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, g
   return SG_OK;
 }
 
-static gr_dtensor *dt_new(struct gr_vk_exec *x, gr_dbuf *db, kn_dtype dt, int ndim,
+gr_dtensor *gr_vkx_dt_new(struct gr_vk_exec *x, gr_dbuf *db, kn_dtype dt, int ndim,
                           const int64_t *shape) {
   gr_dtensor *t = sg_xcalloc(1, sizeof *t);
   t->rc = 1;
@@ -179,27 +149,27 @@ static gr_dtensor *dt_new(struct gr_vk_exec *x, gr_dbuf *db, kn_dtype dt, int nd
   return t;
 }
 
-static void dt_release(gr_dtensor *t) {
+void gr_vkx_dt_release(gr_dtensor *t) {
   if (--t->rc > 0) return;
   if (t->host) kn_tensor_release(t->host);
   t->host = NULL;
   if (--t->db->rc == 0) t->db->clean = false;
 }
 
-static sg_code new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int64_t *shape,
+sg_code gr_vkx_new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int64_t *shape,
                           gr_dtensor **out, sg_error *err) {
   int64_t size = 1;
   for (int i = 0; i < ndim; i++) size *= shape[i];
   sg_code rc = kn_check_shape(ndim, shape, err);
   if (rc) return rc;
   gr_dbuf *db;
-  rc = dbuf_get(x, (uint64_t)size * kn_dtype_size(dt), false, &db, err);
+  rc = gr_vkx_dbuf_get(x, gr_vkx_bytes(dt, size), false, &db, err);
   if (rc) return rc;
-  *out = dt_new(x, db, dt, ndim, shape);
+  *out = gr_vkx_dt_new(x, db, dt, ndim, shape);
   return SG_OK;
 }
 
-static sg_code batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
+sg_code gr_vkx_batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
   if (!x->batch) {
     sg_code rc = kn_vk_batch_begin(x->vk, &x->batch, err);
     if (rc) return rc;
@@ -209,7 +179,7 @@ static sg_code batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
 }
 
 /* Submits the recorded batch (if any) and waits for it. */
-static sg_code flush(struct gr_vk_exec *x, sg_error *err) {
+sg_code gr_vkx_flush(struct gr_vk_exec *x, sg_error *err) {
   if (!x->batch) return SG_OK;
   kn_vk_batch *b = x->batch;
   x->batch = NULL;
@@ -223,7 +193,7 @@ static sg_code flush(struct gr_vk_exec *x, sg_error *err) {
 
 /* A host tensor (or Python scalar, as dtype dt) as a device tensor the caller owns a
  * reference to. Tensors are looked up in, and added to, the request's upload cache. */
-static sg_code upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
+sg_code gr_vkx_upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
                       sg_error *err) {
   bool cacheable = v->tag == GV_TENSOR && v->u.t->dtype == dt;
   if (cacheable)
@@ -236,7 +206,7 @@ static sg_code upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dte
   kn_tensor *t = gv_to_tensor(v, dt);
   gr_dbuf *db = NULL;
   x->st.uploads++;
-  sg_code rc = dbuf_get(x, (uint64_t)t->size * kn_dtype_size(t->dtype), true, &db, err);
+  sg_code rc = gr_vkx_dbuf_get(x, gr_vkx_bytes(t->dtype, t->size), true, &db, err);
   if (rc == SG_OK && t->size)
     rc = kn_vk_upload(x->vk, db->buf, 0, t->data, (uint64_t)t->size * kn_dtype_size(t->dtype), err);
   if (rc) {
@@ -244,11 +214,11 @@ static sg_code upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dte
     kn_tensor_release(t);
     return rc;
   }
-  gr_dtensor *d = dt_new(x, db, t->dtype, t->ndim, t->shape);
+  gr_dtensor *d = gr_vkx_dt_new(x, db, t->dtype, t->ndim, t->shape);
   d->host = t; /* keeps v's tensor alive, so its address names it while cached */
   if (cacheable) {
     int slot = x->next_slot++ % UPLOAD_CACHE;
-    if (x->uploaded[slot].dev) dt_release(x->uploaded[slot].dev);
+    if (x->uploaded[slot].dev) gr_vkx_dt_release(x->uploaded[slot].dev);
     x->uploaded[slot].host = t;
     x->uploaded[slot].dev = d;
     d->rc++;
@@ -257,9 +227,9 @@ static sg_code upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dte
   return SG_OK;
 }
 
-static sg_code download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
+sg_code gr_vkx_download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
   if (d->host) return SG_OK;
-  sg_code rc = flush(x, err);
+  sg_code rc = gr_vkx_flush(x, err);
   if (rc) return rc;
   x->st.downloads++;
   kn_tensor *t = kn_tensor_new(d->dtype, d->ndim, d->shape);
@@ -276,7 +246,7 @@ static sg_code download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
 sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err) {
   for (int i = 0; i < n; i++) {
     if (vals[i].tag != GV_DEVICE) continue;
-    sg_code rc = download(ctx->vk, vals[i].u.d, err);
+    sg_code rc = gr_vkx_download(ctx->vk, vals[i].u.d, err);
     if (rc) return rc;
     vals[i] = gv_tensor(vals[i].u.d->host);
   }
@@ -290,7 +260,7 @@ sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err
   }
   gr_dtensor *d = v->u.d;
   if (d->size <= 1) {
-    sg_code rc = download(ctx->vk, d, err);
+    sg_code rc = gr_vkx_download(ctx->vk, d, err);
     if (rc) return rc;
     *out = gv_tensor(kn_tensor_retain(d->host));
     return SG_OK;
@@ -303,7 +273,7 @@ sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err
 void gr_vk_drop(gr_ctx *ctx, gr_val *v) {
   (void)ctx;
   if (v->tag != GV_DEVICE) return;
-  dt_release(v->u.d);
+  gr_vkx_dt_release(v->u.d);
   v->tag = GV_NONE;
 }
 
@@ -325,7 +295,7 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
   if (!x) return rc;
   if (rc == SG_OK && result->tag == GV_DEVICE) {
     gr_dtensor *d = result->u.d;
-    rc = download(x, d, err);
+    rc = gr_vkx_download(x, d, err);
     if (rc == SG_OK) *result = gv_tensor(kn_tensor_retain(d->host));
     else result->tag = GV_NONE;
   }
@@ -416,19 +386,12 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
 /* ------------------------------------------------------------ kernels */
 /* A float32 operand: a device tensor, a host tensor (uploaded) or a Python number.
  * *tmp is set when the operand was uploaded for this op (release it after). */
-static bool is_f32(const gr_val *v) {
+bool gr_vkx_is_f32(const gr_val *v) {
   return (v->tag == GV_DEVICE && v->u.d->dtype == KN_FLOAT32) ||
          (v->tag == GV_TENSOR && v->u.t->dtype == KN_FLOAT32);
 }
 
-static bool big_enough(const gr_val *v) {
-  /* a host tensor: uploading it for a kernel only pays off beyond a few elements, but
-   * correctness does not depend on this; keep every float32 tensor on the device. */
-  (void)v;
-  return true;
-}
-
-static sg_code operand_as(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
+sg_code gr_vkx_operand_as(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
                           bool *tmp, sg_error *err) {
   *tmp = false;
   if (v->tag == GV_DEVICE) {
@@ -436,17 +399,22 @@ static sg_code operand_as(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr
     return SG_OK;
   }
   *tmp = true;
-  return upload(x, v, dt, out, err);
+  return gr_vkx_upload(x, v, dt, out, err);
 }
 
-static sg_code operand(struct gr_vk_exec *x, const gr_val *v, gr_dtensor **out, bool *tmp,
+sg_code gr_vkx_operand(struct gr_vk_exec *x, const gr_val *v, gr_dtensor **out, bool *tmp,
                        sg_error *err) {
-  return operand_as(x, v, KN_FLOAT32, out, tmp, err);
+  return gr_vkx_operand_as(x, v, KN_FLOAT32, out, tmp, err);
 }
 
-/* The element type of the typed kernels for a dtype; -1: none (bool, float16). */
-static int elem_of(kn_dtype dt) {
+/* The element type of the typed kernels for a dtype; -1: none (float16). */
+uint64_t gr_vkx_bytes(kn_dtype dt, int64_t n) {
+  return dt == KN_BOOL ? kn_vk_bool_bytes(n) : (uint64_t)n * kn_dtype_size(dt);
+}
+
+int gr_vkx_elem_of(kn_dtype dt) {
   switch (dt) {
+  case KN_BOOL: return KN_VK_BOOL;
   case KN_FLOAT32: return KN_VK_F32;
   case KN_FLOAT64: return KN_VK_F64;
   case KN_INT32: return KN_VK_I32;
@@ -456,7 +424,7 @@ static int elem_of(kn_dtype dt) {
 }
 
 /* The dtype of a tensor operand (device or host); false for anything else. */
-static bool tensor_dtype(const gr_val *v, kn_dtype *dt) {
+bool gr_vkx_tensor_dtype(const gr_val *v, kn_dtype *dt) {
   if (v->tag == GV_DEVICE) *dt = v->u.d->dtype;
   else if (v->tag == GV_TENSOR) *dt = v->u.t->dtype;
   else return false;
@@ -464,22 +432,22 @@ static bool tensor_dtype(const gr_val *v, kn_dtype *dt) {
 }
 
 /* A Python number that NumPy 1.24 combines with a `dt` tensor without changing dt. */
-static bool weak_scalar_fits(const gr_val *v, kn_dtype dt) {
+bool gr_vkx_weak_scalar_fits(const gr_val *v, kn_dtype dt) {
   if (v->tag == GV_FLOAT) return kn_dtype_is_float(dt);
   if (v->tag != GV_INT) return false;
   if (dt == KN_INT32) return v->u.i >= INT32_MIN && v->u.i <= INT32_MAX;
   return dt == KN_INT64 || kn_dtype_is_float(dt);
 }
 
-static kn_vk_shape vshape(const gr_dtensor *d) {
+kn_vk_shape gr_vkx_vshape(const gr_dtensor *d) {
   kn_vk_shape s = {.ndim = d->ndim};
   for (int i = 0; i < d->ndim; i++) s.dims[i] = d->shape[i];
   return s;
 }
 
-static sg_code finish(gr_dtensor *r, sg_code rc, gr_val *out, bool *done) {
+sg_code gr_vkx_finish(gr_dtensor *r, sg_code rc, gr_val *out, bool *done) {
   if (rc) {
-    dt_release(r);
+    gr_vkx_dt_release(r);
     return rc;
   }
   out->tag = GV_DEVICE;
@@ -495,8 +463,25 @@ static int vk_binop(int code) {
   case KN_MUL: return KN_VK_MUL;
   case KN_DIV: return KN_VK_DIV;
   case KN_POW: return KN_VK_POW;
+  case KN_FLOORDIV: return KN_VK_FLOORDIV;
+  case KN_MOD: return KN_VK_MOD;
   case KN_MAXIMUM: return KN_VK_MAXIMUM;
   case KN_MINIMUM: return KN_VK_MINIMUM;
+  default: return -1;
+  }
+}
+
+/* comparisons and logic ops (bool results): the compare kernels */
+static int vk_cmpop(int code) {
+  switch (code) {
+  case KN_EQ: return KN_VK_EQ;
+  case KN_NE: return KN_VK_NE;
+  case KN_LT: return KN_VK_LT;
+  case KN_LE: return KN_VK_LE;
+  case KN_GT: return KN_VK_GT;
+  case KN_GE: return KN_VK_GE;
+  case KN_AND: return KN_VK_AND;
+  case KN_OR: return KN_VK_OR;
   default: return -1;
   }
 }
@@ -506,40 +491,44 @@ static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   struct gr_vk_exec *x = ctx->vk;
   if (n == 1) /* unary minus */
     return gr_vk_unary.run(ctx, gr_op_lookup("neg"), args, 1, out, done, err);
-  int vop = vk_binop(op->code);
+  int vop = vk_binop(op->code), cop = vk_cmpop(op->code);
   const gr_val *a = &args[0], *b = &args[1];
   kn_dtype dt, dt2;
-  bool ka = tensor_dtype(a, &dt), kb = tensor_dtype(b, &dt2);
+  bool ka = gr_vkx_tensor_dtype(a, &dt), kb = gr_vkx_tensor_dtype(b, &dt2);
   if (!ka && !kb) return SG_OK;
   if (!ka) dt = dt2;
   if (ka && kb && dt != dt2) return SG_OK; /* mixed dtypes promote: CPU */
-  if ((!ka && !weak_scalar_fits(a, dt)) || (!kb && !weak_scalar_fits(b, dt))) return SG_OK;
-  int et = elem_of(dt);
-  if (vop < 0 || et < 0 || !kn_vk_binary_supported((kn_vk_elem)et, (kn_vk_binop)vop) ||
-      !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) || kn_binop_result((kn_binop)op->code, dt, dt) != dt)
+  if ((!ka && !gr_vkx_weak_scalar_fits(a, dt)) || (!kb && !gr_vkx_weak_scalar_fits(b, dt)))
     return SG_OK;
-  if (!big_enough(a) || !big_enough(b)) return SG_OK;
+  int et = gr_vkx_elem_of(dt);
+  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  kn_dtype rt = kn_binop_result((kn_binop)op->code, dt, dt);
+  if (cop >= 0 ? rt != KN_BOOL
+               : (vop < 0 || !kn_vk_binary_supported((kn_vk_elem)et, (kn_vk_binop)vop) || rt != dt))
+    return SG_OK;
   gr_dtensor *da, *db, *r = NULL;
   bool ta, tb;
-  sg_code rc = operand_as(x, a, dt, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, a, dt, &da, &ta, err);
   if (rc) return rc;
-  rc = operand_as(x, b, dt, &db, &tb, err);
+  rc = gr_vkx_operand_as(x, b, dt, &db, &tb, err);
   if (rc) {
-    if (ta) dt_release(da);
+    if (ta) gr_vkx_dt_release(da);
     return rc;
   }
-  kn_vk_shape as = vshape(da), bs = vshape(db), os;
+  kn_vk_shape as = gr_vkx_vshape(da), bs = gr_vkx_vshape(db), os;
   kn_vk_batch *bt;
   if (kn_vk_broadcast_shape(&as, &bs, &os, NULL) != SG_OK) {
     rc = SG_OK; /* let the CPU kernel report the mismatch */
-  } else if (!(rc = new_output(x, dt, os.ndim, os.dims, &r, err))) {
-    if (r->size && !(rc = batch(x, &bt, err)))
-      rc = kn_vk_binary_typed(bt, (kn_vk_elem)et, (kn_vk_binop)vop, da->db->buf, &as, db->db->buf, &bs,
-                              r->db->buf, err);
-    rc = finish(r, rc, out, done);
+  } else if (!(rc = gr_vkx_new_output(x, rt, os.ndim, os.dims, &r, err))) {
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
+      rc = cop >= 0 ? kn_vk_compare(bt, (kn_vk_elem)et, (kn_vk_cmpop)cop, da->db->buf, &as,
+                                    db->db->buf, &bs, r->db->buf, err)
+                    : kn_vk_binary_typed(bt, (kn_vk_elem)et, (kn_vk_binop)vop, da->db->buf, &as,
+                                         db->db->buf, &bs, r->db->buf, err);
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
-  if (tb) dt_release(db);
+  if (ta) gr_vkx_dt_release(da);
+  if (tb) gr_vkx_dt_release(db);
   return rc;
 }
 
@@ -553,6 +542,8 @@ static int vk_unop(int code) {
   case KN_TANH: return KN_VK_TANH;
   case KN_SIGMOID: return KN_VK_SIGMOID;
   case KN_RELU: return KN_VK_RELU;
+  case KN_SIN: return KN_VK_SIN;
+  case KN_COS: return KN_VK_COS;
   default: return -1;
   }
 }
@@ -562,41 +553,71 @@ static sg_code run_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   (void)n;
   struct gr_vk_exec *x = ctx->vk;
   int vop = vk_unop(op->code);
+  bool is_not = op->code == KN_NOT;
   kn_dtype dt;
-  if (vop < 0 || !tensor_dtype(&args[0], &dt)) return SG_OK;
-  int et = elem_of(dt);
-  if (et < 0 || !kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) ||
-      !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) || kn_unop_result((kn_unop)op->code, dt) != dt)
+  if ((vop < 0 && !is_not) || !gr_vkx_tensor_dtype(&args[0], &dt)) return SG_OK;
+  int et = gr_vkx_elem_of(dt);
+  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  kn_dtype rt = kn_unop_result((kn_unop)op->code, dt);
+  if (!is_not && (!kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) || rt != dt))
     return SG_OK;
   gr_dtensor *da, *r;
   bool ta;
-  sg_code rc = operand_as(x, &args[0], dt, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
   if (rc) return rc;
   kn_vk_batch *bt;
-  if (!(rc = new_output(x, dt, da->ndim, da->shape, &r, err))) {
-    if (r->size && !(rc = batch(x, &bt, err)))
-      rc = kn_vk_unary_typed(bt, (kn_vk_elem)et, (kn_vk_unop)vop, da->db->buf, r->db->buf, r->size, err);
-    rc = finish(r, rc, out, done);
+  if (!(rc = gr_vkx_new_output(x, rt, da->ndim, da->shape, &r, err))) {
+    kn_vk_shape s = gr_vkx_vshape(da);
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
+      rc = is_not ? kn_vk_compare(bt, (kn_vk_elem)et, KN_VK_NOT, da->db->buf, &s, NULL, NULL,
+                                  r->db->buf, err)
+                  : kn_vk_unary_typed(bt, (kn_vk_elem)et, (kn_vk_unop)vop, da->db->buf,
+                                      r->db->buf, r->size, err);
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
+  if (ta) gr_vkx_dt_release(da);
   return rc;
 }
 
+/* r *= scale in place (a one-element operand), r of float32 or float64 */
+static sg_code scale_in_place(struct gr_vk_exec *x, kn_vk_batch *bt, gr_dtensor *r, double scale,
+                              sg_error *err) {
+  gr_val v = gv_float(scale);
+  gr_dtensor *sc;
+  sg_code rc = gr_vkx_upload(x, &v, r->dtype, &sc, err);
+  if (rc) return rc;
+  kn_vk_shape rs = gr_vkx_vshape(r), ss = {.ndim = 0};
+  rc = kn_vk_binary_typed(bt, r->dtype == KN_FLOAT64 ? KN_VK_F64 : KN_VK_F32, KN_VK_MUL,
+                          r->db->buf, &rs, sc->db->buf, &ss, r->db->buf, err);
+  gr_vkx_dt_release(sc);
+  return rc;
+}
+
+/* sum / mean / max / min / argmax along one axis or over everything. bool inputs (and
+ * float16) run on the host; an empty reduced axis gives sum 0 and mean NaN here, and
+ * max/min/argmax of nothing go to the CPU kernel, which reports the error. */
 static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   int code = op->code;
-  if (code == KN_ARGMAX || !is_f32(&args[0])) return SG_OK;
+  kn_dtype dt;
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || dt == KN_BOOL) return SG_OK;
+  int et = gr_vkx_elem_of(dt);
+  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  kn_dtype rt = kn_reduce_result((kn_reduce_op)code, dt);
+  bool int_mean = code == KN_MEAN && !kn_dtype_is_float(dt);
+  if ((int_mean || (dt == KN_INT32 && code == KN_SUM)) && !kn_vk_cast_supported(x->vk))
+    return SG_OK;
   bool has_axis = n > 1 && args[1].tag != GV_NONE;
   int64_t axis = 0;
   if (has_axis && (args[1].tag != GV_INT)) return SG_OK;
   if (has_axis) axis = args[1].u.i;
   gr_dtensor *da;
   bool ta;
-  sg_code rc = operand(x, &args[0], &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
   if (rc) return rc;
   /* the reduced view: [outer, len, inner] */
-  kn_vk_shape s = vshape(da);
+  kn_vk_shape s = gr_vkx_vshape(da);
   int64_t oshape[KN_MAX_DIMS];
   int ond = 0;
   if (!has_axis) {
@@ -609,99 +630,165 @@ static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
     for (int i = 0; i < da->ndim; i++)
       if (i != axis) oshape[ond++] = da->shape[i];
   }
-  int64_t len = s.dims[axis];
-  if (len == 0) goto cpu; /* empty reductions: the CPU defines the result or the error */
+  int64_t len = s.dims[axis], nout = 1;
+  for (int i = 0; i < ond; i++) nout *= oshape[i];
+  if (len == 0 && nout > 0 && code != KN_SUM && code != KN_MEAN) goto cpu;
   gr_dtensor *r;
   kn_vk_batch *bt;
-  if (!(rc = new_output(x, KN_FLOAT32, ond, oshape, &r, err))) {
-    kn_vk_reduce_op vop = code == KN_MAX ? KN_VK_REDUCE_MAX : code == KN_MIN ? KN_VK_REDUCE_MIN
-                                                                            : KN_VK_REDUCE_SUM;
-    if (r->size && !(rc = batch(x, &bt, err)))
-      rc = kn_vk_reduce(bt, vop, da->db->buf, &s, (int)axis, r->db->buf, err);
-    if (!rc && code == KN_MEAN && r->size) {
-      /* mean = sum * (1/len), in place through a one-element operand */
-      gr_val scale = gv_float(1.0 / (double)len);
-      gr_dtensor *sc;
-      if (!(rc = upload(x, &scale, KN_FLOAT32, &sc, err))) {
-        kn_vk_shape rs = vshape(r), ss = {.ndim = 0};
-        rc = kn_vk_binary(bt, KN_VK_MUL, r->db->buf, &rs, sc->db->buf, &ss, r->db->buf, err);
-        dt_release(sc);
+  if (!(rc = gr_vkx_new_output(x, rt, ond, oshape, &r, err))) {
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err))) {
+      if (len == 0) { /* sum of nothing is 0, mean of nothing NaN (like the CPU) */
+        double v = code == KN_SUM ? 0.0 : (double)NAN;
+        uint64_t bits;
+        if (rt == KN_FLOAT32) {
+          float f = (float)v;
+          uint32_t b32;
+          memcpy(&b32, &f, 4);
+          bits = b32;
+        } else if (rt == KN_FLOAT64) {
+          memcpy(&bits, &v, 8);
+        } else {
+          bits = 0;
+        }
+        rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(rt, r->size), bits, kn_dtype_size(rt) == 8, err);
+      } else if (code == KN_ARGMAX) {
+        rc = kn_vk_argmax(bt, (kn_vk_elem)et, da->db->buf, &s, (int)axis, r->db->buf, err);
+      } else if (int_mean) {
+        /* NumPy's mean of integers: the int64 sum, as float64, times 1/len */
+        gr_dtensor *sum;
+        if (!(rc = gr_vkx_new_output(x, dt == KN_INT32 ? KN_INT64 : dt, ond, oshape, &sum, err))) {
+          if (!(rc = kn_vk_reduce_typed(bt, (kn_vk_elem)et, KN_VK_REDUCE_SUM, da->db->buf, &s,
+                                        (int)axis, sum->db->buf, err)) &&
+              !(rc = kn_vk_cast(bt, KN_VK_I64, KN_VK_F64, sum->db->buf, r->db->buf, r->size, err)))
+            rc = scale_in_place(x, bt, r, 1.0 / (double)len, err);
+          gr_vkx_dt_release(sum);
+        }
+      } else {
+        kn_vk_reduce_op vop = code == KN_MAX   ? KN_VK_REDUCE_MAX
+                              : code == KN_MIN ? KN_VK_REDUCE_MIN
+                                               : KN_VK_REDUCE_SUM;
+        rc = kn_vk_reduce_typed(bt, (kn_vk_elem)et, vop, da->db->buf, &s, (int)axis, r->db->buf,
+                                err);
+        if (!rc && code == KN_MEAN) rc = scale_in_place(x, bt, r, 1.0 / (double)len, err);
       }
     }
-    rc = finish(r, rc, out, done);
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
+  if (ta) gr_vkx_dt_release(da);
   return rc;
 cpu:
-  if (ta) dt_release(da);
+  if (ta) gr_vkx_dt_release(da);
   return SG_OK;
 }
 
+/* softmax / log_softmax (row code 1) along any axis, float32 (GLSL has no double exp) */
 static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                            bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
-  if (op->code != 0 || !is_f32(&args[0])) return SG_OK; /* log_softmax: CPU */
+  if (!gr_vkx_is_f32(&args[0])) return SG_OK;
   const gr_val *a = &args[0];
   int nd = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   if (nd == 0) return SG_OK;
+  int64_t axis = nd - 1;
   if (n > 1) {
     if (args[1].tag != GV_INT) return SG_OK;
-    if (args[1].u.i != -1 && args[1].u.i != nd - 1) return SG_OK; /* last axis only */
+    axis = args[1].u.i < 0 ? args[1].u.i + nd : args[1].u.i;
+    if (axis < 0 || axis >= nd) return SG_OK; /* the CPU kernel reports it */
   }
   gr_dtensor *da, *r;
   bool ta;
-  sg_code rc = operand(x, a, &da, &ta, err);
+  sg_code rc = gr_vkx_operand(x, a, &da, &ta, err);
   if (rc) return rc;
-  int64_t cols = da->shape[nd - 1], rows = cols ? da->size / cols : 0;
+  int64_t outer = 1, inner = 1, len = da->shape[axis];
+  for (int i = 0; i < axis; i++) outer *= da->shape[i];
+  for (int i = (int)axis + 1; i < nd; i++) inner *= da->shape[i];
   kn_vk_batch *bt;
-  if (!(rc = new_output(x, KN_FLOAT32, da->ndim, da->shape, &r, err))) {
-    if (r->size && !(rc = batch(x, &bt, err)))
-      rc = kn_vk_softmax(bt, da->db->buf, rows, cols, r->db->buf, err);
-    rc = finish(r, rc, out, done);
+  if (!(rc = gr_vkx_new_output(x, KN_FLOAT32, da->ndim, da->shape, &r, err))) {
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
+      rc = kn_vk_softmax_axis(bt, da->db->buf, outer, len, inner, op->code != 0, r->db->buf, err);
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
+  if (ta) gr_vkx_dt_release(da);
   return rc;
 }
 
+/* NumPy matmul: 1-d operands (a vector is a 1-row / 1-column matrix whose dimension is
+ * dropped from the result) and batches whose leading dims broadcast, where each
+ * operand's batch is either the whole broadcast batch or a single matrix (stride 0);
+ * other broadcasts run on the host. float32, float64, int32, int64. */
 static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   (void)op;
   (void)n;
   struct gr_vk_exec *x = ctx->vk;
   const gr_val *a = &args[0], *b = &args[1];
-  if (!is_f32(a) || !is_f32(b)) return SG_OK;
+  kn_dtype dt, dt2;
+  if (!gr_vkx_tensor_dtype(a, &dt) || !gr_vkx_tensor_dtype(b, &dt2) || dt != dt2) return SG_OK;
+  int et = gr_vkx_elem_of(dt);
+  if (et < 0 || et == KN_VK_BOOL || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
   int na = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
-  if (na != 2 || nb != 2) return SG_OK; /* 1-d and batched: CPU */
+  const int64_t *sa = a->tag == GV_DEVICE ? a->u.d->shape : a->u.t->shape;
+  const int64_t *sb = b->tag == GV_DEVICE ? b->u.d->shape : b->u.t->shape;
+  if (na == 0 || nb == 0) return SG_OK;
+  int64_t m = na == 1 ? 1 : sa[na - 2], k = sa[na - 1];
+  int64_t kb = nb == 1 ? sb[0] : sb[nb - 2], nn = nb == 1 ? 1 : sb[nb - 1];
+  if (k != kb) return SG_OK; /* the CPU kernel reports the mismatch */
+  /* batch dims: a's sa[0..na-2), b's sb[0..nb-2), broadcast */
+  int bna = na > 2 ? na - 2 : 0, bnb = nb > 2 ? nb - 2 : 0;
+  int bn = bna > bnb ? bna : bnb;
+  int64_t bshape[KN_MAX_DIMS], batch = 1, pa = 1, pb = 1;
+  for (int i = 0; i < bn; i++) {
+    int ia = i - (bn - bna), ib = i - (bn - bnb);
+    int64_t da_ = ia >= 0 ? sa[ia] : 1, db_ = ib >= 0 ? sb[ib] : 1;
+    if (da_ != db_ && da_ != 1 && db_ != 1) return SG_OK;
+    bshape[i] = da_ == 1 ? db_ : da_;
+    batch *= bshape[i];
+    pa *= da_;
+    pb *= db_;
+  }
+  if ((pa != 1 && pa != batch) || (pb != 1 && pb != batch)) return SG_OK;
+  for (int i = 0; i < bn; i++) { /* a partial broadcast (e.g. [2,1] with [1,3]) */
+    int ia = i - (bn - bna), ib = i - (bn - bnb);
+    if (pa != 1 && (ia < 0 || sa[ia] != bshape[i])) return SG_OK;
+    if (pb != 1 && (ib < 0 || sb[ib] != bshape[i])) return SG_OK;
+  }
+  int64_t oshape[KN_MAX_DIMS];
+  int ond = 0;
+  for (int i = 0; i < bn; i++) oshape[ond++] = bshape[i];
+  if (na > 1) oshape[ond++] = m;
+  if (nb > 1) oshape[ond++] = nn;
   gr_dtensor *da, *db, *r;
   bool ta, tb;
-  sg_code rc = operand(x, a, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, a, dt, &da, &ta, err);
   if (rc) return rc;
-  if ((rc = operand(x, b, &db, &tb, err))) {
-    if (ta) dt_release(da);
+  if ((rc = gr_vkx_operand_as(x, b, dt, &db, &tb, err))) {
+    if (ta) gr_vkx_dt_release(da);
     return rc;
   }
-  int64_t m = da->shape[0], k = da->shape[1], nn = db->shape[1];
-  if (db->shape[0] == k && k > 0) { /* k = 0 (zeros): CPU */
-    int64_t os[2] = {m, nn};
-    kn_vk_batch *bt;
-    if (!(rc = new_output(x, KN_FLOAT32, 2, os, &r, err))) {
-      if (r->size && !(rc = batch(x, &bt, err))) {
-        rc = kn_vk_matmul(bt, da->db->buf, db->db->buf, r->db->buf, m, nn, k, err);
-      }
-      rc = finish(r, rc, out, done);
+  kn_vk_batch *bt;
+  if (!(rc = gr_vkx_new_output(x, dt, ond, oshape, &r, err))) {
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err))) {
+      if (k == 0) /* an empty sum: zeros */
+        rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(dt, r->size), 0, false, err);
+      else
+        rc = kn_vk_matmul_typed(bt, (kn_vk_elem)et, da->db->buf, db->db->buf, r->db->buf, batch, m,
+                                nn, k, pa == 1 ? 0 : m * k, pb == 1 ? 0 : k * nn, err);
     }
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
-  if (tb) dt_release(db);
+  if (ta) gr_vkx_dt_release(da);
+  if (tb) gr_vkx_dt_release(db);
   return rc;
 }
 
 static sg_code run_reshape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                            bool *done, sg_error *err) {
-  (void)n;
-  (void)ctx;
-  if (args[0].tag != GV_DEVICE) return SG_OK; /* host tensors reshape on the host */
+  if (args[0].tag != GV_DEVICE) { /* a host tensor's reshape is a host view: no kernel */
+    sg_code rc = op->cpu(ctx, op, args, n, out, err);
+    *done = rc == SG_OK;
+    return rc;
+  }
   gr_dtensor *d = args[0].u.d;
   int nd;
   int64_t sh[KN_MAX_DIMS];
@@ -723,7 +810,7 @@ static sg_code run_reshape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
     known *= sh[infer];
   }
   if (known != d->size) return SG_OK; /* the CPU kernel reports the mismatch */
-  gr_dtensor *r = dt_new(ctx->vk, d->db, d->dtype, nd, sh);
+  gr_dtensor *r = gr_vkx_dt_new(ctx->vk, d->db, d->dtype, nd, sh);
   d->db->rc++;
   out->tag = GV_DEVICE;
   out->u.d = r;
@@ -735,7 +822,8 @@ static sg_code run_transpose(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, 
                              bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   kn_dtype dt;
-  if (!tensor_dtype(&args[0], &dt) || elem_of(dt) < 0) return SG_OK; /* 4- and 8-byte types */
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || gr_vkx_elem_of(dt) < 0 || dt == KN_BOOL)
+    return SG_OK; /* 4- and 8-byte types */
   int nd = args[0].tag == GV_DEVICE ? args[0].u.d->ndim : args[0].u.t->ndim;
   int perm[KN_MAX_DIMS];
   if (n > 1) {
@@ -757,18 +845,18 @@ static sg_code run_transpose(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, 
   }
   gr_dtensor *da, *r;
   bool ta;
-  sg_code rc = operand_as(x, &args[0], dt, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
   if (rc) return rc;
   int64_t oshape[KN_MAX_DIMS];
   for (int i = 0; i < nd; i++) oshape[i] = da->shape[perm[i]];
   kn_vk_batch *bt;
-  if (!(rc = new_output(x, dt, nd, oshape, &r, err))) {
-    kn_vk_shape s = vshape(da);
-    if (r->size && !(rc = batch(x, &bt, err)))
+  if (!(rc = gr_vkx_new_output(x, dt, nd, oshape, &r, err))) {
+    kn_vk_shape s = gr_vkx_vshape(da);
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
       rc = kn_vk_transpose(bt, da->db->buf, &s, perm, kn_dtype_size(dt), r->db->buf, err);
-    rc = finish(r, rc, out, done);
+    rc = gr_vkx_finish(r, rc, out, done);
   }
-  if (ta) dt_release(da);
+  if (ta) gr_vkx_dt_release(da);
   return rc;
 }
 

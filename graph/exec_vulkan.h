@@ -23,7 +23,8 @@ typedef struct gr_vk_op {
 } gr_vk_op;
 
 extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr_vk_matmul,
-    gr_vk_reshape, gr_vk_transpose;
+    gr_vk_reshape, gr_vk_transpose, gr_vk_where, gr_vk_cast, gr_vk_join, gr_vk_slice,
+    gr_vk_gather, gr_vk_one_hot, gr_vk_fill, gr_vk_arange;
 
 /* The vulkan column of an op-table row, keyed by the row's CPU kernel (ops.c's ROW
  * macro pastes the name). NULL: the op runs on the host (documented in vulkan.md). */
@@ -34,16 +35,16 @@ extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr
 #define GR_VK_SLOT_gr_cpu_softmax (&gr_vk_softmax)
 #define GR_VK_SLOT_gr_cpu_matmul (&gr_vk_matmul)
 #define GR_VK_SLOT_gr_cpu_reshape (&gr_vk_reshape)
-#define GR_VK_SLOT_gr_cpu_where NULL
-#define GR_VK_SLOT_gr_cpu_cast NULL
+#define GR_VK_SLOT_gr_cpu_where (&gr_vk_where)
+#define GR_VK_SLOT_gr_cpu_cast (&gr_vk_cast)
 #define GR_VK_SLOT_gr_cpu_transpose (&gr_vk_transpose)
-#define GR_VK_SLOT_gr_cpu_join NULL
-#define GR_VK_SLOT_gr_cpu_slice NULL
-#define GR_VK_SLOT_gr_cpu_gather NULL
-#define GR_VK_SLOT_gr_cpu_one_hot NULL
-#define GR_VK_SLOT_gr_cpu_fill NULL
-#define GR_VK_SLOT_gr_cpu_arange NULL
-#define GR_VK_SLOT_gr_cpu_random NULL
+#define GR_VK_SLOT_gr_cpu_join (&gr_vk_join)
+#define GR_VK_SLOT_gr_cpu_slice (&gr_vk_slice)
+#define GR_VK_SLOT_gr_cpu_gather (&gr_vk_gather)
+#define GR_VK_SLOT_gr_cpu_one_hot (&gr_vk_one_hot)
+#define GR_VK_SLOT_gr_cpu_fill (&gr_vk_fill)
+#define GR_VK_SLOT_gr_cpu_arange (&gr_vk_arange)
+#define GR_VK_SLOT_gr_cpu_random NULL /* the CPU generator defines the stream */
 #define GR_VK_SLOT_gr_cpu_shape NULL
 #define GR_VK_SLOT_gr_cpu_tuple NULL
 #define GR_VK_SLOT_gr_cpu_getitem NULL

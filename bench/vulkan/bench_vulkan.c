@@ -4,6 +4,8 @@
  *     the CPU backend (kn_sgemm: OpenBLAS or the blocked kernel) and a naive C triple
  *     loop (the textbook i-j-k dot product), all measured in this run;
  *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element), device vs CPU backend;
+ *   - softmax along the last axis of [rows, 1024] (GB/s, 8 bytes per element): the
+ *     subgroup variant and the shared-memory one on each device, vs the CPU backend;
  *   - per-dispatch cost inside one command buffer and per-submission cost (µs);
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).
@@ -182,6 +184,47 @@ static double add_bandwidth(kn_vk_context *ctx, size_t n, int reps) {
   return 3.0 * 4.0 * (double)n / best / 1e9;
 }
 
+/* softmax of [rows, cols] float32 rows: GB/s (read + write) */
+static double softmax_bandwidth(kn_vk_context *ctx, int64_t rows, int64_t cols, int reps) {
+  sg_error e = SG_ERROR_INIT;
+  size_t n = (size_t)(rows * cols);
+  kn_vk_buffer *a = make(ctx, n, true), *c = make(ctx, n, false);
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    kn_vk_batch *bt;
+    die_on(kn_vk_batch_begin(ctx, &bt, &e), &e, "batch");
+    uint64_t t0 = sg_now_ns();
+    die_on(kn_vk_softmax_axis(bt, a, rows, cols, 1, false, c, &e), &e, "softmax");
+    die_on(kn_vk_batch_submit(bt, 0, &e), &e, "submit");
+    double t = secs(t0);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  kn_vk_buffer_destroy(a);
+  kn_vk_buffer_destroy(c);
+  return 8.0 * (double)n / best / 1e9;
+}
+
+static double cpu_softmax_bandwidth(int64_t rows, int64_t cols, int reps) {
+  sg_error e = SG_ERROR_INIT;
+  int64_t shape[2] = {rows, cols};
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 2, shape), *c;
+  float *v = random_floats((size_t)(rows * cols));
+  memcpy(a->data, v, (size_t)(rows * cols) * sizeof(float));
+  free(v);
+  double best = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    uint64_t t0 = sg_now_ns();
+    die_on(kn_softmax(a, -1, false, &c, &e), &e, "cpu softmax");
+    double t = secs(t0);
+    kn_tensor_release(c);
+    if (r > 0 && t < best)
+      best = t;
+  }
+  kn_tensor_release(a);
+  return 8.0 * (double)(rows * cols) / best / 1e9;
+}
+
 /* Seconds for one batch of `dispatches` tiny dispatches (best of reps). */
 static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, int dispatches,
                          int reps) {
@@ -241,6 +284,10 @@ int main(int argc, char **argv) {
   size_t add_n = quick ? (size_t)1 << 22 : (size_t)1 << 24;
   double cpu_bw = cpu_add_bandwidth(add_n, 5);
   printf("add f32 n=%zu         cpu         %8.2f GB/s\n", add_n, cpu_bw);
+  int64_t sm_rows = quick ? 1024 : 4096, sm_cols = 1024;
+  double cpu_sm = cpu_softmax_bandwidth(sm_rows, sm_cols, 3);
+  printf("softmax f32 [%lld,%lld]    cpu         %8.2f GB/s\n", (long long)sm_rows,
+         (long long)sm_cols, cpu_sm);
   sg_buf tiny_args = SG_BUF_INIT, mlp_args = SG_BUF_INIT;
   sg_buf_puts(&tiny_args, "[");
   json_tensor(&tiny_args, 1, 64);
@@ -278,6 +325,9 @@ int main(int argc, char **argv) {
       sg_error_clear(&e);
       continue;
     }
+    kn_vk_matmul_plan plan = kn_vk_matmul_choice(&devs[d], KN_VK_F32);
+    printf("kernels: matmul %s (%s); reductions/softmax %s\n", plan.kernel, plan.reason,
+           devs[d].subgroup_arithmetic ? "with subgroup arithmetic" : "shared-memory trees");
     for (int s = 0; s < nsizes; s++) {
       int n = sizes[s];
       double g = matmul_gflops(ctx, n, n >= 2048 ? 1 : quick ? 2 : 5);
@@ -291,6 +341,23 @@ int main(int argc, char **argv) {
     double bw = add_bandwidth(ctx, add_n, 5);
     printf("add f32 n=%zu         vulkan:%zu    %8.2f GB/s  (%.2fx CPU backend)\n", add_n, d, bw,
            bw / cpu_bw);
+    double sm = softmax_bandwidth(ctx, sm_rows, sm_cols, 3);
+    printf("softmax f32 [%lld,%lld]    vulkan:%zu    %8.2f GB/s  (%.2fx CPU backend; %s)\n",
+           (long long)sm_rows, (long long)sm_cols, d, sm, sm / cpu_sm,
+           devs[d].subgroup_arithmetic ? "subgroup variant" : "shared-memory variant");
+    if (devs[d].subgroup_arithmetic) {
+      kn_vk_options shared = {.no_subgroup_ops = true};
+      kn_vk_context *c2;
+      if (kn_vk_context_create((int)d, &shared, &c2, &e) == SG_OK) {
+        double sm2 = softmax_bandwidth(c2, sm_rows, sm_cols, 3);
+        printf("softmax f32 [%lld,%lld]    vulkan:%zu    %8.2f GB/s  (shared-memory variant: "
+               "subgroup is %.2fx)\n",
+               (long long)sm_rows, (long long)sm_cols, d, sm2, sm / sm2);
+        kn_vk_context_destroy(c2);
+      } else {
+        sg_error_clear(&e);
+      }
+    }
 
     kn_vk_buffer *x = make(ctx, 64, true), *y = make(ctx, 64, false);
     int many = quick ? 200 : 1000;

@@ -4,7 +4,10 @@
 // the fast-path flags (operand contiguous with the output, or a scalar) are
 // specialization constants, so each pipeline is straight-line code: CPU drivers such
 // as lavapipe run every branch of a non-constant switch under a mask. Ops a type lacks
-// (pow off float32) are refused by the launcher (kn_vk_binary_typed).
+// (pow on float64: GLSL has no double pow) are refused by the launcher
+// (kn_vk_binary_typed). Floor division and modulo follow Python/NumPy: the result
+// rounds toward -inf and the remainder takes the divisor's sign; integer division by
+// zero gives 0.
 #version 450
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -30,6 +33,56 @@ layout(push_constant) uniform P {
   uint sb[8];
 } pc;
 
+#if defined(KN_F32) || defined(KN_F64)
+// x - trunc(x / y) * y with the quotient corrected so |r| < |y| and r has x's sign: fmod
+T fmod_(T x, T y) {
+  T q = trunc(x / y);
+  T r = fma(-q, y, x);
+  if (r != T(0) && (r < T(0)) != (x < T(0))) r += (r < T(0)) == (y < T(0)) ? -y : y;
+  if (abs(r) >= abs(y)) r -= (r < T(0)) == (y < T(0)) ? y : -y;
+  return r;
+}
+T floordiv_(T x, T y) {
+  if (y == T(0)) return x / y;
+  T m = fmod_(x, y);
+  T d = (x - m) / y;
+  if (m != T(0) && (y < T(0)) != (m < T(0))) d -= T(1);
+  T f = floor(d);
+  if (d - f > T(0.5)) f += T(1);
+  return f;
+}
+T mod_(T x, T y) {
+  if (y == T(0)) return T(0) / T(0);
+  T m = fmod_(x, y);
+  if (m != T(0) && (y < T(0)) != (m < T(0))) m += y;
+  return m;
+}
+#else
+T floordiv_(T x, T y) {
+  if (y == T(0)) return T(0);
+  if (y == T(-1)) return -x;
+  T q = x / y;
+  if (q * y != x && ((x < T(0)) != (y < T(0)))) q -= T(1);
+  return q;
+}
+T mod_(T x, T y) {
+  if (y == T(0) || y == T(-1)) return T(0);
+  T m = x - (x / y) * y;
+  if (m != T(0) && ((m < T(0)) != (y < T(0)))) m += y;
+  return m;
+}
+T ipow(T x, T y) {
+  if (y < T(0)) return x == T(1) ? T(1) : x == T(-1) ? ((y & T(1)) != T(0) ? T(-1) : T(1)) : T(0);
+  T r = T(1);
+  while (y != T(0)) {
+    if ((y & T(1)) != T(0)) r *= x;
+    x *= x;
+    y >>= 1;
+  }
+  return r;
+}
+#endif
+
 T apply(uint op, T x, T y) {
   switch (op) {
   case 0u: return x + y;
@@ -38,10 +91,14 @@ T apply(uint op, T x, T y) {
   case 3u: return x / y;
   case 4u: return (x != x || y != y) ? x + y : max(x, y);  // NaN propagates like NumPy
   case 5u: return (x != x || y != y) ? x + y : min(x, y);
+  case 7u: return floordiv_(x, y);
+  case 8u: return mod_(x, y);
 #ifdef KN_F32
   default: return pow(x, y);
-#else
+#elif defined(KN_F64)
   default: return x;  // not offered for this type (the launcher refuses it)
+#else
+  default: return ipow(x, y);
 #endif
   }
 }

@@ -1,12 +1,24 @@
-// matmul.comp — C[M,N] = A[M,K] @ B[K,N], float32, row-major, batched over z.
+// matmul.comp — C[M,N] = A[M,K] @ B[K,N], row-major, batched over z (per-operand batch
+// strides; 0 broadcasts one matrix over the batch). Element types: float32 (default),
+// -DKN_F64, -DKN_I32, -DKN_I64 (integer products wrap like NumPy's).
 // Tiled in shared memory (BM x BK of A, BK x BN of B per step) with register blocking:
 // each invocation accumulates a TM x TN block of C, rows ty + i*WGY and columns
 // tx + j*WGX so neighbouring invocations touch neighbouring addresses.
 #version 450
+#if defined(KN_I64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define T int64_t
+#elif defined(KN_I32)
+#define T int
+#elif defined(KN_F64)
+#define T double
+#else
+#define T float
+#endif
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 2) writeonly buffer C { T c[]; };
 layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c; } pc;
 
 #define TM 4
@@ -17,8 +29,8 @@ const uint WGY = gl_WorkGroupSize.y;
 const uint BM = WGY * TM;
 const uint BN = WGX * TN;
 
-shared float As[BK * BM];  // As[kk * BM + row]: A tile, transposed
-shared float Bs[BK * BN];  // Bs[kk * BN + col]
+shared T As[BK * BM];  // As[kk * BM + row]: A tile, transposed
+shared T Bs[BK * BN];  // Bs[kk * BN + col]
 
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
@@ -27,24 +39,24 @@ void main() {
   uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
   uint oa = gl_WorkGroupID.z * pc.batch_a, ob = gl_WorkGroupID.z * pc.batch_b;
   uint oc = gl_WorkGroupID.z * pc.batch_c;
-  float acc[TM][TN];
+  T acc[TM][TN];
   for (int i = 0; i < TM; i++)
-    for (int j = 0; j < TN; j++) acc[i][j] = 0.0;
+    for (int j = 0; j < TN; j++) acc[i][j] = T(0);
 
   for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
     for (uint e = tid; e < BM * BK; e += nthreads) {
       uint r = e / BK, kk = e % BK;  // consecutive invocations read along K
       uint gr = row0 + r, gk = k0 + kk;
-      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? a[oa + gr * pc.k + gk] : 0.0;
+      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? a[oa + gr * pc.k + gk] : T(0);
     }
     for (uint e = tid; e < BK * BN; e += nthreads) {
       uint kk = e / BN, col = e % BN;
       uint gk = k0 + kk, gc = col0 + col;
-      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? b[ob + gk * pc.n + gc] : 0.0;
+      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? b[ob + gk * pc.n + gc] : T(0);
     }
     barrier();
     for (uint kk = 0u; kk < BK; kk++) {
-      float ar[TM], br[TN];
+      T ar[TM], br[TN];
       for (int i = 0; i < TM; i++) ar[i] = As[kk * BM + ty + uint(i) * WGY];
       for (int j = 0; j < TN; j++) br[j] = Bs[kk * BN + tx + uint(j) * WGX];
       for (int i = 0; i < TM; i++)

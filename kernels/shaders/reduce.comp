@@ -1,28 +1,56 @@
 // reduce.comp — sum / max / min along one axis of a tensor viewed as [outer, len, inner].
-// One workgroup per output element (grid-stride over outputs). Built twice: with
-// KN_SUBGROUP the workgroup combines per-subgroup results of subgroupAdd/Max/Min,
-// otherwise it uses a shared-memory tree.
+// One workgroup per output element (grid-stride over outputs). Element types: float32
+// (default), -DKN_F64, -DKN_I32 (max/min: int32 result), -DKN_I32_SUM (int32 summed into
+// int64, NumPy's sum dtype), -DKN_I64. With KN_SUBGROUP (float32) the workgroup combines
+// per-subgroup results of subgroupAdd/Max/Min, otherwise it uses a shared-memory tree.
 #version 450
 #ifdef KN_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
+#if defined(KN_I64) || defined(KN_I32_SUM)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+#if defined(KN_I64)
+#define T int64_t
+#define ACC int64_t
+#elif defined(KN_I32_SUM)
+#define T int
+#define ACC int64_t
+#elif defined(KN_I32)
+#define T int
+#define ACC int
+#elif defined(KN_F64)
+#define T double
+#define ACC double
+#define KN_FLOAT
+#else
+#define T float
+#define ACC float
+#define KN_FLOAT
+#endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;  // 0 sum, 1 max, 2 min
-layout(std430, binding = 0) readonly buffer A { float a[]; };
-layout(std430, binding = 1) writeonly buffer C { float c[]; };
+layout(std430, binding = 0) readonly buffer A { T a[]; };
+layout(std430, binding = 1) writeonly buffer C { ACC c[]; };
 layout(push_constant) uniform P { uint outer, len, inner; } pc;
 
-shared float partial[gl_WorkGroupSize.x];
+shared ACC partial[gl_WorkGroupSize.x];
 
-float identity(uint op) {
-  if (op == 0u) return 0.0;
-  return op == 1u ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7f800000u);
+ACC identity(uint op) {
+  if (op == 0u) return ACC(0);
+#ifdef KN_FLOAT
+  return ACC(op == 1u ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7f800000u));
+#elif defined(KN_I64)
+  return op == 1u ? int64_t(0x8000000000000000ul) : int64_t(0x7ffffffffffffffful);
+#else
+  return op == 1u ? ACC(-2147483647 - 1) : ACC(2147483647);
+#endif
 }
 
-float combine(uint op, float x, float y) {
+ACC combine(uint op, ACC x, ACC y) {
   if (op == 0u) return x + y;
-  if (x != x || y != y) return x + y;  // NaN propagates
+  if (x != x || y != y) return x + y;  // NaN propagates (never true for integers)
   return op == 1u ? max(x, y) : min(x, y);
 }
 
@@ -38,9 +66,9 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   for (uint o = gl_WorkGroupID.x; o < nout; o += gl_NumWorkGroups.x) {
     uint base = (o / pc.inner) * pc.len * pc.inner + (o % pc.inner);
-    float acc = identity(OP);
+    ACC acc = identity(OP);
     for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x)
-      acc = combine(OP, acc, a[base + k * pc.inner]);
+      acc = combine(OP, acc, ACC(a[base + k * pc.inner]));
 #ifdef KN_SUBGROUP
     acc = subgroup_combine(OP, acc);
     if (subgroupElect()) partial[gl_SubgroupID] = acc;

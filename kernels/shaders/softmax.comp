@@ -1,39 +1,63 @@
-// softmax.comp — softmax along the last axis of a [rows, cols] float32 view: one
-// workgroup per row (grid-stride), max-subtracted for stability, shared-memory trees.
+// softmax.comp — softmax (LOG = 0) or log_softmax (LOG = 1) along the middle axis of an
+// [outer, len, inner] float32 view (any axis of the tensor): one workgroup per
+// (outer, inner) row, grid-stride, max-subtracted for stability. The row's max and sum
+// are combined with subgroupMax/subgroupAdd and a small shared array (-DKN_SUBGROUP,
+// where the device offers subgroup arithmetic) or a shared-memory tree.
 #version 450
+#ifdef KN_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint LOG = 0;
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) writeonly buffer C { float c[]; };
-layout(push_constant) uniform P { uint rows, cols; } pc;
+layout(push_constant) uniform P { uint outer, len, inner; } pc;
 
 shared float partial[gl_WorkGroupSize.x];
 
-float tree(bool is_max, float v) {
+float combine(bool is_max, float x, float y) { return is_max ? max(x, y) : x + y; }
+
+float workgroup_combine(bool is_max, float v) {
   uint tid = gl_LocalInvocationID.x;
+#ifdef KN_SUBGROUP
+  v = is_max ? subgroupMax(v) : subgroupAdd(v);
+  if (subgroupElect()) partial[gl_SubgroupID] = v;
+  barrier();
+  float r = partial[0];
+  for (uint s = 1u; s < gl_NumSubgroups; s++) r = combine(is_max, r, partial[s]);
+#else
   partial[tid] = v;
   barrier();
   for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
-    if (tid < s)
-      partial[tid] = is_max ? max(partial[tid], partial[tid + s]) : partial[tid] + partial[tid + s];
+    if (tid < s) partial[tid] = combine(is_max, partial[tid], partial[tid + s]);
     barrier();
   }
   float r = partial[0];
+#endif
   barrier();
   return r;
 }
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
-  for (uint row = gl_WorkGroupID.x; row < pc.rows; row += gl_NumWorkGroups.x) {
-    uint base = row * pc.cols;
+  uint rows = pc.outer * pc.inner;
+  for (uint row = gl_WorkGroupID.x; row < rows; row += gl_NumWorkGroups.x) {
+    uint base = (row / pc.inner) * pc.len * pc.inner + (row % pc.inner);
     float m = uintBitsToFloat(0xff800000u);
-    for (uint k = tid; k < pc.cols; k += gl_WorkGroupSize.x) m = max(m, a[base + k]);
-    m = tree(true, m);
+    for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x) m = max(m, a[base + k * pc.inner]);
+    m = workgroup_combine(true, m);
     float s = 0.0;
-    for (uint k = tid; k < pc.cols; k += gl_WorkGroupSize.x) s += exp(a[base + k] - m);
-    s = tree(false, s);
-    float inv = 1.0 / s;
-    for (uint k = tid; k < pc.cols; k += gl_WorkGroupSize.x)
-      c[base + k] = exp(a[base + k] - m) * inv;
+    for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x) s += exp(a[base + k * pc.inner] - m);
+    s = workgroup_combine(false, s);
+    if (LOG == 1u) {
+      float ls = log(s);
+      for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x)
+        c[base + k * pc.inner] = a[base + k * pc.inner] - m - ls;
+    } else {
+      float inv = 1.0 / s;
+      for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x)
+        c[base + k * pc.inner] = exp(a[base + k * pc.inner] - m) * inv;
+    }
   }
 }

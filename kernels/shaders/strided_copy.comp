@@ -1,7 +1,10 @@
-// strided_copy.comp — out[i] = in[offset + sum_d coord_d(i) * stride_d]: a gather of a
-// strided view into a contiguous tensor (transpose; any permutation of up to 8 dims).
-// Elements are copied as bits: 4-byte elements by default, 8-byte ones (float64,
-// int64, as uvec2) with -DKN_8BYTE, so no 64-bit shader arithmetic is needed.
+// strided_copy.comp — out[ooffset + sum_d coord_d(i) * ostride_d] =
+//                     in[ioffset + sum_d coord_d(i) * istride_d]
+// over the n elements of a shape of up to 8 dims: transpose (a permuted input view),
+// slice (an offset, steps, negative strides as two's complement: the sums wrap modulo
+// 2^32 to the right index) and concat/stack (each input written into its place in the
+// output). Elements are copied as bits: 4-byte elements by default, 8-byte ones
+// (float64, int64, as uvec2) with -DKN_8BYTE, so no 64-bit shader arithmetic is needed.
 #version 450
 layout(local_size_x_id = 0) in;
 #ifdef KN_8BYTE
@@ -10,21 +13,24 @@ layout(local_size_x_id = 0) in;
 #define E uint
 #endif
 layout(std430, binding = 0) readonly buffer A { E a[]; };
-layout(std430, binding = 1) writeonly buffer C { E c[]; };
+layout(std430, binding = 1) buffer C { E c[]; };
 layout(push_constant) uniform P {
-  uint n, ndim, offset, pad0;
+  uint n, ndim, ioffset, ooffset;
   uint shape[8];
-  uint stride[8];
+  uint istride[8];
+  uint ostride[8];
 } pc;
 
 void main() {
   uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += step) {
-    uint rest = i, src = pc.offset;
+    uint rest = i, src = pc.ioffset, dst = pc.ooffset;
     for (int d = int(pc.ndim) - 1; d >= 0; d--) {
-      src += (rest % pc.shape[d]) * pc.stride[d];
+      uint coord = rest % pc.shape[d];
       rest /= pc.shape[d];
+      src += coord * pc.istride[d];
+      dst += coord * pc.ostride[d];
     }
-    c[i] = a[src];
+    c[dst] = a[src];
   }
 }

@@ -1,7 +1,7 @@
 // unary.comp — elementwise unary ops over n contiguous elements, one element type per
 // build: float32 (default), or -DKN_F64 (double), -DKN_I32 (int), -DKN_I64 (int64_t).
 // The op is a specialization constant (one straight-line pipeline per op). GLSL has
-// exp/log/tanh only for float32: the launcher (kn_vk_unary_typed) refuses the ops a
+// exp/log/tanh/sin/cos only for float32: the launcher (kn_vk_unary_typed) refuses the ops a
 // type lacks.
 #version 450
 #if defined(KN_I64)
@@ -33,6 +33,8 @@ T apply(uint op, T x) {
     return sign(x) * (1.0 - e) / (1.0 + e);
   }
   case 7u: return 1.0 / (1.0 + exp(-x));
+  case 10u: return sin(x);
+  case 11u: return cos(x);
 #endif
 #if defined(KN_F32) || defined(KN_F64)
   case 5u: return sqrt(x);

@@ -31,10 +31,21 @@ void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out) {
                   (unsigned long long)d->heap_size[i], d->heap_device_local[i] ? "true" : "false");
   sg_buf_printf(out,
                 "],\"subgroup_size\":%u,\"subgroup_arithmetic\":%s,\"cooperative_matrix\":%s,"
+                "\"cooperative_matrix_f32\":%s,"
                 "\"max_workgroup_size\":[%u,%u,%u],\"max_workgroup_invocations\":%u,"
                 "\"max_shared_memory_bytes\":%u,\"max_storage_buffer_bytes\":%llu}",
                 d->subgroup_size, d->subgroup_arithmetic ? "true" : "false",
-                d->cooperative_matrix ? "true" : "false", d->max_workgroup_size[0],
+                d->cooperative_matrix ? "true" : "false",
+                d->cooperative_matrix_f32 ? "true" : "false", d->max_workgroup_size[0],
                 d->max_workgroup_size[1], d->max_workgroup_size[2], d->max_workgroup_invocations,
                 d->max_shared_memory_bytes, (unsigned long long)d->max_storage_buffer_range);
+  /* drop the closing brace to add the kernel choices */
+  out->len--;
+  kn_vk_matmul_plan mp = kn_vk_matmul_choice(d, KN_VK_F32);
+  sg_buf_printf(out, ",\"kernels\":{\"reduce\":\"%s\",\"softmax\":\"%s\",\"matmul\":\"%s\","
+                     "\"matmul_reason\":",
+                d->subgroup_arithmetic ? "reduce_subgroup" : "reduce",
+                d->subgroup_arithmetic ? "softmax_subgroup" : "softmax", mp.kernel);
+  sg_buf_put_json_string(out, mp.reason, strlen(mp.reason));
+  sg_buf_puts(out, "}}");
 }

@@ -135,6 +135,32 @@ static bool has_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
+/* Whether the device lists a float32 x float32 -> float32 cooperative-matrix shape. The
+ * Vulkan headers of Debian 12 (1.3.239) predate VK_KHR_cooperative_matrix's query, so
+ * the NV query is asked where the NV extension is offered (the KHR one is counted in
+ * `cooperative_matrix` only). */
+static bool coopmat_f32(VkPhysicalDevice pd) {
+  if (!has_extension(pd, "VK_NV_cooperative_matrix") ||
+      !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+    return false;
+  uint32_t n = 0;
+  if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0)
+    return false;
+  VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
+  if (!props)
+    return false;
+  for (uint32_t i = 0; i < n; i++)
+    props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  bool f32 = false;
+  if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n; i++)
+      f32 = f32 || (props[i].AType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    props[i].BType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+  free(props);
+  return f32;
+}
+
 void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
@@ -194,6 +220,7 @@ void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
                               (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
   info->cooperative_matrix = has_extension(pd, "VK_KHR_cooperative_matrix") ||
                              has_extension(pd, "VK_NV_cooperative_matrix");
+  info->cooperative_matrix_f32 = coopmat_f32(pd);
   for (int i = 0; i < 3; i++) {
     info->max_workgroup_size[i] = p->limits.maxComputeWorkGroupSize[i];
     info->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];

@@ -1,8 +1,9 @@
 /*
- * kernels.c — typed launchers for the embedded float32 kernels (binary, unary, reduce,
- * softmax, matmul). Each validates shapes and buffer sizes, fills the kernel's push
- * constants, picks workgroup sizes for the device (specialization constants 0..1) and
- * records one kn_vk_dispatch into the batch. The graph's op table can call these, or
+ * kernels.c — typed launchers for the arithmetic kernels (binary, unary, reduce, argmax,
+ * softmax, transpose, matmul) and the matmul kernel choice; kernels_logic.c and
+ * kernels_layout.c hold the others. Each validates shapes and buffer sizes, fills the
+ * kernel's push constants, picks workgroup sizes for the device (specialization
+ * constants 0..1) and records one kn_vk_dispatch into the batch. The graph's op table can call these, or
  * kn_vk_dispatch directly by kernel name.
  *
  * Indices inside shaders are 32-bit: tensors of 2^32 elements or more are refused.
@@ -11,7 +12,6 @@
 
 #include <string.h>
 
-#define MAX_GROUPS 65535u /* guaranteed minimum of maxComputeWorkGroupCount */
 
 /* Push-constant layouts; must match the shaders' `push_constant` blocks. */
 typedef struct binary_push {
@@ -30,7 +30,7 @@ int64_t kn_vk_shape_size(const kn_vk_shape *s) {
 }
 
 /* The largest power of two ≤ want that the device accepts as a 1-D workgroup. */
-static uint32_t wg_size(const kn_vk_context *ctx, uint32_t want) {
+uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want) {
   uint32_t lim = ctx->limits.maxComputeWorkGroupInvocations;
   if (ctx->limits.maxComputeWorkGroupSize[0] < lim)
     lim = ctx->limits.maxComputeWorkGroupSize[0];
@@ -39,12 +39,12 @@ static uint32_t wg_size(const kn_vk_context *ctx, uint32_t want) {
   return want;
 }
 
-static uint32_t grid(int64_t items, uint32_t per_group) {
+uint32_t kn_vk_grid(int64_t items, uint32_t per_group) {
   int64_t g = (items + per_group - 1) / per_group;
-  return g > MAX_GROUPS ? MAX_GROUPS : (uint32_t)g;
+  return g > KN_VK_MAX_GROUPS ? KN_VK_MAX_GROUPS : (uint32_t)g;
 }
 
-static sg_code check_shape(const kn_vk_shape *s, const char *what, sg_error *err) {
+sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err) {
   if (s->ndim < 0 || s->ndim > KN_VK_MAX_DIMS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s has %d dimensions (max %d)", what,
                         s->ndim, KN_VK_MAX_DIMS);
@@ -58,7 +58,7 @@ static sg_code check_shape(const kn_vk_shape *s, const char *what, sg_error *err
   return SG_OK;
 }
 
-static sg_code check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
+sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
                                const char *what, sg_error *err) {
   if (buf == NULL)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s buffer is NULL", what);
@@ -72,22 +72,27 @@ static sg_code check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t es
 
 static sg_code check_buffer(const kn_vk_buffer *buf, int64_t elems, const char *what,
                             sg_error *err) {
-  return check_buffer_of(buf, elems, sizeof(float), what, err);
+  return kn_vk_check_buffer_of(buf, elems, sizeof(float), what, err);
 }
 
 /* ------------------------------------------------------------ element types */
 static const struct {
-  const char *binary, *unary;
+  const char *binary, *unary, *reduce, *argmax, *matmul;
   size_t size;
-} elems[] = {[KN_VK_F32] = {"binary", "unary", 4},
-             [KN_VK_F64] = {"binary_f64", "unary_f64", 8},
-             [KN_VK_I32] = {"binary_i32", "unary_i32", 4},
-             [KN_VK_I64] = {"binary_i64", "unary_i64", 8}};
+} elems[] = {
+    [KN_VK_F32] = {"binary", "unary", "reduce", "argmax", "matmul", 4},
+    [KN_VK_F64] = {"binary_f64", "unary_f64", "reduce_f64", "argmax_f64", "matmul_f64", 8},
+    [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", "matmul_i32", 4},
+    [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", "matmul_i64", 8},
+    [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, NULL, 1}};
+
+size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_BOOL ? elems[e].size : 0; }
 
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
   switch (e) {
   case KN_VK_F32:
-  case KN_VK_I32: return true;
+  case KN_VK_I32:
+  case KN_VK_BOOL: return true;
   case KN_VK_F64: return ctx->float64_ops;
   case KN_VK_I64: return ctx->int64_ops;
   }
@@ -98,7 +103,7 @@ bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op) {
   if ((unsigned)op >= KN_VK_NBINOPS || (unsigned)e > KN_VK_I64)
     return false;
   if (op == KN_VK_POW)
-    return e == KN_VK_F32;
+    return e != KN_VK_F64; /* GLSL has no double pow */
   if (op == KN_VK_DIV)
     return e == KN_VK_F32 || e == KN_VK_F64; /* integer `/` is true division (float) */
   return true;
@@ -111,7 +116,9 @@ bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op) {
   case KN_VK_EXP:
   case KN_VK_LOG:
   case KN_VK_TANH:
-  case KN_VK_SIGMOID: return e == KN_VK_F32;
+  case KN_VK_SIGMOID:
+  case KN_VK_SIN:
+  case KN_VK_COS: return e == KN_VK_F32;
   case KN_VK_SQRT:
   case KN_VK_RECIPROCAL: return e == KN_VK_F32 || e == KN_VK_F64;
   default: return true;
@@ -136,7 +143,7 @@ sg_code kn_vk_broadcast_shape(const kn_vk_shape *a, const kn_vk_shape *b, kn_vk_
 }
 
 /* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
-static void broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st) {
+void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st) {
   uint32_t stride = 1;
   for (int i = out->ndim - 1; i >= 0; i--) {
     int is = i - (out->ndim - s->ndim);
@@ -162,22 +169,22 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
   size_t es = elems[et].size;
   sg_code code;
   kn_vk_shape os;
-  if ((code = check_shape(as, "left operand", err)) ||
-      (code = check_shape(bs, "right operand", err)) ||
-      (code = kn_vk_broadcast_shape(as, bs, &os, err)) || (code = check_shape(&os, "result", err)))
+  if ((code = kn_vk_check_shape(as, "left operand", err)) ||
+      (code = kn_vk_check_shape(bs, "right operand", err)) ||
+      (code = kn_vk_broadcast_shape(as, bs, &os, err)) || (code = kn_vk_check_shape(&os, "result", err)))
     return code;
   int64_t n = kn_vk_shape_size(&os), na = kn_vk_shape_size(as), nb = kn_vk_shape_size(bs);
-  if ((code = check_buffer_of(a, na, es, "left operand", err)) ||
-      (code = check_buffer_of(b, nb, es, "right operand", err)) ||
-      (code = check_buffer_of(out, n, es, "result", err)))
+  if ((code = kn_vk_check_buffer_of(a, na, es, "left operand", err)) ||
+      (code = kn_vk_check_buffer_of(b, nb, es, "right operand", err)) ||
+      (code = kn_vk_check_buffer_of(out, n, es, "result", err)))
     return code;
   binary_push pc = {.n = (uint32_t)n, .ndim = (uint32_t)os.ndim};
   for (int i = 0; i < os.ndim; i++)
     pc.shape[i] = (uint32_t)os.dims[i];
-  broadcast_strides(as, &os, pc.sa);
-  broadcast_strides(bs, &os, pc.sb);
+  kn_vk_broadcast_strides(as, &os, pc.sa);
+  kn_vk_broadcast_strides(bs, &os, pc.sb);
   uint32_t flags = (na == n ? 1u : na == 1 ? 2u : 0u) | (nb == n ? 4u : nb == 1 ? 8u : 0u);
-  uint32_t spec[3] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op, flags};
+  uint32_t spec[3] = {kn_vk_wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op, flags};
   kn_vk_binding binds[3] = {{a, false}, {b, false}, {out, true}};
   kn_vk_dispatch_desc d = {.kernel = elems[et].binary,
                            .bindings = binds,
@@ -186,7 +193,7 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
                            .push_bytes = sizeof pc,
                            .spec = spec,
                            .nspec = 3,
-                           .groups = {grid(n, spec[0]), 1, 1}};
+                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 
@@ -206,11 +213,11 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
   sg_code code;
   size_t es = elems[et].size;
-  if ((code = check_buffer_of(a, n, es, "operand", err)) ||
-      (code = check_buffer_of(out, n, es, "result", err)))
+  if ((code = kn_vk_check_buffer_of(a, n, es, "operand", err)) ||
+      (code = kn_vk_check_buffer_of(out, n, es, "result", err)))
     return code;
   uint32_t pc[1] = {(uint32_t)n};
-  uint32_t spec[2] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
+  uint32_t spec[2] = {kn_vk_wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
   kn_vk_dispatch_desc d = {.kernel = elems[et].unary,
                            .bindings = binds,
@@ -219,144 +226,222 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
                            .push_bytes = sizeof pc,
                            .spec = spec,
                            .nspec = 2,
-                           .groups = {grid(n, spec[0]), 1, 1}};
+                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 
-sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s,
-                     int axis, kn_vk_buffer *out, sg_error *err) {
-  sg_code code = check_shape(s, "operand", err);
+/* [outer, len, inner] of s around axis (negative counts from the end). */
+static sg_code axis_view(const kn_vk_shape *s, int axis, int64_t *outer, int64_t *len,
+                         int64_t *inner, sg_error *err) {
+  sg_code code = kn_vk_check_shape(s, "operand", err);
   if (code != SG_OK)
     return code;
-  if ((unsigned)op > KN_VK_REDUCE_MIN)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown reduction %d", (int)op);
   if (axis < 0)
     axis += s->ndim;
   if (axis < 0 || axis >= s->ndim)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "vulkan: reduction axis out of range for a %d-dimensional tensor", s->ndim);
-  int64_t outer = 1, inner = 1, len = s->dims[axis];
+  *outer = 1, *inner = 1, *len = s->dims[axis];
   for (int i = 0; i < axis; i++)
-    outer *= s->dims[i];
+    *outer *= s->dims[i];
   for (int i = axis + 1; i < s->ndim; i++)
-    inner *= s->dims[i];
-  if ((code = check_buffer(a, outer * len * inner, "operand", err)) ||
-      (code = check_buffer(out, outer * inner, "result", err)))
+    *inner *= s->dims[i];
+  return SG_OK;
+}
+
+sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s,
+                     int axis, kn_vk_buffer *out, sg_error *err) {
+  return kn_vk_reduce_typed(bt, KN_VK_F32, op, a, s, axis, out, err);
+}
+
+sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
+                           const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err) {
+  kn_vk_context *ctx = kn_vk_batch_context(bt);
+  if ((unsigned)op > KN_VK_REDUCE_MIN)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown reduction %d", (int)op);
+  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et) ||
+      (et == KN_VK_I32 && op == KN_VK_REDUCE_SUM && !ctx->int64_ops))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no reduction for element type %d", (int)et);
+  int64_t outer, len, inner;
+  sg_code code = axis_view(s, axis, &outer, &len, &inner, err);
+  if (code != SG_OK)
+    return code;
+  bool widen = et == KN_VK_I32 && op == KN_VK_REDUCE_SUM; /* int32 sums are int64 */
+  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, elems[et].size, "operand", err)) ||
+      (code = kn_vk_check_buffer_of(out, outer * inner, widen ? 8 : elems[et].size, "result", err)))
     return code;
   uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
-  uint32_t spec[2] = {wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
+  uint32_t spec[2] = {kn_vk_wg_size(ctx, 256), (uint32_t)op};
   if (len < 64 && inner > 1)
-    spec[0] =
-        wg_size(kn_vk_batch_context(bt), 32); /* short strided columns: fewer idle invocations */
+    spec[0] = kn_vk_wg_size(ctx, 32); /* short strided columns: fewer idle invocations */
+  const char *kernel = widen ? "reduce_i32_sum" : elems[et].reduce;
+  if (et == KN_VK_F32 && ctx->subgroup_ops)
+    kernel = "reduce_subgroup";
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel =
-                               kn_vk_batch_context(bt)->subgroup_ops ? "reduce_subgroup" : "reduce",
+  kn_vk_dispatch_desc d = {.kernel = kernel,
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,
                            .push_bytes = sizeof pc,
                            .spec = spec,
                            .nspec = 2,
-                           .groups = {grid(outer * inner, 1), 1, 1}};
+                           .groups = {kn_vk_grid(outer * inner, 1), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 
-sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,
-                        size_t elem_bytes, kn_vk_buffer *out, sg_error *err) {
-  sg_code code = check_shape(s, "operand", err);
+sg_code kn_vk_argmax(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, const kn_vk_shape *s,
+                     int axis, kn_vk_buffer *out, sg_error *err) {
+  kn_vk_context *ctx = kn_vk_batch_context(bt);
+  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no argmax for element type %d", (int)et);
+  int64_t outer, len, inner;
+  sg_code code = axis_view(s, axis, &outer, &len, &inner, err);
   if (code != SG_OK)
     return code;
-  if (elem_bytes != 4 && elem_bytes != 8)
-    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: transpose of %zu-byte elements",
-                        elem_bytes);
-  bool seen[KN_VK_MAX_DIMS] = {0};
-  for (int i = 0; i < s->ndim; i++) {
-    if (perm[i] < 0 || perm[i] >= s->ndim || seen[perm[i]])
-      return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: transpose: bad permutation");
-    seen[perm[i]] = true;
-  }
-  int64_t n = kn_vk_shape_size(s);
-  if ((code = check_buffer_of(a, n, elem_bytes, "operand", err)) ||
-      (code = check_buffer_of(out, n, elem_bytes, "result", err)))
+  if (len == 0 && outer * inner > 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: argmax of an empty axis");
+  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, elems[et].size, "operand", err)) ||
+      (code = kn_vk_check_buffer_of(out, outer * inner, 8, "result", err)))
     return code;
-  struct {
-    uint32_t n, ndim, offset, pad0;
-    uint32_t shape[KN_VK_MAX_DIMS], stride[KN_VK_MAX_DIMS];
-  } pc = {.n = (uint32_t)n, .ndim = (uint32_t)s->ndim};
-  uint32_t in_stride[KN_VK_MAX_DIMS], st = 1;
-  for (int i = s->ndim - 1; i >= 0; i--) {
-    in_stride[i] = st;
-    st *= (uint32_t)s->dims[i];
-  }
-  for (int i = 0; i < s->ndim; i++) {
-    pc.shape[i] = (uint32_t)s->dims[perm[i]];
-    pc.stride[i] = in_stride[perm[i]];
-  }
-  uint32_t spec[1] = {wg_size(kn_vk_batch_context(bt), 256)};
+  uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  uint32_t wg = kn_vk_wg_size(ctx, len < 64 ? 32 : 256);
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = elem_bytes == 8 ? "strided_copy8" : "strided_copy",
-                           .bindings = binds,
-                           .nbindings = 2,
-                           .push = &pc,
-                           .push_bytes = sizeof pc,
-                           .spec = spec,
-                           .nspec = 1,
-                           .groups = {grid(n, spec[0]), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
-}
-
-sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
-                      kn_vk_buffer *out, sg_error *err) {
-  if (rows < 0 || cols < 0 || rows * cols > (int64_t)UINT32_MAX)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad softmax shape [%lld, %lld]",
-                        (long long)rows, (long long)cols);
-  sg_code code;
-  if ((code = check_buffer(a, rows * cols, "operand", err)) ||
-      (code = check_buffer(out, rows * cols, "result", err)))
-    return code;
-  uint32_t pc[2] = {(uint32_t)rows, (uint32_t)cols};
-  uint32_t wg = wg_size(kn_vk_batch_context(bt), cols <= 64 ? 64 : 256);
-  kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = "softmax",
+  kn_vk_dispatch_desc d = {.kernel = elems[et].argmax,
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,
                            .push_bytes = sizeof pc,
                            .spec = &wg,
                            .nspec = 1,
-                           .groups = {cols == 0 ? 0 : grid(rows, 1), 1, 1}};
+                           .groups = {kn_vk_grid(outer * inner, 1), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,
+                        size_t elem_bytes, kn_vk_buffer *out, sg_error *err) {
+  sg_code code = kn_vk_check_shape(s, "operand", err);
+  if (code != SG_OK)
+    return code;
+  bool seen[KN_VK_MAX_DIMS] = {0};
+  for (int i = 0; i < s->ndim; i++) {
+    if (perm[i] < 0 || perm[i] >= s->ndim || seen[perm[i]])
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: transpose: bad permutation");
+    seen[perm[i]] = true;
+  }
+  /* a permuted view of the input copied into a contiguous output */
+  int64_t in_stride[KN_VK_MAX_DIMS], st = 1;
+  for (int i = s->ndim - 1; i >= 0; i--) {
+    in_stride[i] = st;
+    st *= s->dims[i];
+  }
+  kn_vk_shape os = {.ndim = s->ndim};
+  int64_t istr[KN_VK_MAX_DIMS], ostr[KN_VK_MAX_DIMS];
+  for (int i = 0; i < s->ndim; i++) {
+    os.dims[i] = s->dims[perm[i]];
+    istr[i] = in_stride[perm[i]];
+  }
+  st = 1;
+  for (int i = s->ndim - 1; i >= 0; i--) {
+    ostr[i] = st;
+    st *= os.dims[i];
+  }
+  return kn_vk_copy_strided(bt, a, &os, 0, istr, out, 0, ostr, elem_bytes, err);
+}
+
+sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
+                      kn_vk_buffer *out, sg_error *err) {
+  return kn_vk_softmax_axis(bt, a, rows, cols, 1, false, out, err);
+}
+
+sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len,
+                           int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err) {
+  if (outer < 0 || len < 0 || inner < 0 || outer * len * inner > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad softmax shape [%lld, %lld, %lld]",
+                        (long long)outer, (long long)len, (long long)inner);
+  sg_code code;
+  if ((code = check_buffer(a, outer * len * inner, "operand", err)) ||
+      (code = check_buffer(out, outer * len * inner, "result", err)))
+    return code;
+  kn_vk_context *ctx = kn_vk_batch_context(bt);
+  uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  uint32_t spec[2] = {kn_vk_wg_size(ctx, len <= 64 ? 64 : 256), log_ ? 1u : 0u};
+  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_dispatch_desc d = {.kernel = ctx->subgroup_ops ? "softmax_subgroup" : "softmax",
+                           .bindings = binds,
+                           .nbindings = 2,
+                           .push = pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = 2,
+                           .groups = {len == 0 ? 0 : kn_vk_grid(outer * inner, 1), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 
 sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
                      int64_t n, int64_t k, sg_error *err) {
-  if (m < 0 || n < 0 || k < 0 || m * k > (int64_t)UINT32_MAX || k * n > (int64_t)UINT32_MAX ||
-      m * n > (int64_t)UINT32_MAX)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad matmul shape %lldx%lldx%lld",
-                        (long long)m, (long long)n, (long long)k);
+  return kn_vk_matmul_typed(bt, KN_VK_F32, a, b, c, 1, m, n, k, 0, 0, err);
+}
+
+kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_device_info *d, kn_vk_elem et) {
+  kn_vk_matmul_plan p = {"matmul", ""};
+  if ((unsigned)et > KN_VK_I64) {
+    p.kernel = NULL;
+    p.reason = "no matmul kernel for this element type";
+    return p;
+  }
+  p.kernel = elems[et].matmul;
+  if (et != KN_VK_F32)
+    p.reason = "tiled shared-memory kernel (the only one for this element type)";
+  else if (d->cooperative_matrix_f32)
+    /* The build's glslc (shaderc 2023.2) has no GL_KHR_cooperative_matrix: there is no
+     * cooperative-matrix kernel to embed yet (docs/vulkan.md, "Not done yet"). */
+    p.reason = "cooperative matrix offers float32; no cooperative-matrix kernel in this "
+               "build, tiled shared-memory kernel";
+  else if (d->cooperative_matrix)
+    p.reason = "cooperative matrix offered without a float32 shape; tiled shared-memory kernel";
+  else
+    p.reason = "no cooperative matrix; tiled shared-memory kernel";
+  return p;
+}
+
+sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
+                           kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                           int64_t stride_a, int64_t stride_b, sg_error *err) {
+  kn_vk_context *ctx = kn_vk_batch_context(bt);
+  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no matmul for element type %d", (int)et);
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 ||
+      m * k > (int64_t)UINT32_MAX || k * n > (int64_t)UINT32_MAX ||
+      batch * m * n > (int64_t)UINT32_MAX || stride_a * batch > (int64_t)UINT32_MAX ||
+      stride_b * batch > (int64_t)UINT32_MAX || batch > KN_VK_MAX_GROUPS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad matmul shape %lldx%lldx%lld x%lld",
+                        (long long)m, (long long)n, (long long)k, (long long)batch);
+  size_t es = elems[et].size;
+  int64_t nb = batch ? batch : 1;
   sg_code code;
-  if ((code = check_buffer(a, m * k, "left operand", err)) ||
-      (code = check_buffer(b, k * n, "right operand", err)) ||
-      (code = check_buffer(c, m * n, "result", err)))
+  if ((code = kn_vk_check_buffer_of(a, (nb - 1) * stride_a + m * k, es, "left operand", err)) ||
+      (code = kn_vk_check_buffer_of(b, (nb - 1) * stride_b + k * n, es, "right operand", err)) ||
+      (code = kn_vk_check_buffer_of(c, batch * m * n, es, "result", err)))
     return code;
   /* 16x16 invocations, each a 4x4 block: 64x64 tiles (the shader's TM = TN = 4) */
   uint32_t spec[2] = {16, 16};
-  if (kn_vk_batch_context(bt)->limits.maxComputeWorkGroupInvocations < 256)
+  if (ctx->limits.maxComputeWorkGroupInvocations < 256)
     spec[1] = 8;
   uint32_t bm = spec[1] * 4, bn = spec[0] * 4;
-  if ((m + bm - 1) / bm > MAX_GROUPS || (n + bn - 1) / bn > MAX_GROUPS)
+  if ((m + bm - 1) / bm > KN_VK_MAX_GROUPS || (n + bn - 1) / bn > KN_VK_MAX_GROUPS)
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
                         (long long)m, (long long)n);
-  uint32_t pc[6] = {(uint32_t)m, (uint32_t)n, (uint32_t)k, 0, 0, 0};
+  uint32_t pc[6] = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,
+                    (uint32_t)stride_a, (uint32_t)stride_b, (uint32_t)(m * n)};
   kn_vk_binding binds[3] = {{a, false}, {b, false}, {c, true}};
   kn_vk_dispatch_desc d = {
-      .kernel = "matmul",
+      .kernel = kn_vk_matmul_choice(&ctx->info, et).kernel,
       .bindings = binds,
       .nbindings = 3,
       .push = pc,
       .push_bytes = sizeof pc,
       .spec = spec,
       .nspec = 2,
-      .groups = {(uint32_t)((n + bn - 1) / bn), (uint32_t)((m + bm - 1) / bm), 1}};
+      .groups = {(uint32_t)((n + bn - 1) / bn), (uint32_t)((m + bm - 1) / bm), (uint32_t)batch}};
   return kn_vk_dispatch(bt, &d, err);
 }

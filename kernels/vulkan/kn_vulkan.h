@@ -14,10 +14,11 @@
  *   - a kn_vk_batch records many dispatches into ONE command buffer (barriers between
  *     dependent dispatches are inserted automatically), is submitted once, and is
  *     waited on with a deadline.
- *   - kernels are named pipelines ("binary", "unary" and their _f64/_i32/_i64 variants,
- *     "reduce", "softmax", "matmul", "strided_copy")
+ *   - kernels are named pipelines ("binary", "unary", "compare", "cast", "reduce",
+ *     "argmax", "matmul" and their per-type variants, "where", "softmax",
+ *     "strided_copy", "gather", "one_hot", "fill", "arange_*"; kn_vk_kernel_names)
  *     launched generically with kn_vk_dispatch, or through the typed helpers at the
- *     end of this header (kn_vk_binary, kn_vk_matmul, ...).
+ *     end of this header (kn_vk_binary, kn_vk_compare, kn_vk_matmul_typed, ...).
  *
  * Thread safety: contexts may be shared between threads; a batch belongs to one
  * thread at a time. Prefix: kn_vk_.
@@ -62,6 +63,7 @@ typedef struct kn_vk_device_info {
   uint32_t subgroup_size;
   bool subgroup_arithmetic; /* subgroupAdd/Max in compute shaders */
   bool cooperative_matrix;  /* VK_KHR_ or VK_NV_cooperative_matrix offered */
+  bool cooperative_matrix_f32; /* ... with a float32 x float32 -> float32 shape */
   uint32_t max_workgroup_size[3];
   uint32_t max_workgroup_invocations;
   uint32_t max_workgroup_count[3];
@@ -210,6 +212,8 @@ typedef enum kn_vk_binop {
   KN_VK_MAXIMUM,
   KN_VK_MINIMUM,
   KN_VK_POW,
+  KN_VK_FLOORDIV, /* Python's //: rounds toward -inf; integer x // 0 is 0 */
+  KN_VK_MOD,      /* Python's %: the divisor's sign; integer x % 0 is 0 */
   KN_VK_NBINOPS
 } kn_vk_binop;
 
@@ -224,6 +228,8 @@ typedef enum kn_vk_unop {
   KN_VK_SIGMOID,
   KN_VK_SQUARE,
   KN_VK_RECIPROCAL,
+  KN_VK_SIN,
+  KN_VK_COS,
   KN_VK_NUNOPS
 } kn_vk_unop;
 
@@ -249,10 +255,15 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
                      int axis, kn_vk_buffer *out, sg_error *err);
 /* Element types of the typed elementwise kernels (binary_*, unary_*). float64 needs
  * shaderFloat64 and int64 shaderInt64 (enabled at context creation where offered). */
-typedef enum kn_vk_elem { KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64 } kn_vk_elem;
+typedef enum kn_vk_elem { KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL } kn_vk_elem;
+/* Bool tensors are bytes (0/1), read and written by shaders as 32-bit words: a buffer
+ * holding n bools must have room for kn_vk_bool_bytes(n) bytes. */
+static inline uint64_t kn_vk_bool_bytes(int64_t n) { return ((uint64_t)n + 3u) & ~(uint64_t)3u; }
+size_t kn_vk_elem_size(kn_vk_elem e);
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e);
-/* Which ops exist per element type: pow and exp/log/tanh/sigmoid are float32 only
- * (GLSL has no double transcendentals), sqrt/reciprocal/div are float only. */
+/* Which ops exist per element type: exp/log/tanh/sigmoid/sin/cos are float32 only
+ * (GLSL has no double transcendentals), pow is float32 and the integers,
+ * sqrt/reciprocal/div are float only; bool has none (compare/cast handle it). */
 bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op);
 bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op);
 /* As kn_vk_binary / kn_vk_unary for element type et; SG_UNIMPLEMENTED when the pair
@@ -269,8 +280,84 @@ sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, 
 /* Softmax along the last axis of a [rows, cols] view. */
 sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t cols,
                       kn_vk_buffer *out, sg_error *err);
+/* Softmax (log_ false) or log_softmax along the middle axis of an [outer, len, inner]
+ * float32 view; the subgroup variant where the device offers subgroup arithmetic. */
+sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len,
+                           int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err);
 /* c[M,N] = a[M,K] @ b[K,N], row-major, float32. */
 sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
                      int64_t n, int64_t k, sg_error *err);
+/* `batch` products c[z] = a[z] @ b[z] of element type et (float32, float64, int32,
+ * int64): a[z] starts at z * stride_a elements (0: one matrix for every z), b[z] at
+ * z * stride_b, c[z] at z * m * n. */
+sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
+                           kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                           int64_t stride_a, int64_t stride_b, sg_error *err);
+/* The matmul kernel this context records for element type et, and why (for logs and
+ * `stagctl devices`): see kn_vk_matmul_choice. */
+typedef struct kn_vk_matmul_plan {
+  const char *kernel; /* "matmul", "matmul_f64", ... */
+  const char *reason; /* one line: what the device offers and what was chosen */
+} kn_vk_matmul_plan;
+/* The selection policy on a device description (a pure function, so tests can feed it
+ * descriptions of devices this machine does not have): a cooperative-matrix kernel only
+ * where the device lists a float32 x float32 -> float32 shape (no stagd kernel uses
+ * lower precision for float32 inputs), a subgroup kernel where subgroup arithmetic is
+ * offered, else the tiled shared-memory kernel, which is also the fallback for every
+ * dtype but float32. */
+kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_device_info *d, kn_vk_elem et);
+/* Reductions of element type et: float32/float64/int64 give the same type; int32
+ * max/min give int32 and sum gives int64 (NumPy's sum dtype). */
+sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
+                           const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err);
+/* int64 indices of the maxima along `axis` (NumPy: first maximum, NaN wins); axis -1
+ * with s of one dimension is the flat argmax. len must be > 0. */
+sg_code kn_vk_argmax(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, const kn_vk_shape *s,
+                     int axis, kn_vk_buffer *out, sg_error *err);
+
+/* ------------------------------------------------------------ logic and casts */
+typedef enum kn_vk_cmpop {
+  KN_VK_EQ = 0, KN_VK_NE, KN_VK_LT, KN_VK_LE, KN_VK_GT, KN_VK_GE, KN_VK_AND, KN_VK_OR,
+  KN_VK_NOT /* unary: b and bs are ignored */
+} kn_vk_cmpop;
+/* out (bool) = a OP b with broadcasting, a and b of element type et (bool included). */
+sg_code kn_vk_compare(kn_vk_batch *bt, kn_vk_elem et, kn_vk_cmpop op, kn_vk_buffer *a,
+                      const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
+                      kn_vk_buffer *out, sg_error *err);
+/* out = c ? a : b with broadcasting of all three (up to 6 dims); c is bool, a/b/out
+ * have elements of elem_bytes = 4 or 8 bytes. */
+sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_vk_buffer *a,
+                    const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
+                    size_t elem_bytes, kn_vk_buffer *out, sg_error *err);
+/* n elements of type from → type to (NumPy astype). Needs float64 and int64 shader
+ * support (kn_vk_cast_supported). */
+bool kn_vk_cast_supported(const kn_vk_context *ctx);
+sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer *a,
+                   kn_vk_buffer *out, int64_t n, sg_error *err);
+
+/* ------------------------------------------------------------ layout and constructors */
+/* The general strided copy behind transpose, slice and concat/stack: for each
+ * coordinate of `shape`, out[out_offset + sum coord*out_stride] =
+ * a[in_offset + sum coord*in_stride] (strides in elements, negative allowed), elements
+ * of elem_bytes = 4 or 8 bytes copied as bits. */
+sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *shape,
+                           int64_t in_offset, const int64_t *in_stride, kn_vk_buffer *out,
+                           int64_t out_offset, const int64_t *out_stride, size_t elem_bytes,
+                           sg_error *err);
+/* np.take on an [outer, len, inner] view: out [outer, nidx, inner]; idx holds nidx
+ * uint32 indices, each < len (the caller checks them). */
+sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len, int64_t inner,
+                     kn_vk_buffer *idx, int64_t nidx, size_t elem_bytes, kn_vk_buffer *out,
+                     sg_error *err);
+/* float32 one-hot rows: out[j, d] = idx[j] == d (uint32 indices, < depth). */
+sg_code kn_vk_one_hot(kn_vk_batch *bt, kn_vk_buffer *idx, int64_t n, int64_t depth,
+                      kn_vk_buffer *out, sg_error *err);
+/* Fills nbytes (a multiple of 4) with a pattern of 4 bytes, or of 8 (pattern8). */
+sg_code kn_vk_fill(kn_vk_batch *bt, kn_vk_buffer *out, uint64_t nbytes, uint64_t pattern,
+                   bool pattern8, sg_error *err);
+/* out[i] = start + i * step for n elements, int64 (KN_VK_I64; start/step are the
+ * int64 values' bits) or float64 (KN_VK_F64; the doubles' bits). */
+sg_code kn_vk_arange(kn_vk_batch *bt, kn_vk_elem et, uint64_t start_bits, uint64_t step_bits,
+                     int64_t n, kn_vk_buffer *out, sg_error *err);
 
 #endif /* STAGD_KERNELS_KN_VULKAN_H */

@@ -133,4 +133,16 @@ struct kn_vk_context {
 /* Maps VK_ERROR_DEVICE_LOST etc. and marks the context lost when needed. */
 sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const char *what);
 
+/* Helpers shared by the launchers (kernels.c, kernels_logic.c, kernels_layout.c). */
+#define KN_VK_MAX_GROUPS 65535u /* guaranteed minimum of maxComputeWorkGroupCount */
+/* The largest power of two <= want that the device accepts as a 1-D workgroup. */
+uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want);
+/* Workgroups for `items` items of per_group each, capped (the shaders grid-stride). */
+uint32_t kn_vk_grid(int64_t items, uint32_t per_group);
+sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err);
+sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
+                              const char *what, sg_error *err);
+/* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
+void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st);
+
 #endif /* STAGD_KERNELS_VK_INTERNAL_H */

@@ -7,7 +7,10 @@ it on JSON arguments and compares the JSON result with what NumPy computes from 
 same inputs. Usage: test_ops_numpy.py PATH/TO/gr_tool [TOOL OPTIONS...]
 The suite is parameterized over backends: `test_ops_numpy.py gr_tool --device
 vulkan:0` (tests/kernels/vulkan) runs every case on the Vulkan executor, with the
-same expected values and tolerances as the CPU backend.
+same expected values and tolerances as the CPU backend. There each case also reads the
+executor's counters (gr_tool --stats): a case whose primitive ran on the CPU instead
+of a GPU kernel fails unless it matches HOST_ONLY below, the documented list of what
+has no GPU kernel (docs/vulkan.md), so the suite proves coverage, not only results.
 """
 import json
 import os
@@ -20,6 +23,36 @@ import numpy as np
 
 TOOL = sys.argv[1]
 TOOL_OPTIONS = sys.argv[2:]  # e.g. --device vulkan:0
+ON_DEVICE = any(o.startswith("vulkan") for o in TOOL_OPTIONS)
+if ON_DEVICE:
+    TOOL_OPTIONS = TOOL_OPTIONS + ["--stats"]
+# Cases that may run (part of) their primitive on the CPU during a Vulkan run, with the
+# reason (regular expressions over case names; see docs/vulkan.md "CPU fallback").
+HOST_ONLY = [
+    (r"float16", "float16 tensors are not stored on the device"),
+    (r"^\S+ (bool|int32|int64|float16|float32|float64) (bool|int32|int64|float16|float32|float64)$",
+     "mixed dtypes: NumPy promotion runs on the host"),
+    (r"^scalar |^\w+ scalar$", "Python scalars only: host arithmetic"),
+    (r"^\S+ int(32|64) scalar 2\.5$", "an int tensor with a float scalar promotes to float64"),
+    (r"^(\+|\*|maximum|minimum|/|//|%|\*\*) bool ", "arithmetic on bool: host"),
+    (r"^(neg|abs|relu|exp|log|sqrt|tanh|sigmoid|sin|cos) bool", "unary math on bool: host"),
+    (r"^(exp|log|sqrt|tanh|sigmoid|sin|cos) int", "integer input, float64 result: host"),
+    (r"^(exp|log|tanh|sigmoid|sin|cos) float64", "GLSL has no double transcendentals"),
+    (r"^\*\* float64", "GLSL has no double pow"),
+    (r"^(large )?/ int(32|64) ", "integer true division gives float64: host"),
+    (r"^(log_)?softmax float64", "GLSL has no double exp"),
+    (r"^(sum|mean|max|min|argmax) bool", "reductions of bool: host"),
+    (r"^(transpose|transpose perm|concat|concat -1|stack|slice|slice axis1|gather|gather0) bool",
+     "1-byte elements are not copied by the layout kernels"),
+    (r"^(where|cast) float16|cast \w+->float16", "float16"),
+    (r"^where bool", "1-byte elements are not copied by where"),
+    (r"^(max|argmax) empty$|^max empty$", "error reported by the CPU kernel"),
+    (r"^concat mismatch$", "error reported by the CPU kernel"),
+    (r"^random_", "random streams are defined by the CPU generator"),
+    (r"^(shape|len|size)$", "host plumbing"),
+    (r"^getitem ", "host plumbing"),
+]
+device_fallbacks = []
 rng = np.random.default_rng(1234)
 warnings.simplefilter("ignore", RuntimeWarning)
 DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64"]
@@ -90,13 +123,41 @@ def same(got, want, rtol=None):
     return type(got) is type(want) and got == want
 
 
+def fell_back(name, p):
+    """On a device: record a case that ran a primitive on the CPU."""
+    if not ON_DEVICE:
+        return
+    for line in p.stderr.splitlines():
+        if line.startswith("vk_stats "):
+            if json.loads(line[len("vk_stats "):])["cpu_fallbacks"]:
+                device_fallbacks.append(name)
+            return
+    failures.append(f"{name}: no vk_stats line in gr_tool's output")
+
+
+# Cases run in parallel at the end (TEST_OPS_JOBS processes at a time, default the CPU
+# count): each is one gr_tool process, mostly start-up (lavapipe compiles every pipeline
+# it uses with LLVM in each process), so several at a time keep the cores busy.
+pending = []
+
+
+# TEST_OPS_ONLY=REGEX runs only the cases whose names match (inputs stay the same).
+ONLY = os.environ.get("TEST_OPS_ONLY")
+
+
 def check(name, src, args, want, rtol=None):
     global count
+    if ONLY and not __import__("re").search(ONLY, name):
+        return
     count += 1
-    p = run(src, args)
+    pending.append((lambda p: judge(name, src, p, want, rtol), src, args))
+
+
+def judge(name, src, p, want, rtol):
     if p.returncode != 0:
         failures.append(f"{name}: gr_tool failed: {p.stderr.strip()}\n  {src}")
         return
+    fell_back(name, p)
     got = dec(json.loads(p.stdout))
     if not same(got, want, rtol):
         failures.append(f"{name}: got {got!r} ({getattr(got, 'dtype', type(got))}), "
@@ -105,8 +166,13 @@ def check(name, src, args, want, rtol=None):
 
 def check_error(name, src, args, code, where=None):
     global count
+    if ONLY and not __import__("re").search(ONLY, name):
+        return
     count += 1
-    p = run(src, args)
+    pending.append((lambda p: judge_error(name, p, code, where), src, args))
+
+
+def judge_error(name, p, code, where):
     if p.returncode == 0 or code not in p.stderr or (where and where not in p.stderr):
         failures.append(f"{name}: expected error {code} {where or ''}, got rc={p.returncode} "
                         f"out={p.stdout.strip()} err={p.stderr.strip()}")
@@ -322,6 +388,20 @@ with np.errstate(all="ignore"):
         if not ok:
             failures.append(f"{op}: bad distribution or not deterministic")
 
+from concurrent.futures import ThreadPoolExecutor
+with ThreadPoolExecutor(int(os.environ.get("TEST_OPS_JOBS", os.cpu_count() or 2))) as pool:
+    results = list(pool.map(lambda job: run(job[1], job[2]), pending))
+for (judge_fn, _, _), p in zip(pending, results):
+    judge_fn(p)
+
+if ON_DEVICE:
+    import re
+    unexpected = [n for n in device_fallbacks
+                  if not any(re.search(pat, n) for pat, _ in HOST_ONLY)]
+    print(f"{len(device_fallbacks)} cases ran a primitive on the CPU "
+          f"(allowed by HOST_ONLY), {len(unexpected)} unexpected")
+    for n in unexpected:
+        failures.append(f"{n}: ran on the CPU, not on the device (not in HOST_ONLY)")
 print(f"{count - len(failures)}/{count} op conformance cases passed")
 for f in failures[:40]:
     print("FAIL", f)

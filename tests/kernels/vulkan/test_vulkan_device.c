@@ -39,8 +39,14 @@ static void enumerate_finds_lavapipe(void **state) {
   assert_true(strncmp(json.data, "{\"name\":\"vulkan:0\",\"description\":\"", 33) == 0);
   assert_non_null(strstr(json.data, "\"max_workgroup_invocations\":"));
   assert_int_equal(json.data[json.len - 1], '}');
-  if (strstr(devs[0].name, "llvmpipe"))
+  if (strstr(devs[0].name, "llvmpipe")) {
     assert_non_null(strstr(json.data, "\"type\":\"cpu\",\"vendor\":\"Mesa\""));
+    /* the kernel choices: lavapipe has subgroup arithmetic, no cooperative matrix */
+    assert_non_null(strstr(json.data, "\"cooperative_matrix\":false,\"cooperative_matrix_f32\":false"));
+    assert_non_null(strstr(json.data, "\"kernels\":{\"reduce\":\"reduce_subgroup\","
+                                      "\"softmax\":\"softmax_subgroup\",\"matmul\":\"matmul\","
+                                      "\"matmul_reason\":\"no cooperative matrix"));
+  }
   /* well-formed for Python's json module */
   char path[] = "/tmp/stagd-vk-json-XXXXXX";
   int fd = mkstemp(path);

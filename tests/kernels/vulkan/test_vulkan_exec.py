@@ -2,7 +2,9 @@
 """The graph executor on Vulkan (graph/exec_vulkan.c), driven through gr_tool:
 results equal the CPU backend, and the executor's counters (gr_vk_stats) show how a
 request ran: one command buffer per straight-line region, only outputs and
-control-flow predicates read back, buffers reused by liveness, CPU fallbacks counted.
+control-flow predicates read back, buffers reused by liveness, CPU fallbacks counted;
+graphs mixing comparisons, where, cast, argmax, log_softmax, layout ops, batched matmul
+and constructors stay in one region with nothing on the CPU.
 Usage: test_vulkan_exec.py PATH/TO/gr_tool [DEVICE]   (DEVICE defaults to vulkan:0)
 """
 import json
@@ -20,6 +22,8 @@ failures = []
 
 
 def enc(a):
+    if isinstance(a, int):
+        return a
     return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()}
 
 
@@ -103,9 +107,27 @@ case("mixed dtypes", "(def f (a b) (+ a b))", [f32(3), np.arange(3, dtype="int32
 case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
      "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [np.abs(f32(4))],
      {"submits": lambda v: v >= 2, "downloads": lambda v: v >= 2})
-# an op without a GPU kernel runs on the CPU between regions
-case("fallback", "(def f (x) (exp (sin (exp x))))", [f32(5)],
+# an op without a GPU kernel (float64 sin: GLSL has no double transcendentals) runs on
+# the CPU between regions
+case("fallback", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
+# comparisons, where, cast, argmax, log_softmax, slice, concat, gather, batched matmul
+# and the constructors have GPU kernels: one region, nothing on the CPU
+ONE_REGION = {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1}
+case("where, compare, cast, argmax, log_softmax",
+     "(def f (a) (where (> a 0.0) (cast (argmax a 0) float32) (log_softmax a 0)))", [f32(3, 4)],
+     ONE_REGION)
+case("slice, gather, concat",
+     "(def f (a i) (concat (slice a 2 0 -1) (gather a i 0) 0))",
+     [f32(3, 4), np.array([0, 2, -1], dtype="int64")], ONE_REGION)
+case("batched matmul, ones", "(def f (b) (matmul b (ones (tuple 3 4 2) float32)))", [f32(3, 2, 4)],
+     ONE_REGION)
+# constructors with constant arguments are folded at stage time: n is a parameter here
+case("arange, ones", "(def f (n a) (+ (arange n) (* a (ones (tuple n) int64))))", [4, 3],
+     {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1,
+      "dispatches": lambda v: v == 4})
+case("int reductions", "(def f (a) (- (sum a 1) (cast (max a 1) int64)))",
+     [np.arange(12, dtype="int32").reshape(3, 4)], ONE_REGION)
 
 print(f"{'FAIL' if failures else 'ok'}: Vulkan executor cases on {DEVICE}")
 for f in failures:

@@ -1,8 +1,10 @@
 /*
  * test_vulkan_kernels.c — every embedded kernel against a straightforward C reference
  * on random inputs: broadcasting binary ops (size-1 dims, scalars, empty tensors),
- * unary ops, reductions along each axis, softmax, matmul at odd sizes; several
- * dependent dispatches in one batch (barriers); deadlines.
+ * unary ops, reductions along each axis, softmax and log_softmax along each axis (with
+ * and without subgroup operations), matmul at odd sizes and batched with broadcasting,
+ * the matmul kernel selection policy; several dependent dispatches in one batch
+ * (barriers); deadlines.
  */
 #include "vk_test_util.h"
 
@@ -20,6 +22,16 @@ static float ref_binop(kn_vk_binop op, float x, float y) {
   case KN_VK_DIV: return x / y;
   case KN_VK_MAXIMUM: return x > y ? x : y;
   case KN_VK_MINIMUM: return x < y ? x : y;
+  case KN_VK_FLOORDIV: { /* Python's //, as NumPy computes it */
+    float m = fmodf(x, y), d = (x - m) / y;
+    if (m != 0 && (y < 0) != (m < 0)) d -= 1;
+    float f = floorf(d);
+    return d - f > 0.5f ? f + 1 : f;
+  }
+  case KN_VK_MOD: {
+    float m = fmodf(x, y);
+    return m != 0 && (y < 0) != (m < 0) ? m + y : m;
+  }
   default: return powf(x, y);
   }
 }
@@ -111,6 +123,8 @@ static float ref_unop(kn_vk_unop op, float x) {
   case KN_VK_ABS: return fabsf(x);
   case KN_VK_SIGMOID: return 1.0f / (1.0f + expf(-x));
   case KN_VK_SQUARE: return x * x;
+  case KN_VK_SIN: return sinf(x);
+  case KN_VK_COS: return cosf(x);
   default: return 1.0f / x;
   }
 }
@@ -122,7 +136,8 @@ static void unary_ops(void **state) {
     size_t n = sizes[s];
     for (int op = 0; op < KN_VK_NUNOPS; op++) {
       bool positive = op == KN_VK_LOG || op == KN_VK_SQRT || op == KN_VK_RECIPROCAL;
-      float *a = vt_random(n, positive ? 0.01f : -20.0f, positive ? 3.0f : 20.0f);
+      float lim = op == KN_VK_SIN || op == KN_VK_COS ? 6.0f : 20.0f; /* about one period */
+      float *a = vt_random(n, positive ? 0.01f : -lim, positive ? 3.0f : lim);
       float *want = malloc((n ? n : 1) * sizeof *want);
       for (size_t i = 0; i < n; i++)
         want[i] = ref_unop(op, a[i]);
@@ -253,7 +268,133 @@ static void softmax_rows(void **state) {
   }
 }
 
+/* softmax / log_softmax along the middle axis of [outer, len, inner] views */
+static void softmax_axes_on(kn_vk_context *ctx) {
+  int64_t cases[][3] = {{1, 5, 1}, {3, 4, 2}, {2, 300, 3}, {1, 7, 17}, {4, 1, 5}, {2, 0, 3}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (int lg = 0; lg < 2; lg++) {
+      int64_t outer = cases[c][0], len = cases[c][1], inner = cases[c][2];
+      int64_t n = outer * len * inner;
+      float *a = vt_random((size_t)n, -20.0f, 20.0f);
+      float *want = malloc((size_t)(n ? n : 1) * sizeof *want);
+      for (int64_t o = 0; o < outer; o++)
+        for (int64_t r = 0; r < inner; r++) {
+          double m = -INFINITY, s = 0;
+          int64_t base = o * len * inner + r;
+          for (int64_t k = 0; k < len; k++)
+            m = fmax(m, a[base + k * inner]);
+          for (int64_t k = 0; k < len; k++)
+            s += exp(a[base + k * inner] - m);
+          for (int64_t k = 0; k < len; k++) {
+            double x = a[base + k * inner] - m;
+            want[base + k * inner] = (float)(lg ? x - log(s) : exp(x) / s);
+          }
+        }
+      kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)n), *bo;
+      VT_OK(kn_vk_buffer_create(ctx, (uint64_t)n * sizeof(float), &bo, err));
+      kn_vk_batch *bt;
+      VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+      VT_OK(kn_vk_softmax_axis(bt, ba, outer, len, inner, lg, bo, err));
+      VT_OK(kn_vk_batch_submit(bt, 0, err));
+      float *got = vt_download(ctx, bo, (size_t)n);
+      char what[80];
+      snprintf(what, sizeof what, "%s [%lld,%lld,%lld]", lg ? "log_softmax" : "softmax",
+               (long long)outer, (long long)len, (long long)inner);
+      vt_expect_close(got, want, (size_t)n, 1e-4f, 1e-6f, what);
+      free(got);
+      free(want);
+      free(a);
+      kn_vk_buffer_destroy(ba);
+      kn_vk_buffer_destroy(bo);
+    }
+}
+
+/* With subgroupMax/subgroupAdd where offered (lavapipe does). */
+static void softmax_each_axis(void **state) { softmax_axes_on(*state); }
+
+/* The shared-memory tree used on devices without subgroup arithmetic. */
+static void softmax_shared_memory_fallback(void **state) {
+  (void)state;
+  kn_vk_options opts = {.pipeline_cache_dir = "", .no_subgroup_ops = true};
+  kn_vk_context *ctx;
+  VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
+  softmax_axes_on(ctx);
+  kn_vk_context_destroy(ctx);
+}
+
 /* ------------------------------------------------------------ matmul */
+
+/* A batch of 3 products where a is one matrix for every z (stride 0) and b is 3. */
+static void matmul_batched_broadcast(void **state) {
+  kn_vk_context *ctx = *state;
+  int64_t batch = 3, m = 5, n = 70, k = 33;
+  float *a = vt_random((size_t)(m * k), -1, 1), *b = vt_random((size_t)(batch * k * n), -1, 1);
+  float *want = calloc((size_t)(batch * m * n), sizeof *want);
+  for (int64_t z = 0; z < batch; z++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t p = 0; p < k; p++)
+          s += (double)a[i * k + p] * b[z * k * n + p * n + j];
+        want[z * m * n + i * n + j] = (float)s;
+      }
+  kn_vk_buffer *ba = vt_buffer_from(ctx, a, (size_t)(m * k));
+  kn_vk_buffer *bb = vt_buffer_from(ctx, b, (size_t)(batch * k * n)), *bc;
+  VT_OK(kn_vk_buffer_create(ctx, (uint64_t)(batch * m * n) * sizeof(float), &bc, err));
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_matmul_typed(bt, KN_VK_F32, ba, bb, bc, batch, m, n, k, 0, k * n, err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  float *got = vt_download(ctx, bc, (size_t)(batch * m * n));
+  vt_expect_close(got, want, (size_t)(batch * m * n), 1e-4f, 1e-4f, "batched matmul");
+  /* a buffer too small for the batch is refused before anything is recorded */
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_vk_matmul_typed(bt, KN_VK_F32, ba, bb, bc, batch, m, n, k, m * k, k * n, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "left operand"));
+  sg_error_clear(&e);
+  kn_vk_batch_discard(bt);
+  free(got);
+  free(want);
+  free(a);
+  free(b);
+  kn_vk_buffer_destroy(ba);
+  kn_vk_buffer_destroy(bb);
+  kn_vk_buffer_destroy(bc);
+}
+
+/* The selection policy on described devices (this machine has only lavapipe). */
+static void matmul_kernel_choice(void **state) {
+  (void)state;
+  kn_vk_device_info plain = {.subgroup_arithmetic = false};
+  kn_vk_matmul_plan p = kn_vk_matmul_choice(&plain, KN_VK_F32);
+  assert_string_equal(p.kernel, "matmul");
+  assert_non_null(strstr(p.reason, "no cooperative matrix"));
+  kn_vk_device_info f16_only = {.cooperative_matrix = true};
+  p = kn_vk_matmul_choice(&f16_only, KN_VK_F32);
+  assert_string_equal(p.kernel, "matmul");
+  assert_non_null(strstr(p.reason, "without a float32 shape"));
+  kn_vk_device_info f32 = {.cooperative_matrix = true, .cooperative_matrix_f32 = true};
+  p = kn_vk_matmul_choice(&f32, KN_VK_F32);
+  assert_string_equal(p.kernel, "matmul"); /* no cooperative-matrix kernel in this build */
+  assert_non_null(strstr(p.reason, "offers float32"));
+  p = kn_vk_matmul_choice(&f32, KN_VK_F64);
+  assert_string_equal(p.kernel, "matmul_f64");
+  p = kn_vk_matmul_choice(&f32, KN_VK_I64);
+  assert_string_equal(p.kernel, "matmul_i64");
+  p = kn_vk_matmul_choice(&f32, KN_VK_BOOL);
+  assert_null(p.kernel);
+  /* every kernel the policy can name is embedded */
+  const kn_vk_elem ets[] = {KN_VK_F32, KN_VK_F64, KN_VK_I32, KN_VK_I64};
+  for (int i = 0; i < 4; i++) {
+    const char *want = kn_vk_matmul_choice(&plain, ets[i]).kernel;
+    bool found = false;
+    for (const char *const *nm = kn_vk_kernel_names(); *nm; nm++)
+      found = found || !strcmp(*nm, want);
+    assert_true(found);
+  }
+}
 
 static void matmul_odd_sizes(void **state) {
   kn_vk_context *ctx = *state;
@@ -541,7 +682,11 @@ int main(void) {
       cmocka_unit_test(reductions_each_axis),
       cmocka_unit_test(reductions_shared_memory_fallback),
       cmocka_unit_test(softmax_rows),
+      cmocka_unit_test(softmax_each_axis),
+      cmocka_unit_test(softmax_shared_memory_fallback),
       cmocka_unit_test(matmul_odd_sizes),
+      cmocka_unit_test(matmul_batched_broadcast),
+      cmocka_unit_test(matmul_kernel_choice),
       cmocka_unit_test(dependent_dispatches_one_batch),
       cmocka_unit_test(barriers_only_between_dependent_dispatches),
       cmocka_unit_test(many_batches_reuse_frames),

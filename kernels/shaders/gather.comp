@@ -1,0 +1,24 @@
+// gather.comp — np.take(a, idx, axis) on an [outer, len, inner] view of a: out is
+// [outer, nidx, inner], out[o, j, r] = a[o, idx[j], r]. The indices arrive checked and
+// made non-negative by the launcher's caller (uint32). 4-byte elements by default,
+// 8-byte ones with -DKN_8BYTE, copied as bits.
+#version 450
+layout(local_size_x_id = 0) in;
+#ifdef KN_8BYTE
+#define E uvec2
+#else
+#define E uint
+#endif
+layout(std430, binding = 0) readonly buffer A { E a[]; };
+layout(std430, binding = 1) readonly buffer I { uint idx[]; };
+layout(std430, binding = 2) writeonly buffer C { E c[]; };
+layout(push_constant) uniform P { uint n, len, nidx, inner; } pc;
+
+void main() {
+  uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += step) {
+    uint r = i % pc.inner, q = i / pc.inner;
+    uint j = q % pc.nidx, o = q / pc.nidx;
+    c[i] = a[(o * pc.len + idx[j]) * pc.inner + r];
+  }
+}
