@@ -11,6 +11,7 @@
 #include "kn.h"
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse(); /* as the daemon does */
   bool blocked = false;
   printf("# blas %s\n", kn_blas_name());
   for (int i = 1; i < argc; i++) {

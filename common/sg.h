@@ -90,6 +90,12 @@ char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
 char *sg_xasprintf(const char *fmt, ...) SG_PRINTF(1, 2);
 
+/* Process-wide malloc settings for programs that execute graphs (the daemon, stagctl
+ * --local, tools, benchmarks): freed tensor buffers stay in the heap for reuse instead
+ * of going back to the kernel (glibc otherwise maps buffers of 128 KiB+ afresh and trims
+ * the heap, so every intermediate costs page faults and zeroing). Call once, first. */
+void sg_memory_tune_for_reuse(void);
+
 /* A bump allocator made of linked blocks. Allocation is O(1); everything is freed at
  * once by sg_arena_reset / sg_arena_free. Not thread-safe: one arena per request. */
 typedef struct sg_arena_block sg_arena_block;

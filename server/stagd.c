@@ -112,6 +112,7 @@ static void print_error(sg_error *err) {
 }
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse();
   signal(SIGPIPE, SIG_IGN); /* a vanished client is an error on its write, not a crash */
   stagd_daemon d = {0};
   sv_config_init(&d.cfg);

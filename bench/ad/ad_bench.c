@@ -111,6 +111,7 @@ static void bench(const char *name, const char *src, int n, int a, int b, int c,
 }
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse(); /* as the daemon does */
   int iters = argc > 1 ? atoi(argv[1]) : 50;
   if (iters < 1) iters = 1;
   bench("mlp", MLP, 256, 64, 64, 1, iters);  /* x 256x64, w1 64x64, w2 64x1, y 256x1 */

@@ -245,6 +245,7 @@ static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, i
 }
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse(); /* as the daemon does */
   bool quick = false;
   int naive_max = 1024, max_n = 2048;
   for (int i = 1; i < argc; i++) {

@@ -417,6 +417,7 @@ static void print_help(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse();
   ctx c;
   memset(&c, 0, sizeof c);
   sv_config_init(&c.rpc.cfg);

@@ -41,6 +41,7 @@ static int fail(sg_error *e) {
 }
 
 int main(int argc, char **argv) {
+  sg_memory_tune_for_reuse();
   if (argc < 3) {
     fprintf(stderr, "usage: gr_tool stage|run FILE [options]\n");
     return 2;
