@@ -44,6 +44,21 @@ uint32_t kn_vk_grid(int64_t items, uint32_t per_group) {
   return g > KN_VK_MAX_GROUPS ? KN_VK_MAX_GROUPS : (uint32_t)g;
 }
 
+sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
+                             int nbinds, const void *push, size_t push_bytes, int64_t items,
+                             sg_error *err) {
+  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
+  kn_vk_dispatch_desc d = {.kernel = kernel,
+                           .bindings = binds,
+                           .nbindings = nbinds,
+                           .push = push,
+                           .push_bytes = push_bytes,
+                           .spec = &wg,
+                           .nspec = 1,
+                           .groups = {kn_vk_grid(items, wg), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
+
 sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err) {
   if (s->ndim < 0 || s->ndim > KN_VK_MAX_DIMS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: %s has %d dimensions (max %d)", what,

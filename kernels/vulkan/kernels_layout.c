@@ -45,17 +45,10 @@ sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *
     pc.ostride[i] = (uint32_t)out_stride[i];
   }
   _Static_assert(sizeof pc <= KN_VK_PUSH_BYTES, "strided copy push constants too big");
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = elem_bytes == 8 ? "strided_copy8" : "strided_copy",
-                           .bindings = binds,
-                           .nbindings = 2,
-                           .push = &pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(n, wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  const char *kernel = elem_bytes == 8 ? "strided_copy8" : "strided_copy";
+  return kn_vk_dispatch_items(bt, kernel, binds, 2, &pc, sizeof pc,
+                              n, err);
 }
 
 sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len, int64_t inner,
@@ -73,17 +66,10 @@ sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t le
       (code = kn_vk_check_buffer_of(out, n, elem_bytes, "result", err)))
     return code;
   uint32_t pc[4] = {(uint32_t)n, (uint32_t)len, (uint32_t)(nidx ? nidx : 1), (uint32_t)inner};
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
   kn_vk_binding binds[3] = {{a, false}, {idx, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = elem_bytes == 8 ? "gather8" : "gather",
-                           .bindings = binds,
-                           .nbindings = 3,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(n, wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  const char *kernel = elem_bytes == 8 ? "gather8" : "gather";
+  return kn_vk_dispatch_items(bt, kernel, binds, 3, pc, sizeof pc,
+                              n, err);
 }
 
 sg_code kn_vk_one_hot(kn_vk_batch *bt, kn_vk_buffer *idx, int64_t n, int64_t depth,
@@ -95,17 +81,9 @@ sg_code kn_vk_one_hot(kn_vk_batch *bt, kn_vk_buffer *idx, int64_t n, int64_t dep
       (code = kn_vk_check_buffer_of(out, n * depth, 4, "result", err)))
     return code;
   uint32_t pc[2] = {(uint32_t)(n * depth), (uint32_t)depth};
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
   kn_vk_binding binds[2] = {{idx, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = "one_hot",
-                           .bindings = binds,
-                           .nbindings = 2,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(n * depth, wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  return kn_vk_dispatch_items(bt, "one_hot", binds, 2, pc, sizeof pc,
+                              n * depth, err);
 }
 
 sg_code kn_vk_fill(kn_vk_batch *bt, kn_vk_buffer *out, uint64_t nbytes, uint64_t pattern,
@@ -118,17 +96,9 @@ sg_code kn_vk_fill(kn_vk_batch *bt, kn_vk_buffer *out, uint64_t nbytes, uint64_t
     return code;
   uint32_t pc[4] = {(uint32_t)(nbytes / 4), pattern8 ? 2u : 1u, (uint32_t)pattern,
                     (uint32_t)(pattern >> 32)};
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
   kn_vk_binding binds[1] = {{out, true}};
-  kn_vk_dispatch_desc d = {.kernel = "fill",
-                           .bindings = binds,
-                           .nbindings = 1,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid((int64_t)(nbytes / 4), wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  return kn_vk_dispatch_items(bt, "fill", binds, 1, pc, sizeof pc,
+                              (int64_t)(nbytes / 4), err);
 }
 
 sg_code kn_vk_arange(kn_vk_batch *bt, kn_vk_elem et, uint64_t start_bits, uint64_t step_bits,
@@ -144,15 +114,8 @@ sg_code kn_vk_arange(kn_vk_batch *bt, kn_vk_elem et, uint64_t start_bits, uint64
     return code;
   uint32_t pc[6] = {(uint32_t)n, 0, (uint32_t)start_bits, (uint32_t)(start_bits >> 32),
                     (uint32_t)step_bits, (uint32_t)(step_bits >> 32)};
-  uint32_t wg = kn_vk_wg_size(ctx, 256);
   kn_vk_binding binds[1] = {{out, true}};
-  kn_vk_dispatch_desc d = {.kernel = et == KN_VK_F64 ? "arange_f64" : "arange_i64",
-                           .bindings = binds,
-                           .nbindings = 1,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(n, wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  const char *kernel = et == KN_VK_F64 ? "arange_f64" : "arange_i64";
+  return kn_vk_dispatch_items(bt, kernel, binds, 1, pc, sizeof pc,
+                              n, err);
 }

@@ -109,17 +109,10 @@ sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_
     pc.sa[i] = st[1][i];
     pc.sb[i] = st[2][i];
   }
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
   kn_vk_binding binds[4] = {{c, false}, {a, false}, {b, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = elem_bytes == 8 ? "where8" : "where",
-                           .bindings = binds,
-                           .nbindings = 4,
-                           .push = &pc,
-                           .push_bytes = sizeof pc,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(n, wg), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  const char *kernel = elem_bytes == 8 ? "where8" : "where";
+  return kn_vk_dispatch_items(bt, kernel, binds, 4, &pc, sizeof pc,
+                              n, err);
 }
 
 bool kn_vk_cast_supported(const kn_vk_context *ctx) { return ctx->float64_ops && ctx->int64_ops; }

@@ -139,6 +139,11 @@ sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const cha
 uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want);
 /* Workgroups for `items` items of per_group each, capped (the shaders grid-stride). */
 uint32_t kn_vk_grid(int64_t items, uint32_t per_group);
+/* Records `kernel` with one invocation per item (a 1-D grid of 256-wide workgroups, or
+ * the device's largest below; the size is specialization constant 0). */
+sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
+                             int nbinds, const void *push, size_t push_bytes, int64_t items,
+                             sg_error *err);
 sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err);
 sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
                               const char *what, sg_error *err);
