@@ -57,6 +57,20 @@ sg_code sg_error_set_at(sg_error *err, sg_code code, const char *file, int line,
   return code;
 }
 
+sg_code sg_error_prefix(sg_error *err, sg_code code, const char *fmt, ...) {
+  if (!err) return code;
+  sg_buf b = SG_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  sg_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  sg_buf_printf(&b, ": %s", err->message ? err->message : sg_code_name(err->code));
+  free(err->message);
+  err->message = sg_buf_detach(&b, NULL);
+  err->code = code;
+  return code;
+}
+
 void sg_error_move(sg_error *dst, sg_error *src) {
   if (dst == src) return;
   sg_error_clear(dst);

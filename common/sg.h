@@ -74,6 +74,8 @@ sg_code sg_error_set_at(sg_error *err, sg_code code, const char *file, int line,
                         const char *fmt, ...) SG_PRINTF(6, 7);
 void sg_error_clear(sg_error *err);
 /* Moves src into dst (dst's old contents are freed; src becomes empty). */
+/* Sets err's code and puts "PREFIX: " before its message (the location is kept). */
+sg_code sg_error_prefix(sg_error *err, sg_code code, const char *fmt, ...) SG_PRINTF(3, 4);
 void sg_error_move(sg_error *dst, sg_error *src);
 /* "FILE:LINE:COL: error: MESSAGE" (parts that are unknown are left out) into a
  * malloc'd string the caller frees. */

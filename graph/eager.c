@@ -159,12 +159,8 @@ sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *
   if (!rc) rc = ctx.vk ? gr_vk_prim(&ctx, op, av, n, &res, err) : op->cpu(&ctx, op, av, n, &res, err);
   if (!cpu) rc = gr_vk_exec_end(&ctx, &res, rc, err);
   if (rc) {
-    if (err && err->message && strncmp(err->message, name, strlen(name)) != 0) {
-      char *m = err->message;
-      err->message = NULL;
-      sg_error_set(err, rc, "op '%s': %s", name, m);
-      free(m);
-    }
+    if (err && err->message && strncmp(err->message, name, strlen(name)) != 0)
+      sg_error_prefix(err, rc, "op '%s'", name);
     return rc;
   }
   *out = box(res);

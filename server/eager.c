@@ -72,13 +72,7 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
   case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(v->tensor, path, out, err);
   case STAGD__V1__VALUE__KIND_HANDLE: {
     gr_value *r = sv_handles_get(h, v->handle->id, NULL, err);
-    if (!r) {
-      char *m = err->message;
-      err->message = NULL;
-      sg_error_set(err, SG_NOT_FOUND, "%s: %s", path, m);
-      free(m);
-      return SG_NOT_FOUND;
-    }
+    if (!r) return sg_error_prefix(err, SG_NOT_FOUND, "%s", path);
     *out = r;
     return SG_OK;
   }

@@ -42,6 +42,18 @@ static void move_transfers_ownership(void **state) {
   assert_int_equal(sg_error_set(NULL, SG_ABORTED, "ignored"), SG_ABORTED);
 }
 
+static void prefix_keeps_message_and_location(void **state) {
+  (void)state;
+  sg_error err = SG_ERROR_INIT;
+  sg_error_set_at(&err, SG_INVALID_ARGUMENT, "f.sexp", 3, 7, "bad shape");
+  assert_int_equal(sg_error_prefix(&err, SG_NOT_FOUND, "op '%s'", "add"), SG_NOT_FOUND);
+  assert_int_equal(err.code, SG_NOT_FOUND);
+  assert_string_equal(err.message, "op 'add': bad shape");
+  assert_string_equal(err.file, "f.sexp");
+  assert_int_equal(err.line, 3);
+  sg_error_clear(&err);
+}
+
 static void code_names_match_grpc(void **state) {
   assert_string_equal(sg_code_name(SG_OK), "OK");
   assert_string_equal(sg_code_name(SG_UNIMPLEMENTED), "UNIMPLEMENTED");
@@ -66,6 +78,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(format_with_and_without_location),
       cmocka_unit_test(move_transfers_ownership),
+      cmocka_unit_test(prefix_keeps_message_and_location),
       cmocka_unit_test(code_names_match_grpc),
       cmocka_unit_test(log_levels_parse),
   };
