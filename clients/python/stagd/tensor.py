@@ -232,10 +232,30 @@ def convert_to_tensor(value, dtype=None):
 
 # ----------------------------------------------------------------- Tensor
 
-class Tensor:
+class _Handle:
+    """What Tensor and Variable share: a daemon handle (id, dtype, shape, device) and
+    the client that made it; the handle is released when the object dies."""
+
+    __slots__ = ("_id", "dtype", "shape", "device", "_c", "__weakref__")
+
+    def _bind(self, h, client):
+        self._c = client
+        self._id = h.id
+        self.dtype = _DTYPE_NAMES.get(h.dtype, "?")
+        self.shape = tuple(h.shape)
+        self.device = h.device
+
+    def __del__(self):
+        try:
+            _release(self._c, self._id)
+        except Exception:
+            pass
+
+
+class Tensor(_Handle):
     """A tensor on a device in the daemon; this object holds its handle."""
 
-    __slots__ = ("_id", "dtype", "shape", "device", "_np", "_c", "__weakref__")
+    __slots__ = ("_np",)
     __array_priority__ = 100  # ndarray op Tensor → Tensor's reflected operator
 
     def __init__(self, *a, **k):
@@ -246,19 +266,9 @@ class Tensor:
         if h.variable:
             return Variable._from_handle(h, client)
         t = object.__new__(cls)
-        t._c = client
-        t._id = h.id
-        t.dtype = _DTYPE_NAMES.get(h.dtype, "?")
-        t.shape = tuple(h.shape)
-        t.device = h.device
+        t._bind(h, client)
         t._np = None
         return t
-
-    def __del__(self):
-        try:
-            _release(self._c, self._id)
-        except Exception:
-            pass
 
     # -- data
     def numpy(self):
@@ -373,12 +383,12 @@ class Tensor:
 
 # ---------------------------------------------------------------- Variable
 
-class Variable:
+class Variable(_Handle):
     """Mutable state held in the daemon (a `variable` cell). Reading it inside a
     GradientTape watches it; staged functions capture it by reference, so graphs may
     assign to it."""
 
-    __slots__ = ("_id", "dtype", "shape", "device", "name", "trainable", "_c", "__weakref__")
+    __slots__ = ("name", "trainable")
 
     def __init__(self, initial_value, dtype=None, name=None, trainable=True):
         from .function import init_scope
@@ -401,20 +411,10 @@ class Variable:
     @classmethod
     def _from_handle(cls, h, client):
         v = object.__new__(cls)
-        v._c = client
-        v._id = h.id
-        v.dtype = _DTYPE_NAMES.get(h.dtype, "?")
-        v.shape = tuple(h.shape)
-        v.device = h.device
+        v._bind(h, client)
         v.name = None
         v.trainable = True
         return v
-
-    def __del__(self):
-        try:
-            _release(self._c, self._id)
-        except Exception:
-            pass
 
     def _stagd_literal(self):
         from .function import capture
