@@ -87,7 +87,7 @@ bool gr_value_scalar(const gr_value *v, bool *b, int64_t *i, double *f) {
 }
 
 gr_value *gr_value_variable_get(const gr_value *v) {
-  return v->v.tag == GV_VAR ? box(gv_retain(v->v.u.o->items[0])) : NULL;
+  return v->v.tag == GV_VAR ? box(gv_var_get(v->v.u.o)) : NULL;
 }
 
 int gr_value_tuple_len(const gr_value *v) { return v->v.tag == GV_TUPLE ? v->v.u.o->n : -1; }
@@ -101,10 +101,15 @@ static uint64_t val_bytes(const gr_val *v, int depth) {
   if (depth > GR_MAX_VALUE_DEPTH) return 0;
   switch (v->tag) {
   case GV_TENSOR: return (uint64_t)v->u.t->size * kn_dtype_size(v->u.t->dtype);
-  case GV_TUPLE:
-  case GV_VAR: {
+  case GV_TUPLE: {
     uint64_t s = 0;
     for (int i = 0; i < v->u.o->n; i++) s += val_bytes(&v->u.o->items[i], depth + 1);
+    return s;
+  }
+  case GV_VAR: {
+    gr_val cur = gv_var_get(v->u.o);
+    uint64_t s = val_bytes(&cur, depth + 1);
+    gv_release(cur);
     return s;
   }
   default: return 0;

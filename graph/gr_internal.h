@@ -121,6 +121,11 @@ static inline gr_val gv_retain(gr_val v) {
   return v;
 }
 gr_obj *gv_obj_new(int n);
+/* A variable cell's value, retained, read under the cell's lock (value.c); hold the
+ * lock with gv_var_lock/unlock across a read-modify-write of items[0]. */
+gr_val gv_var_get(gr_obj *cell);
+void gv_var_lock(gr_obj *cell);
+void gv_var_unlock(gr_obj *cell);
 gr_val gv_tuple_new(int n); /* items set to none; fill them (ownership moves in) */
 bool gv_truthy(const gr_val *v, bool *out);
 /* Structural equality (CSE of constants, tests). */

@@ -383,11 +383,14 @@ void gr_value_to_json(sg_buf *b, const gr_val *v) {
     }
     sg_buf_puts(b, "}}");
     break;
-  case GV_VAR:
+  case GV_VAR: {
+    gr_val cur = gv_var_get(v->u.o);
     sg_buf_puts(b, "{\"variable\":");
-    gr_value_to_json(b, &v->u.o->items[0]);
+    gr_value_to_json(b, &cur);
     sg_buf_putc(b, '}');
+    gv_release(cur);
     break;
+  }
   case GV_GRAPH:
   case GV_CLOSURE: {
     gr_graph *g = v->tag == GV_GRAPH ? v->u.g : v->u.o->graph;

@@ -486,19 +486,25 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   if (args[0].tag != GV_VAR) return bad(err, op, "expected a variable, got a %s", gv_type_name(&args[0]));
   gr_obj *cell = args[0].u.o;
   if (op->code == 1) {
-    *out = gv_retain(cell->items[0]);
+    *out = gv_var_get(cell);
     return SG_OK;
   }
   gr_val nv;
+  gv_var_lock(cell); /* assign_add: read, add and store as one step */
   if (op->code == 3) {
     gr_val pair[2] = {cell->items[0], args[1]};
-    if (gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err)) return err->code;
+    if (gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err)) {
+      gv_var_unlock(cell);
+      return err->code;
+    }
   } else {
     nv = gv_retain(args[1]);
   }
-  gv_release(cell->items[0]);
+  gr_val old = cell->items[0];
   cell->items[0] = nv;
   *out = gv_retain(nv);
+  gv_var_unlock(cell);
+  gv_release(old);
   return SG_OK;
 }
 

@@ -5,6 +5,8 @@
  * semantics; tensors follow NumPy.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,32 @@ gr_obj *gv_obj_new(int n) {
   atomic_init(&o->rc, 1);
   o->n = n;
   return o;
+}
+
+/* Variable cells are read and assigned by concurrent requests (the daemon's worker
+ * threads): a small table of mutexes, picked by the cell's address, makes each read a
+ * consistent snapshot and each assign/assign_add one atomic read-modify-write. */
+enum { VAR_LOCKS = 64 };
+static pthread_mutex_t var_locks[VAR_LOCKS];
+static pthread_once_t var_locks_once = PTHREAD_ONCE_INIT;
+
+static void var_locks_init(void) {
+  for (int i = 0; i < VAR_LOCKS; i++) pthread_mutex_init(&var_locks[i], NULL);
+}
+
+static pthread_mutex_t *var_lock_of(const gr_obj *cell) {
+  pthread_once(&var_locks_once, var_locks_init);
+  return &var_locks[((uintptr_t)cell / sizeof(gr_obj)) % VAR_LOCKS];
+}
+
+void gv_var_lock(gr_obj *cell) { pthread_mutex_lock(var_lock_of(cell)); }
+void gv_var_unlock(gr_obj *cell) { pthread_mutex_unlock(var_lock_of(cell)); }
+
+gr_val gv_var_get(gr_obj *cell) {
+  gv_var_lock(cell);
+  gr_val v = gv_retain(cell->items[0]);
+  gv_var_unlock(cell);
+  return v;
 }
 
 gr_val gv_tuple_new(int n) {

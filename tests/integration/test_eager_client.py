@@ -135,6 +135,87 @@ def test_grad_function_eager_and_inside_a_staged_function():
     assert float(newton_step(stagd.constant(4.0))) == 2.0
 
 
+# GradientTape inside stagd.function: the tape slices the trace into a def and stages
+# its gradient as a call node (docs/client.md "Gradients inside staged functions")
+
+def tape_nested_in_function(x):
+    with stagd.GradientTape() as t1:
+        t1.watch(x)
+        with stagd.GradientTape() as t2:
+            t2.watch(x)
+            y = x * x
+        dy = t2.gradient(y, x)
+    return dy, t1.gradient(dy, x)
+
+
+def tape_sources_in_function(a, b, c):
+    with stagd.GradientTape(persistent=True) as t:
+        t.watch([a, b])
+        h = a * 2.0
+        z = stagd.reduce_sum(h * b + stagd.exp(a)) + stagd.reduce_sum(c)
+    ga, gb = t.gradient(z, [a, b])
+    gc = t.gradient(z, c)  # never watched
+    return ga, gb, gc is None
+
+
+def test_gradient_tape_inside_a_staged_function():
+    f = stagd.function(tape_nested_in_function)
+    for x in (3.0, -1.5):
+        dy, d2y = f(stagd.constant(x))
+        assert float(dy) == 2 * x and float(d2y) == 2.0
+    assert f.trace_count == 1  # the gradient is part of the cached graph
+    prog = f.sexpr(stagd.constant(3.0))
+    inner, outer = dict.fromkeys(re.findall(r"\(\(grad (tapeg\S+) 0\)", prog))
+    assert re.search(r"^\(def " + re.escape(inner) + r" \(x\) \(let \S+ \(\* x x\)", prog, re.M)
+    # the outer tape's def differentiates the inner gradient call
+    assert re.search(r"^\(def " + re.escape(outer) + r" \(x\) .*\(\(grad " + re.escape(inner),
+                     prog, re.M)
+
+    g = stagd.function(tape_sources_in_function)
+    a = stagd.constant(np.array([1.0, 2.0], np.float32))
+    b = stagd.constant(np.array([3.0, 5.0], np.float32))
+    ga, gb, unwatched = g(a, b, stagd.constant(np.array([1.0, 1.0], np.float32)))
+    np.testing.assert_allclose(ga.numpy(), [6.0 + np.e, 10.0 + np.e ** 2], rtol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), [2.0, 4.0], rtol=1e-6)
+    assert unwatched  # the Python value `gc is None`, decided while tracing
+
+
+w_staged = None
+
+
+def test_gradient_tape_inside_a_staged_function_watches_variables():
+    global w_staged
+    w_staged = stagd.Variable(np.array([1.0, -2.0], np.float32))
+
+    @stagd.function
+    def loss_grad(x):
+        with stagd.GradientTape() as t:
+            loss = stagd.reduce_sum(w_staged * x) + stagd.reduce_sum(w_staged * w_staged)
+        return t.gradient(loss, w_staged)  # two reads: their gradients add up
+
+    @stagd.function
+    def sgd_step(x):
+        with stagd.GradientTape() as t:
+            loss = stagd.reduce_sum(w_staged * x)
+        w_staged.assign_sub(t.gradient(loss, w_staged) * 0.5)
+        return loss
+
+    x = stagd.constant(np.array([3.0, 4.0], np.float32))
+    np.testing.assert_allclose(loss_grad(x).numpy(), [3.0 + 2.0, 4.0 - 4.0])
+    sgd_step(x)
+    sgd_step(x)
+    np.testing.assert_allclose(w_staged.numpy(), [1.0 - 3.0, -2.0 - 4.0])
+    assert sgd_step.trace_count == 1
+
+    @stagd.function
+    def not_a_staged_target(x):
+        with stagd.GradientTape() as t:
+            t.watch(x)
+        return t.gradient(stagd.constant(1.0), x)
+
+    assert not_a_staged_target(x) is None  # a constant made eagerly does not depend on x
+
+
 @stagd.function
 def cube(x):
     return x * x * x
@@ -170,6 +251,37 @@ def test_variable_mutated_by_a_staged_function():
     assert float(v.read_value()) == 3.0
     assert mutate.trace_count == 1
     assert "(assign_add cap$" in mutate.sexpr()
+
+
+def test_concurrent_assign_add_on_one_variable_loses_no_update():
+    """assign_add is one read-modify-write in the daemon, whichever worker threads run
+    the requests: eager ops and staged functions from several client threads."""
+    import threading
+    counter = stagd.Variable(np.zeros((64,), np.float32))
+
+    @stagd.function
+    def bump():
+        counter.assign_add(np.ones((64,), np.float32))
+
+    bump()  # trace and stage before the threads start
+    counter.assign(np.zeros((64,), np.float32))
+    errors = []
+
+    def worker(staged):
+        try:
+            for _ in range(200):
+                bump() if staged else counter.assign_add(1.0)
+                counter.read_value()
+        except Exception as e:  # noqa: BLE001 — reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k % 2 == 1,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert counter.numpy().tolist() == [800.0] * 64
 
 
 def test_variable_assign_read_numpy():

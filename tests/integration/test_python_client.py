@@ -63,6 +63,31 @@ def test_errors_carry_status(client):
     assert client.health() == "SERVING"
 
 
+def test_import_does_not_load_grpc_or_protobuf():
+    """`import stagd` (e.g. the converter runtime an editor's staging process loads) does
+    not import gRPC or protobuf; the first call does, and error codes still resolve."""
+    code = textwrap.dedent("""
+        import sys
+        import stagd, stagd.runtime.lsp_stage
+        assert stagd.NotFound("x").code.name == "NOT_FOUND"  # resolves a code: imports grpc
+        print(sorted(m for m in ("grpc", "google.protobuf", "numpy") if m in sys.modules))
+    """)
+    env = harness.base_env(PYTHONPATH=str(harness.REPO / "clients" / "python"))
+    before = textwrap.dedent("""
+        import sys
+        import stagd, stagd.runtime.lsp_stage
+        print(sorted(m for m in ("grpc", "google.protobuf", "numpy") if m in sys.modules))
+    """)
+    r = subprocess.run([sys.executable, "-c", before], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['grpc']"
+
+
 def test_connect_unreachable_non_default_is_clear_error(monkeypatch):
     addr = f"127.0.0.1:{harness.free_port()}"
     assert addr != stagd.DEFAULT_ADDR

@@ -8,15 +8,13 @@ Lookup order:
      on <repo>/proto/*.proto. Nothing is ever written into the source tree.
 
 The modules are flat (`import stagd_pb2`), as `protoc --python_out` makes them; the
-chosen directory is put on sys.path so every importer shares one copy.
+chosen directory is put on sys.path so every importer shares one copy. hashlib,
+subprocess and friends are imported only when the cache must be consulted, so that
+`import stagd` stays cheap.
 """
-import hashlib
 import importlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -32,6 +30,7 @@ def _complete(directory):
 
 
 def _protoc():
+    import shutil
     if os.access("/usr/bin/protoc", os.X_OK):
         return "/usr/bin/protoc"
     found = shutil.which("protoc")
@@ -43,6 +42,7 @@ def _protoc():
 
 def proto_hash():
     """A short hash of the .proto files' names and contents (the cache key)."""
+    import hashlib
     h = hashlib.sha256()
     for name in PROTO_FILES:
         h.update(name.encode() + b"\0")
@@ -56,6 +56,9 @@ def generate(cache_root=None):
     if cache_root is None:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         cache_root = Path(base) / "stagd"
+    import shutil
+    import subprocess
+    import tempfile
     cache_root = Path(cache_root)
     target = cache_root / f"proto-{proto_hash()}"
     if _complete(target):

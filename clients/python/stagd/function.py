@@ -70,8 +70,9 @@ class _Trace:
     """The state of one trace: the captured objects and the defs of staged functions
     it calls."""
 
-    def __init__(self, builder=None):
+    def __init__(self, builder=None, params=()):
         self.builder = builder  # the trace's top-level builder (py_func cuts there)
+        self.params = list(params)  # the def's parameter symbols (captures come later)
         self.cuts = []  # segments.Cut per py_func on staged values
         self.captures = []  # objects, in parameter order
         self.capture_syms = {}  # id(obj) → symbol
@@ -283,7 +284,7 @@ class Function:
             else:
                 call_args.append(v)
         b = _sx.push()
-        tr = _Trace(b)
+        tr = _Trace(b, params)
         _traces.append(tr)
         try:
             result = conv(*call_args)

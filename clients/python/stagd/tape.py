@@ -51,6 +51,8 @@ class GradientTape:
         self._count = 0
         self._used = False
         self._recording = False
+        self._staged_sources = set()  # symbols watched inside a trace (tape_staged.py)
+        self._staged_vars = {}  # id(variable) → symbols of its reads inside a trace
 
     # -- context
     def __enter__(self):
@@ -70,16 +72,21 @@ class GradientTape:
     def watch(self, x):
         """Watches a Tensor or Variable (or a list/tuple of them)."""
         from .tensor import Tensor, Variable
+        from .runtime.staged import Staged
         if isinstance(x, (list, tuple)):
             for v in x:
                 self.watch(v)
+            return
+        if isinstance(x, Staged):  # inside stagd.function (tape_staged.py)
+            self._staged_sources.add(x.sexpr)
             return
         if isinstance(x, Variable):
             self._var_syms.setdefault(id(x), None)
             self._vars.append(x)
             return
         if not isinstance(x, Tensor):
-            raise TypeError(f"GradientTape.watch: expected a stagd.Tensor or Variable, got "
+            raise TypeError(f"GradientTape.watch: expected a stagd.Tensor, Variable or staged "
+                            f"value, got "
                             f"{type(x).__name__}")
         if id(x) in self._syms:
             self._sources.add(self._syms[id(x)])
@@ -172,6 +179,12 @@ class GradientTape:
                                "non-persistent tape (use GradientTape(persistent=True))")
         self._used = True
         single = not isinstance(sources, (list, tuple))
+        from .runtime.staged import Staged
+        from . import tape_staged
+        listed = [sources] if single else list(sources)
+        if tape_staged.tracing() and (isinstance(target, (Staged, Variable)) or
+                                      any(isinstance(x, Staged) for x in listed)):
+            return tape_staged.gradient(self, target, sources, single)
         srcs = [sources] if single else list(sources)
         if isinstance(target, Variable):
             target = target.read_value()

@@ -182,7 +182,7 @@ def eager(op, *args):
     """Runs op-table primitive `op` on args in the daemon (or stages it when an
     argument is Staged); records it on the active gradient tapes."""
     if any(isinstance(a, Staged) for a in args) or (_sx._stack and _trace_active()):
-        return _sx.apply(op, *[_sx.apply("read", a) if isinstance(a, Variable) else a
+        return _sx.apply(op, *[a.read_value() if isinstance(a, Variable) else a
                                for a in args])
     if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
@@ -420,11 +420,20 @@ class Variable(_Handle):
         from .function import capture
         return capture(self)
 
+    def _stagd_operand(self):
+        """As an operand of a staged operator: the staged value read now."""
+        return self.read_value()
+
     def read_value(self):
         """The current value (a Tensor; staged: a `read` of the captured variable)."""
         from .function import _traces
         if _traces and _sx._stack:
-            return _sx.apply("read", self)
+            out = _sx.apply("read", self)
+            from . import tape
+            if tape._active:
+                from . import tape_staged
+                tape_staged.variable_read(self, out)
+            return out
         client = self._c
         reply = client.call("EagerOp", client.pb2.EagerOpRequest(
             op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],

@@ -4,6 +4,17 @@
 from . import sexpr as _sx
 
 
+def _operand(v):
+    """An operand of an operator: a stagd.Variable is read first (its `_stagd_operand`
+    hook stages a `read`), as eager operators on Variables do."""
+    hook = getattr(type(v), "_stagd_operand", None)
+    return hook(v) if hook is not None else v
+
+
+def _op(op, *args):
+    return _sx.apply(op, *[_operand(a) for a in args])
+
+
 class Staged:
     """A value known only when the staged graph runs (see docs/runtime.md)."""
 
@@ -20,32 +31,32 @@ class Staged:
     def __iter__(self):
         raise TypeError(f"stagd: cannot iterate staged {self.sexpr} in plain Python")
 
-    def __add__(self, o): return _sx.apply("+", self, o)
-    def __radd__(self, o): return _sx.apply("+", o, self)
-    def __sub__(self, o): return _sx.apply("-", self, o)
-    def __rsub__(self, o): return _sx.apply("-", o, self)
-    def __mul__(self, o): return _sx.apply("*", self, o)
-    def __rmul__(self, o): return _sx.apply("*", o, self)
-    def __truediv__(self, o): return _sx.apply("/", self, o)
-    def __rtruediv__(self, o): return _sx.apply("/", o, self)
-    def __floordiv__(self, o): return _sx.apply("//", self, o)
-    def __rfloordiv__(self, o): return _sx.apply("//", o, self)
-    def __mod__(self, o): return _sx.apply("%", self, o)
-    def __rmod__(self, o): return _sx.apply("%", o, self)
-    def __pow__(self, o): return _sx.apply("**", self, o)
-    def __rpow__(self, o): return _sx.apply("**", o, self)
-    def __matmul__(self, o): return _sx.apply("matmul", self, o)
-    def __rmatmul__(self, o): return _sx.apply("matmul", o, self)
-    def __neg__(self): return _sx.apply("neg", self)
+    def __add__(self, o): return _op("+", self, o)
+    def __radd__(self, o): return _op("+", o, self)
+    def __sub__(self, o): return _op("-", self, o)
+    def __rsub__(self, o): return _op("-", o, self)
+    def __mul__(self, o): return _op("*", self, o)
+    def __rmul__(self, o): return _op("*", o, self)
+    def __truediv__(self, o): return _op("/", self, o)
+    def __rtruediv__(self, o): return _op("/", o, self)
+    def __floordiv__(self, o): return _op("//", self, o)
+    def __rfloordiv__(self, o): return _op("//", o, self)
+    def __mod__(self, o): return _op("%", self, o)
+    def __rmod__(self, o): return _op("%", o, self)
+    def __pow__(self, o): return _op("**", self, o)
+    def __rpow__(self, o): return _op("**", o, self)
+    def __matmul__(self, o): return _op("matmul", self, o)
+    def __rmatmul__(self, o): return _op("matmul", o, self)
+    def __neg__(self): return _op("neg", self)
     def __pos__(self): return self
-    def __abs__(self): return _sx.apply("abs", self)
-    def __eq__(self, o): return _sx.apply("==", self, o)
-    def __ne__(self, o): return _sx.apply("!=", self, o)
-    def __lt__(self, o): return _sx.apply("<", self, o)
-    def __le__(self, o): return _sx.apply("<=", self, o)
-    def __gt__(self, o): return _sx.apply(">", self, o)
-    def __ge__(self, o): return _sx.apply(">=", self, o)
-    def __getitem__(self, i): return _sx.apply("getitem", self, i)
+    def __abs__(self): return _op("abs", self)
+    def __eq__(self, o): return _op("==", self, o)
+    def __ne__(self, o): return _op("!=", self, o)
+    def __lt__(self, o): return _op("<", self, o)
+    def __le__(self, o): return _op("<=", self, o)
+    def __gt__(self, o): return _op(">", self, o)
+    def __ge__(self, o): return _op(">=", self, o)
+    def __getitem__(self, i): return _op("getitem", self, i)
     __hash__ = object.__hash__
 
 
