@@ -59,6 +59,9 @@ static const opt options[] = {
      "tensor bytes the eager clients' handles may hold, per device (default 4294967296)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
      "live tensor handles per device (default 1000000)"},
+    {"handle-lease-ms", "STAGD_HANDLE_LEASE_MS", OPT_UINT, OFF(handle_lease_ms), "N",
+     "a client session's handles are released after N ms without a call from it (its "
+     "process died); 0 = never (default 300000)"},
 };
 #undef OFF
 enum { N_OPTIONS = sizeof options / sizeof options[0] };
@@ -87,6 +90,7 @@ void sv_config_init(sv_config *c) {
   c->max_ping_delay_ms = 10000;
   c->max_handle_bytes = 4ULL << 30;
   c->max_handles = 1000000;
+  c->handle_lease_ms = 300000;
 }
 
 void sv_config_free(sv_config *c) {

@@ -161,7 +161,7 @@ static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const 
     if (t) fill_meta(call, t, &hd->dtype, &hd->n_shape, &hd->shape);
     gr_value_release(cur);
     char id[64];
-    sg_code rc = sv_handles_put(h, device, gr_value_retain((gr_value *)v), id, sizeof id, err);
+    sg_code rc = sv_handles_put(h, device, call->session, gr_value_retain((gr_value *)v), id, sizeof id, err);
     if (rc) return rc;
     hd->id = sg_arena_strdup(call->arena, id);
     hd->device = sg_arena_strdup(call->arena, device);
@@ -281,5 +281,24 @@ sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req_
   sv_handles *h = sv_service_handles(sv);
   for (size_t i = 0; i < q->n_ids; i++) r->released += sv_handles_release(h, q->ids[i]);
   sv_handles_stats(h, &r->live_handles, &r->live_bytes);
+  return SG_OK;
+}
+
+sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                     sg_error *err) {
+  const Stagd__V1__SessionRequest *q = (const void *)req_;
+  Stagd__V1__SessionReply *r = (void *)reply_;
+  if (!call->session)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "Session: the call carries no stagd-session metadata (a session is named by the "
+                        "client that opens it, on every call)");
+  sv_handles *h = sv_service_handles(sv);
+  r->lease_ms = sv_service_config(sv)->handle_lease_ms;
+  if (q->end) {
+    r->released = sv_handles_end_session(h, call->session);
+    SG_DEBUG(call->id, "session %s ended: %llu handles released", call->session, (unsigned long long)r->released);
+  } else {
+    r->handles = sv_handles_session_count(h, call->session, NULL, NULL);
+  }
   return SG_OK;
 }

@@ -29,6 +29,8 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, P
                    sg_error *err);
 sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                      sg_error *err);
+sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                     sg_error *err);
 
 /* The service's handle store (service.c). */
 sv_handles *sv_service_handles(sv_service *sv);

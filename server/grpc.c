@@ -157,12 +157,24 @@ static void add_location(gcall *gc, const sg_error *err) {
   }
 }
 
+/* The value of the request's metadata `key`, copied into the arena; NULL when absent. */
+static const char *metadata_value(const gcall *gc, const char *key, sg_arena *arena) {
+  size_t klen = strlen(key);
+  for (size_t i = 0; i < gc->md.count; i++) {
+    const grpc_slice *k = &gc->md.metadata[i].key, *v = &gc->md.metadata[i].value;
+    if (GRPC_SLICE_LENGTH(*k) == klen && !memcmp(GRPC_SLICE_START_PTR(*k), key, klen))
+      return sg_arena_strndup(arena, (const char *)GRPC_SLICE_START_PTR(*v), GRPC_SLICE_LENGTH(*v));
+  }
+  return NULL;
+}
+
 /* Runs on a worker: decode, invoke, start the batch that sends the reply. */
 static void run_call(void *arg) {
   gcall *gc = arg;
   sv_grpc *g = gc->g;
   sg_arena_init(&gc->arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(g->sv), &gc->arena, deadline_of(&gc->details.deadline), &gc->cancelled};
+  sv_call call = {sv_service_next_id(g->sv), &gc->arena, deadline_of(&gc->details.deadline), &gc->cancelled, NULL};
+  call.session = metadata_value(gc, "stagd-session", &gc->arena);
   sg_error err = SG_ERROR_INIT;
   sg_buf out = SG_BUF_INIT;
   const char *path = (const char *)GRPC_SLICE_START_PTR(gc->details.method);

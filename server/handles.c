@@ -9,6 +9,12 @@
  *
  * One mutex guards the map; lookups retain the value, so a handle released while a
  * request uses it stays valid until that request ends.
+ *
+ * Sessions: a client that sends the `stagd-session` metadata owns the handles it makes.
+ * Each of its calls renews the session; sv_handles_end_session releases them at once
+ * (the client's exit), and sv_handles_expire releases the handles of every session not
+ * renewed within the lease (a killed notebook kernel), so they do not stay until the
+ * daemon stops. Handles made without a session never expire.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +34,15 @@ typedef struct entry {
   gr_value *v;
   uint64_t bytes;
   int dev;
+  int session; /* index in sessions, -1: none */
+  uint64_t n;  /* the N of its id (the map key) */
 } entry;
+
+typedef struct sv_session {
+  char name[SV_SESSION_MAX + 1]; /* "" when the slot is free */
+  uint64_t last_ns;              /* last renewal, sg_now_ns() */
+  uint64_t handles;
+} sv_session;
 
 struct sv_handles {
   pthread_mutex_t lock;
@@ -37,6 +51,9 @@ struct sv_handles {
   uint64_t max_bytes, max_count;
   dev_usage devs[MAX_DEVICES];
   int ndevs;
+  sv_session *sessions;
+  int nsessions;
+  uint64_t expired; /* handles released by expired leases, since start */
 };
 
 sv_handles *sv_handles_new(uint64_t max_bytes, uint64_t max_count) {
@@ -58,6 +75,7 @@ void sv_handles_free(sv_handles *h) {
     free(e);
   }
   sg_map_free(&h->map);
+  free(h->sessions);
   pthread_mutex_destroy(&h->lock);
   free(h);
 }
@@ -70,8 +88,50 @@ static int device_slot(sv_handles *h, const char *device) {
   return h->ndevs++;
 }
 
-sg_code sv_handles_put(sv_handles *h, const char *device, gr_value *v, char *id_out, size_t cap,
-                       sg_error *err) {
+/* The slot of session `name`, renewed at `now`; created when absent if `create`;
+ * -1 for none. */
+static int session_slot(sv_handles *h, const char *name, uint64_t now, bool create) {
+  if (!name || !*name) return -1;
+  int free_slot = -1;
+  for (int i = 0; i < h->nsessions; i++) {
+    if (!strcmp(h->sessions[i].name, name)) {
+      h->sessions[i].last_ns = now;
+      return i;
+    }
+    if (!h->sessions[i].name[0] && free_slot < 0) free_slot = i;
+  }
+  if (!create) return -1;
+  if (free_slot < 0) {
+    h->sessions = sg_xrealloc(h->sessions, (size_t)(h->nsessions + 1) * sizeof *h->sessions);
+    free_slot = h->nsessions++;
+  }
+  sv_session *se = &h->sessions[free_slot];
+  snprintf(se->name, sizeof se->name, "%s", name);
+  se->last_ns = now;
+  se->handles = 0;
+  return free_slot;
+}
+
+bool sv_session_name_ok(const char *name, sg_error *err) {
+  size_t n = strlen(name);
+  bool ok = n >= 1 && n <= SV_SESSION_MAX;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+         (name[i] >= '0' && name[i] <= '9') || name[i] == '-' || name[i] == '_';
+  if (!ok)
+    sg_error_set(err, SG_INVALID_ARGUMENT,
+                 "the stagd-session metadata must be 1 to %d letters, digits, '-' or '_'", SV_SESSION_MAX);
+  return ok;
+}
+
+void sv_handles_touch(sv_handles *h, const char *session, uint64_t now) {
+  pthread_mutex_lock(&h->lock);
+  session_slot(h, session, now, false); /* a session exists once it holds a handle */
+  pthread_mutex_unlock(&h->lock);
+}
+
+sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
+                       size_t cap, sg_error *err) {
   uint64_t bytes = gr_value_bytes(v);
   pthread_mutex_lock(&h->lock);
   int d = device_slot(h, device);
@@ -99,7 +159,10 @@ sg_code sv_handles_put(sv_handles *h, const char *device, gr_value *v, char *id_
   e->v = v;
   e->bytes = bytes;
   e->dev = d;
+  e->session = session_slot(h, session, sg_now_ns(), true);
+  if (e->session >= 0) h->sessions[e->session].handles++;
   uint64_t n = h->next++;
+  e->n = n;
   sg_map_put(&h->map, n, e);
   h->devs[d].count++;
   h->devs[d].bytes += bytes;
@@ -137,16 +200,21 @@ gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_
   return r;
 }
 
+/* Takes a removed entry off the per-device and per-session counts (lock held). */
+static void forget(sv_handles *h, entry *e) {
+  h->devs[e->dev].count--;
+  h->devs[e->dev].bytes -= e->bytes;
+  if (e->session >= 0) h->sessions[e->session].handles--;
+}
+
 bool sv_handles_release(sv_handles *h, const char *id) {
   uint64_t n = id_number(id);
   void *v = NULL;
   pthread_mutex_lock(&h->lock);
   bool found = n && sg_map_get(&h->map, n, &v);
   if (found) {
-    entry *e = v;
     sg_map_remove(&h->map, n);
-    h->devs[e->dev].count--;
-    h->devs[e->dev].bytes -= e->bytes;
+    forget(h, v);
   }
   pthread_mutex_unlock(&h->lock);
   if (found) {
@@ -155,6 +223,78 @@ bool sv_handles_release(sv_handles *h, const char *id) {
     free(e);
   }
   return found;
+}
+
+/* Releases every handle of the sessions marked in `drop` and frees their slots; the
+ * number of handles released. Called with the lock held, returns with it dropped
+ * (values are released outside it); frees `drop`. */
+static uint64_t release_sessions(sv_handles *h, bool *drop) {
+  entry **gone = NULL;
+  size_t n = 0, cap = 0;
+  uint64_t k;
+  void *v;
+  for (size_t it = 0; sg_map_next(&h->map, &it, &k, &v);) {
+    entry *e = v;
+    if (e->session < 0 || !drop[e->session]) continue;
+    if (n == cap) gone = sg_xrealloc(gone, (cap = cap ? 2 * cap : 16) * sizeof *gone);
+    gone[n++] = e;
+  }
+  for (size_t i = 0; i < n; i++) {
+    sg_map_remove(&h->map, gone[i]->n);
+    forget(h, gone[i]);
+  }
+  for (int i = 0; i < h->nsessions; i++)
+    if (drop[i]) h->sessions[i].name[0] = '\0';
+  pthread_mutex_unlock(&h->lock);
+  for (size_t i = 0; i < n; i++) {
+    gr_value_release(gone[i]->v);
+    free(gone[i]);
+  }
+  free(gone);
+  free(drop);
+  return n;
+}
+
+uint64_t sv_handles_end_session(sv_handles *h, const char *name) {
+  pthread_mutex_lock(&h->lock);
+  bool *drop = sg_xcalloc((size_t)h->nsessions + 1, sizeof *drop);
+  for (int i = 0; i < h->nsessions; i++) drop[i] = h->sessions[i].name[0] && !strcmp(h->sessions[i].name, name);
+  return release_sessions(h, drop);
+}
+
+uint64_t sv_handles_expire(sv_handles *h, uint64_t now, uint64_t lease_ns, int *sessions_out) {
+  pthread_mutex_lock(&h->lock);
+  bool *drop = sg_xcalloc((size_t)h->nsessions + 1, sizeof *drop);
+  int nd = 0;
+  for (int i = 0; i < h->nsessions; i++)
+    if (h->sessions[i].name[0] && now > h->sessions[i].last_ns && now - h->sessions[i].last_ns > lease_ns)
+      drop[i] = true, nd++;
+  if (sessions_out) *sessions_out = nd;
+  if (!nd) {
+    pthread_mutex_unlock(&h->lock);
+    free(drop);
+    return 0;
+  }
+  uint64_t n = release_sessions(h, drop);
+  pthread_mutex_lock(&h->lock);
+  h->expired += n;
+  pthread_mutex_unlock(&h->lock);
+  return n;
+}
+
+uint64_t sv_handles_session_count(sv_handles *h, const char *name, int *live_sessions, uint64_t *expired) {
+  pthread_mutex_lock(&h->lock);
+  uint64_t n = 0;
+  int live = 0;
+  for (int i = 0; i < h->nsessions; i++) {
+    if (!h->sessions[i].name[0]) continue;
+    live++;
+    if (name && !strcmp(h->sessions[i].name, name)) n = h->sessions[i].handles;
+  }
+  if (live_sessions) *live_sessions = live;
+  if (expired) *expired = h->expired;
+  pthread_mutex_unlock(&h->lock);
+  return n;
 }
 
 void sv_handles_stats(sv_handles *h, uint64_t *count, uint64_t *bytes) {

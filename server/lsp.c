@@ -315,7 +315,7 @@ static void run_job(void *arg) {
   sv_lsp *l = j->c->l;
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled};
+  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL};
   sg_error err = SG_ERROR_INIT;
   /* decode first so a params error is told apart from a handler error */
   ProtobufCMessage *req;

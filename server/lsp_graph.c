@@ -189,7 +189,7 @@ static cJSON *stage(sv_lsp_request *rq, const char *sexpr, const char *qual, con
   const sv_method *m = sv_method_by_name("Stage");
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled};
+  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "sexpr", sexpr);
   sg_buf fn = SG_BUF_INIT;

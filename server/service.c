@@ -181,6 +181,11 @@ static sg_code h_stats(sv_service *sv, sv_call *call, const ProtobufCMessage *re
   r->requests_total = atomic_load(&sv->requests_total);
   r->requests_in_flight = atomic_load(&sv->in_flight);
   r->errors_total = atomic_load(&sv->errors_total);
+  int live_sessions = 0;
+  sv_handles_session_count(sv->handles, NULL, &live_sessions, &r->handles_expired);
+  r->live_sessions = (uint64_t)live_sessions;
+  uint64_t bytes;
+  sv_handles_stats(sv->handles, &r->live_handles, &bytes);
   size_t n = sv_method_count();
   r->methods = arena_array(call, n, sizeof *r->methods);
   for (size_t i = 0; i < n; i++) {
@@ -514,6 +519,7 @@ static const sv_method methods[] = {
     STAGD_METHOD(EagerOp, "eagerOp", eager_op, sv_h_eager_op),
     STAGD_METHOD(Fetch, "fetch", fetch, sv_h_fetch),
     STAGD_METHOD(Release, "release", release, sv_h_release),
+    STAGD_METHOD(Session, "session", session, sv_h_session),
     {"Health.Check", "/grpc.health.v1.Health/Check", "stagd/health",
      &grpc__health__v1__health_check_request__descriptor,
      &grpc__health__v1__health_check_response__descriptor, h_health},
@@ -580,6 +586,16 @@ void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true)
 
 /* --------------------------------------------------------------- invoking */
 
+void sv_service_expire_sessions(sv_service *sv) {
+  uint64_t lease = sv->cfg->handle_lease_ms;
+  if (!lease) return;
+  int sessions = 0;
+  uint64_t n = sv_handles_expire(sv->handles, sg_now_ns(), lease * 1000000ULL, &sessions);
+  if (sessions)
+    SG_INFO(0, "%d client session(s) not renewed for %llu ms (client gone): %llu handles released", sessions,
+            (unsigned long long)lease, (unsigned long long)n);
+}
+
 sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
                           const ProtobufCMessage *req, ProtobufCMessage **reply, sg_error *err) {
   uint64_t t0 = sg_now_ns();
@@ -593,11 +609,14 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
   atomic_fetch_add(&sv->in_flight, 1);
   atomic_fetch_add(&sv->requests_total, 1);
   sg_code rc;
-  if (call->deadline_ns && t0 >= call->deadline_ns) {
+  if (call->session && !sv_session_name_ok(call->session, err)) {
+    rc = err->code;
+  } else if (call->deadline_ns && t0 >= call->deadline_ns) {
     rc = sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded before %s started", m->name);
   } else if (call->cancelled && atomic_load(call->cancelled)) {
     rc = sg_error_set(err, SG_CANCELLED, "%s cancelled by the client before it started", m->name);
   } else {
+    if (call->session) sv_handles_touch(sv->handles, call->session, t0);
     rc = m->handler(sv, call, req, r, err);
     if (rc != SG_OK && (!err || !err->message)) sg_error_set(err, rc, "%s failed", m->name);
   }

@@ -28,6 +28,7 @@ typedef struct stagd_daemon {
   sv_lsp *lsp;
   uv_signal_t sigint, sigterm;
   uv_timer_t shutdown_timer;
+  uv_timer_t lease_timer; /* releases the handles of client sessions gone silent */
   uv_async_t grpc_stopped;
   bool grpc_done, lsp_done, stopping, handles_closed;
   int exit_code;
@@ -39,6 +40,7 @@ static void close_loop_handles(stagd_daemon *d) {
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
   uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
+  uv_close((uv_handle_t *)&d->lease_timer, NULL);
   uv_close((uv_handle_t *)&d->grpc_stopped, NULL);
   sv_lsp_close_handles(d->lsp);
 }
@@ -68,6 +70,11 @@ static void on_lsp_drained(void *ud) {
 static void cancel_in_flight(stagd_daemon *d) {
   if (d->grpc) sv_grpc_cancel_all(d->grpc);
   sv_lsp_cancel_all(d->lsp);
+}
+
+static void on_lease_tick(uv_timer_t *t) {
+  stagd_daemon *d = t->data;
+  sv_service_expire_sessions(d->sv);
 }
 
 static void on_shutdown_timeout(uv_timer_t *t) {
@@ -144,6 +151,13 @@ int main(int argc, char **argv) {
   d.grpc_stopped.data = &d;
   uv_timer_init(d.loop, &d.shutdown_timer);
   d.shutdown_timer.data = &d;
+  uv_timer_init(d.loop, &d.lease_timer);
+  d.lease_timer.data = &d;
+  if (d.cfg.handle_lease_ms) { /* a session is released within 1.25 leases of its last call */
+    uint64_t tick = d.cfg.handle_lease_ms / 4;
+    tick = tick < 20 ? 20 : tick > 10000 ? 10000 : tick;
+    uv_timer_start(&d.lease_timer, on_lease_tick, tick, tick);
+  }
   uv_signal_init(d.loop, &d.sigint);
   uv_signal_init(d.loop, &d.sigterm);
   d.sigint.data = d.sigterm.data = &d;

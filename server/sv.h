@@ -47,6 +47,7 @@ typedef struct sv_config {
   uint64_t max_ping_delay_ms;   /* upper bound of Ping.delay_ms */
   uint64_t max_handle_bytes;    /* tensor bytes held by handles, per device */
   uint64_t max_handles;         /* live handles per device */
+  uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
   bool listen_explicit;         /* some source named --listen */
 } sv_config;
 
@@ -72,6 +73,7 @@ typedef struct sv_call {
   sg_arena *arena;           /* reply and temporaries; freed by the transport */
   uint64_t deadline_ns;      /* sg_now_ns() clock; 0 = none */
   atomic_bool *cancelled;    /* set by the transport when the client gives up; may be NULL */
+  const char *session;       /* the client's `stagd-session` metadata, or NULL (in arena) */
 } sv_call;
 
 typedef sg_code (*sv_handler)(sv_service *sv, sv_call *call, const ProtobufCMessage *req,
@@ -90,6 +92,8 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err);
 void sv_service_destroy(sv_service *sv);
 const sv_config *sv_service_config(const sv_service *sv);
 uint64_t sv_service_next_id(sv_service *sv);
+/* Releases the handles of sessions whose lease ran out (the daemon's timer calls it). */
+void sv_service_expire_sessions(sv_service *sv);
 /* Health answers NOT_SERVING from now on (shutdown has begun). */
 void sv_service_set_draining(sv_service *sv);
 

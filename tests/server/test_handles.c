@@ -25,8 +25,8 @@ static void put_get_release(void **state) {
   sv_handles *h = sv_handles_new(1 << 20, 100);
   sg_error err = SG_ERROR_INIT;
   char a[64], b[64];
-  assert_int_equal(sv_handles_put(h, "cpu", vec(4, 1.0f), a, sizeof a, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "vulkan:0", vec(2, 2.0f), b, sizeof b, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(4, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "vulkan:0", NULL, vec(2, 2.0f), b, sizeof b, &err), SG_OK);
   assert_true(strncmp(a, "cpu#", 4) == 0 && strncmp(b, "vulkan:0#", 9) == 0);
   assert_string_not_equal(a + 4, b + 9); /* ids are never reused, across devices too */
   const char *dev = NULL;
@@ -60,15 +60,72 @@ static void limits(void **state) {
   sv_handles *h = sv_handles_new(64, 3);
   sg_error err = SG_ERROR_INIT;
   char id[64];
-  assert_int_equal(sv_handles_put(h, "cpu", vec(10, 0), id, sizeof id, &err), SG_OK); /* 40 B */
-  assert_int_equal(sv_handles_put(h, "cpu", vec(10, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(10, 0), id, sizeof id, &err), SG_OK); /* 40 B */
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(10, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
   assert_non_null(strstr(err.message, "--max-handle-bytes"));
   /* per device: another device has its own budget */
-  assert_int_equal(sv_handles_put(h, "vulkan:0", vec(10, 0), id, sizeof id, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "cpu", vec(1, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
+  assert_int_equal(sv_handles_put(h, "vulkan:0", NULL, vec(10, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 0), id, sizeof id, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
   assert_non_null(strstr(err.message, "--max-handles"));
+  sg_error_clear(&err);
+  sv_handles_free(h);
+}
+
+/* Sessions: handles made under a session go when it ends or its lease runs out; a
+ * renewal keeps them; handles without a session never expire. */
+static void sessions(void **state) {
+  (void)state;
+  sv_handles *h = sv_handles_new(1 << 20, 100);
+  sg_error err = SG_ERROR_INIT;
+  char a[64], b[64], c[64], d[64];
+  const uint64_t ms = 1000000;
+  uint64_t t0 = sg_now_ns();
+  assert_int_equal(sv_handles_put(h, "cpu", "alice", vec(4, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "vulkan:0", "alice", vec(2, 1.0f), b, sizeof b, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", "bob", vec(1, 1.0f), c, sizeof c, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 1.0f), d, sizeof d, &err), SG_OK);
+  int live = 0;
+  uint64_t expired = 7;
+  assert_int_equal(sv_handles_session_count(h, "alice", &live, &expired), 2);
+  assert_int_equal(live, 2);
+  assert_int_equal(expired, 0);
+  /* within the lease nothing goes; bob renews, alice does not */
+  int ended = -1;
+  assert_int_equal(sv_handles_expire(h, t0 + 500 * ms, 1000 * ms, &ended), 0);
+  assert_int_equal(ended, 0);
+  sv_handles_touch(h, "bob", t0 + 900 * ms);
+  uint64_t now = sg_now_ns() + 1500 * ms;
+  assert_int_equal(sv_handles_expire(h, now, 1000 * ms, &ended), 2);
+  assert_int_equal(ended, 1);
+  gr_value *v = sv_handles_get(h, a, NULL, &err);
+  assert_null(v);
+  assert_int_equal(err.code, SG_NOT_FOUND);
+  sg_error_clear(&err);
+  uint64_t count, bytes;
+  sv_handles_stats(h, &count, &bytes);
+  assert_int_equal(count, 2); /* bob's and the session-less one */
+  assert_int_equal(bytes, 8);
+  assert_int_equal(sv_handles_session_count(h, "alice", &live, &expired), 0);
+  assert_int_equal(live, 1);
+  assert_int_equal(expired, 2);
+  /* ending a session releases at once; the session-less handle stays for ever */
+  assert_int_equal(sv_handles_end_session(h, "bob"), 1);
+  assert_int_equal(sv_handles_end_session(h, "nobody"), 0);
+  assert_int_equal(sv_handles_expire(h, now + 100000 * ms, 1000 * ms, &ended), 0);
+  v = sv_handles_get(h, d, NULL, &err);
+  assert_non_null(v);
+  gr_value_release(v);
+  /* a freed slot is reused by the next session */
+  assert_int_equal(sv_handles_put(h, "cpu", "carol", vec(1, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_session_count(h, "carol", &live, NULL), 1);
+  assert_int_equal(live, 1);
+  /* names: letters, digits, - and _ */
+  assert_true(sv_session_name_ok("a-B_9", &err));
+  assert_false(sv_session_name_ok("", &err));
+  assert_false(sv_session_name_ok("with space", &err));
+  assert_non_null(strstr(err.message, "stagd-session"));
   sg_error_clear(&err);
   sv_handles_free(h);
 }
@@ -117,6 +174,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(put_get_release),
       cmocka_unit_test(limits),
+      cmocka_unit_test(sessions),
       cmocka_unit_test(eager_ops_and_variables),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,9 @@ carry the status code and the daemon's message.
 grpc is imported on first use (a connection or a status code), so importing stagd —
 e.g. the converter runtime in an editor's staging process — does not pay ~0.9 s for it.
 """
+import atexit
+import os
+import threading
 import weakref
 
 from . import _proto
@@ -117,12 +120,33 @@ def _methods(pb2):
     return out
 
 
-class Client:
-    """A connection to one daemon. `addr` is `host:port` or `unix:PATH`."""
+_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute"))
+_ending = [False]  # the atexit hook that ends sessions is registered
 
-    def __init__(self, addr=DEFAULT_ADDR, timeout=None):
+
+def _end_all_sessions():
+    for c in list(_live):
+        c.end_session()
+
+
+class Client:
+    """A connection to one daemon. `addr` is `host:port` or `unix:PATH`.
+
+    Session: every call carries the `stagd-session` metadata (a random id per Client),
+    so the handles it makes belong to it. Once it holds handles, a background thread
+    renews the session (the `Session` RPC) three times per lease; `close()` and the
+    interpreter's exit end it (its handles are released at once), and a killed process
+    stops renewing, so the daemon releases its handles after the lease
+    (docs/client.md "Sessions"). session=False sends no metadata: handles live until
+    released, as stagctl's do."""
+
+    def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True):
         self.addr = addr
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
+        self.session = os.urandom(12).hex() if session else None
+        self._metadata = (("stagd-session", self.session),) if session else None
+        self._keeper = None  # the renewing thread, started with the first handle
+        self._closed = threading.Event()
         self.pb2, self.health_pb2 = _proto.load()
         self._methods = _methods(self.pb2)
         self._methods["Health.Check"] = (HEALTH_CHECK, self.health_pb2.HealthCheckRequest,
@@ -156,9 +180,47 @@ class Client:
             self._stubs[path] = stub
         import grpc
         try:
-            return stub(request, timeout=timeout if timeout is not None else self.timeout)
+            reply = stub(request, timeout=timeout if timeout is not None else self.timeout,
+                         metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
+        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
+            self._start_keeper()
+        return reply
+
+    # -- session --------------------------------------------------------------------
+    def _start_keeper(self):
+        self._keeper = threading.Thread(target=self._keep_session, daemon=True,
+                                        name=f"stagd-session-{self.session[:6]}")
+        if not _ending[0]:  # registered now, after a private daemon's own hook: runs first
+            _ending[0] = True
+            atexit.register(_end_all_sessions)
+        self._keeper.start()
+
+    def _keep_session(self):
+        wait = 0.0
+        while not self._closed.wait(wait):
+            try:
+                lease_ms = self.call("Session", None, timeout=10).lease_ms
+            except StagdError:
+                lease_ms = 3000  # the daemon is busy or gone: try again soon
+            if lease_ms == 0:
+                return  # this daemon never expires handles
+            wait = lease_ms / 3000.0
+
+    def end_session(self):
+        """Releases every handle this client made (its tensors become invalid) and stops
+        renewing; a later handle opens the session again."""
+        keeper, self._keeper = self._keeper, None
+        if keeper is None:
+            return 0
+        self._closed.set()
+        try:
+            return self.call("Session", {"end": True}, timeout=2).released
+        except StagdError:
+            return 0  # the daemon is gone: nothing left to release
+        finally:
+            self._closed = threading.Event()
 
     # -- admin --------------------------------------------------------------------
     def health(self, service="", timeout=None):
@@ -191,6 +253,7 @@ class Client:
 
     # -- lifetime -----------------------------------------------------------------
     def close(self):
+        self.end_session()
         self._channel.close()
 
     def __enter__(self):

@@ -115,8 +115,10 @@ def py_func(fn, *args):
     if any(isinstance(a, Staged) for a in args):
         tr = _traces[-1] if _traces else None
         if tr is None or not _sx._stack or _sx._stack[-1] is not tr.builder:
+            loc = _sx._user_location()
+            where = f"{loc[0]}:{loc[1]}: " if loc else ""
             raise NotImplementedError(
-                "stagd.py_func: a py_func on staged values inside staged control flow "
+                f"{where}stagd.py_func: a py_func on staged values inside staged control flow "
                 "(if/while/for on a staged condition) is not supported; the daemon does "
                 "not run Python, so move the call out of the staged branch or loop")
         from .segments import Cut
