@@ -161,7 +161,7 @@ sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *
   sg_code rc = SG_OK;
   bool cpu = !device || !*device || !strcmp(device, "cpu");
   if (!cpu) rc = gr_vk_exec_begin(&ctx, device, err);
-  if (!rc) rc = ctx.vk ? gr_vk_prim(&ctx, op, av, n, &res, err) : op->cpu(&ctx, op, av, n, &res, err);
+  if (!rc) rc = gr_prim(&ctx, op, av, n, &res, err);
   if (!cpu) rc = gr_vk_exec_end(&ctx, &res, rc, err);
   if (rc) {
     if (err && err->message && strncmp(err->message, name, strlen(name)) != 0)

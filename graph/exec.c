@@ -81,8 +81,7 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
     gr_val *dst = &slots[in->dst];
     switch (in->kind) {
     case GI_PRIM:
-      rc = ctx->vk ? gr_vk_prim(ctx, in->op, av, in->nargs, dst, err)
-                   : in->op->cpu(ctx, in->op, av, in->nargs, dst, err);
+      rc = gr_prim(ctx, in->op, av, in->nargs, dst, err);
       break;
     case GI_CALL: {
       gr_val fn = *resolve(c, slots, env, in->fn);
@@ -141,4 +140,8 @@ sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
     return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
                         op->name, n);
   return op->cpu(ctx, op, args, n, out, err);
+}
+
+sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  return ctx->vk ? gr_vk_prim(ctx, op, args, n, out, err) : op->cpu(ctx, op, args, n, out, err);
 }

@@ -337,8 +337,13 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
 }
 
 /* ------------------------------------------------------------ fallback log */
-/* Ops that are host plumbing by design (no kernel, nothing to log). */
-static bool host_op(const gr_op *op) {
+/* Ops that are host plumbing by design (no kernel, nothing to log): the rows below,
+ * and any op without a tensor argument (loop counters, Python-number arithmetic: there
+ * is no device data to keep on the device). */
+static bool host_op(const gr_op *op, const gr_val *args, int n) {
+  bool tensor = false;
+  for (int i = 0; i < n && !tensor; i++) tensor = args[i].tag == GV_TENSOR || args[i].tag == GV_DEVICE;
+  if (!tensor) return true;
   static const char *const names[] = {"tuple", "getitem", "record", "getattr", "seq", "shape",
                                       "len", "size", "print", "assert", "variable", "read",
                                       "assign", "assign_add", "if", "while", "grad", NULL};
@@ -353,7 +358,7 @@ static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *ar
   int nops;
   const gr_op *table = gr_op_table(&nops);
   int oi = (int)(op - table);
-  if (oi < 0 || oi >= nops || oi >= 256 || host_op(op)) return;
+  if (oi < 0 || oi >= nops || oi >= 256 || host_op(op, args, n)) return;
   int dt = KN_NDTYPES; /* "no tensor argument" */
   for (int i = 0; i < n; i++) {
     if (args[i].tag == GV_TENSOR) { dt = args[i].u.t->dtype; break; }
@@ -377,7 +382,7 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
     if (rc || done) return rc;
   }
   log_fallback(ctx->vk, op, args, n);
-  if (!host_op(op)) ctx->vk->st.cpu_fallbacks++;
+  if (!host_op(op, args, n)) ctx->vk->st.cpu_fallbacks++;
   sg_code rc = gr_vk_to_host(ctx, args, n, err);
   if (rc) return rc;
   return op->cpu(ctx, op, args, n, out, err);
@@ -681,11 +686,14 @@ cpu:
   return SG_OK;
 }
 
-/* softmax / log_softmax (row code 1) along any axis, float32 (GLSL has no double exp) */
+/* softmax / log_softmax (row code 1) along any axis, float32 or float64 */
 static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                            bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
-  if (!gr_vkx_is_f32(&args[0])) return SG_OK;
+  kn_dtype dt;
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || (dt != KN_FLOAT32 && dt != KN_FLOAT64)) return SG_OK;
+  kn_vk_elem el = dt == KN_FLOAT64 ? KN_VK_F64 : KN_VK_F32;
+  if (!kn_vk_elem_supported(x->vk, el)) return SG_OK;
   const gr_val *a = &args[0];
   int nd = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   if (nd == 0) return SG_OK;
@@ -703,9 +711,9 @@ static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   for (int i = 0; i < axis; i++) outer *= da->shape[i];
   for (int i = (int)axis + 1; i < nd; i++) inner *= da->shape[i];
   kn_vk_batch *bt;
-  if (!(rc = gr_vkx_new_output(x, KN_FLOAT32, da->ndim, da->shape, &r, err))) {
+  if (!(rc = gr_vkx_new_output(x, dt, da->ndim, da->shape, &r, err))) {
     if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
-      rc = kn_vk_softmax_axis(bt, da->db->buf, outer, len, inner, op->code != 0, r->db->buf, err);
+      rc = kn_vk_softmax_typed(bt, el, da->db->buf, outer, len, inner, op->code != 0, r->db->buf, err);
     rc = gr_vkx_finish(r, rc, out, done);
   }
   if (ta) gr_vkx_dt_release(da);

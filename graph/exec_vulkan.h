@@ -24,7 +24,7 @@ typedef struct gr_vk_op {
 
 extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr_vk_matmul,
     gr_vk_reshape, gr_vk_transpose, gr_vk_where, gr_vk_cast, gr_vk_join, gr_vk_slice,
-    gr_vk_gather, gr_vk_one_hot, gr_vk_fill, gr_vk_arange;
+    gr_vk_gather, gr_vk_one_hot, gr_vk_fill, gr_vk_arange, gr_vk_random, gr_vk_adjoint, gr_vk_optim;
 
 /* The vulkan column of an op-table row, keyed by the row's CPU kernel (ops.c's ROW
  * macro pastes the name). NULL: the op runs on the host (documented in vulkan.md). */
@@ -44,7 +44,7 @@ extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr
 #define GR_VK_SLOT_gr_cpu_one_hot (&gr_vk_one_hot)
 #define GR_VK_SLOT_gr_cpu_fill (&gr_vk_fill)
 #define GR_VK_SLOT_gr_cpu_arange (&gr_vk_arange)
-#define GR_VK_SLOT_gr_cpu_random NULL /* the CPU generator defines the stream */
+#define GR_VK_SLOT_gr_cpu_random (&gr_vk_random) /* the CPU generator's stream */
 #define GR_VK_SLOT_gr_cpu_shape NULL
 #define GR_VK_SLOT_gr_cpu_tuple NULL
 #define GR_VK_SLOT_gr_cpu_getitem NULL
@@ -57,8 +57,8 @@ extern const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr
 #define GR_VK_SLOT_gr_cpu_if NULL
 #define GR_VK_SLOT_gr_cpu_while NULL
 #define GR_VK_SLOT_gr_cpu_grad NULL
-#define GR_VK_SLOT_gr_cpu_adjoint NULL
-#define GR_VK_SLOT_gr_cpu_optim NULL
+#define GR_VK_SLOT_gr_cpu_adjoint (&gr_vk_adjoint)
+#define GR_VK_SLOT_gr_cpu_optim (&gr_vk_optim)
 
 /* Opens the backend for one request: device NULL/"cpu" → ctx->vk stays NULL; "auto"
  * → the `--device auto` policy (decided once per process); "vulkan[:N]" → that

@@ -274,6 +274,10 @@ struct gr_op {
 };
 
 const gr_op *gr_op_lookup(const char *name);
+/* Runs primitive op on the request's backend: the Vulkan executor when ctx->vk (a GPU
+ * kernel, else the CPU kernel on downloaded inputs), else the CPU kernel (exec.c).
+ * Composite kernels (optimizer steps, AD helpers) chain their steps through it. */
+sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
 const gr_op *gr_op_table(int *n);
 extern const gr_op *const gr_op_if, *const gr_op_seq, *const gr_op_while, *const gr_op_add,
     *const gr_op_sub, *const gr_op_mul, *const gr_op_div;

@@ -14,10 +14,11 @@
 
 #include "ops_cpu.h"
 
-/* One elementwise step r = OP(a, b) through the binary kernels (owned result). */
+/* One elementwise step r = OP(a, b) (owned result) on the request's backend: the chain
+ * below serves the CPU and, through gr_prim, the Vulkan executor (exec_vulkan_adjoint.c). */
 static sg_code bin(gr_ctx *ctx, const char *name, gr_val a, gr_val b, gr_val *out, sg_error *err) {
   gr_val args[2] = {a, b};
-  return gr_cpu_binary(ctx, gr_op_lookup(name), args, 2, out, err);
+  return gr_prim(ctx, gr_op_lookup(name), args, 2, out, err);
 }
 
 static sg_code scalar_arg(const gr_op *op, const gr_val *v, double *out, sg_error *err) {
@@ -74,7 +75,7 @@ static sg_code adam(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
   STEP(tmp[4], "*", args[2], gv_float(b2));
   STEP(v2, "+", tmp[4], tmp[3]);
   STEP(tmp[5], "/", v2, gv_float(1 - pow(b2, t)));
-  if ((rc = gr_cpu_unary(ctx, gr_op_lookup("sqrt"), &tmp[5], 1, &tmp[6], err))) goto out;
+  if ((rc = gr_prim(ctx, gr_op_lookup("sqrt"), &tmp[5], 1, &tmp[6], err))) goto out;
   STEP(tmp[7], "+", tmp[6], gv_float(eps));
   STEP(tmp[8], "*", m2, gv_float(lr / (1 - pow(b1, t))));
   STEP(tmp[9], "/", tmp[8], tmp[7]);

@@ -3,9 +3,8 @@
 // Each operand has a stride per output dimension (0 where it is broadcast). The op and
 // the fast-path flags (operand contiguous with the output, or a scalar) are
 // specialization constants, so each pipeline is straight-line code: CPU drivers such
-// as lavapipe run every branch of a non-constant switch under a mask. Ops a type lacks
-// (pow on float64: GLSL has no double pow) are refused by the launcher
-// (kn_vk_binary_typed). Floor division and modulo follow Python/NumPy: the result
+// as lavapipe run every branch of a non-constant switch under a mask. pow on float64
+// is f64_pow (f64_math.glsl: GLSL has no double pow). Floor division and modulo follow Python/NumPy: the result
 // rounds toward -inf and the remainder takes the divisor's sign; integer division by
 // zero gives 0.
 #version 450
@@ -16,6 +15,8 @@
 #define T int
 #elif defined(KN_F64)
 #define T double
+#extension GL_GOOGLE_include_directive : require
+#include "f64_math.glsl"
 #else
 #define T float
 #define KN_F32
@@ -96,7 +97,7 @@ T apply(uint op, T x, T y) {
 #ifdef KN_F32
   default: return pow(x, y);
 #elif defined(KN_F64)
-  default: return x;  // not offered for this type (the launcher refuses it)
+  default: return f64_pow(x, y);
 #else
   default: return ipow(x, y);
 #endif

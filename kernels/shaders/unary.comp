@@ -1,8 +1,8 @@
 // unary.comp — elementwise unary ops over n contiguous elements, one element type per
 // build: float32 (default), or -DKN_F64 (double), -DKN_I32 (int), -DKN_I64 (int64_t).
 // The op is a specialization constant (one straight-line pipeline per op). GLSL has
-// exp/log/tanh/sin/cos only for float32: the launcher (kn_vk_unary_typed) refuses the ops a
-// type lacks.
+// exp/log/tanh/sin/cos only for float32: float64 uses f64_math.glsl; integer types lack
+// them and the launcher (kn_vk_unary_typed) refuses those ops.
 #version 450
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -11,6 +11,8 @@
 #define T int
 #elif defined(KN_F64)
 #define T double
+#extension GL_GOOGLE_include_directive : require
+#include "f64_math.glsl"
 #else
 #define T float
 #define KN_F32
@@ -35,6 +37,13 @@ T apply(uint op, T x) {
   case 7u: return 1.0 / (1.0 + exp(-x));
   case 10u: return sin(x);
   case 11u: return cos(x);
+#elif defined(KN_F64)
+  case 1u: return f64_exp(x);
+  case 2u: return f64_log(x);
+  case 3u: return f64_tanh(x);
+  case 7u: return f64_sigmoid(x);
+  case 10u: return f64_sin(x);
+  case 11u: return f64_cos(x);
 #endif
 #if defined(KN_F32) || defined(KN_F64)
   case 5u: return sqrt(x);

@@ -85,11 +85,6 @@ sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esi
   return SG_OK;
 }
 
-static sg_code check_buffer(const kn_vk_buffer *buf, int64_t elems, const char *what,
-                            sg_error *err) {
-  return kn_vk_check_buffer_of(buf, elems, sizeof(float), what, err);
-}
-
 /* ------------------------------------------------------------ element types */
 static const struct {
   const char *binary, *unary, *reduce, *argmax, *matmul;
@@ -117,8 +112,6 @@ bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
 bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op) {
   if ((unsigned)op >= KN_VK_NBINOPS || (unsigned)e > KN_VK_I64)
     return false;
-  if (op == KN_VK_POW)
-    return e != KN_VK_F64; /* GLSL has no double pow */
   if (op == KN_VK_DIV)
     return e == KN_VK_F32 || e == KN_VK_F64; /* integer `/` is true division (float) */
   return true;
@@ -133,7 +126,7 @@ bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op) {
   case KN_VK_TANH:
   case KN_VK_SIGMOID:
   case KN_VK_SIN:
-  case KN_VK_COS: return e == KN_VK_F32;
+  case KN_VK_COS: /* float64: f64_math.glsl */
   case KN_VK_SQRT:
   case KN_VK_RECIPROCAL: return e == KN_VK_F32 || e == KN_VK_F64;
   default: return true;
@@ -370,18 +363,30 @@ sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t co
 
 sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len,
                            int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err) {
+  return kn_vk_softmax_typed(bt, KN_VK_F32, a, outer, len, inner, log_, out, err);
+}
+
+sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int64_t outer, int64_t len,
+                            int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err) {
+  if (e != KN_VK_F32 && e != KN_VK_F64)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: softmax takes float32 or float64 elements");
   if (outer < 0 || len < 0 || inner < 0 || outer * len * inner > (int64_t)UINT32_MAX)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad softmax shape [%lld, %lld, %lld]",
                         (long long)outer, (long long)len, (long long)inner);
   sg_code code;
-  if ((code = check_buffer(a, outer * len * inner, "operand", err)) ||
-      (code = check_buffer(out, outer * len * inner, "result", err)))
+  size_t esize = kn_vk_elem_size(e);
+  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, esize, "operand", err)) ||
+      (code = kn_vk_check_buffer_of(out, outer * len * inner, esize, "result", err)))
     return code;
   kn_vk_context *ctx = kn_vk_batch_context(bt);
+  if (!kn_vk_elem_supported(ctx, e))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: this device has no float64 shader arithmetic");
   uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
   uint32_t spec[2] = {kn_vk_wg_size(ctx, len <= 64 ? 64 : 256), log_ ? 1u : 0u};
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  kn_vk_dispatch_desc d = {.kernel = ctx->subgroup_ops ? "softmax_subgroup" : "softmax",
+  static const char *const names[2][2] = {{"softmax", "softmax_subgroup"},
+                                          {"softmax_f64", "softmax_subgroup_f64"}};
+  kn_vk_dispatch_desc d = {.kernel = names[e == KN_VK_F64][ctx->subgroup_ops],
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,

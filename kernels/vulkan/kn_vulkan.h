@@ -284,6 +284,9 @@ sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t co
  * float32 view; the subgroup variant where the device offers subgroup arithmetic. */
 sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len,
                            int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err);
+/* The same on float32 or float64 elements (float64: f64_math.glsl's exp and log). */
+sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int64_t outer, int64_t len,
+                            int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err);
 /* c[M,N] = a[M,K] @ b[K,N], row-major, float32. */
 sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
                      int64_t n, int64_t k, sg_error *err);
@@ -359,5 +362,9 @@ sg_code kn_vk_fill(kn_vk_batch *bt, kn_vk_buffer *out, uint64_t nbytes, uint64_t
  * int64 values' bits) or float64 (KN_VK_F64; the doubles' bits). */
 sg_code kn_vk_arange(kn_vk_batch *bt, kn_vk_elem et, uint64_t start_bits, uint64_t step_bits,
                      int64_t n, kn_vk_buffer *out, sg_error *err);
+/* n draws of random_uniform (normal false) or random_normal from `seed`, the CPU
+ * generator's stream (kn_random), as float32 or float64 (kernels_random.c). */
+sg_code kn_vk_random(kn_vk_batch *bt, kn_vk_elem et, bool normal, uint64_t seed, int64_t n, kn_vk_buffer *out,
+                     sg_error *err);
 
 #endif /* STAGD_KERNELS_KN_VULKAN_H */

@@ -7,9 +7,12 @@
  * Stated targets: Adam, 60 steps, lr 0.05: loss from above 0.6 to below 0.02;
  * SGD with momentum, 150 steps, lr 0.2, mu 0.9: to below 0.02.
  * Usage: test_ad_train [DEVICE]   DEVICE "cpu" (default) or "vulkan:N": the run on
- * DEVICE must also agree with the CPU run (final loss within 1e-4 relative).
+ * DEVICE must also agree with the CPU run (final loss within 1e-4 relative), and no
+ * primitive of the loop (the AD helpers and the optimizer steps included) may fall back
+ * to the CPU.
  */
 #include "ad_test_util.h"
+#include "exec_vulkan.h"
 
 static const char *device = "cpu";
 
@@ -106,8 +109,18 @@ static void train(const char *src, int steps, double lr) {
   losses_on(src, args, "cpu", true, l); /* unoptimized: the same program */
   assert_true(fabs(l[1] - cpu[1]) <= 1e-5 * (1 + cpu[1]));
   if (strcmp(device, "cpu")) {
+    gr_vk_stats before, after;
+    gr_vk_stats_get(&before);
     losses_on(src, args, device, false, l);
-    fprintf(stderr, "loss %.6f -> %.6f after %d steps (%s)\n", l[0], l[1], steps, device);
+    gr_vk_stats_get(&after);
+    fprintf(stderr, "loss %.6f -> %.6f after %d steps (%s): %llu dispatches, %llu submits, %llu uploads, "
+            "%llu downloads, %llu CPU fallbacks\n", l[0], l[1], steps, device,
+            (unsigned long long)(after.dispatches - before.dispatches),
+            (unsigned long long)(after.submits - before.submits),
+            (unsigned long long)(after.uploads - before.uploads),
+            (unsigned long long)(after.downloads - before.downloads),
+            (unsigned long long)(after.cpu_fallbacks - before.cpu_fallbacks));
+    assert_int_equal(after.cpu_fallbacks - before.cpu_fallbacks, 0);
     assert_true(fabs(l[0] - cpu[0]) <= 1e-4 * cpu[0]);
     assert_true(fabs(l[1] - cpu[1]) <= 1e-4 * cpu[1]);
   }
