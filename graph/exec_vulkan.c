@@ -378,7 +378,7 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
   const gr_vk_op *v = op->vulkan;
   if (v && v->run) {
     bool done = false;
-    sg_code rc = v->run(ctx, op, args, n, out, &done, err);
+    sg_code rc = gr_vkx_dtype_run(ctx, op, args, n, out, &done, err);
     if (rc || done) return rc;
   }
   log_fallback(ctx->vk, op, args, n);
@@ -412,9 +412,9 @@ sg_code gr_vkx_operand(struct gr_vk_exec *x, const gr_val *v, gr_dtensor **out, 
   return gr_vkx_operand_as(x, v, KN_FLOAT32, out, tmp, err);
 }
 
-/* The element type of the typed kernels for a dtype; -1: none (float16). */
 uint64_t gr_vkx_bytes(kn_dtype dt, int64_t n) {
-  return dt == KN_BOOL ? kn_vk_bool_bytes(n) : (uint64_t)n * kn_dtype_size(dt);
+  int et = gr_vkx_elem_of(dt);
+  return et < 0 ? (uint64_t)n * kn_dtype_size(dt) : kn_vk_elem_bytes((kn_vk_elem)et, n);
 }
 
 int gr_vkx_elem_of(kn_dtype dt) {
@@ -424,6 +424,7 @@ int gr_vkx_elem_of(kn_dtype dt) {
   case KN_FLOAT64: return KN_VK_F64;
   case KN_INT32: return KN_VK_I32;
   case KN_INT64: return KN_VK_I64;
+  case KN_FLOAT16: return KN_VK_F16;
   default: return -1;
   }
 }
@@ -491,6 +492,22 @@ static int vk_cmpop(int code) {
   }
 }
 
+/* The element type of the typed kernels for dt on this device; -1 for float16 (a
+ * storage type: exec_vulkan_dtype.c computes it in float32) and what the device lacks.
+ * Bool passes: only the compare kernels take it (run_binary / run_unary check). */
+static int arith_elem(struct gr_vk_exec *x, kn_dtype dt) {
+  int et = gr_vkx_elem_of(dt);
+  return et < 0 || et == KN_VK_F16 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) ? -1 : et;
+}
+
+bool gr_vkx_binary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
+  int et = arith_elem(x, dt), vop = vk_binop(code);
+  kn_dtype rt = kn_binop_result((kn_binop)code, dt, dt);
+  if (et < 0) return false;
+  if (vk_cmpop(code) >= 0) return rt == KN_BOOL;
+  return vop >= 0 && kn_vk_binary_supported((kn_vk_elem)et, (kn_vk_binop)vop) && rt == dt;
+}
+
 static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
@@ -506,11 +523,8 @@ static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   if ((!ka && !gr_vkx_weak_scalar_fits(a, dt)) || (!kb && !gr_vkx_weak_scalar_fits(b, dt)))
     return SG_OK;
   int et = gr_vkx_elem_of(dt);
-  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  if (!gr_vkx_binary_kernel(x, op->code, dt)) return SG_OK;
   kn_dtype rt = kn_binop_result((kn_binop)op->code, dt, dt);
-  if (cop >= 0 ? rt != KN_BOOL
-               : (vop < 0 || !kn_vk_binary_supported((kn_vk_elem)et, (kn_vk_binop)vop) || rt != dt))
-    return SG_OK;
   gr_dtensor *da, *db, *r = NULL;
   bool ta, tb;
   sg_code rc = gr_vkx_operand_as(x, a, dt, &da, &ta, err);
@@ -553,6 +567,14 @@ static int vk_unop(int code) {
   }
 }
 
+bool gr_vkx_unary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
+  int et = arith_elem(x, dt), vop = vk_unop(code);
+  if (et < 0) return false;
+  if (code == KN_NOT) return true;
+  return vop >= 0 && kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) &&
+         kn_unop_result((kn_unop)code, dt) == dt;
+}
+
 static sg_code run_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                          bool *done, sg_error *err) {
   (void)n;
@@ -561,11 +583,9 @@ static sg_code run_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   bool is_not = op->code == KN_NOT;
   kn_dtype dt;
   if ((vop < 0 && !is_not) || !gr_vkx_tensor_dtype(&args[0], &dt)) return SG_OK;
+  if (!gr_vkx_unary_kernel(x, op->code, dt)) return SG_OK;
   int et = gr_vkx_elem_of(dt);
-  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
   kn_dtype rt = kn_unop_result((kn_unop)op->code, dt);
-  if (!is_not && (!kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) || rt != dt))
-    return SG_OK;
   gr_dtensor *da, *r;
   bool ta;
   sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
@@ -598,17 +618,18 @@ static sg_code scale_in_place(struct gr_vk_exec *x, kn_vk_batch *bt, gr_dtensor 
   return rc;
 }
 
-/* sum / mean / max / min / argmax along one axis or over everything. bool inputs (and
- * float16) run on the host; an empty reduced axis gives sum 0 and mean NaN here, and
- * max/min/argmax of nothing go to the CPU kernel, which reports the error. */
+/* sum / mean / max / min / argmax along one axis or over everything (bool and float16
+ * inputs arrive converted by exec_vulkan_dtype.c); an empty reduced axis gives sum 0
+ * and mean NaN here, and max/min/argmax of nothing go to the CPU kernel, which reports
+ * the error. */
 static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   int code = op->code;
   kn_dtype dt;
   if (!gr_vkx_tensor_dtype(&args[0], &dt) || dt == KN_BOOL) return SG_OK;
-  int et = gr_vkx_elem_of(dt);
-  if (et < 0 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  int et = arith_elem(x, dt);
+  if (et < 0) return SG_OK;
   kn_dtype rt = kn_reduce_result((kn_reduce_op)code, dt);
   bool int_mean = code == KN_MEAN && !kn_dtype_is_float(dt);
   if ((int_mean || (dt == KN_INT32 && code == KN_SUM)) && !kn_vk_cast_supported(x->vk))
@@ -733,7 +754,8 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   kn_dtype dt, dt2;
   if (!gr_vkx_tensor_dtype(a, &dt) || !gr_vkx_tensor_dtype(b, &dt2) || dt != dt2) return SG_OK;
   int et = gr_vkx_elem_of(dt);
-  if (et < 0 || et == KN_VK_BOOL || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  if (et < 0 || et == KN_VK_BOOL || et == KN_VK_F16 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et))
+    return SG_OK;
   int na = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
   const int64_t *sa = a->tag == GV_DEVICE ? a->u.d->shape : a->u.t->shape;
@@ -830,8 +852,7 @@ static sg_code run_transpose(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, 
                              bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   kn_dtype dt;
-  if (!gr_vkx_tensor_dtype(&args[0], &dt) || gr_vkx_elem_of(dt) < 0 || dt == KN_BOOL)
-    return SG_OK; /* 4- and 8-byte types */
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || gr_vkx_elem_of(dt) < 0) return SG_OK;
   int nd = args[0].tag == GV_DEVICE ? args[0].u.d->ndim : args[0].u.t->ndim;
   int perm[KN_MAX_DIMS];
   if (n > 1) {

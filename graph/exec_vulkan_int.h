@@ -3,7 +3,7 @@
  * the request state (struct gr_vk_exec), device tensors and buffers, and the helpers
  * the op recorders use. exec_vulkan.c holds the request, buffer and interpreter hooks
  * plus the arithmetic, reduction and matmul recorders; exec_vulkan_layout.c the
- * where / cast / layout / constructor recorders.
+ * where / cast / layout / constructor recorders; exec_vulkan_dtype.c NumPy promotion.
  */
 #ifndef STAGD_GRAPH_EXEC_VULKAN_INT_H
 #define STAGD_GRAPH_EXEC_VULKAN_INT_H
@@ -66,7 +66,7 @@ sg_code gr_vkx_operand_as(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr
 sg_code gr_vkx_operand(struct gr_vk_exec *x, const gr_val *v, gr_dtensor **out, bool *tmp,
                        sg_error *err);
 bool gr_vkx_is_f32(const gr_val *v);
-/* The kernels' element type of a dtype; -1 for float16. */
+/* The kernels' element type of a dtype (float16: KN_VK_F16, storage only). */
 int gr_vkx_elem_of(kn_dtype dt);
 bool gr_vkx_tensor_dtype(const gr_val *v, kn_dtype *dt);
 bool gr_vkx_weak_scalar_fits(const gr_val *v, kn_dtype dt);
@@ -74,6 +74,17 @@ kn_vk_shape gr_vkx_vshape(const gr_dtensor *d);
 /* Ends a recorder: on success out = the device value r and *done = true; on error r is
  * released. */
 sg_code gr_vkx_finish(gr_dtensor *r, sg_code rc, gr_val *out, bool *done);
+/* Whether the binary / unary recorder has a kernel for op code `code` with both
+ * operands (the operand) of dtype dt and a result of the kernel's own rules. */
+bool gr_vkx_binary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt);
+bool gr_vkx_unary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt);
+/* exec_vulkan_dtype.c: *out = d cast to dtype dt (a new device tensor, one dispatch). */
+sg_code gr_vkx_cast_to(struct gr_vk_exec *x, gr_dtensor *d, kn_dtype dt, gr_dtensor **out,
+                       sg_error *err);
+/* exec_vulkan_dtype.c: runs op's recorder after NumPy promotion on the device (operands
+ * cast to the computing dtype, the result cast to the CPU executor's dtype). */
+sg_code gr_vkx_dtype_run(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                         bool *done, sg_error *err);
 /* Bytes of n elements of dt on the device. */
 uint64_t gr_vkx_bytes(kn_dtype dt, int64_t n);
 

@@ -2,8 +2,9 @@
  * exec_vulkan_layout.c — the Vulkan executor's recorders for where, cast, the layout
  * ops (concat, stack, slice, gather, one_hot) and the constructors (zeros, ones, fill,
  * arange). Each returns with *done false (SG_OK) whenever its case is not covered —
- * float16, bool where 1-byte elements would need byte addressing, bad arguments (the
- * CPU kernel then reports them with its message) — and the caller runs the CPU kernel.
+ * mixed dtypes of where, bad arguments (the CPU kernel then reports them with its
+ * message) — and the caller runs the CPU kernel. Elements of every dtype (1, 2, 4 or 8
+ * bytes) are copied as bits.
  * Indices (gather, one_hot) are checked on the host, like the CPU kernel does, then
  * uploaded as uint32: an index tensor computed on the device is read back first.
  */
@@ -16,7 +17,7 @@
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
 
-/* where(c, a, b): c a bool tensor; a and b tensors of one 4- or 8-byte dtype (or one
+/* where(c, a, b): c a bool tensor; a and b tensors of one dtype (or one
  * of them a Python number that keeps the other's dtype). */
 static sg_code run_where(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                          bool *done, sg_error *err) {
@@ -32,7 +33,6 @@ static sg_code run_where(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
       (!kb && !gr_vkx_weak_scalar_fits(&args[2], dt)))
     return SG_OK;
   size_t es = kn_dtype_size(dt);
-  if (es != 4 && es != 8) return SG_OK;
   gr_dtensor *d[3] = {0}, *r;
   bool tmp[3] = {0};
   sg_code rc = SG_OK;
@@ -58,7 +58,7 @@ cleanup:
   return rc;
 }
 
-/* cast(a, DTYPE) between bool, int32, int64, float32 and float64 */
+/* cast(a, DTYPE) between any two dtypes (float16 rounds like kn_f32_to_f16) */
 static sg_code run_cast(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                         bool *done, sg_error *err) {
   (void)op, (void)n;
@@ -97,7 +97,7 @@ static const int64_t *shape_of(const gr_val *v) {
 }
 
 /* concat / stack: (OP T1 T2 ... [AXIS]) or (OP (tuple T...) [AXIS]); every input of one
- * 4- or 8-byte dtype. Each input is one strided copy into its place in the output. */
+ * dtype. Each input is one strided copy into its place in the output. */
 static sg_code run_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                         bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
@@ -109,7 +109,6 @@ static sg_code run_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   kn_dtype dt;
   if (n < 1 || !gr_vkx_tensor_dtype(&items[0], &dt)) return SG_OK;
   size_t es = kn_dtype_size(dt);
-  if (es != 4 && es != 8) return SG_OK;
   int nd = ndim_of(&items[0]);
   int ond = stack ? nd + 1 : nd;
   if (ond == 0 || ond > KN_MAX_DIMS) return SG_OK;
@@ -169,7 +168,7 @@ static sg_code run_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   size_t es = kn_dtype_size(dt);
   int nd = ndim_of(&args[0]);
   int64_t axis = v[3] < 0 ? v[3] + nd : v[3], step = v[2];
-  if ((es != 4 && es != 8) || nd == 0 || axis < 0 || axis >= nd || step == 0) return SG_OK;
+  if (nd == 0 || axis < 0 || axis >= nd || step == 0) return SG_OK;
   gr_dtensor *da, *r;
   bool ta;
   sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
@@ -235,7 +234,7 @@ static sg_code run_gather(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   size_t es = kn_dtype_size(dt);
   int nd = ndim_of(&args[0]);
   if (axis < 0) axis += nd;
-  if ((es != 4 && es != 8) || nd == 0 || axis < 0 || axis >= nd) return SG_OK;
+  if (nd == 0 || axis < 0 || axis >= nd) return SG_OK;
   const int64_t *sa = shape_of(&args[0]);
   int64_t outer = 1, inner = 1, len = sa[axis];
   for (int i = 0; i < axis; i++) outer *= sa[i];
@@ -328,9 +327,10 @@ static sg_code run_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   kn_tensor *p = proto.u.t;
   size_t es = kn_dtype_size(p->dtype);
   sg_code rc = SG_OK;
-  if (p->dtype != KN_FLOAT16) {
+  {
     uint64_t pattern = 0;
     if (es == 1) pattern = 0x01010101u * *(uint8_t *)p->data;
+    else if (es == 2) pattern = 0x00010001u * *(uint16_t *)p->data;
     else memcpy(&pattern, p->data, es);
     gr_dtensor *r;
     kn_vk_batch *bt;

@@ -24,13 +24,13 @@ static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *
 }
 
 /* The dtype a Python scalar takes next to a tensor of dtype t (NumPy weak scalars). */
-static kn_dtype weak_dtype(const gr_val *s, kn_dtype t) {
+kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t) {
   if (s->tag == GV_BOOL) return KN_BOOL;
   if (s->tag == GV_INT) return t == KN_BOOL ? KN_INT64 : t;
   return kn_dtype_is_float(t) ? t : KN_FLOAT64;
 }
 
-static kn_dtype strong_dtype(const gr_val *s) {
+kn_dtype gr_strong_dtype(const gr_val *s) {
   return s->tag == GV_BOOL ? KN_BOOL : s->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
 }
 
@@ -41,13 +41,13 @@ static void to_tensors(const gr_val *a, const gr_val *b, kn_tensor **ta, kn_tens
   kn_dtype da, db;
   if (a->tag == GV_TENSOR && b->tag != GV_TENSOR) {
     da = a->u.t->dtype;
-    db = weak_dtype(b, da);
+    db = gr_weak_dtype(b, da);
   } else if (b->tag == GV_TENSOR && a->tag != GV_TENSOR) {
     db = b->u.t->dtype;
-    da = weak_dtype(a, db);
+    da = gr_weak_dtype(a, db);
   } else {
-    da = a->tag == GV_TENSOR ? a->u.t->dtype : strong_dtype(a);
-    db = b->tag == GV_TENSOR ? b->u.t->dtype : strong_dtype(b);
+    da = a->tag == GV_TENSOR ? a->u.t->dtype : gr_strong_dtype(a);
+    db = b->tag == GV_TENSOR ? b->u.t->dtype : gr_strong_dtype(b);
   }
   *ta = gv_to_tensor(a, da);
   *tb = gv_to_tensor(b, db);
@@ -220,7 +220,7 @@ sg_code gr_cpu_cast(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
   kn_dtype dt;
   if (dtype_arg(op, &args[1], &dt, err)) return err->code;
   if (!is_num(&args[0])) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(&args[0]));
-  kn_tensor *t = gv_to_tensor(&args[0], strong_dtype(&args[0]));
+  kn_tensor *t = gv_to_tensor(&args[0], gr_strong_dtype(&args[0]));
   if (args[0].tag == GV_TENSOR) {
     kn_tensor_release(t);
     t = args[0].u.t;
@@ -238,7 +238,7 @@ static sg_code tensor_arg(const gr_op *op, const gr_val *v, kn_tensor **t, sg_er
     return SG_OK;
   }
   if (gv_is_scalar(v)) {
-    *t = gv_to_tensor(v, strong_dtype(v));
+    *t = gv_to_tensor(v, gr_strong_dtype(v));
     return SG_OK;
   }
   return bad(err, op, "expected a tensor, got a %s", gv_type_name(v));
@@ -385,7 +385,7 @@ sg_code gr_cpu_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
   int dti = 1;
   if (op->code == 2) { /* fill */
     if (num_arg(op, &args[1], &value, err)) return err->code;
-    dt = args[1].tag == GV_TENSOR ? args[1].u.t->dtype : strong_dtype(&args[1]);
+    dt = args[1].tag == GV_TENSOR ? args[1].u.t->dtype : gr_strong_dtype(&args[1]);
     dti = 2;
   }
   if (n > dti && dtype_arg(op, &args[dti], &dt, err)) return err->code;

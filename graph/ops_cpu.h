@@ -41,6 +41,10 @@ GR_CPU(gr_cpu_adjoint); /* ops_adjoint.c */
 GR_CPU(gr_cpu_optim);   /* ops_optim.c */
 sg_code gr_cpu_unary_code(gr_ctx *ctx, const gr_op *op, int code, gr_val *args, gr_val *out,
                           sg_error *err);
+/* The dtype a Python scalar takes next to a tensor of dtype t (NumPy 1.24's weak
+ * scalars), and on its own (bool, int64, float64). */
+kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t);
+kn_dtype gr_strong_dtype(const gr_val *s);
 sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err);
 sg_code gr_shape_arg(const gr_op *op, const gr_val *v, int *ndim, int64_t *shape, sg_error *err);
 

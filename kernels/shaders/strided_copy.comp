@@ -4,14 +4,12 @@
 // slice (an offset, steps, negative strides as two's complement: the sums wrap modulo
 // 2^32 to the right index) and concat/stack (each input written into its place in the
 // output). Elements are copied as bits: 4-byte elements by default, 8-byte ones
-// (float64, int64, as uvec2) with -DKN_8BYTE, so no 64-bit shader arithmetic is needed.
+// (float64, int64, as uvec2) with -DKN_8BYTE, so no 64-bit shader arithmetic is needed;
+// 1- and 2-byte ones (bool, float16) with -DKN_1BYTE / -DKN_2BYTE (elem.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
-#ifdef KN_8BYTE
-#define E uvec2
-#else
-#define E uint
-#endif
+#include "elem.glsl"
 layout(std430, binding = 0) readonly buffer A { E a[]; };
 layout(std430, binding = 1) buffer C { E c[]; };
 layout(push_constant) uniform P {
@@ -31,6 +29,6 @@ void main() {
       src += coord * pc.istride[d];
       dst += coord * pc.ostride[d];
     }
-    c[dst] = a[src];
+    ESTORE(c, dst, ELOAD(a, src));
   }
 }

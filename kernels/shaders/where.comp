@@ -1,18 +1,16 @@
 // where.comp — out = cond ? a : b with NumPy broadcasting of all three (up to 6 dims:
 // three stride sets fill the 128-byte push constants). cond is bool (bytes read out of
 // 32-bit words); a, b and out are 4-byte elements copied as bits, or 8-byte ones
-// (float64, int64, as uvec2) with -DKN_8BYTE: no 64-bit arithmetic needed.
+// (float64, int64, as uvec2) with -DKN_8BYTE: no 64-bit arithmetic needed; 1- and
+// 2-byte ones (bool, float16) with -DKN_1BYTE / -DKN_2BYTE (elem.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in;
-#ifdef KN_8BYTE
-#define E uvec2
-#else
-#define E uint
-#endif
+#include "elem.glsl"
 layout(std430, binding = 0) readonly buffer Cond { uint cnd[]; };
 layout(std430, binding = 1) readonly buffer A { E a[]; };
 layout(std430, binding = 2) readonly buffer B { E b[]; };
-layout(std430, binding = 3) writeonly buffer C { E c[]; };
+layout(std430, binding = 3) WO buffer C { E c[]; };
 layout(push_constant) uniform P {
   uint n, ndim, pad0, pad1;
   uint shape[6];
@@ -33,6 +31,6 @@ void main() {
       ob += coord * pc.sb[d];
     }
     bool t = ((cnd[oc >> 2] >> ((oc & 3u) * 8u)) & 255u) != 0u;
-    c[i] = t ? a[oa] : b[ob];
+    ESTORE(c, i, t ? ELOAD(a, oa) : ELOAD(b, ob));
   }
 }

@@ -44,6 +44,16 @@ uint32_t kn_vk_grid(int64_t items, uint32_t per_group) {
   return g > KN_VK_MAX_GROUPS ? KN_VK_MAX_GROUPS : (uint32_t)g;
 }
 
+const char *kn_vk_sized_kernel(const char *const names[4], size_t elem_bytes) {
+  switch (elem_bytes) {
+  case 1: return names[0];
+  case 2: return names[1];
+  case 4: return names[2];
+  case 8: return names[3];
+  default: return NULL;
+  }
+}
+
 sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
                              int nbinds, const void *push, size_t push_bytes, int64_t items,
                              sg_error *err) {
@@ -94,15 +104,17 @@ static const struct {
     [KN_VK_F64] = {"binary_f64", "unary_f64", "reduce_f64", "argmax_f64", "matmul_f64", 8},
     [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", "matmul_i32", 4},
     [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", "matmul_i64", 8},
-    [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, NULL, 1}};
+    [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, NULL, 1},
+    [KN_VK_F16] = {NULL, NULL, NULL, NULL, NULL, 2}};
 
-size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_BOOL ? elems[e].size : 0; }
+size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_F16 ? elems[e].size : 0; }
 
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
   switch (e) {
   case KN_VK_F32:
   case KN_VK_I32:
-  case KN_VK_BOOL: return true;
+  case KN_VK_BOOL:
+  case KN_VK_F16: return true; /* stored in 32-bit words; only casts and copies read it */
   case KN_VK_F64: return ctx->float64_ops;
   case KN_VK_I64: return ctx->int64_ops;
   }

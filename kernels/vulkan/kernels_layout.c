@@ -2,7 +2,8 @@
  * kernels_layout.c — launchers for the layout and constructor kernels: the general
  * strided copy behind transpose / slice / concat / stack (strided_copy.comp), gather
  * and one_hot (indices checked on the host and uploaded as uint32), fill (zeros, ones,
- * full: a repeating 4- or 8-byte pattern) and arange (int64 / float64).
+ * full: a repeating 4- or 8-byte pattern); the copies take 1-, 2-, 4- and 8-byte
+ * elements and arange (int64 / float64).
  */
 #include "vk_internal.h"
 
@@ -15,7 +16,10 @@ sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *
   sg_code code = kn_vk_check_shape(shape, "copy", err);
   if (code != SG_OK)
     return code;
-  if (elem_bytes != 4 && elem_bytes != 8)
+  const char *kernel = kn_vk_sized_kernel(
+      (const char *const[]){"strided_copy1", "strided_copy2", "strided_copy", "strided_copy8"},
+      elem_bytes);
+  if (!kernel)
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: copy of %zu-byte elements", elem_bytes);
   int64_t n = kn_vk_shape_size(shape);
   /* the highest element each side touches must lie inside its buffer */
@@ -46,7 +50,6 @@ sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *
   }
   _Static_assert(sizeof pc <= KN_VK_PUSH_BYTES, "strided copy push constants too big");
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  const char *kernel = elem_bytes == 8 ? "strided_copy8" : "strided_copy";
   return kn_vk_dispatch_items(bt, kernel, binds, 2, &pc, sizeof pc,
                               n, err);
 }
@@ -54,7 +57,9 @@ sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *
 sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len, int64_t inner,
                      kn_vk_buffer *idx, int64_t nidx, size_t elem_bytes, kn_vk_buffer *out,
                      sg_error *err) {
-  if (elem_bytes != 4 && elem_bytes != 8)
+  const char *kernel = kn_vk_sized_kernel(
+      (const char *const[]){"gather1", "gather2", "gather", "gather8"}, elem_bytes);
+  if (!kernel)
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: gather of %zu-byte elements", elem_bytes);
   if (outer < 0 || len < 0 || inner <= 0 || nidx < 0 || outer * len * inner > (int64_t)UINT32_MAX ||
       outer * nidx * inner > (int64_t)UINT32_MAX)
@@ -67,7 +72,6 @@ sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t le
     return code;
   uint32_t pc[4] = {(uint32_t)n, (uint32_t)len, (uint32_t)(nidx ? nidx : 1), (uint32_t)inner};
   kn_vk_binding binds[3] = {{a, false}, {idx, false}, {out, true}};
-  const char *kernel = elem_bytes == 8 ? "gather8" : "gather";
   return kn_vk_dispatch_items(bt, kernel, binds, 3, pc, sizeof pc,
                               n, err);
 }

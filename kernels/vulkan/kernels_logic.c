@@ -14,12 +14,7 @@ static const char *const compare_kernel[] = {[KN_VK_F32] = "compare", [KN_VK_F64
                                              [KN_VK_BOOL] = "compare_bool"};
 static const char *const cast_kernel[] = {[KN_VK_F32] = "cast", [KN_VK_F64] = "cast_f64",
                                           [KN_VK_I32] = "cast_i32", [KN_VK_I64] = "cast_i64",
-                                          [KN_VK_BOOL] = "cast_bool"};
-
-/* bytes a buffer needs for n elements of e (bools: whole words) */
-static uint64_t elem_bytes_of(kn_vk_elem e, int64_t n) {
-  return e == KN_VK_BOOL ? kn_vk_bool_bytes(n) : (uint64_t)n * kn_vk_elem_size(e);
-}
+                                          [KN_VK_BOOL] = "cast_bool", [KN_VK_F16] = "cast_f16"};
 
 static sg_code check_bytes(const kn_vk_buffer *buf, uint64_t bytes, const char *what,
                            sg_error *err) {
@@ -48,8 +43,8 @@ sg_code kn_vk_compare(kn_vk_batch *bt, kn_vk_elem et, kn_vk_cmpop op, kn_vk_buff
       (code = kn_vk_check_shape(&os, "result", err)))
     return code;
   int64_t n = kn_vk_shape_size(&os), na = kn_vk_shape_size(as), nb = kn_vk_shape_size(bs);
-  if ((code = check_bytes(a, elem_bytes_of(et, na), "left operand", err)) ||
-      (op != KN_VK_NOT && (code = check_bytes(b, elem_bytes_of(et, nb), "right operand", err))) ||
+  if ((code = check_bytes(a, kn_vk_elem_bytes(et, na), "left operand", err)) ||
+      (op != KN_VK_NOT && (code = check_bytes(b, kn_vk_elem_bytes(et, nb), "right operand", err))) ||
       (code = check_bytes(out, kn_vk_bool_bytes(n), "result", err)))
     return code;
   struct {
@@ -77,7 +72,9 @@ sg_code kn_vk_compare(kn_vk_batch *bt, kn_vk_elem et, kn_vk_cmpop op, kn_vk_buff
 sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_vk_buffer *a,
                     const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
                     size_t elem_bytes, kn_vk_buffer *out, sg_error *err) {
-  if (elem_bytes != 4 && elem_bytes != 8)
+  const char *kernel = kn_vk_sized_kernel(
+      (const char *const[]){"where1", "where2", "where", "where8"}, elem_bytes);
+  if (!kernel)
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: where of %zu-byte elements", elem_bytes);
   sg_code code;
   kn_vk_shape ab, os;
@@ -110,7 +107,6 @@ sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_
     pc.sb[i] = st[2][i];
   }
   kn_vk_binding binds[4] = {{c, false}, {a, false}, {b, false}, {out, true}};
-  const char *kernel = elem_bytes == 8 ? "where8" : "where";
   return kn_vk_dispatch_items(bt, kernel, binds, 4, &pc, sizeof pc,
                               n, err);
 }
@@ -120,18 +116,18 @@ bool kn_vk_cast_supported(const kn_vk_context *ctx) { return ctx->float64_ops &&
 sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer *a,
                    kn_vk_buffer *out, int64_t n, sg_error *err) {
   kn_vk_context *ctx = kn_vk_batch_context(bt);
-  if ((unsigned)from > KN_VK_BOOL || (unsigned)to > KN_VK_BOOL || !kn_vk_cast_supported(ctx))
+  if ((unsigned)from > KN_VK_F16 || (unsigned)to > KN_VK_F16 || !kn_vk_cast_supported(ctx))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no cast from element type %d to %d",
                         (int)from, (int)to);
   if (n < 0 || n > (int64_t)UINT32_MAX / 2)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
   sg_code code;
-  if ((code = check_bytes(a, elem_bytes_of(from, n), "operand", err)) ||
-      (code = check_bytes(out, elem_bytes_of(to, n), "result", err)))
+  if ((code = check_bytes(a, kn_vk_elem_bytes(from, n), "operand", err)) ||
+      (code = check_bytes(out, kn_vk_elem_bytes(to, n), "result", err)))
     return code;
   /* the shader's destination codes are kn_dtype's numbering */
   static const uint32_t dst_code[] = {[KN_VK_BOOL] = 0, [KN_VK_I32] = 1, [KN_VK_I64] = 2,
-                                      [KN_VK_F32] = 4, [KN_VK_F64] = 5};
+                                      [KN_VK_F16] = 3, [KN_VK_F32] = 4, [KN_VK_F64] = 5};
   uint32_t pc[1] = {(uint32_t)n};
   uint32_t spec[2] = {kn_vk_wg_size(ctx, 256), dst_code[to]};
   kn_vk_binding binds[2] = {{a, false}, {out, true}};

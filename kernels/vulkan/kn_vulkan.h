@@ -255,10 +255,20 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
                      int axis, kn_vk_buffer *out, sg_error *err);
 /* Element types of the typed elementwise kernels (binary_*, unary_*). float64 needs
  * shaderFloat64 and int64 shaderInt64 (enabled at context creation where offered). */
-typedef enum kn_vk_elem { KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL } kn_vk_elem;
+/* KN_VK_F16 (halves) is a storage type only: casts (cast_f16) and the bit copies read
+ * and write it; arithmetic runs in float32 (graph/exec_vulkan_dtype.c). */
+typedef enum kn_vk_elem {
+  KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL, KN_VK_F16
+} kn_vk_elem;
 /* Bool tensors are bytes (0/1), read and written by shaders as 32-bit words: a buffer
  * holding n bools must have room for kn_vk_bool_bytes(n) bytes. */
 static inline uint64_t kn_vk_bool_bytes(int64_t n) { return ((uint64_t)n + 3u) & ~(uint64_t)3u; }
+/* Bytes a buffer needs for n elements of e: bools and halves fill whole 32-bit words. */
+static inline uint64_t kn_vk_elem_bytes(kn_vk_elem e, int64_t n) {
+  return e == KN_VK_BOOL ? kn_vk_bool_bytes(n)
+         : e == KN_VK_F16 ? kn_vk_bool_bytes(2 * n)
+                          : (uint64_t)n * (e == KN_VK_F64 || e == KN_VK_I64 ? 8u : 4u);
+}
 size_t kn_vk_elem_size(kn_vk_elem e);
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e);
 /* Which ops exist per element type: exp/log/tanh/sigmoid/sin/cos are float32 only
@@ -273,7 +283,7 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
                            kn_vk_buffer *out, sg_error *err);
 sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_buffer *a,
                           kn_vk_buffer *out, int64_t n, sg_error *err);
-/* out = the transposition of `a` (shape s, elements of elem_bytes = 4 or 8 bytes,
+/* out = the transposition of `a` (shape s, elements of elem_bytes = 1, 2, 4 or 8 bytes,
  * copied as bits): out's dim i is s's dim perm[i]. */
 sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,
                         size_t elem_bytes, kn_vk_buffer *out, sg_error *err);
@@ -328,12 +338,13 @@ sg_code kn_vk_compare(kn_vk_batch *bt, kn_vk_elem et, kn_vk_cmpop op, kn_vk_buff
                       const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
                       kn_vk_buffer *out, sg_error *err);
 /* out = c ? a : b with broadcasting of all three (up to 6 dims); c is bool, a/b/out
- * have elements of elem_bytes = 4 or 8 bytes. */
+ * have elements of elem_bytes = 1, 2, 4 or 8 bytes. */
 sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_vk_buffer *a,
                     const kn_vk_shape *as, kn_vk_buffer *b, const kn_vk_shape *bs,
                     size_t elem_bytes, kn_vk_buffer *out, sg_error *err);
-/* n elements of type from → type to (NumPy astype). Needs float64 and int64 shader
- * support (kn_vk_cast_supported). */
+/* n elements of type from → type to (NumPy astype), any pair of the six element types
+ * (float16 rounds to nearest even bit for bit like kn_f32_to_f16). Needs float64 and
+ * int64 shader support (kn_vk_cast_supported). */
 bool kn_vk_cast_supported(const kn_vk_context *ctx);
 sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer *a,
                    kn_vk_buffer *out, int64_t n, sg_error *err);
@@ -342,13 +353,13 @@ sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer
 /* The general strided copy behind transpose, slice and concat/stack: for each
  * coordinate of `shape`, out[out_offset + sum coord*out_stride] =
  * a[in_offset + sum coord*in_stride] (strides in elements, negative allowed), elements
- * of elem_bytes = 4 or 8 bytes copied as bits. */
+ * of elem_bytes = 1, 2, 4 or 8 bytes copied as bits. */
 sg_code kn_vk_copy_strided(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *shape,
                            int64_t in_offset, const int64_t *in_stride, kn_vk_buffer *out,
                            int64_t out_offset, const int64_t *out_stride, size_t elem_bytes,
                            sg_error *err);
 /* np.take on an [outer, len, inner] view: out [outer, nidx, inner]; idx holds nidx
- * uint32 indices, each < len (the caller checks them). */
+ * uint32 indices, each < len (the caller checks them); elements of 1, 2, 4 or 8 bytes. */
 sg_code kn_vk_gather(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len, int64_t inner,
                      kn_vk_buffer *idx, int64_t nidx, size_t elem_bytes, kn_vk_buffer *out,
                      sg_error *err);

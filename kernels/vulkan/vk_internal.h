@@ -141,6 +141,10 @@ uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want);
 uint32_t kn_vk_grid(int64_t items, uint32_t per_group);
 /* Records `kernel` with one invocation per item (a 1-D grid of 256-wide workgroups, or
  * the device's largest below; the size is specialization constant 0). */
+/* The kernel of a bit-copying family for elements of elem_bytes = 1, 2, 4 or 8 bytes:
+ * names[] lists the family's builds in that order (-DKN_1BYTE, -DKN_2BYTE, default,
+ * -DKN_8BYTE); NULL for other sizes. */
+const char *kn_vk_sized_kernel(const char *const names[4], size_t elem_bytes);
 sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
                              int nbinds, const void *push, size_t push_bytes, int64_t items,
                              sg_error *err);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """gr_tool end to end: the SEXPR.md examples and other programs in examples/, the four
 dump formats (DOT checked with Graphviz's `dot` when installed, JSON parsed), located
-diagnostics in the FILE:LINE:COL: error: MESSAGE form, exit codes, deadlines.
+diagnostics in the FILE:LINE:COL: error: MESSAGE form, exit codes, deadlines, and
+`gr_tool batch` giving each case exactly what `gr_tool run` gives.
 Usage: test_cli.py PATH/TO/gr_tool EXAMPLES_DIR"""
 import json
 import os
@@ -123,6 +124,41 @@ for i in range(150):
     os.unlink(t.name)
     expect("fuzz no crash", p.returncode in (0, 1, 2) and "Sanitizer" not in p.stderr,
            f"rc={p.returncode} {p.stderr[-300:]}\n{src}")
+
+# gr_tool batch: many runs in one process, each case's exit status and output exactly
+# what `gr_tool run -` gives for it (errors included), --stats counted per case, and
+# framing errors reported with the case number
+def frame(src, args="", entry=""):
+    s, a = src.encode(), args.encode()
+    return f"case {len(s)} {len(a)}{' ' + entry if entry else ''}\n".encode() + s + a
+
+
+batch_cases = [("(def f (a b) (* a b))", "[6, 7]", ""), ("(def f (x) (+ x", "[1]", ""),
+               ("(def f (a) (sum a))", '[{"dtype":"int32","shape":[3],"data":[1,2,3]}]', ""),
+               ("(def f (a) (max a))", '[{"dtype":"float32","shape":[0],"data":[]}]', ""),
+               ("(def g () 5) (def h () 6)", "", "h"),
+               ("(def f (n) (print n) n)", "[4]", ""),
+               ("(def f (a) (cast a float16))", '[{"dtype":"int32","shape":[2],"data":[1,2]}]', "")]
+for extra in ([], ["--stats"]):
+    p = subprocess.run([TOOL, "batch", *extra], input=b"".join(frame(*c) for c in batch_cases),
+                       capture_output=True, timeout=60)
+    lines = p.stdout.decode().splitlines()
+    expect("batch exit", p.returncode == 0 and len(lines) == len(batch_cases),
+           f"rc={p.returncode} {p.stdout!r} {p.stderr!r}")
+    for (src, args, entry), line in zip(batch_cases, lines):
+        single = tool("run", "-", "--args", args or "[]", *(["--entry", entry] if entry else []),
+                      *extra, stdin=src)
+        r = json.loads(line)
+        expect(f"batch = run {src!r} {extra}",
+               (r["rc"], r["stdout"], r["stderr"]) == (single.returncode, single.stdout, single.stderr),
+               f"batch {r} vs run rc={single.returncode} {single.stdout!r} {single.stderr!r}")
+p = subprocess.run([TOOL, "batch"], input=frame("(def f () 1)") + b"kase 1 2\n", capture_output=True,
+                   timeout=60)
+expect("batch bad header", p.returncode == 2 and len(p.stdout.splitlines()) == 1 and
+       b"case 2: bad header" in p.stderr, f"rc={p.returncode} {p.stdout!r} {p.stderr!r}")
+p = subprocess.run([TOOL, "batch"], input=b"case 100 0\n(def f () 1)", capture_output=True, timeout=60)
+expect("batch truncated", p.returncode == 2 and not p.stdout and
+       b"case 1: input ends inside the case" in p.stderr, f"rc={p.returncode} {p.stderr!r}")
 
 print(f"{'ok' if not failures else 'FAILED'}: gr_tool cli tests (dot checked: {have_dot})")
 for f in failures:

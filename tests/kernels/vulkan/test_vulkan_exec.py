@@ -100,15 +100,25 @@ for dt in ["int32", "int64", "float64"]:
 case("float64 sqrt and div", "(def f (a b) (sqrt (/ a b)))",
      [np.abs(f32(5)).astype("float64") + 1, np.abs(f32(5)).astype("float64") + 1],
      {"cpu_fallbacks": lambda v: v == 0})
-# bool and mixed dtypes: on the CPU, counted
+# mixed dtypes promote on the device (exec_vulkan_dtype.c): float32 + int32 is float64,
+# each operand cast by a dispatch, then the add; one region, nothing on the CPU
 case("mixed dtypes", "(def f (a b) (+ a b))", [f32(3), np.arange(3, dtype="int32")],
-     {"cpu_fallbacks": lambda v: v == 1})
+     {"cpu_fallbacks": lambda v: v == 0, "dispatches": lambda v: v == 3,
+      "submits": lambda v: v == 1})
+# operands of the computing dtype already: no cast
+case("no needless casts", "(def f (a) (* a 2.5))", [f32(3)],
+     {"cpu_fallbacks": lambda v: v == 0, "dispatches": lambda v: v == 1})
+# bool arithmetic in int32 and float16 in float32, cast back: one region
+case("bool and float16 arithmetic",
+     "(def f (a b h) (where (* a b) (+ h h) (* h (abs h))))",
+     [f32(6) > 0, f32(6) < 0.5, f32(6).astype("float16")],
+     {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
 # a `while`: each condition is read back (a submit per iteration), state on the host
 case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
      "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [np.abs(f32(4))],
      {"submits": lambda v: v >= 2, "downloads": lambda v: v >= 2})
-# an op without a GPU kernel (add_grad, an AD helper row) runs on the CPU between regions
-case("fallback", "(def f (x) (neg (add_grad (neg x) (neg x))))", [f32(5).astype("float64")],
+# an op without a GPU kernel (slice_grad, an AD helper row) runs on the CPU between regions
+case("fallback", "(def f (x) (neg (slice_grad x (neg x) 0 5)))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
 # float64 transcendentals have kernels (f64_math.glsl): one region
 case("float64 sin", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
