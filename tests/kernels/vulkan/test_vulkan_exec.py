@@ -111,6 +111,13 @@ case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
 # the CPU between regions
 case("fallback", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
+# float16 matmul runs on the device (f16 storage, f32 accumulation); its result is read
+# back for the float16 `+`, which has no GPU kernel (small integers: exact in float16)
+i16 = lambda *s: rng.integers(-3, 4, size=s).astype("float16")
+case("float16 matmul then a host op", "(def f (a b c) (+ (matmul a b) c))",
+     [i16(5, 8), i16(8, 3), i16(3)],
+     {"dispatches": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 1,
+      "downloads": lambda v: v == 1})
 # comparisons, where, cast, argmax, log_softmax, slice, concat, gather, batched matmul
 # and the constructors have GPU kernels: one region, nothing on the CPU
 ONE_REGION = {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1}
