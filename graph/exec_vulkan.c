@@ -60,11 +60,15 @@ static sg_code open_context(int index, kn_vk_context **out, sg_error *err) {
     rc = kn_vk_context_create(index, NULL, &contexts[index], err);
     if (rc == SG_OK) {
       const kn_vk_device_info *d = kn_vk_context_info(contexts[index]);
-      kn_vk_matmul_plan mp = kn_vk_matmul_choice(d, KN_VK_F32);
-      SG_INFO(0, "graph executor: vulkan:%d is %s (%s%s); matmul: %s (%s)", index, d->name,
+      kn_vk_matmul_variant forced = kn_vk_context_matmul_variant(contexts[index]);
+      kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, d, forced);
+      SG_INFO(0, "graph executor: vulkan:%d is %s (%s%s); matmul: %s (%s)%s%s", index, d->name,
               d->subgroup_arithmetic ? "subgroup arithmetic: subgroup reductions and softmax"
                                      : "no subgroup arithmetic: shared-memory reductions",
-              d->cooperative_matrix ? ", cooperative matrix" : "", mp.kernel, mp.reason);
+              d->cooperative_matrix ? ", cooperative matrix" : "",
+              mp.kernel ? mp.kernel : "none", mp.reason,
+              forced != KN_VK_MATMUL_AUTO ? ", STAGD_VK_MATMUL=" : "",
+              forced != KN_VK_MATMUL_AUTO ? kn_vk_matmul_variant_name(forced) : "");
     }
   }
   *out = contexts[index];
@@ -744,7 +748,8 @@ static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
 /* NumPy matmul: 1-d operands (a vector is a 1-row / 1-column matrix whose dimension is
  * dropped from the result) and batches whose leading dims broadcast, where each
  * operand's batch is either the whole broadcast batch or a single matrix (stride 0);
- * other broadcasts run on the host. float32, float64, int32, int64. */
+ * other broadcasts run on the host. float32, float64, int32, int64, float16 (the only
+ * float16 kernel: float32 accumulation). */
 static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   (void)op;
@@ -753,8 +758,10 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   const gr_val *a = &args[0], *b = &args[1];
   kn_dtype dt, dt2;
   if (!gr_vkx_tensor_dtype(a, &dt) || !gr_vkx_tensor_dtype(b, &dt2) || dt != dt2) return SG_OK;
-  int et = gr_vkx_elem_of(dt);
-  if (et < 0 || et == KN_VK_BOOL || et == KN_VK_F16 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et))
+  int et = dt == KN_FLOAT16 ? KN_VK_F16 : gr_vkx_elem_of(dt);
+  if (et < 0 || et == KN_VK_BOOL || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  if (et == KN_VK_F16 && /* a device without shaderFloat16: the CPU kernel */
+      !kn_vk_matmul_available(kn_vk_context_info(x->vk), KN_VK_F16, KN_VK_MATMUL_TILED, NULL))
     return SG_OK;
   int na = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
@@ -799,7 +806,7 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   kn_vk_batch *bt;
   if (!(rc = gr_vkx_new_output(x, dt, ond, oshape, &r, err))) {
     if (r->size && !(rc = gr_vkx_batch(x, &bt, err))) {
-      if (k == 0) /* an empty sum: zeros */
+      if (k == 0 && dt != KN_FLOAT16) /* an empty sum: zeros (float16: the kernel writes them) */
         rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(dt, r->size), 0, false, err);
       else
         rc = kn_vk_matmul_typed(bt, (kn_vk_elem)et, da->db->buf, db->db->buf, r->db->buf, batch, m,

@@ -155,6 +155,21 @@ static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMess
     g->driver = sg_arena_strdup(call->arena, v->driver_info[0] ? v->driver_info : v->driver_name);
     g->subgroup_size = v->subgroup_size;
     g->is_default = chosen == v->index;
+    g->cooperative_matrix = v->cooperative_matrix;
+    g->float16 = v->float16;
+    g->matmul_variants = arena_array(call, KN_VK_MATMUL_NVARIANTS, sizeof *g->matmul_variants);
+    for (int mv = KN_VK_MATMUL_TILED; mv < KN_VK_MATMUL_NVARIANTS; mv++)
+      if (kn_vk_matmul_variant_offered(v, (kn_vk_matmul_variant)mv))
+        g->matmul_variants[g->n_matmul_variants++] =
+            (char *)kn_vk_matmul_variant_name((kn_vk_matmul_variant)mv);
+    kn_vk_matmul_variant forced;
+    if (kn_vk_matmul_env_variant(&forced, &vk_err) != SG_OK) { /* reported when executing */
+      sg_error_clear(&vk_err);
+      forced = KN_VK_MATMUL_AUTO;
+    }
+    kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, v, forced);
+    g->matmul_kernel = (char *)(mp.kernel ? mp.kernel : "");
+    g->matmul_reason = (char *)(mp.reason ? mp.reason : "");
     g->n_heaps = (size_t)v->heap_count;
     g->heaps = arena_array(call, g->n_heaps, sizeof *g->heaps);
     for (int h = 0; h < v->heap_count; h++) {

@@ -10,12 +10,15 @@
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).
  * Usage: bench_vulkan [--quick] [--naive-max N] [--max N]
+ *        bench_vulkan --matmul-variants [--quick]   (each matmul variant: see
+ *        bench_matmul_variants.c)
  * bench/vulkan/compare.py adds NumPy's figures to the same run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_vulkan.h"
 #include "gr.h"
 #include "kn.h"
 #include "kn_vulkan.h"
@@ -246,20 +249,25 @@ static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, i
 
 int main(int argc, char **argv) {
   sg_memory_tune_for_reuse(); /* as the daemon does */
-  bool quick = false;
+  bool quick = false, variants = false;
   int naive_max = 1024, max_n = 2048;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (strcmp(argv[i], "--matmul-variants") == 0)
+      variants = true;
     else if (strcmp(argv[i], "--naive-max") == 0 && i + 1 < argc)
       naive_max = atoi(argv[++i]);
     else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
       max_n = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N]\n");
+      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N] "
+                      "[--matmul-variants]\n");
       return 2;
     }
   }
+  if (variants)
+    return bench_matmul_variants(quick);
   int sizes[] = {256, 512, 1024, 2048, 4096};
   int nsizes = 0;
   while (nsizes < 5 && sizes[nsizes] <= (quick ? 512 : max_n))
@@ -326,7 +334,7 @@ int main(int argc, char **argv) {
       sg_error_clear(&e);
       continue;
     }
-    kn_vk_matmul_plan plan = kn_vk_matmul_choice(&devs[d], KN_VK_F32);
+    kn_vk_matmul_plan plan = kn_vk_matmul_choice(NULL, KN_VK_F32, &devs[d], KN_VK_MATMUL_AUTO);
     printf("kernels: matmul %s (%s); reductions/softmax %s\n", plan.kernel, plan.reason,
            devs[d].subgroup_arithmetic ? "with subgroup arithmetic" : "shared-memory trees");
     for (int s = 0; s < nsizes; s++) {

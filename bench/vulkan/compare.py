@@ -3,6 +3,8 @@
 device, per-dispatch/per-graph overheads) and NumPy (OpenBLAS) matmul GFLOPS and add
 bandwidth for the same sizes, with the ratios of each device to NumPy.
 Usage: compare.py PATH/TO/bench_vulkan [--quick] [--max N] [--naive-max N]
+       compare.py PATH/TO/bench_vulkan --matmul-variants [--quick]
+         (each matmul variant per device vs the CPU backend and NumPy, per dtype and shape)
 """
 import re
 import subprocess
@@ -22,8 +24,42 @@ def best_of(fn, reps):
     return best
 
 
+def matmul_variants(tool, opts):
+    """bench_vulkan --matmul-variants, then NumPy on the same products, side by side."""
+    out = subprocess.run([tool] + opts, capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"mmv (\w+)\s+(\d+)x(\d+)x(\d+)\s+(.+?)\s+([\d.]+) GFLOPS", line)
+        if m:
+            rows.append((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                         m.group(5), float(m.group(6))))
+    rng = np.random.default_rng(0)
+    numpy_gflops = {}
+    for dt, m, n, k, _, _ in rows:
+        if (dt, m, n, k) not in numpy_gflops:
+            a = rng.random((m, k)).astype(dt)
+            b = rng.random((k, n)).astype(dt)
+            t = best_of(lambda: a @ b, 1 if dt == "float16" else 3)
+            numpy_gflops[(dt, m, n, k)] = 2.0 * m * n * k / t / 1e9
+    print(out, end="")
+    print("\n# side by side: GFLOPS (NumPy %s in the same run)" % np.__version__)
+    print("%-8s %-16s %-22s %10s %10s %10s %9s %9s" % ("dtype", "MxNxK", "kernel", "GFLOPS",
+                                                     "cpu", "numpy", "x cpu", "x numpy"))
+    cpu = {(dt, m, n, k): g for dt, m, n, k, who, g in rows if who == "cpu"}
+    for dt, m, n, k, who, g in rows:
+        if who == "cpu":
+            continue
+        key = (dt, m, n, k)
+        print("%-8s %-16s %-22s %10.2f %10.2f %10.2f %9.3f %9.3f" % (
+            dt, "%dx%dx%d" % (m, n, k), who, g, cpu[key], numpy_gflops[key], g / cpu[key],
+            g / numpy_gflops[key]))
+
+
 def main():
     tool, opts = sys.argv[1], sys.argv[2:]
+    if "--matmul-variants" in opts:
+        matmul_variants(tool, opts)
+        return
     quick = "--quick" in opts
     max_n = int(opts[opts.index("--max") + 1]) if "--max" in opts else 2048
     sizes = [n for n in (256, 512, 1024, 2048, 4096) if n <= (512 if quick else max_n)]

@@ -1,6 +1,8 @@
 // matmul.comp — C[M,N] = A[M,K] @ B[K,N], row-major, batched over z (per-operand batch
 // strides; 0 broadcasts one matrix over the batch). Element types: float32 (default),
-// -DKN_F64, -DKN_I32, -DKN_I64 (integer products wrap like NumPy's).
+// -DKN_F64, -DKN_I32, -DKN_I64 (integer products wrap like NumPy's), -DKN_F16 (float16
+// storage, float32 accumulation and shared tiles: needs storageBuffer16BitAccess and
+// shaderFloat16).
 // Tiled in shared memory (BM x BK of A, BK x BN of B per step) with register blocking:
 // each invocation accumulates a TM x TN block of C, rows ty + i*WGY and columns
 // tx + j*WGX so neighbouring invocations touch neighbouring addresses.
@@ -12,14 +14,22 @@
 #define T int
 #elif defined(KN_F64)
 #define T double
+#elif defined(KN_F16)
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#define T float16_t
+#define ACC float
 #else
 #define T float
+#endif
+#ifndef ACC
+#define ACC T
 #endif
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
-layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c; } pc;
+layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; } pc;
 
 #define TM 4
 #define TN 4
@@ -29,8 +39,8 @@ const uint WGY = gl_WorkGroupSize.y;
 const uint BM = WGY * TM;
 const uint BN = WGX * TN;
 
-shared T As[BK * BM];  // As[kk * BM + row]: A tile, transposed
-shared T Bs[BK * BN];  // Bs[kk * BN + col]
+shared ACC As[BK * BM];  // As[kk * BM + row]: A tile, transposed
+shared ACC Bs[BK * BN];  // Bs[kk * BN + col]
 
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
@@ -39,24 +49,24 @@ void main() {
   uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
   uint oa = gl_WorkGroupID.z * pc.batch_a, ob = gl_WorkGroupID.z * pc.batch_b;
   uint oc = gl_WorkGroupID.z * pc.batch_c;
-  T acc[TM][TN];
+  ACC acc[TM][TN];
   for (int i = 0; i < TM; i++)
-    for (int j = 0; j < TN; j++) acc[i][j] = T(0);
+    for (int j = 0; j < TN; j++) acc[i][j] = ACC(0);
 
   for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
     for (uint e = tid; e < BM * BK; e += nthreads) {
       uint r = e / BK, kk = e % BK;  // consecutive invocations read along K
       uint gr = row0 + r, gk = k0 + kk;
-      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? a[oa + gr * pc.k + gk] : T(0);
+      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? ACC(a[oa + gr * pc.k + gk]) : ACC(0);
     }
     for (uint e = tid; e < BK * BN; e += nthreads) {
       uint kk = e / BN, col = e % BN;
       uint gk = k0 + kk, gc = col0 + col;
-      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? b[ob + gk * pc.n + gc] : T(0);
+      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? ACC(b[ob + gk * pc.n + gc]) : ACC(0);
     }
     barrier();
     for (uint kk = 0u; kk < BK; kk++) {
-      T ar[TM], br[TN];
+      ACC ar[TM], br[TN];
       for (int i = 0; i < TM; i++) ar[i] = As[kk * BM + ty + uint(i) * WGY];
       for (int j = 0; j < TN; j++) br[j] = Bs[kk * BN + tx + uint(j) * WGX];
       for (int i = 0; i < TM; i++)
@@ -69,7 +79,7 @@ void main() {
     if (gr >= pc.m) continue;
     for (int j = 0; j < TN; j++) {
       uint gc = col0 + tx + uint(j) * WGX;
-      if (gc < pc.n) c[oc + gr * pc.n + gc] = acc[i][j];
+      if (gc < pc.n) c[oc + gr * pc.n + gc] = T(acc[i][j]);
     }
   }
 }

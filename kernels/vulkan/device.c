@@ -72,8 +72,12 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(pd, &props);
   ctx->limits = props.limits;
-  ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && ctx->info.subgroup_arithmetic &&
-                      ctx->info.subgroup_size >= 4 && ctx->info.subgroup_size <= 128;
+  ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && kn_vk_subgroup_usable(&ctx->info);
+  if (ctx->opts.matmul_variant == KN_VK_MATMUL_AUTO &&
+      (code = kn_vk_matmul_env_variant(&ctx->opts.matmul_variant, err)) != SG_OK) {
+    free(ctx);
+    return code;
+  }
   pthread_mutex_init(&ctx->queue_lock, NULL);
   pthread_mutex_init(&ctx->pipe_lock, NULL);
   pthread_mutex_init(&ctx->frame_lock, NULL);
@@ -87,17 +91,42 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                                  .queueFamilyIndex = ctx->queue_family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
-  /* 64-bit integer and float arithmetic in shaders, where offered (typed kernels) */
-  VkPhysicalDeviceFeatures have, want = {0};
-  vkGetPhysicalDeviceFeatures(pd, &have);
-  want.shaderInt64 = have.shaderInt64;
-  want.shaderFloat64 = have.shaderFloat64;
-  ctx->int64_ops = have.shaderInt64 == VK_TRUE;
-  ctx->float64_ops = have.shaderFloat64 == VK_TRUE;
+  /* What the typed kernels use, where offered (kn_vk_describe found it): 64-bit integer
+   * and float arithmetic, float16 storage + arithmetic (matmul_f16), subgroup ops on
+   * int64 (matmul_subgroup_i64), and for matmul_coop VK_NV_cooperative_matrix with the
+   * Vulkan memory model its SPIR-V declares. */
+  const kn_vk_device_info *in = &ctx->info;
+  ctx->int64_ops = in->int64;
+  ctx->float64_ops = in->float64;
+  ctx->float16_ops = in->float16;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+      .cooperativeMatrix = in->cooperative_matrix_f16};
+  VkPhysicalDeviceVulkan12Features v12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+      .pNext = in->cooperative_matrix_f16 ? &coop : NULL,
+      .shaderFloat16 = in->float16,
+      .shaderSubgroupExtendedTypes = in->subgroup_extended_types,
+      .vulkanMemoryModel = in->cooperative_matrix_f16};
+  VkPhysicalDeviceVulkan11Features v11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+      .pNext = &v12,
+      .storageBuffer16BitAccess = in->float16};
+  VkPhysicalDeviceFeatures2 want = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  want.features.shaderInt64 = in->int64;
+  want.features.shaderFloat64 = in->float64;
+  const char *coop_ext = "VK_NV_cooperative_matrix";
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .queueCreateInfoCount = 1,
                             .pQueueCreateInfos = &qci,
-                            .pEnabledFeatures = &want};
+                            .enabledExtensionCount = in->cooperative_matrix_f16 ? 1 : 0,
+                            .ppEnabledExtensionNames = &coop_ext};
+  if (kn_vk_features12(in->api_version)) {
+    want.pNext = &v11;
+    dci.pNext = &want;
+  } else {
+    dci.pEnabledFeatures = &want.features;
+  }
   r = vkCreateDevice(pd, &dci, NULL, &ctx->device);
   if (r != VK_SUCCESS) {
     ctx->device = VK_NULL_HANDLE;

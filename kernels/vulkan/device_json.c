@@ -39,13 +39,34 @@ void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out) {
                 d->cooperative_matrix_f32 ? "true" : "false", d->max_workgroup_size[0],
                 d->max_workgroup_size[1], d->max_workgroup_size[2], d->max_workgroup_invocations,
                 d->max_shared_memory_bytes, (unsigned long long)d->max_storage_buffer_range);
-  /* drop the closing brace to add the kernel choices */
+  /* drop the closing brace to add the feature flags and kernel choices */
   out->len--;
-  kn_vk_matmul_plan mp = kn_vk_matmul_choice(d, KN_VK_F32);
+  sg_buf_printf(out, ",\"cooperative_matrix_f16\":%s,\"float16\":%s,\"subgroup_extended_types\":%s",
+                d->cooperative_matrix_f16 ? "true" : "false", d->float16 ? "true" : "false",
+                d->subgroup_extended_types ? "true" : "false");
+  kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, d, KN_VK_MATMUL_AUTO);
   sg_buf_printf(out, ",\"kernels\":{\"reduce\":\"%s\",\"softmax\":\"%s\",\"matmul\":\"%s\","
                      "\"matmul_reason\":",
                 d->subgroup_arithmetic ? "reduce_subgroup" : "reduce",
                 d->subgroup_arithmetic ? "softmax_subgroup" : "softmax", mp.kernel);
   sg_buf_put_json_string(out, mp.reason, strlen(mp.reason));
-  sg_buf_puts(out, "}}");
+  /* per variant, the element types it runs on this device */
+  static const struct {
+    kn_vk_elem et;
+    const char *name;
+  } dts[] = {{KN_VK_F32, "float32"}, {KN_VK_F64, "float64"}, {KN_VK_I32, "int32"},
+             {KN_VK_I64, "int64"},   {KN_VK_F16, "float16"}};
+  sg_buf_puts(out, ",\"matmul_variants\":{");
+  for (int v = KN_VK_MATMUL_TILED; v < KN_VK_MATMUL_NVARIANTS; v++) {
+    sg_buf_printf(out, "%s\"%s\":[", v == KN_VK_MATMUL_TILED ? "" : ",",
+                  kn_vk_matmul_variant_name((kn_vk_matmul_variant)v));
+    bool first = true;
+    for (size_t i = 0; i < sizeof dts / sizeof *dts; i++)
+      if (kn_vk_matmul_available(d, dts[i].et, (kn_vk_matmul_variant)v, NULL)) {
+        sg_buf_printf(out, "%s\"%s\"", first ? "" : ",", dts[i].name);
+        first = false;
+      }
+    sg_buf_putc(out, ']');
+  }
+  sg_buf_puts(out, "}}}");
 }

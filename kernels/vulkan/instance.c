@@ -19,6 +19,7 @@ static bool instance_tried;
 static VkInstance instance_handle;
 static sg_code instance_code;
 static char instance_message[256];
+static uint32_t instance_api; /* the apiVersion the instance was created with */
 
 sg_code kn_vk_check(VkResult r, sg_error *err, const char *what) {
   switch (r) {
@@ -59,6 +60,7 @@ static sg_code instance_create(void) {
       .pEngineName = "stagd",
       .apiVersion = version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1,
   };
+  instance_api = app.apiVersion;
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                              .pApplicationInfo = &app};
   VkResult r = vkCreateInstance(&ci, NULL, &instance_handle);
@@ -84,6 +86,14 @@ sg_code kn_vk_instance_get(VkInstance *out, sg_error *err) {
   if (code != SG_OK)
     return sg_error_set(err, code, "%s", instance_message);
   return SG_OK;
+}
+
+bool kn_vk_features12(uint32_t device_api) {
+  return instance_api >= VK_API_VERSION_1_2 && device_api >= VK_API_VERSION_1_2;
+}
+
+bool kn_vk_subgroup_usable(const kn_vk_device_info *d) {
+  return d->subgroup_arithmetic && d->subgroup_size >= 4 && d->subgroup_size <= 128;
 }
 
 void kn_vk_shutdown(void) {
@@ -135,30 +145,67 @@ static bool has_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* Whether the device lists a float32 x float32 -> float32 cooperative-matrix shape. The
- * Vulkan headers of Debian 12 (1.3.239) predate VK_KHR_cooperative_matrix's query, so
- * the NV query is asked where the NV extension is offered (the KHR one is counted in
- * `cooperative_matrix` only). */
-static bool coopmat_f32(VkPhysicalDevice pd) {
+/* The cooperative-matrix shapes the device lists: a float32 x float32 -> float32 one
+ (*f32), and the 16x16x16 float16 x float16 -> float32 subgroup shape of matmul_coop
+ (*f16). The Vulkan headers of Debian 12 (1.3.239) predate VK_KHR_cooperative_matrix's
+ query, so the NV query is asked where the NV extension is offered (the KHR one is
+ counted in `cooperative_matrix` only). */
+static void coopmat_shapes(VkPhysicalDevice pd, bool *f32, bool *f16) {
+  *f32 = *f16 = false;
   if (!has_extension(pd, "VK_NV_cooperative_matrix") ||
       !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-    return false;
+    return;
   uint32_t n = 0;
   if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0)
-    return false;
+    return;
   VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
   if (!props)
-    return false;
+    return;
   for (uint32_t i = 0; i < n; i++)
     props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-  bool f32 = false;
   if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n; i++)
-      f32 = f32 || (props[i].AType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                    props[i].BType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                    props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+    for (uint32_t i = 0; i < n; i++) {
+      const VkCooperativeMatrixPropertiesNV *p = &props[i];
+      *f32 = *f32 || (p->AType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                      p->BType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                      p->DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+      *f16 = *f16 || (p->MSize == 16 && p->NSize == 16 && p->KSize == 16 &&
+                      p->scope == VK_SCOPE_SUBGROUP_NV &&
+                      p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                      p->BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                      p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                      p->DType == VK_COMPONENT_TYPE_FLOAT32_NV);
+    }
   free(props);
-  return f32;
+}
+
+/* Optional features of the typed kernels: shaderFloat64/Int64, float16 storage and
+ * arithmetic, subgroup ops on extended types, and what matmul_coop needs. */
+static void describe_features(VkPhysicalDevice pd, uint32_t api, kn_vk_device_info *info) {
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkan12Features v12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features v11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &v12};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  bool nv_coop = has_extension(pd, "VK_NV_cooperative_matrix");
+  if (kn_vk_features12(api)) {
+    f2.pNext = &v11;
+    if (nv_coop)
+      v12.pNext = &coop;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+  } else {
+    vkGetPhysicalDeviceFeatures(pd, &f2.features);
+  }
+  info->float64 = f2.features.shaderFloat64 == VK_TRUE;
+  info->int64 = f2.features.shaderInt64 == VK_TRUE;
+  info->float16 = v12.shaderFloat16 && v11.storageBuffer16BitAccess;
+  info->subgroup_extended_types = v12.shaderSubgroupExtendedTypes == VK_TRUE;
+  bool f16_shape;
+  coopmat_shapes(pd, &info->cooperative_matrix_f32, &f16_shape);
+  info->cooperative_matrix_f16 =
+      f16_shape && coop.cooperativeMatrix && v12.vulkanMemoryModel && info->float16;
 }
 
 void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
@@ -220,7 +267,7 @@ void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
                               (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
   info->cooperative_matrix = has_extension(pd, "VK_KHR_cooperative_matrix") ||
                              has_extension(pd, "VK_NV_cooperative_matrix");
-  info->cooperative_matrix_f32 = coopmat_f32(pd);
+  describe_features(pd, p->apiVersion, info);
   for (int i = 0; i < 3; i++) {
     info->max_workgroup_size[i] = p->limits.maxComputeWorkGroupSize[i];
     info->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];

@@ -1,7 +1,7 @@
 /*
  * kernels.c — typed launchers for the arithmetic kernels (binary, unary, reduce, argmax,
- * softmax, transpose, matmul) and the matmul kernel choice; kernels_logic.c and
- * kernels_layout.c hold the others. Each validates shapes and buffer sizes, fills the
+ * softmax, transpose); kernels_matmul.c (matmul variants and their choice),
+ * kernels_logic.c and kernels_layout.c hold the others. Each validates shapes and buffer sizes, fills the
  * kernel's push constants, picks workgroup sizes for the device (specialization
  * constants 0..1) and records one kn_vk_dispatch into the batch. The graph's op table can call these, or
  * kn_vk_dispatch directly by kernel name.
@@ -97,15 +97,15 @@ sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esi
 
 /* ------------------------------------------------------------ element types */
 static const struct {
-  const char *binary, *unary, *reduce, *argmax, *matmul;
+  const char *binary, *unary, *reduce, *argmax;
   size_t size;
 } elems[] = {
-    [KN_VK_F32] = {"binary", "unary", "reduce", "argmax", "matmul", 4},
-    [KN_VK_F64] = {"binary_f64", "unary_f64", "reduce_f64", "argmax_f64", "matmul_f64", 8},
-    [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", "matmul_i32", 4},
-    [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", "matmul_i64", 8},
-    [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, NULL, 1},
-    [KN_VK_F16] = {NULL, NULL, NULL, NULL, NULL, 2}};
+    [KN_VK_F32] = {"binary", "unary", "reduce", "argmax", 4},
+    [KN_VK_F64] = {"binary_f64", "unary_f64", "reduce_f64", "argmax_f64", 8},
+    [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", 4},
+    [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", 8},
+    [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, 1},
+    [KN_VK_F16] = {NULL, NULL, NULL, NULL, 2}};
 
 size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_F16 ? elems[e].size : 0; }
 
@@ -114,7 +114,8 @@ bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
   case KN_VK_F32:
   case KN_VK_I32:
   case KN_VK_BOOL:
-  case KN_VK_F16: return true; /* stored in 32-bit words; only casts and copies read it */
+  case KN_VK_F16: return true; /* storage: casts and copies read it as bits; matmul also
+                                  needs float16_ops (kn_vk_matmul_available) */
   case KN_VK_F64: return ctx->float64_ops;
   case KN_VK_I64: return ctx->int64_ops;
   }
@@ -406,74 +407,5 @@ sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int6
                            .spec = spec,
                            .nspec = 2,
                            .groups = {len == 0 ? 0 : kn_vk_grid(outer * inner, 1), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
-}
-
-sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
-                     int64_t n, int64_t k, sg_error *err) {
-  return kn_vk_matmul_typed(bt, KN_VK_F32, a, b, c, 1, m, n, k, 0, 0, err);
-}
-
-kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_device_info *d, kn_vk_elem et) {
-  kn_vk_matmul_plan p = {"matmul", ""};
-  if ((unsigned)et > KN_VK_I64) {
-    p.kernel = NULL;
-    p.reason = "no matmul kernel for this element type";
-    return p;
-  }
-  p.kernel = elems[et].matmul;
-  if (et != KN_VK_F32)
-    p.reason = "tiled shared-memory kernel (the only one for this element type)";
-  else if (d->cooperative_matrix_f32)
-    /* The build's glslc (shaderc 2023.2) has no GL_KHR_cooperative_matrix: there is no
-     * cooperative-matrix kernel to embed yet (docs/vulkan.md, "Not done yet"). */
-    p.reason = "cooperative matrix offers float32; no cooperative-matrix kernel in this "
-               "build, tiled shared-memory kernel";
-  else if (d->cooperative_matrix)
-    p.reason = "cooperative matrix offered without a float32 shape; tiled shared-memory kernel";
-  else
-    p.reason = "no cooperative matrix; tiled shared-memory kernel";
-  return p;
-}
-
-sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
-                           kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                           int64_t stride_a, int64_t stride_b, sg_error *err) {
-  kn_vk_context *ctx = kn_vk_batch_context(bt);
-  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et))
-    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no matmul for element type %d", (int)et);
-  if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 ||
-      m * k > (int64_t)UINT32_MAX || k * n > (int64_t)UINT32_MAX ||
-      batch * m * n > (int64_t)UINT32_MAX || stride_a * batch > (int64_t)UINT32_MAX ||
-      stride_b * batch > (int64_t)UINT32_MAX || batch > KN_VK_MAX_GROUPS)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad matmul shape %lldx%lldx%lld x%lld",
-                        (long long)m, (long long)n, (long long)k, (long long)batch);
-  size_t es = elems[et].size;
-  int64_t nb = batch ? batch : 1;
-  sg_code code;
-  if ((code = kn_vk_check_buffer_of(a, (nb - 1) * stride_a + m * k, es, "left operand", err)) ||
-      (code = kn_vk_check_buffer_of(b, (nb - 1) * stride_b + k * n, es, "right operand", err)) ||
-      (code = kn_vk_check_buffer_of(c, batch * m * n, es, "result", err)))
-    return code;
-  /* 16x16 invocations, each a 4x4 block: 64x64 tiles (the shader's TM = TN = 4) */
-  uint32_t spec[2] = {16, 16};
-  if (ctx->limits.maxComputeWorkGroupInvocations < 256)
-    spec[1] = 8;
-  uint32_t bm = spec[1] * 4, bn = spec[0] * 4;
-  if ((m + bm - 1) / bm > KN_VK_MAX_GROUPS || (n + bn - 1) / bn > KN_VK_MAX_GROUPS)
-    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
-                        (long long)m, (long long)n);
-  uint32_t pc[6] = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,
-                    (uint32_t)stride_a, (uint32_t)stride_b, (uint32_t)(m * n)};
-  kn_vk_binding binds[3] = {{a, false}, {b, false}, {c, true}};
-  kn_vk_dispatch_desc d = {
-      .kernel = kn_vk_matmul_choice(&ctx->info, et).kernel,
-      .bindings = binds,
-      .nbindings = 3,
-      .push = pc,
-      .push_bytes = sizeof pc,
-      .spec = spec,
-      .nspec = 2,
-      .groups = {(uint32_t)((n + bn - 1) / bn), (uint32_t)((m + bm - 1) / bm), (uint32_t)batch}};
   return kn_vk_dispatch(bt, &d, err);
 }

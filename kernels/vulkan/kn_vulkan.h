@@ -64,6 +64,12 @@ typedef struct kn_vk_device_info {
   bool subgroup_arithmetic; /* subgroupAdd/Max in compute shaders */
   bool cooperative_matrix;  /* VK_KHR_ or VK_NV_cooperative_matrix offered */
   bool cooperative_matrix_f32; /* ... with a float32 x float32 -> float32 shape */
+  /* VK_NV_cooperative_matrix with the 16x16x16 float16 x float16 -> float32 subgroup
+   * shape of matmul_coop (and vulkanMemoryModel, which its SPIR-V declares) */
+  bool cooperative_matrix_f16;
+  bool float16;                 /* shaderFloat16 + storageBuffer16BitAccess */
+  bool subgroup_extended_types; /* subgroup arithmetic on int64 (and 8/16-bit) values */
+  bool float64, int64;          /* shaderFloat64, shaderInt64 */
   uint32_t max_workgroup_size[3];
   uint32_t max_workgroup_invocations;
   uint32_t max_workgroup_count[3];
@@ -105,6 +111,20 @@ void kn_vk_shutdown(void);
 
 typedef struct kn_vk_context kn_vk_context;
 
+/* Matmul kernel variants (kernels/vulkan/kernels_matmul.c):
+ *   tiled    — 64x64 shared-memory tiles, 4x4 register blocks (every dtype, every device);
+ *   subgroup — one subgroup per output element, subgroupAdd over a K split (skinny
+ *              shapes: matrix @ vector, n <= 4 with a long K);
+ *   coop     — cooperative-matrix units (VK_NV_cooperative_matrix), float16 only: float32
+ *              inputs are never rounded to float16. */
+typedef enum kn_vk_matmul_variant {
+  KN_VK_MATMUL_AUTO = 0,
+  KN_VK_MATMUL_TILED,
+  KN_VK_MATMUL_SUBGROUP,
+  KN_VK_MATMUL_COOP,
+  KN_VK_MATMUL_NVARIANTS
+} kn_vk_matmul_variant;
+
 typedef struct kn_vk_options {
   /* Where the VkPipelineCache is persisted. NULL → $XDG_CACHE_HOME/stagd or
    * ~/.cache/stagd; "" → no persistence. */
@@ -113,6 +133,9 @@ typedef struct kn_vk_options {
   bool force_staging;        /* never map device memory directly (tests the staging path) */
   bool no_subgroup_ops;      /* use the shared-memory reductions even where subgroup
                                 arithmetic is offered (tests the fallback) */
+  /* Matmul variant for every product; AUTO → the environment's
+   * STAGD_VK_MATMUL=auto|tiled|subgroup|coop, else the shape-based choice. */
+  kn_vk_matmul_variant matmul_variant;
 } kn_vk_options;
 
 /* Opens device `index` (as listed by kn_vk_enumerate). opts may be NULL. */
@@ -255,8 +278,9 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
                      int axis, kn_vk_buffer *out, sg_error *err);
 /* Element types of the typed elementwise kernels (binary_*, unary_*). float64 needs
  * shaderFloat64 and int64 shaderInt64 (enabled at context creation where offered). */
-/* KN_VK_F16 (halves) is a storage type only: casts (cast_f16) and the bit copies read
- * and write it; arithmetic runs in float32 (graph/exec_vulkan_dtype.c). */
+/* KN_VK_F16 (halves) is a storage type: casts (cast_f16), the bit copies and matmul
+ * (f16 storage, f32 accumulation; needs shaderFloat16 + storageBuffer16BitAccess) read
+ * and write it; other arithmetic runs in float32 (graph/exec_vulkan_dtype.c). */
 typedef enum kn_vk_elem {
   KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL, KN_VK_F16
 } kn_vk_elem;
@@ -301,24 +325,45 @@ sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int6
 sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
                      int64_t n, int64_t k, sg_error *err);
 /* `batch` products c[z] = a[z] @ b[z] of element type et (float32, float64, int32,
- * int64): a[z] starts at z * stride_a elements (0: one matrix for every z), b[z] at
- * z * stride_b, c[z] at z * m * n. */
+ * int64, float16): a[z] starts at z * stride_a elements (0: one matrix for every z),
+ * b[z] at z * stride_b, c[z] at z * m * n. The kernel variant is
+ * kn_vk_matmul_choice(shape, et, device, the context's forced variant); a forced
+ * variant the device or dtype lacks is SG_FAILED_PRECONDITION with the reason. */
 sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
                            kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t stride_a, int64_t stride_b, sg_error *err);
-/* The matmul kernel this context records for element type et, and why (for logs and
- * `stagctl devices`): see kn_vk_matmul_choice. */
+
+const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v); /* "auto", "tiled", ... */
+/* Parses auto|tiled|subgroup|coop (NULL or "" is auto); SG_INVALID_ARGUMENT otherwise. */
+sg_code kn_vk_matmul_variant_parse(const char *s, kn_vk_matmul_variant *out, sg_error *err);
+/* The product's shape; batch 1 for a single matrix. */
+typedef struct kn_vk_matmul_shape {
+  int64_t batch, m, n, k;
+} kn_vk_matmul_shape;
 typedef struct kn_vk_matmul_plan {
-  const char *kernel; /* "matmul", "matmul_f64", ... */
-  const char *reason; /* one line: what the device offers and what was chosen */
+  kn_vk_matmul_variant variant;
+  const char *kernel; /* "matmul", "matmul_subgroup_f64", ...; NULL: none can run */
+  const char *reason; /* one line: what the device offers and why this kernel */
 } kn_vk_matmul_plan;
-/* The selection policy on a device description (a pure function, so tests can feed it
- * descriptions of devices this machine does not have): a cooperative-matrix kernel only
- * where the device lists a float32 x float32 -> float32 shape (no stagd kernel uses
- * lower precision for float32 inputs), a subgroup kernel where subgroup arithmetic is
- * offered, else the tiled shared-memory kernel, which is also the fallback for every
- * dtype but float32. */
-kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_device_info *d, kn_vk_elem et);
+/* The selection policy, a pure function of the device description (tests feed it
+ * devices this machine lacks). forced = AUTO: coop for float16 where the device has the
+ * cooperative-matrix shape, subgroup for skinny shapes (n <= 4 and k >= 64) where
+ * subgroup arithmetic is offered, else tiled. shape NULL = a large square product (for
+ * logs and device listings). Another forced variant is used where available for
+ * (et, device); else kernel is NULL and reason says why. */
+kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_matmul_shape *shape, kn_vk_elem et,
+                                      const kn_vk_device_info *d, kn_vk_matmul_variant forced);
+/* Whether variant v (not AUTO) has a kernel for et on d; *why (may be NULL) gets the
+ * reason when not. */
+bool kn_vk_matmul_available(const kn_vk_device_info *d, kn_vk_elem et, kn_vk_matmul_variant v,
+                            const char **why);
+/* Whether variant v runs on d for at least one element type (ListDevices). */
+bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_variant v);
+/* The variant named by the environment's STAGD_VK_MATMUL (unset or "" → AUTO);
+ * SG_INVALID_ARGUMENT naming the variable for anything else. */
+sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err);
+/* The variant a context uses for every product (AUTO: chosen per product). */
+kn_vk_matmul_variant kn_vk_context_matmul_variant(const kn_vk_context *ctx);
 /* Reductions of element type et: float32/float64/int64 give the same type; int32
  * max/min give int32 and sum gives int64 (NumPy's sum dtype). */
 sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,

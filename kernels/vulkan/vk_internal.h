@@ -18,6 +18,9 @@
 /* Loads the loader and creates the process-wide instance once (thread-safe).
  * SG_UNAVAILABLE when either step fails. */
 sg_code kn_vk_instance_get(VkInstance *out, sg_error *err);
+/* Whether the Vulkan 1.2 feature structs can be used with a device of this apiVersion
+ * (the instance was created for 1.2 too). */
+bool kn_vk_features12(uint32_t device_api);
 /* Fills info for one physical device. */
 void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info);
 /* VkResult → sg_code with a message naming what was being done. */
@@ -114,6 +117,7 @@ struct kn_vk_context {
   atomic_bool lost;           /* VK_ERROR_DEVICE_LOST seen: refuse further work */
   bool subgroup_ops;          /* use the subgroup variant of reductions */
   bool int64_ops, float64_ops; /* shaderInt64 / shaderFloat64 enabled (typed kernels) */
+  bool float16_ops;            /* shaderFloat16 + storageBuffer16BitAccess enabled */
   VkPhysicalDeviceMemoryProperties memprops;
   VkPhysicalDeviceLimits limits;
   kn_vk_options opts;
@@ -153,5 +157,7 @@ sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esi
                               const char *what, sg_error *err);
 /* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
 void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st);
+/* Whether the device's subgroups suit the subgroup kernels (arithmetic, size 4..128). */
+bool kn_vk_subgroup_usable(const kn_vk_device_info *d);
 
 #endif /* STAGD_KERNELS_VK_INTERNAL_H */

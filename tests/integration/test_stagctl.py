@@ -28,6 +28,24 @@ def test_local_devices(stagctl_bin):
     assert "cpu" in [x["name"] for x in d["devices"]]
 
 
+def test_devices_matmul_variants(stagctl_bin):
+    # Each Vulkan device lists its matmul variants and the float32 kernel choice;
+    # STAGD_VK_MATMUL in the environment changes the choice (docs/vulkan.md).
+    vk = [x for x in ok_json(stagctl("--local", "devices"))["devices"] if x["backend"] == "vulkan"]
+    for x in vk:
+        assert "tiled" in x["matmulVariants"], x
+        assert x["matmulKernel"] and x["matmulReason"], x
+        if x["description"].startswith("llvmpipe"):  # lavapipe: subgroups, no coop
+            assert x["matmulVariants"] == ["tiled", "subgroup"], x
+            assert x["float16"] and not x.get("cooperativeMatrix"), x
+    forced = ok_json(stagctl("--local", "devices",
+                             env=harness.base_env(STAGD_VK_MATMUL="subgroup")))["devices"]
+    for x in forced:
+        if x["backend"] == "vulkan" and "subgroup" in x["matmulVariants"]:
+            assert x["matmulKernel"] == "matmul_subgroup", x
+            assert "forced" in x["matmulReason"], x
+
+
 def test_addr_version_matches_local(stagctl_bin, daemon):
     remote = ok_json(stagctl("--addr", daemon.addr, "version"))
     local = ok_json(stagctl("--local", "version"))

@@ -34,7 +34,6 @@ if ON_DEVICE:
 # plumbing (shape, len, size, getitem) and ops on Python numbers only are host work by
 # design and not counted.
 HOST_ONLY = [
-    (r"^matmul float16", "float16 matmul has no kernel yet"),
     (r"^(max|argmax) empty$", "error reported by the CPU kernel"),
     (r"^concat mismatch$", "error reported by the CPU kernel"),
 ]

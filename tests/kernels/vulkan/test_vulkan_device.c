@@ -46,6 +46,13 @@ static void enumerate_finds_lavapipe(void **state) {
     assert_non_null(strstr(json.data, "\"kernels\":{\"reduce\":\"reduce_subgroup\","
                                       "\"softmax\":\"softmax_subgroup\",\"matmul\":\"matmul\","
                                       "\"matmul_reason\":\"no cooperative matrix"));
+    /* float16 storage, int64 subgroup sums: every dtype runs tiled and subgroup */
+    assert_non_null(strstr(json.data, "\"cooperative_matrix_f16\":false,\"float16\":true,"
+                                      "\"subgroup_extended_types\":true"));
+    assert_non_null(strstr(json.data,
+                           "\"matmul_variants\":{\"tiled\":[\"float32\",\"float64\",\"int32\","
+                           "\"int64\",\"float16\"],\"subgroup\":[\"float32\",\"float64\","
+                           "\"int32\",\"int64\",\"float16\"],\"coop\":[]}}}"));
   }
   /* well-formed for Python's json module */
   char path[] = "/tmp/stagd-vk-json-XXXXXX";

@@ -123,6 +123,13 @@ case("fallback", "(def f (x) (neg (slice_grad x (neg x) 0 5)))", [f32(5).astype(
 # float64 transcendentals have kernels (f64_math.glsl): one region
 case("float64 sin", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
+# float16 matmul runs on the device (f16 storage, f32 accumulation), and the float16
+# `+` after it too (in float32, cast back): one region, nothing on the CPU
+i16 = lambda *s: rng.integers(-3, 4, size=s).astype("float16")
+case("float16 matmul then add", "(def f (a b c) (+ (matmul a b) c))",
+     [i16(5, 8), i16(8, 3), i16(3)],
+     {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1,
+      "downloads": lambda v: v == 1})
 # comparisons, where, cast, argmax, log_softmax, slice, concat, gather, batched matmul
 # and the constructors have GPU kernels: one region, nothing on the CPU
 ONE_REGION = {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1}

@@ -364,38 +364,6 @@ static void matmul_batched_broadcast(void **state) {
   kn_vk_buffer_destroy(bc);
 }
 
-/* The selection policy on described devices (this machine has only lavapipe). */
-static void matmul_kernel_choice(void **state) {
-  (void)state;
-  kn_vk_device_info plain = {.subgroup_arithmetic = false};
-  kn_vk_matmul_plan p = kn_vk_matmul_choice(&plain, KN_VK_F32);
-  assert_string_equal(p.kernel, "matmul");
-  assert_non_null(strstr(p.reason, "no cooperative matrix"));
-  kn_vk_device_info f16_only = {.cooperative_matrix = true};
-  p = kn_vk_matmul_choice(&f16_only, KN_VK_F32);
-  assert_string_equal(p.kernel, "matmul");
-  assert_non_null(strstr(p.reason, "without a float32 shape"));
-  kn_vk_device_info f32 = {.cooperative_matrix = true, .cooperative_matrix_f32 = true};
-  p = kn_vk_matmul_choice(&f32, KN_VK_F32);
-  assert_string_equal(p.kernel, "matmul"); /* no cooperative-matrix kernel in this build */
-  assert_non_null(strstr(p.reason, "offers float32"));
-  p = kn_vk_matmul_choice(&f32, KN_VK_F64);
-  assert_string_equal(p.kernel, "matmul_f64");
-  p = kn_vk_matmul_choice(&f32, KN_VK_I64);
-  assert_string_equal(p.kernel, "matmul_i64");
-  p = kn_vk_matmul_choice(&f32, KN_VK_BOOL);
-  assert_null(p.kernel);
-  /* every kernel the policy can name is embedded */
-  const kn_vk_elem ets[] = {KN_VK_F32, KN_VK_F64, KN_VK_I32, KN_VK_I64};
-  for (int i = 0; i < 4; i++) {
-    const char *want = kn_vk_matmul_choice(&plain, ets[i]).kernel;
-    bool found = false;
-    for (const char *const *nm = kn_vk_kernel_names(); *nm; nm++)
-      found = found || !strcmp(*nm, want);
-    assert_true(found);
-  }
-}
-
 static void matmul_odd_sizes(void **state) {
   kn_vk_context *ctx = *state;
   int64_t cases[][3] = {{1, 1, 1},       {7, 7, 7},    {63, 63, 63}, {65, 65, 65},
@@ -686,7 +654,6 @@ int main(void) {
       cmocka_unit_test(softmax_shared_memory_fallback),
       cmocka_unit_test(matmul_odd_sizes),
       cmocka_unit_test(matmul_batched_broadcast),
-      cmocka_unit_test(matmul_kernel_choice),
       cmocka_unit_test(dependent_dispatches_one_batch),
       cmocka_unit_test(barriers_only_between_dependent_dispatches),
       cmocka_unit_test(many_batches_reuse_frames),

@@ -1,0 +1,13 @@
+/*
+ * bench_vulkan.h — the parts of bench_vulkan that live in their own files.
+ */
+#ifndef STAGD_BENCH_VULKAN_H
+#define STAGD_BENCH_VULKAN_H
+
+#include <stdbool.h>
+
+/* `bench_vulkan --matmul-variants`: each matmul variant on each device vs the CPU
+ * backend (bench_matmul_variants.c). Returns the exit status. */
+int bench_matmul_variants(bool quick);
+
+#endif /* STAGD_BENCH_VULKAN_H */

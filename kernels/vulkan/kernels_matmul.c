@@ -1,0 +1,238 @@
+/*
+ * kernels_matmul.c — the matmul variants (tiled shared-memory, subgroup K-split,
+ * cooperative matrix), which of them a device and dtype can run, the selection policy
+ * (kn_vk_matmul_choice, a pure function of the device description and the product's
+ * shape) and the launcher that records the chosen one.
+ *
+ * One table, `variants`, names each variant's kernel per element type; a NULL entry is
+ * "no kernel for this dtype". The policy never rounds float32 to float16: the
+ * cooperative-matrix kernel is for float16 tensors only.
+ */
+#include "vk_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  const char *kernels[KN_VK_F16 + 1]; /* per kn_vk_elem */
+} variants[KN_VK_MATMUL_NVARIANTS] = {
+    [KN_VK_MATMUL_AUTO] = {"auto", {NULL}},
+    [KN_VK_MATMUL_TILED] = {"tiled",
+                            {[KN_VK_F32] = "matmul",
+                             [KN_VK_F64] = "matmul_f64",
+                             [KN_VK_I32] = "matmul_i32",
+                             [KN_VK_I64] = "matmul_i64",
+                             [KN_VK_F16] = "matmul_f16"}},
+    [KN_VK_MATMUL_SUBGROUP] = {"subgroup",
+                               {[KN_VK_F32] = "matmul_subgroup",
+                                [KN_VK_F64] = "matmul_subgroup_f64",
+                                [KN_VK_I32] = "matmul_subgroup_i32",
+                                [KN_VK_I64] = "matmul_subgroup_i64",
+                                [KN_VK_F16] = "matmul_subgroup_f16"}},
+    [KN_VK_MATMUL_COOP] = {"coop", {[KN_VK_F16] = "matmul_coop"}},
+};
+
+/* The auto policy's skinny shapes: few output columns and a long reduction. */
+enum { SKINNY_MAX_N = 4, SKINNY_MIN_K = 64 };
+
+const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v) {
+  return (unsigned)v < KN_VK_MATMUL_NVARIANTS ? variants[v].name : "?";
+}
+
+sg_code kn_vk_matmul_variant_parse(const char *s, kn_vk_matmul_variant *out, sg_error *err) {
+  *out = KN_VK_MATMUL_AUTO;
+  if (s == NULL || *s == '\0')
+    return SG_OK;
+  for (int v = 0; v < KN_VK_MATMUL_NVARIANTS; v++)
+    if (strcmp(s, variants[v].name) == 0) {
+      *out = (kn_vk_matmul_variant)v;
+      return SG_OK;
+    }
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "unknown matmul variant '%s': expected auto, tiled, subgroup or coop", s);
+}
+
+sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err) {
+  sg_error e = SG_ERROR_INIT;
+  sg_code code = kn_vk_matmul_variant_parse(getenv("STAGD_VK_MATMUL"), out, &e);
+  if (code != SG_OK) {
+    sg_error_set(err, code, "environment STAGD_VK_MATMUL: %s", e.message);
+    sg_error_clear(&e);
+  }
+  return code;
+}
+
+/* Whether d can run kernels of element type et at all (NULL: yes). */
+static const char *elem_missing(const kn_vk_device_info *d, kn_vk_elem et) {
+  switch (et) {
+  case KN_VK_F32:
+  case KN_VK_I32: return NULL;
+  case KN_VK_F64: return d->float64 ? NULL : "the device has no shaderFloat64";
+  case KN_VK_I64: return d->int64 ? NULL : "the device has no shaderInt64";
+  case KN_VK_F16:
+    return d->float16 ? NULL : "the device lacks shaderFloat16 or storageBuffer16BitAccess";
+  default: return "no matmul kernel for this element type";
+  }
+}
+
+bool kn_vk_matmul_available(const kn_vk_device_info *d, kn_vk_elem et, kn_vk_matmul_variant v,
+                            const char **why) {
+  const char *no = NULL;
+  if ((unsigned)v >= KN_VK_MATMUL_NVARIANTS || v == KN_VK_MATMUL_AUTO)
+    no = "not a matmul variant";
+  else if ((no = elem_missing(d, et)) != NULL)
+    ;
+  else if (variants[v].kernels[et] == NULL)
+    no = v == KN_VK_MATMUL_COOP ? "the cooperative-matrix kernel is float16 only (float32 "
+                                  "inputs are never rounded to float16)"
+                                : "no kernel of this variant for the element type";
+  else if (v == KN_VK_MATMUL_SUBGROUP && !kn_vk_subgroup_usable(d))
+    no = "the device offers no subgroup arithmetic in compute shaders";
+  else if (v == KN_VK_MATMUL_SUBGROUP && et == KN_VK_I64 && !d->subgroup_extended_types)
+    no = "the device has no shaderSubgroupExtendedTypes (subgroupAdd on int64)";
+  else if (v == KN_VK_MATMUL_COOP && !d->cooperative_matrix_f16)
+    no = d->cooperative_matrix
+             ? "the device's cooperative matrix lacks what matmul_coop needs "
+               "(VK_NV_cooperative_matrix with a 16x16x16 float16 -> float32 subgroup "
+               "shape, and vulkanMemoryModel; this build's glslc has no "
+               "GL_KHR_cooperative_matrix)"
+             : "the device offers no cooperative matrix";
+  else if (v == KN_VK_MATMUL_COOP && (d->subgroup_size == 0 || d->subgroup_size > 128 ||
+                                      4 * d->subgroup_size > d->max_workgroup_invocations))
+    no = "4 subgroups do not fit in a workgroup";
+  if (why)
+    *why = no;
+  return no == NULL;
+}
+
+bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_variant v) {
+  for (int et = 0; et <= KN_VK_F16; et++)
+    if (kn_vk_matmul_available(d, (kn_vk_elem)et, v, NULL))
+      return true;
+  return false;
+}
+
+kn_vk_matmul_variant kn_vk_context_matmul_variant(const kn_vk_context *ctx) {
+  return ctx->opts.matmul_variant;
+}
+
+static kn_vk_matmul_plan plan_of(kn_vk_matmul_variant v, kn_vk_elem et, const char *reason) {
+  kn_vk_matmul_plan p = {v, variants[v].kernels[et], reason};
+  return p;
+}
+
+kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_matmul_shape *shape, kn_vk_elem et,
+                                      const kn_vk_device_info *d, kn_vk_matmul_variant forced) {
+  kn_vk_matmul_plan none = {KN_VK_MATMUL_AUTO, NULL, NULL};
+  if ((unsigned)et > KN_VK_F16 || (none.reason = elem_missing(d, et)) != NULL)
+    return none;
+  if (forced != KN_VK_MATMUL_AUTO) {
+    if (!kn_vk_matmul_available(d, et, forced, &none.reason))
+      return none;
+    return plan_of(forced, et, "forced (STAGD_VK_MATMUL or kn_vk_options.matmul_variant)");
+  }
+  bool skinny = shape && shape->n <= SKINNY_MAX_N && shape->k >= SKINNY_MIN_K;
+  if (skinny && kn_vk_matmul_available(d, et, KN_VK_MATMUL_SUBGROUP, NULL))
+    return plan_of(KN_VK_MATMUL_SUBGROUP, et,
+                   "skinny product (n <= 4, k >= 64): one subgroup per output element");
+  if (kn_vk_matmul_available(d, et, KN_VK_MATMUL_COOP, NULL))
+    return plan_of(KN_VK_MATMUL_COOP, et,
+                   "float16 on cooperative-matrix units, float32 accumulation");
+  if (et == KN_VK_F16)
+    return plan_of(KN_VK_MATMUL_TILED, et,
+                   d->cooperative_matrix_f16 ? "tiled shared-memory kernel"
+                                             : "no usable float16 cooperative matrix; tiled "
+                                               "shared-memory kernel, float32 accumulation");
+  if (et == KN_VK_F32 && d->cooperative_matrix_f32)
+    return plan_of(KN_VK_MATMUL_TILED, et,
+                   "cooperative matrix offers float32, but this build's cooperative-matrix "
+                   "kernel is float16 only; tiled shared-memory kernel");
+  if (et == KN_VK_F32 && d->cooperative_matrix)
+    return plan_of(KN_VK_MATMUL_TILED, et,
+                   "cooperative matrix offered without a float32 shape (float32 is never "
+                   "rounded to float16); tiled shared-memory kernel");
+  return plan_of(KN_VK_MATMUL_TILED, et,
+                 d->cooperative_matrix ? "tiled shared-memory kernel"
+                                       : "no cooperative matrix; tiled shared-memory kernel");
+}
+
+sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
+                     int64_t n, int64_t k, sg_error *err) {
+  return kn_vk_matmul_typed(bt, KN_VK_F32, a, b, c, 1, m, n, k, 0, 0, err);
+}
+
+/* Must match the `push_constant` block of matmul*.comp. */
+typedef struct matmul_push {
+  uint32_t m, n, k, batch_a, batch_b, batch_c, batch;
+} matmul_push;
+
+sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
+                           kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                           int64_t stride_a, int64_t stride_b, sg_error *err) {
+  kn_vk_context *ctx = kn_vk_batch_context(bt);
+  if ((unsigned)et > KN_VK_F16 || et == KN_VK_BOOL || !kn_vk_elem_supported(ctx, et))
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no matmul for element type %d", (int)et);
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || stride_a < 0 || stride_b < 0 ||
+      m * k > (int64_t)UINT32_MAX || k * n > (int64_t)UINT32_MAX ||
+      batch * m * n > (int64_t)UINT32_MAX || stride_a * batch > (int64_t)UINT32_MAX ||
+      stride_b * batch > (int64_t)UINT32_MAX || batch > KN_VK_MAX_GROUPS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad matmul shape %lldx%lldx%lld x%lld",
+                        (long long)m, (long long)n, (long long)k, (long long)batch);
+  size_t es = kn_vk_elem_size(et);
+  int64_t nb = batch ? batch : 1;
+  sg_code code;
+  if ((code = kn_vk_check_buffer_of(a, (nb - 1) * stride_a + m * k, es, "left operand", err)) ||
+      (code = kn_vk_check_buffer_of(b, (nb - 1) * stride_b + k * n, es, "right operand", err)) ||
+      (code = kn_vk_check_buffer_of(c, batch * m * n, es, "result", err)))
+    return code;
+  kn_vk_matmul_shape shape = {batch, m, n, k};
+  kn_vk_matmul_plan plan = kn_vk_matmul_choice(&shape, et, &ctx->info, ctx->opts.matmul_variant);
+  static const char *const elem_names[] = {[KN_VK_F32] = "float32", [KN_VK_F64] = "float64",
+                                           [KN_VK_I32] = "int32",   [KN_VK_I64] = "int64",
+                                           [KN_VK_F16] = "float16"};
+  if (plan.kernel == NULL)
+    return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan:%d: matmul variant '%s' on %s: %s",
+                        ctx->info.index, kn_vk_matmul_variant_name(ctx->opts.matmul_variant),
+                        elem_names[et], plan.reason);
+  matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
+                    (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
+  uint32_t spec[2] = {16, 16}, nspec = 2, groups[3];
+  if (plan.variant == KN_VK_MATMUL_SUBGROUP) {
+    /* 1-D: each subgroup of a workgroup takes one output element (grid-stride) */
+    uint32_t sg = ctx->info.subgroup_size;
+    spec[0] = kn_vk_wg_size(ctx, 128);
+    if (spec[0] < sg)
+      spec[0] = sg;
+    nspec = 1;
+    groups[0] = kn_vk_grid(batch * m * n, spec[0] / sg);
+    groups[1] = groups[2] = 1;
+  } else {
+    /* 64x64 blocks of C: tiled = 16x16 invocations with 4x4 register blocks (8 rows of
+     * invocations on small devices); coop = 4 subgroups of 2x2 16x16 tiles each */
+    uint32_t bm = 64, bn = 64;
+    if (plan.variant == KN_VK_MATMUL_COOP) {
+      spec[0] = 4 * ctx->info.subgroup_size;
+      nspec = 1;
+    } else if (ctx->limits.maxComputeWorkGroupInvocations < 256) {
+      spec[1] = 8;
+      bm = 32;
+    }
+    if ((m + bm - 1) / bm > KN_VK_MAX_GROUPS || (n + bn - 1) / bn > KN_VK_MAX_GROUPS)
+      return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
+                          (long long)m, (long long)n);
+    groups[0] = (uint32_t)((n + bn - 1) / bn);
+    groups[1] = (uint32_t)((m + bm - 1) / bm);
+    groups[2] = (uint32_t)batch;
+  }
+  kn_vk_binding binds[3] = {{a, false}, {b, false}, {c, true}};
+  kn_vk_dispatch_desc d = {.kernel = plan.kernel,
+                           .bindings = binds,
+                           .nbindings = 3,
+                           .push = &pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = (int)nspec,
+                           .groups = {groups[0], groups[1], groups[2]}};
+  return kn_vk_dispatch(bt, &d, err);
+}

@@ -1,0 +1,307 @@
+/*
+ * test_vulkan_matmul.c — the matmul variants (tiled, subgroup, cooperative matrix) on
+ * the first Vulkan device against the CPU backend's kn_matmul: every variant the device
+ * offers, forced through kn_vk_options.matmul_variant, for every element type it runs
+ * (float32, float64, int32, int64, float16) over odd sizes, k = 0, n = 1, m = 1, long k
+ * and batches with a broadcast operand; a variant the device lacks must be refused with
+ * its reason. Also the selection policy on described devices and STAGD_VK_MATMUL.
+ */
+#include "vk_test_util.h"
+
+#include "kn.h"
+
+static const struct {
+  kn_vk_elem et;
+  kn_dtype dt;
+  const char *name;
+} DTYPES[] = {{KN_VK_F32, KN_FLOAT32, "float32"}, {KN_VK_F64, KN_FLOAT64, "float64"},
+              {KN_VK_I32, KN_INT32, "int32"},     {KN_VK_I64, KN_INT64, "int64"},
+              {KN_VK_F16, KN_FLOAT16, "float16"}};
+#define NDTYPES (sizeof DTYPES / sizeof *DTYPES)
+
+/* {batch_a, batch_b, m, n, k}: batch 0 = a 2-D operand (broadcast over the other's batch) */
+static const int64_t SHAPES[][5] = {
+    {0, 0, 1, 1, 1},    {0, 0, 7, 7, 7},     {0, 0, 65, 63, 33}, {0, 0, 129, 1, 200},
+    {0, 0, 1, 129, 7},  {0, 0, 5, 3, 0},     {0, 0, 0, 5, 5},    {0, 0, 3, 4, 300},
+    {0, 0, 70, 2, 517}, {0, 3, 5, 70, 33},   {3, 0, 17, 1, 90},  {2, 2, 33, 31, 65},
+};
+
+static kn_tensor *random_tensor(kn_dtype dt, int ndim, const int64_t *shape) {
+  kn_tensor *t = kn_tensor_new(dt, ndim, shape);
+  for (int64_t i = 0; i < t->size; i++) {
+    if (dt == KN_INT32 || dt == KN_INT64)
+      kn_set_i64(t, i, (int64_t)vt_randf(-4, 4));
+    else
+      kn_set_f64(t, i, vt_randf(-1, 1));
+  }
+  return t;
+}
+
+static kn_vk_buffer *upload(kn_vk_context *ctx, const kn_tensor *t) {
+  kn_vk_buffer *b;
+  uint64_t bytes = (uint64_t)t->size * kn_dtype_size(t->dtype);
+  VT_OK(kn_vk_buffer_create(ctx, bytes, &b, err));
+  VT_OK(kn_vk_upload(ctx, b, 0, t->data, bytes, err));
+  return b;
+}
+
+/* got vs the CPU's want: exact for integers; floats within the dtype's tolerance,
+ * scaled by k for the float32 / float16 accumulation order. */
+static void expect_matches(const kn_tensor *got, const kn_tensor *want, int64_t k,
+                           const char *what) {
+  assert_int_equal(got->size, want->size);
+  double rtol = want->dtype == KN_FLOAT16 ? 2e-3 : want->dtype == KN_FLOAT32 ? 1e-5 : 1e-12;
+  double atol = want->dtype == KN_FLOAT16   ? 1e-3 * (double)(k + 1)
+                : want->dtype == KN_FLOAT32 ? 1e-6 * (double)(k + 1)
+                                            : 1e-12 * (double)(k + 1);
+  for (int64_t i = 0; i < want->size; i++) {
+    if (want->dtype == KN_INT32 || want->dtype == KN_INT64) {
+      if (kn_get_i64(got, i) != kn_get_i64(want, i))
+        fail_msg("%s: element %lld is %lld, want %lld", what, (long long)i,
+                 (long long)kn_get_i64(got, i), (long long)kn_get_i64(want, i));
+      continue;
+    }
+    double g = kn_get_f64(got, i), w = kn_get_f64(want, i);
+    if (!(fabs(g - w) <= atol + rtol * fabs(w)))
+      fail_msg("%s: element %lld is %.9g, want %.9g", what, (long long)i, g, w);
+  }
+}
+
+/* One product through the context's (forced) variant, against kn_matmul. */
+static void check_product(kn_vk_context *ctx, kn_dtype dt, kn_vk_elem et, const int64_t *s,
+                          const char *label) {
+  int64_t ba = s[0], bb = s[1], m = s[2], n = s[3], k = s[4];
+  int64_t batch = ba > bb ? ba : bb;
+  int64_t sha[3] = {ba, m, k}, shb[3] = {bb, k, n};
+  kn_tensor *a = random_tensor(dt, ba ? 3 : 2, ba ? sha : sha + 1);
+  kn_tensor *b = random_tensor(dt, bb ? 3 : 2, bb ? shb : shb + 1);
+  kn_tensor *want;
+  VT_OK(kn_matmul(a, b, &want, err));
+  kn_vk_buffer *bufa = upload(ctx, a), *bufb = upload(ctx, b), *bufc;
+  /* garbage in the output proves every element (k == 0 included) is written */
+  kn_tensor *junk = random_tensor(dt, want->ndim, want->shape);
+  bufc = upload(ctx, junk);
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_matmul_typed(bt, et, bufa, bufb, bufc, batch ? batch : 1, m, n, k,
+                           ba ? m * k : 0, bb ? k * n : 0, err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  VT_OK(kn_vk_download(ctx, bufc, 0, junk->data, (uint64_t)junk->size * kn_dtype_size(dt), err));
+  char what[160];
+  snprintf(what, sizeof what, "%s %s batch %lld/%lld %lldx%lldx%lld", label,
+           kn_dtype_name(dt), (long long)ba, (long long)bb, (long long)m, (long long)n,
+           (long long)k);
+  expect_matches(junk, want, k, what);
+  kn_tensor_release(a);
+  kn_tensor_release(b);
+  kn_tensor_release(want);
+  kn_tensor_release(junk);
+  kn_vk_buffer_destroy(bufa);
+  kn_vk_buffer_destroy(bufb);
+  kn_vk_buffer_destroy(bufc);
+}
+
+static kn_vk_context *open_with(kn_vk_matmul_variant v) {
+  kn_vk_options opts = {.pipeline_cache_dir = "", .matmul_variant = v};
+  kn_vk_context *ctx;
+  VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
+  return ctx;
+}
+
+/* Each variant the device offers, each dtype it runs, every shape; the rest refused. */
+static void each_variant_vs_cpu(kn_vk_matmul_variant v) {
+  kn_vk_context *ctx = open_with(v);
+  assert_int_equal(kn_vk_context_matmul_variant(ctx), v);
+  const kn_vk_device_info *info = kn_vk_context_info(ctx);
+  int ran = 0;
+  for (size_t d = 0; d < NDTYPES; d++) {
+    const char *why = NULL;
+    if (kn_vk_matmul_available(info, DTYPES[d].et, v, &why)) {
+      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+        check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], kn_vk_matmul_variant_name(v));
+      ran++;
+      continue;
+    }
+    assert_non_null(why);
+    if (!kn_vk_elem_supported(ctx, DTYPES[d].et))
+      continue; /* the launcher refuses the dtype itself (SG_UNIMPLEMENTED) */
+    /* forced but unavailable: a clear error naming the variant and the reason */
+    kn_vk_buffer *buf;
+    VT_OK(kn_vk_buffer_create(ctx, 64, &buf, err));
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    sg_error e = SG_ERROR_INIT;
+    assert_int_equal(kn_vk_matmul_typed(bt, DTYPES[d].et, buf, buf, buf, 1, 2, 2, 2, 0, 0, &e),
+                     SG_FAILED_PRECONDITION);
+    assert_non_null(strstr(e.message, kn_vk_matmul_variant_name(v)));
+    assert_non_null(strstr(e.message, why));
+    sg_error_clear(&e);
+    kn_vk_batch_discard(bt);
+    kn_vk_buffer_destroy(buf);
+  }
+  printf("matmul variant %s: %d dtype(s) checked against the CPU backend\n",
+         kn_vk_matmul_variant_name(v), ran);
+  if (v == KN_VK_MATMUL_TILED)
+    assert_true(ran >= 2); /* float32 and int32 run everywhere */
+  kn_vk_context_destroy(ctx);
+}
+
+static void tiled_vs_cpu(void **state) {
+  (void)state;
+  each_variant_vs_cpu(KN_VK_MATMUL_TILED);
+}
+static void subgroup_vs_cpu(void **state) {
+  (void)state;
+  each_variant_vs_cpu(KN_VK_MATMUL_SUBGROUP);
+}
+static void coop_vs_cpu(void **state) {
+  (void)state;
+  each_variant_vs_cpu(KN_VK_MATMUL_COOP);
+}
+
+/* The auto choice on this device, shape by shape, against the CPU too. */
+static void auto_vs_cpu(void **state) {
+  (void)state;
+  kn_vk_context *ctx = open_with(KN_VK_MATMUL_AUTO);
+  for (size_t d = 0; d < NDTYPES; d++)
+    if (kn_vk_elem_supported(ctx, DTYPES[d].et))
+      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+        check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], "auto");
+  kn_vk_context_destroy(ctx);
+}
+
+/* The selection policy on described devices (this machine has only lavapipe). */
+static void choice_policy(void **state) {
+  (void)state;
+  kn_vk_matmul_shape square = {1, 512, 512, 512}, matvec = {1, 512, 1, 4096},
+                     short_k = {1, 512, 2, 16};
+  kn_vk_device_info plain = {.max_workgroup_invocations = 1024};
+  kn_vk_device_info sub = {.subgroup_arithmetic = true, .subgroup_size = 32,
+                           .max_workgroup_invocations = 1024, .float16 = true};
+  kn_vk_device_info gpu = sub;
+  gpu.cooperative_matrix = gpu.cooperative_matrix_f16 = true;
+  kn_vk_device_info khr_only = sub;
+  khr_only.cooperative_matrix = true;
+  kn_vk_device_info f32coop = gpu;
+  f32coop.cooperative_matrix_f32 = true;
+
+  kn_vk_matmul_plan p = kn_vk_matmul_choice(&square, KN_VK_F32, &plain, KN_VK_MATMUL_AUTO);
+  assert_int_equal(p.variant, KN_VK_MATMUL_TILED);
+  assert_string_equal(p.kernel, "matmul");
+  assert_non_null(strstr(p.reason, "no cooperative matrix"));
+  /* skinny: subgroup where offered, tiled otherwise or when k is short */
+  p = kn_vk_matmul_choice(&matvec, KN_VK_F32, &sub, KN_VK_MATMUL_AUTO);
+  assert_string_equal(p.kernel, "matmul_subgroup");
+  assert_non_null(strstr(p.reason, "skinny"));
+  const kn_vk_matmul_variant AUTO = KN_VK_MATMUL_AUTO;
+  assert_string_equal(kn_vk_matmul_choice(&matvec, KN_VK_F32, &plain, AUTO).kernel, "matmul");
+  assert_string_equal(kn_vk_matmul_choice(&short_k, KN_VK_F32, &sub, AUTO).kernel, "matmul");
+  assert_string_equal(kn_vk_matmul_choice(NULL, KN_VK_F32, &sub, AUTO).kernel, "matmul");
+  /* int64 subgroup sums need shaderSubgroupExtendedTypes */
+  kn_vk_device_info sub64 = sub;
+  sub64.int64 = true;
+  assert_string_equal(kn_vk_matmul_choice(&matvec, KN_VK_I64, &sub64, AUTO).kernel, "matmul_i64");
+  sub64.subgroup_extended_types = true;
+  assert_string_equal(kn_vk_matmul_choice(&matvec, KN_VK_I64, &sub64, AUTO).kernel,
+                      "matmul_subgroup_i64");
+  /* cooperative matrix: float16 only; float32 is never rounded to float16 */
+  p = kn_vk_matmul_choice(&square, KN_VK_F16, &gpu, KN_VK_MATMUL_AUTO);
+  assert_string_equal(p.kernel, "matmul_coop");
+  assert_int_equal(p.variant, KN_VK_MATMUL_COOP);
+  p = kn_vk_matmul_choice(&square, KN_VK_F32, &f32coop, KN_VK_MATMUL_AUTO);
+  assert_string_equal(p.kernel, "matmul");
+  assert_non_null(strstr(p.reason, "float16 only"));
+  p = kn_vk_matmul_choice(&square, KN_VK_F32, &gpu, KN_VK_MATMUL_AUTO);
+  assert_string_equal(p.kernel, "matmul");
+  assert_non_null(strstr(p.reason, "never rounded to float16"));
+  p = kn_vk_matmul_choice(&square, KN_VK_F16, &khr_only, KN_VK_MATMUL_AUTO);
+  assert_string_equal(p.kernel, "matmul_f16");
+  assert_string_equal(kn_vk_matmul_choice(&matvec, KN_VK_F16, &gpu, AUTO).kernel,
+                      "matmul_subgroup_f16");
+  /* forced variants: used where available, else no kernel and the reason */
+  p = kn_vk_matmul_choice(&square, KN_VK_F32, &sub, KN_VK_MATMUL_SUBGROUP);
+  assert_string_equal(p.kernel, "matmul_subgroup");
+  p = kn_vk_matmul_choice(&matvec, KN_VK_F32, &sub, KN_VK_MATMUL_TILED);
+  assert_string_equal(p.kernel, "matmul");
+  p = kn_vk_matmul_choice(&square, KN_VK_F32, &gpu, KN_VK_MATMUL_COOP);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "float16 only"));
+  p = kn_vk_matmul_choice(&square, KN_VK_F16, &khr_only, KN_VK_MATMUL_COOP);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "VK_NV_cooperative_matrix"));
+  p = kn_vk_matmul_choice(&square, KN_VK_F32, &plain, KN_VK_MATMUL_SUBGROUP);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "subgroup arithmetic"));
+  /* dtypes the device lacks, and bool */
+  p = kn_vk_matmul_choice(&square, KN_VK_F64, &plain, KN_VK_MATMUL_AUTO);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "shaderFloat64"));
+  p = kn_vk_matmul_choice(&square, KN_VK_F16, &plain, KN_VK_MATMUL_TILED);
+  assert_null(p.kernel);
+  assert_null(kn_vk_matmul_choice(&square, KN_VK_BOOL, &gpu, AUTO).kernel);
+  assert_true(kn_vk_matmul_variant_offered(&gpu, KN_VK_MATMUL_COOP));
+  assert_false(kn_vk_matmul_variant_offered(&khr_only, KN_VK_MATMUL_COOP));
+  assert_false(kn_vk_matmul_variant_offered(&plain, KN_VK_MATMUL_SUBGROUP));
+  /* every kernel the table can name is embedded */
+  for (int v = KN_VK_MATMUL_TILED; v < KN_VK_MATMUL_NVARIANTS; v++)
+    for (size_t d = 0; d < NDTYPES; d++) {
+      kn_vk_device_info all = gpu;
+      all.float64 = all.int64 = all.subgroup_extended_types = true;
+      const char *want = kn_vk_matmul_choice(&square, DTYPES[d].et, &all, v).kernel;
+      bool found = want == NULL;
+      for (const char *const *nm = kn_vk_kernel_names(); *nm && !found; nm++)
+        found = !strcmp(*nm, want);
+      assert_true(found);
+    }
+}
+
+static void variant_names(void **state) {
+  (void)state;
+  kn_vk_matmul_variant v;
+  VT_OK(kn_vk_matmul_variant_parse("subgroup", &v, err));
+  assert_int_equal(v, KN_VK_MATMUL_SUBGROUP);
+  VT_OK(kn_vk_matmul_variant_parse(NULL, &v, err));
+  assert_int_equal(v, KN_VK_MATMUL_AUTO);
+  for (int i = 0; i < KN_VK_MATMUL_NVARIANTS; i++) {
+    VT_OK(kn_vk_matmul_variant_parse(kn_vk_matmul_variant_name((kn_vk_matmul_variant)i), &v, err));
+    assert_int_equal(v, i);
+  }
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_vk_matmul_variant_parse("fast", &v, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "'fast'"));
+  assert_non_null(strstr(e.message, "auto, tiled, subgroup or coop"));
+  sg_error_clear(&e);
+}
+
+/* STAGD_VK_MATMUL: read when the options say auto; a bad value fails the context. */
+static void environment_override(void **state) {
+  (void)state;
+  setenv("STAGD_VK_MATMUL", "subgroup", 1);
+  kn_vk_context *ctx = open_with(KN_VK_MATMUL_AUTO);
+  assert_int_equal(kn_vk_context_matmul_variant(ctx), KN_VK_MATMUL_SUBGROUP);
+  kn_vk_context_destroy(ctx);
+  ctx = open_with(KN_VK_MATMUL_TILED); /* explicit options win */
+  assert_int_equal(kn_vk_context_matmul_variant(ctx), KN_VK_MATMUL_TILED);
+  kn_vk_context_destroy(ctx);
+  setenv("STAGD_VK_MATMUL", "bogus", 1);
+  kn_vk_options opts = {.pipeline_cache_dir = ""};
+  sg_error e = SG_ERROR_INIT;
+  ctx = NULL;
+  assert_int_equal(kn_vk_context_create(0, &opts, &ctx, &e), SG_INVALID_ARGUMENT);
+  assert_null(ctx);
+  assert_non_null(strstr(e.message, "STAGD_VK_MATMUL"));
+  assert_non_null(strstr(e.message, "'bogus'"));
+  sg_error_clear(&e);
+  unsetenv("STAGD_VK_MATMUL");
+}
+
+int main(void) {
+  unsetenv("STAGD_VK_MATMUL"); /* the forced runs below choose their own variant */
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(choice_policy),        cmocka_unit_test(variant_names),
+      cmocka_unit_test(environment_override), cmocka_unit_test(tiled_vs_cpu),
+      cmocka_unit_test(subgroup_vs_cpu),      cmocka_unit_test(coop_vs_cpu),
+      cmocka_unit_test(auto_vs_cpu),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
