@@ -486,19 +486,22 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   if (args[0].tag != GV_VAR) return bad(err, op, "expected a variable, got a %s", gv_type_name(&args[0]));
   gr_obj *cell = args[0].u.o;
   if (op->code == 1) {
-    *out = gv_retain(cell->items[0]);
-    return SG_OK;
+    *out = gv_var_get(cell);
+    /* a cell on a Vulkan device read by a CPU request: its host copy */
+    return ctx->vk ? SG_OK : gr_vk_resident_to_host(out, err);
   }
   gr_val nv;
   if (op->code == 3) {
-    gr_val pair[2] = {cell->items[0], args[1]};
-    if (gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err)) return err->code;
+    gr_val pair[2] = {gv_var_get(cell), args[1]};
+    sg_code rc = gr_vk_resident_to_host(&pair[0], err);
+    if (!rc) rc = gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err);
+    gv_release(pair[0]);
+    if (rc) return rc;
   } else {
     nv = gv_retain(args[1]);
   }
-  gv_release(cell->items[0]);
-  cell->items[0] = nv;
-  *out = gv_retain(nv);
+  gv_var_set(cell, gv_retain(nv));
+  *out = nv;
   return SG_OK;
 }
 

@@ -59,6 +59,9 @@ static const opt options[] = {
      "tensor bytes the eager clients' handles may hold, per device (default 4294967296)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
      "live tensor handles per device (default 1000000)"},
+    {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,
+     "tensor handles on Vulkan devices hold host copies: every eager op uploads its inputs "
+     "and downloads its result (the pre-residency behaviour, for comparisons; default false)"},
 };
 #undef OFF
 enum { N_OPTIONS = sizeof options / sizeof options[0] };

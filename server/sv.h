@@ -47,6 +47,7 @@ typedef struct sv_config {
   uint64_t max_ping_delay_ms;   /* upper bound of Ping.delay_ms */
   uint64_t max_handle_bytes;    /* tensor bytes held by handles, per device */
   uint64_t max_handles;         /* live handles per device */
+  bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   bool listen_explicit;         /* some source named --listen */
 } sv_config;
 
