@@ -8,10 +8,15 @@
      eager — GradientTape over Variables, ~15 RPCs a step — against the same step
      as one stagd.function whose graph computes the gradient (graph AD) and updates
      the Variables in the daemon. Target: staged ≥ 3x faster.
+  4. vulkan:0 (--vulkan; lavapipe on machines without a GPU): an eager op's round
+     trip and a 10-op eager chain ending in .numpy(), device-resident handles (the
+     default) against host-resident ones (a second daemon with --host-handles: every
+     op uploads its inputs and downloads its result), with the Stats transfer
+     counters of one chain on each.
 
 Run (a release build is the fair one; the ASan build is several times slower):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python \\
-      python3 bench/eager_bench.py [--steps N] [--ops N]
+      python3 bench/eager_bench.py [--steps N] [--ops N] [--vulkan [--size N]]
 It starts a private daemon (stagd.daemon) and prints one line per measurement.
 """
 import argparse
@@ -98,11 +103,68 @@ def run_steps(step, steps):
     return dt, first, float(last)
 
 
+def chain10(a, b):
+    """Ten eager ops on two tensors (no Python numbers: those would be uploads)."""
+    x = stagd.tanh(a * b + a) - b
+    x = stagd.relu(x)
+    x = x * x + b
+    return stagd.exp(x) / b * a
+
+
+def vulkan_section(ops, size, rounds=5):
+    """Device-resident vs host-resident eager tensors on vulkan:0, one daemon each,
+    measured in alternating rounds (the best round of each: the machine is shared)."""
+    rng = np.random.default_rng(0)
+    a_np = rng.normal(size=(size, size)).astype(np.float32)
+    b_np = (rng.random(size=(size, size)) + 0.5).astype(np.float32)
+    modes = {"host-resident": ["--host-handles"], "device-resident": []}
+    daemons = {label: stagd.daemon.start(args=extra) for label, extra in modes.items()}
+    clients = {label: stagd.Client(d.addr) for label, d in daemons.items()}
+    best = {label: [float("inf"), float("inf"), None] for label in modes}
+    previous = stagd._default_client
+    try:
+        for _ in range(rounds):
+            for label, c in clients.items():
+                stagd.set_default_client(c)
+                with stagd.device("vulkan:0"):
+                    a, b = stagd.constant(a_np), stagd.constant(b_np)
+                    op = per_call(lambda: a + b, max(ops // rounds, 5))
+                    before = c.stats()
+                    chain10(a, b).numpy()
+                    after = c.stats()
+                    chain = per_call(lambda: chain10(a, b).numpy(), max(ops // rounds // 10, 3))
+                    del a, b
+                row = best[label]
+                row[0], row[1] = min(row[0], op), min(row[1], chain)
+                row[2] = (after.device_uploads - before.device_uploads,
+                          after.device_downloads - before.device_downloads,
+                          after.device_upload_bytes - before.device_upload_bytes
+                          + after.device_download_bytes - before.device_download_bytes)
+    finally:
+        stagd.set_default_client(previous)
+        for label in modes:
+            clients[label].close()
+            daemons[label].stop()
+    base_op, base_chain, _ = best["host-resident"]
+    print(f"vulkan:0, {size}x{size} float32 tensors (best of {rounds} alternating rounds)")
+    for label, (op, chain, (up, down, nbytes)) in best.items():
+        print(f"  {label:15s} eager op {op * 1e6:8.1f} us ({base_op / op:5.2f}x)   10-op chain + numpy "
+              f"{chain * 1e3:7.2f} ms ({base_chain / chain:5.2f}x)   per chain: {up} uploads, "
+              f"{down} downloads, {nbytes / 1e6:.2f} MB")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ops", type=int, default=2000)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--vulkan", action="store_true", help="only the vulkan:0 section (4)")
+    ap.add_argument("--size", type=int, default=256,
+                    help="--vulkan: tensors are SIZE x SIZE (at most 1000: a Fetch reply must fit "
+                         "the client's 4 MiB gRPC message limit)")
     args = ap.parse_args()
+    if args.vulkan:
+        vulkan_section(args.ops // 2, args.size)
+        return
     client = stagd.connect(os.environ.get("STAGD_ADDR") or None, autostart=True)
     print(f"daemon {client.addr}  binary {stagd.daemon.find_binary()}")
 

@@ -6,8 +6,10 @@
  *
  * The CPU path calls the op's kernel straight through the op table, so its cost is the
  * kernel's plus a table lookup. On a Vulkan device the op runs through the Vulkan
- * executor's per-request context (upload, dispatch, read back): correct, but each op
- * pays a submission — stage the computation (stagd.function) to keep data on the GPU.
+ * executor's per-request context and its tensor results stay on the device as
+ * resident tensors (exec_vulkan_resident.c): arguments that are resident already cost
+ * no copy, so a chain of eager ops moves no data between host and device; each op
+ * still pays one submission.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -68,7 +70,8 @@ gr_value_kind gr_value_kind_of(const gr_value *v) {
   case GV_INT: return GR_VALUE_INT;
   case GV_FLOAT: return GR_VALUE_FLOAT;
   case GV_STR: return GR_VALUE_STR;
-  case GV_TENSOR: return GR_VALUE_TENSOR;
+  case GV_TENSOR:
+  case GV_RESIDENT: return GR_VALUE_TENSOR;
   case GV_TUPLE: return GR_VALUE_TUPLE;
   case GV_VAR: return GR_VALUE_VARIABLE;
   default: return GR_VALUE_OTHER;
@@ -90,6 +93,53 @@ gr_value *gr_value_variable_get(const gr_value *v) {
   return v->v.tag == GV_VAR ? box(gv_var_get(v->v.u.o)) : NULL;
 }
 
+bool gr_value_tensor_meta(const gr_value *v, int *dtype, int *ndim, const int64_t **shape) {
+  kn_dtype dt;
+  if (!gv_tensor_meta(&v->v, &dt, ndim, shape)) return false;
+  *dtype = (int)dt;
+  return true;
+}
+
+sg_code gr_value_host_tensor(const gr_value *v, kn_tensor **out, sg_error *err) {
+  *out = NULL;
+  if (v->v.tag == GV_TENSOR) {
+    *out = kn_tensor_retain(v->v.u.t);
+    return SG_OK;
+  }
+  if (v->v.tag == GV_RESIDENT) return gr_vk_resident_host(v->v.u.r, out, err);
+  return sg_error_set(err, SG_INVALID_ARGUMENT, "a %s is not a tensor", gv_type_name(&v->v));
+}
+
+sg_code gr_value_to_device(gr_value *v, const char *device, gr_value **out, sg_error *err) {
+  *out = NULL;
+  gr_val c = gv_retain(v->v);
+  if (c.tag == GV_TUPLE) { /* a copy: v may be shared */
+    gr_val t = gv_tuple_new(c.u.o->n);
+    t.u.o->depth = c.u.o->depth;
+    for (int i = 0; i < c.u.o->n; i++) t.u.o->items[i] = gv_retain(c.u.o->items[i]);
+    gv_release(c);
+    c = t;
+  }
+  sg_code rc = gr_vk_resident_upload(&c, device, err);
+  if (rc) {
+    gv_release(c);
+    return rc;
+  }
+  *out = box(c);
+  return SG_OK;
+}
+
+void gr_device_stats_get(gr_device_stats *out) {
+  gr_vk_stats st;
+  gr_vk_stats_get(&st);
+  memset(out, 0, sizeof *out);
+  out->uploads = st.uploads;
+  out->downloads = st.downloads;
+  out->upload_bytes = st.upload_bytes;
+  out->download_bytes = st.download_bytes;
+  gr_vk_resident_stats(&out->resident_bytes, &out->resident_buffers);
+}
+
 int gr_value_tuple_len(const gr_value *v) { return v->v.tag == GV_TUPLE ? v->v.u.o->n : -1; }
 
 gr_value *gr_value_tuple_item(const gr_value *v, int i) {
@@ -101,6 +151,7 @@ static uint64_t val_bytes(const gr_val *v, int depth) {
   if (depth > GR_MAX_VALUE_DEPTH) return 0;
   switch (v->tag) {
   case GV_TENSOR: return (uint64_t)v->u.t->size * kn_dtype_size(v->u.t->dtype);
+  case GV_RESIDENT: return gr_vk_resident_bytes(v->u.r); /* device bytes */
   case GV_TUPLE: {
     uint64_t s = 0;
     for (int i = 0; i < v->u.o->n; i++) s += val_bytes(&v->u.o->items[i], depth + 1);
@@ -120,11 +171,13 @@ uint64_t gr_value_bytes(const gr_value *v) { return val_bytes(&v->v, 0); }
 
 char *gr_value_describe(const gr_value *v) {
   sg_buf b = SG_BUF_INIT;
-  if (v->v.tag == GV_TENSOR) {
-    const kn_tensor *t = v->v.u.t;
-    sg_buf_printf(&b, "%s tensor of shape (", kn_dtype_name(t->dtype));
-    for (int i = 0; i < t->ndim; i++) sg_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-    sg_buf_puts(&b, t->ndim == 1 ? ",)" : ")");
+  kn_dtype dt;
+  int nd;
+  const int64_t *shape;
+  if (gv_tensor_meta(&v->v, &dt, &nd, &shape)) {
+    sg_buf_printf(&b, "%s tensor of shape (", kn_dtype_name(dt));
+    for (int i = 0; i < nd; i++) sg_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    sg_buf_puts(&b, nd == 1 ? ",)" : ")");
   } else {
     sg_buf_puts(&b, gv_type_name(&v->v));
   }
@@ -141,6 +194,11 @@ enum { EAGER_MAX_ARGS = 64 };
 
 sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *device,
                     gr_value **out, sg_error *err) {
+  return gr_eager_op_keep(name, args, n, device, true, out, err);
+}
+
+sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const char *device,
+                         bool keep_on_device, gr_value **out, sg_error *err) {
   *out = NULL;
   const gr_op *op = gr_op_lookup(name);
   if (!op) return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown op '%s' (the ops are the rows of graph/ops.c; docs/sexpr.md lists them)", name);
@@ -153,16 +211,19 @@ sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *
     return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' takes %d to %d arguments, got %d", name, op->min_args,
                         op->max_args < 0 ? EAGER_MAX_ARGS : op->max_args, n);
   }
-  gr_val av[EAGER_MAX_ARGS];
+  gr_val av[EAGER_MAX_ARGS], host[EAGER_MAX_ARGS];
   for (int i = 0; i < n; i++) av[i] = args[i]->v; /* borrowed: kernels never take ownership */
   char base;
   gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20};
   gr_val res = gv_none();
-  sg_code rc = SG_OK;
-  bool cpu = !device || !*device || !strcmp(device, "cpu");
-  if (!cpu) rc = gr_vk_exec_begin(&ctx, device, err);
-  if (!rc) rc = gr_prim(&ctx, op, av, n, &res, err);
-  if (!cpu) rc = gr_vk_exec_end(&ctx, &res, rc, err);
+  bool cpu = !device || !*device || !strcmp(device, "cpu"), copied = false;
+  sg_code rc = cpu ? SG_OK : gr_vk_exec_begin(&ctx, device, err);
+  /* on the CPU, resident arguments are read through their (cached) host copies */
+  if (!rc && !ctx.vk) rc = gr_vk_args_to_host(host, av, n, &copied, err);
+  if (!rc) rc = ctx.vk ? gr_vk_prim(&ctx, op, av, n, &res, err)
+                       : op->cpu(&ctx, op, copied ? host : av, n, &res, err);
+  if (!cpu) rc = gr_vk_exec_finish(&ctx, &res, rc, keep_on_device, err);
+  for (int i = 0; copied && i < n; i++) gv_release(host[i]);
   if (rc) {
     if (err && err->message && strncmp(err->message, name, strlen(name)) != 0)
       sg_error_prefix(err, rc, "op '%s'", name);

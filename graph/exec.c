@@ -139,7 +139,14 @@ sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (n < op->min_args || (op->max_args >= 0 && n > op->max_args))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
                         op->name, n);
-  return op->cpu(ctx, op, args, n, out, err);
+  /* a primitive called as a value reads device-resident arguments through host copies */
+  gr_val host[64];
+  bool copied = false;
+  sg_code rc = n <= 64 ? gr_vk_args_to_host(host, args, n, &copied, err) : SG_OK;
+  if (rc) return rc;
+  rc = op->cpu(ctx, op, copied ? host : args, n, out, err);
+  for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+  return rc;
 }
 
 sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {

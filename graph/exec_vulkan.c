@@ -116,7 +116,7 @@ sg_code gr_vkx_dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, g
   bool pending = x->batch && kn_vk_batch_dispatch_count(x->batch) > 0;
   for (size_t i = 0; i < x->bufs.len; i++) {
     gr_dbuf *d = x->bufs.data[i];
-    if (d->rc || d->bytes < bytes || d->bytes > 2 * bytes + 256) continue;
+    if (d->rc || d->res || d->bytes < bytes || d->bytes > 2 * bytes + 256) continue;
     if (for_upload && pending && !d->clean) continue;
     if (!best || d->bytes < best->bytes) best = d;
   }
@@ -210,6 +210,7 @@ sg_code gr_vkx_upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dte
   kn_tensor *t = gv_to_tensor(v, dt);
   gr_dbuf *db = NULL;
   x->st.uploads++;
+  x->st.upload_bytes += (uint64_t)t->size * kn_dtype_size(t->dtype);
   sg_code rc = gr_vkx_dbuf_get(x, gr_vkx_bytes(t->dtype, t->size), true, &db, err);
   if (rc == SG_OK && t->size)
     rc = kn_vk_upload(x->vk, db->buf, 0, t->data, (uint64_t)t->size * kn_dtype_size(t->dtype), err);
@@ -236,6 +237,7 @@ sg_code gr_vkx_download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
   sg_code rc = gr_vkx_flush(x, err);
   if (rc) return rc;
   x->st.downloads++;
+  x->st.download_bytes += (uint64_t)d->size * kn_dtype_size(d->dtype);
   kn_tensor *t = kn_tensor_new(d->dtype, d->ndim, d->shape);
   if (d->size) rc = kn_vk_download(x->vk, d->db->buf, 0, t->data, (uint64_t)d->size * kn_dtype_size(d->dtype), err);
   if (rc) {
@@ -318,6 +320,8 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
   totals.buffers += x->st.buffers;
   totals.reused += x->st.reused;
   totals.cpu_fallbacks += x->st.cpu_fallbacks;
+  totals.upload_bytes += x->st.upload_bytes;
+  totals.download_bytes += x->st.download_bytes;
   pthread_mutex_unlock(&stats_lock);
   if (x->batch) {
     /* an error left recorded work behind: never submitted, dropped */
@@ -330,7 +334,8 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
     free(t);
   }
   for (size_t i = 0; i < x->bufs.len; i++) {
-    kn_vk_buffer_destroy(x->bufs.data[i]->buf);
+    if (x->bufs.data[i]->res) gr_vkr_rbuf_release(x->bufs.data[i]->res); /* resident: not ours */
+    else kn_vk_buffer_destroy(x->bufs.data[i]->buf);
     free(x->bufs.data[i]);
   }
   sg_vec_free(&x->tensors);
@@ -379,6 +384,7 @@ static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *ar
 
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                    sg_error *err) {
+  if (gr_vkr_wants(op, args, n)) return gr_vkr_prim(ctx, op, args, n, out, err);
   const gr_vk_op *v = op->vulkan;
   if (v && v->run) {
     bool done = false;

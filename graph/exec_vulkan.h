@@ -79,8 +79,28 @@ typedef struct gr_vk_stats {
   uint64_t buffers;     /* device buffers created (the rest were reused by liveness) */
   uint64_t reused;      /* kernel outputs served from a dead tensor's buffer */
   uint64_t cpu_fallbacks; /* primitives run on the CPU during Vulkan requests */
+  uint64_t upload_bytes, download_bytes; /* bytes of those copies */
 } gr_vk_stats;
 void gr_vk_stats_get(gr_vk_stats *out);
+
+/* Device-resident tensors (exec_vulkan_resident.c). gr_vk_prim hands ops with
+ * resident arguments and the variable ops to gr_vkr_prim (gr_vkr_wants). */
+typedef struct gr_rbuf gr_rbuf;
+bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n);
+sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
+/* gr_vk_exec_end, and before it (keep_on_device) a device or host tensor result
+ * becomes resident; without keep_on_device resident results become host copies. */
+sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_device, sg_error *err);
+/* dst[0..n) = owned copies of src with resident tensors replaced by host copies, when
+ * any (*any); else nothing is written. */
+sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err);
+/* *v (owned; a tensor or a tuple of them) uploaded to `device` as resident tensors;
+ * unchanged for the CPU. */
+sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err);
+/* The host copy of r (retained), downloaded once and cached. */
+sg_code gr_vk_resident_host(gr_resident *r, kn_tensor **out, sg_error *err);
+void gr_vk_resident_stats(uint64_t *bytes, uint64_t *buffers);
+uint64_t gr_vk_resident_bytes(const gr_resident *r); /* device bytes of its buffer */
 
 /* The interpreter's hooks (only called when ctx->vk != NULL). */
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,

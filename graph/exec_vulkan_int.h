@@ -16,7 +16,11 @@ typedef struct gr_dbuf {
   uint64_t bytes;
   int rc;       /* live gr_dtensors using it; 0 = on the free list */
   bool clean;   /* no pending dispatch reads it (safe to upload into) */
+  /* a resident tensor's buffer (borrowed, or exported by this request): never reused
+   * for outputs nor destroyed here; the request's reference goes at its end */
+  struct gr_rbuf *res;
 } gr_dbuf;
+void gr_vkr_rbuf_release(struct gr_rbuf *rb);
 
 struct gr_dtensor {
   int rc;

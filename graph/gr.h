@@ -54,6 +54,8 @@ typedef struct gr_exec_options {
   uint64_t deadline_ns; /* absolute, on sg_now_ns()'s clock; 0 → none */
   const char *device;   /* NULL/"cpu", "auto" or "vulkan[:N]" (graph/exec_vulkan.c) */
   int max_depth;        /* call depth limit; 0 → 2000 */
+  bool keep_on_device;  /* gr_execute_values on a Vulkan device: a tensor result stays
+                           there as a resident tensor (no download) */
 } gr_exec_options;
 
 /* args_json: a JSON array, one element per parameter (ARCHITECTURE.md "JSON values";
@@ -101,7 +103,25 @@ bool gr_value_scalar(const gr_value *v, bool *b, int64_t *i, double *f);
 gr_value *gr_value_variable_get(const gr_value *v);
 int gr_value_tuple_len(const gr_value *v);             /* -1 when not a tuple */
 gr_value *gr_value_tuple_item(const gr_value *v, int i); /* new reference */
-/* Bytes of tensor data a value holds (a variable: its current value). */
+/* dtype (kn_dtype) and shape of a tensor value, host or device-resident; false for
+ * anything else. */
+bool gr_value_tensor_meta(const gr_value *v, int *dtype, int *ndim, const int64_t **shape);
+/* The host tensor of a tensor value (retained): a device-resident one is downloaded
+ * once and the copy cached in it, so concurrent and later readers share it. */
+sg_code gr_value_host_tensor(const gr_value *v, struct kn_tensor **out, sg_error *err);
+/* v placed on `device`: on a Vulkan device its tensors (a tensor or a tuple of them)
+ * are uploaded once and become device-resident; on the CPU v itself. Out of device
+ * memory is RESOURCE_EXHAUSTED naming the device. */
+sg_code gr_value_to_device(gr_value *v, const char *device, gr_value **out, sg_error *err);
+/* Host ↔ device traffic of the Vulkan executor since the process started, and the
+ * device memory held by resident tensors now. */
+typedef struct gr_device_stats {
+  uint64_t uploads, downloads, upload_bytes, download_bytes;
+  uint64_t resident_bytes, resident_buffers;
+} gr_device_stats;
+void gr_device_stats_get(gr_device_stats *out);
+/* Bytes of tensor data a value holds (a variable: its current value; a device-resident
+ * tensor: its device buffer). */
 uint64_t gr_value_bytes(const gr_value *v);
 /* One-line summary (type, dtype, shape) for error messages; malloc'd. */
 char *gr_value_describe(const gr_value *v);
@@ -111,6 +131,10 @@ char *gr_value_describe(const gr_value *v);
  * functions (if/while/grad) and wrong arities are SG_INVALID_ARGUMENT. */
 sg_code gr_eager_op(const char *op, gr_value *const *args, int n, const char *device,
                     gr_value **out, sg_error *err);
+/* gr_eager_op with a choice: keep_on_device false reads a Vulkan result back to the
+ * host (the daemon's --host-handles comparison mode); gr_eager_op keeps it resident. */
+sg_code gr_eager_op_keep(const char *op, gr_value *const *args, int n, const char *device,
+                         bool keep_on_device, gr_value **out, sg_error *err);
 /* gr_execute_json with boxed arguments and result (variables passed by reference). */
 sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *const *args,
                           int n, gr_value **result, char **printed, sg_error *err);

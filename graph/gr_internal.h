@@ -20,6 +20,7 @@
 #ifndef STAGD_GRAPH_GR_INTERNAL_H
 #define STAGD_GRAPH_GR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,8 @@ typedef enum gr_vtag {
   GV_GRAPH,   /* a graph without free variables: no allocation */
   GV_CLOSURE, /* graph + captured free-variable values */
   GV_PRIM, GV_VAR,
-  GV_DEVICE /* a tensor in device memory (exec_vulkan.c): lives only inside the executor */
+  GV_DEVICE, /* a tensor in device memory (exec_vulkan.c): lives only inside the executor */
+  GV_RESIDENT /* a device tensor that outlives requests (exec_vulkan_resident.c) */
 } gr_vtag;
 
 typedef struct gr_val {
@@ -85,6 +87,7 @@ typedef struct gr_val {
     gr_graph *g;
     const gr_op *op;
     struct gr_dtensor *d; /* GV_DEVICE */
+    struct gr_resident *r; /* GV_RESIDENT */
   } u;
 } gr_val;
 
@@ -104,9 +107,27 @@ static inline gr_val gv_bool(bool b) { gr_val v = {.tag = GV_BOOL, .u.b = b}; re
 static inline gr_val gv_int(int64_t i) { gr_val v = {.tag = GV_INT, .u.i = i}; return v; }
 static inline gr_val gv_float(double f) { gr_val v = {.tag = GV_FLOAT, .u.f = f}; return v; }
 static inline gr_val gv_tensor(kn_tensor *t) { gr_val v = {.tag = GV_TENSOR, .u.t = t}; return v; }
+/* A device-resident tensor (GV_RESIDENT): reference counted, immutable, readable by
+ * any request (the batch that wrote it completed before it was made). The buffer is
+ * exec_vulkan_resident.c's; the metadata is here for type checks and inference. */
+typedef struct gr_resident {
+  atomic_int rc;
+  struct gr_rbuf *rb; /* the device buffer (shared by reshaped views) */
+  kn_dtype dtype;
+  int ndim;
+  int64_t shape[KN_MAX_DIMS];
+  int64_t size;
+  pthread_mutex_t lock; /* guards host */
+  kn_tensor *host;      /* cached download (or the uploaded source), or NULL */
+} gr_resident;
+void gr_resident_release(gr_resident *r);
+/* *v (owned) with its resident tensors (in tuples too) replaced by host copies: one
+ * download each, cached in the resident tensor (exec_vulkan_resident.c). */
+sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err);
+
 static inline bool gv_is_heap(const gr_val *v) {
   return v->tag == GV_TENSOR || v->tag == GV_TUPLE || v->tag == GV_RECORD ||
-         v->tag == GV_CLOSURE || v->tag == GV_VAR;
+         v->tag == GV_CLOSURE || v->tag == GV_VAR || v->tag == GV_RESIDENT;
 }
 static inline bool gv_is_scalar(const gr_val *v) {
   return v->tag == GV_BOOL || v->tag == GV_INT || v->tag == GV_FLOAT;
@@ -117,6 +138,7 @@ static inline void gv_release(gr_val v) {
 }
 static inline gr_val gv_retain(gr_val v) {
   if (v.tag == GV_TENSOR) kn_tensor_retain(v.u.t);
+  else if (v.tag == GV_RESIDENT) atomic_fetch_add_explicit(&v.u.r->rc, 1, memory_order_relaxed);
   else if (gv_is_heap(&v)) atomic_fetch_add_explicit(&v.u.o->rc, 1, memory_order_relaxed);
   return v;
 }
@@ -136,6 +158,11 @@ void gv_print(sg_buf *b, const gr_val *v);
 /* NumPy-style print used by the `print` primitive. */
 void gv_print_py(sg_buf *b, const gr_val *v);
 const char *gv_type_name(const gr_val *v);
+/* dtype and shape of a host or resident tensor; false for anything else. */
+bool gv_tensor_meta(const gr_val *v, kn_dtype *dt, int *ndim, const int64_t **shape);
+/* A variable cell's replacement (takes nv's reference), under the cell's lock (see
+ * gv_var_get above). */
+void gv_var_set(gr_obj *cell, gr_val nv);
 /* Scalar → 0-d tensor (dtype: bool / int64 / float64), tensor → retained. */
 kn_tensor *gv_to_tensor(const gr_val *v, kn_dtype dt);
 

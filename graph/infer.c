@@ -51,11 +51,13 @@ static gr_aval *aval_of_value(sg_arena *a, const gr_val *v) {
     r->cval = *v;
     return r;
   case GV_TENSOR:
+  case GV_RESIDENT: {
+    const int64_t *shape;
     r = new_aval(a, GA_TENSOR);
-    r->dtype = v->u.t->dtype;
-    r->ndim = v->u.t->ndim;
-    memcpy(r->shape, v->u.t->shape, sizeof r->shape);
+    gv_tensor_meta(v, &r->dtype, &r->ndim, &shape);
+    memcpy(r->shape, shape, sizeof r->shape);
     return r;
+  }
   case GV_NONE: return new_aval(a, GA_NONE);
   case GV_STR:
     r = new_aval(a, GA_STR);
@@ -555,7 +557,7 @@ static gr_aval *aval_of_arg(sg_arena *a, const gr_val *v) {
     for (int i = 0; i < r->n; i++) r->elems[i] = aval_of_arg(a, &v->u.o->items[i]);
     return r;
   }
-  if (v->tag == GV_TENSOR) return aval_of_value(a, v);
+  if (v->tag == GV_TENSOR || v->tag == GV_RESIDENT) return aval_of_value(a, v);
   return any();
 }
 

@@ -383,11 +383,15 @@ void gr_value_to_json(sg_buf *b, const gr_val *v) {
     }
     sg_buf_puts(b, "}}");
     break;
-  case GV_VAR: {
-    gr_val cur = gv_var_get(v->u.o);
-    sg_buf_puts(b, "{\"variable\":");
-    gr_value_to_json(b, &cur);
-    sg_buf_putc(b, '}');
+  case GV_VAR:
+  case GV_RESIDENT: {
+    /* a variable's current value; a device-resident tensor's (cached) host copy */
+    gr_val cur = v->tag == GV_VAR ? gv_var_get(v->u.o) : gv_retain(*v);
+    sg_error e = SG_ERROR_INIT;
+    if (gr_vk_resident_to_host(&cur, &e)) sg_buf_puts(b, v->tag == GV_VAR ? "{\"variable\":null}" : "null");
+    else if (v->tag == GV_VAR) sg_buf_puts(b, "{\"variable\":"), gr_value_to_json(b, &cur), sg_buf_putc(b, '}');
+    else gr_value_to_json(b, &cur);
+    sg_error_clear(&e);
     gv_release(cur);
     break;
   }

@@ -487,15 +487,19 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   gr_obj *cell = args[0].u.o;
   if (op->code == 1) {
     *out = gv_var_get(cell);
-    return SG_OK;
+    /* a cell on a Vulkan device read by a CPU request: its host copy */
+    return ctx->vk ? SG_OK : gr_vk_resident_to_host(out, err);
   }
   gr_val nv;
   gv_var_lock(cell); /* assign_add: read, add and store as one step */
   if (op->code == 3) {
-    gr_val pair[2] = {cell->items[0], args[1]};
-    if (gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err)) {
+    gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
+    sg_code rc = gr_vk_resident_to_host(&pair[0], err);
+    if (!rc) rc = gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err);
+    gv_release(pair[0]);
+    if (rc) {
       gv_var_unlock(cell);
-      return err->code;
+      return rc;
     }
   } else {
     nv = gv_retain(args[1]);

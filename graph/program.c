@@ -148,20 +148,22 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
       gr_aval *ann = g->params[i]->aval;
       if (!ann || ann->kind != GA_TENSOR) continue;
       const gr_node *pn = g->params[i];
-      if (args[i].tag != GV_TENSOR) {
+      kn_dtype tdt;
+      int tnd;
+      const int64_t *tshape;
+      if (!gv_tensor_meta(&args[i], &tdt, &tnd, &tshape)) { /* host or device-resident */
         rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn, "argument %d (%s): expected a %s tensor, got a %s",
                          i, pn->name, kn_dtype_name(ann->dtype), gv_type_name(&args[i]));
         break;
       }
-      const kn_tensor *t = args[i].u.t;
-      if (t->dtype != ann->dtype) {
+      if (tdt != ann->dtype) {
         rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn, "argument %d (%s): expected dtype %s, got %s", i,
-                         pn->name, kn_dtype_name(ann->dtype), kn_dtype_name(t->dtype));
+                         pn->name, kn_dtype_name(ann->dtype), kn_dtype_name(tdt));
         break;
       }
       if (ann->ndim >= 0) {
-        bool ok = ann->ndim == t->ndim;
-        for (int d = 0; ok && d < t->ndim; d++) ok = ann->shape[d] < 0 || ann->shape[d] == t->shape[d];
+        bool ok = ann->ndim == tnd;
+        for (int d = 0; ok && d < tnd; d++) ok = ann->shape[d] < 0 || ann->shape[d] == tshape[d];
         if (!ok) rc = gr_error_at(err, SG_INVALID_ARGUMENT, &p->mod, pn,
                                   "argument %d (%s): shape does not match the declared shape", i, pn->name);
       }
@@ -192,9 +194,19 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
                   .printed = out_text};
     gr_val gv = {.tag = GV_GRAPH, .u.g = g};
     rc = gr_vk_exec_begin(&ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
+    /* device-resident arguments: borrowed on their device, host copies on the CPU */
+    gr_val *host = NULL;
+    bool copied = false;
+    if (!rc && !ctx.vk && n) {
+      host = sg_xmalloc(sizeof(gr_val) * (size_t)n);
+      rc = gr_vk_args_to_host(host, args, n, &copied, err);
+    }
     if (!rc) rc = gr_check_deadline(&ctx, err);
-    if (!rc) rc = gr_call(&ctx, gv, args, n, res, err);
-    rc = gr_vk_exec_end(&ctx, res, rc, err); /* reads the result back, frees the device buffers */
+    if (!rc) rc = gr_call(&ctx, gv, copied ? host : args, n, res, err);
+    /* reads the result back (or keeps it resident), frees the request's device buffers */
+    rc = gr_vk_exec_finish(&ctx, res, rc, opts->keep_on_device, err);
+    for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+    free(host);
   }
   return rc;
 }

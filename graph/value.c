@@ -59,6 +59,10 @@ void gv_release_obj_(gr_val v) {
     kn_tensor_release(v.u.t);
     return;
   }
+  if (v.tag == GV_RESIDENT) {
+    gr_resident_release(v.u.r);
+    return;
+  }
   gr_obj *o = v.u.o;
   if (atomic_fetch_sub_explicit(&o->rc, 1, memory_order_acq_rel) != 1) return;
   for (int i = 0; i < o->n; i++) gv_release(o->items[i]);
@@ -128,8 +132,29 @@ uint64_t gv_hash(const gr_val *v) {
 const char *gv_type_name(const gr_val *v) {
   static const char *const names[] = {"none",  "bool",   "int",      "float",
                                       "str",   "tensor", "tuple",    "record",
-                                      "function", "closure", "primitive", "variable"};
+                                      "function", "closure", "primitive", "variable",
+                                      "tensor", "tensor"};
   return names[v->tag];
+}
+
+bool gv_tensor_meta(const gr_val *v, kn_dtype *dt, int *ndim, const int64_t **shape) {
+  if (v->tag == GV_TENSOR) {
+    *dt = v->u.t->dtype, *ndim = v->u.t->ndim, *shape = v->u.t->shape;
+    return true;
+  }
+  if (v->tag == GV_RESIDENT) {
+    *dt = v->u.r->dtype, *ndim = v->u.r->ndim, *shape = v->u.r->shape;
+    return true;
+  }
+  return false;
+}
+
+void gv_var_set(gr_obj *cell, gr_val nv) {
+  gv_var_lock(cell);
+  gr_val old = cell->items[0];
+  cell->items[0] = nv;
+  gv_var_unlock(cell);
+  gv_release(old);
 }
 
 kn_tensor *gv_to_tensor(const gr_val *v, kn_dtype dt) {
@@ -180,6 +205,8 @@ static void print_val(sg_buf *b, const gr_val *v, bool py) {
   case GV_GRAPH: sg_buf_printf(b, "@%s", v->u.g->name ? v->u.g->name : "lambda"); break;
   case GV_CLOSURE: sg_buf_printf(b, "<closure @%s>", v->u.o->graph->name ? v->u.o->graph->name : "lambda"); break;
   case GV_VAR: sg_buf_puts(b, "<variable>"); break;
+  case GV_DEVICE:
+  case GV_RESIDENT: sg_buf_puts(b, "<device tensor>"); break;
   case GV_TENSOR: {
     int64_t off = 0;
     if (!py) {

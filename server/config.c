@@ -62,6 +62,9 @@ static const opt options[] = {
     {"handle-lease-ms", "STAGD_HANDLE_LEASE_MS", OPT_UINT, OFF(handle_lease_ms), "N",
      "a client session's handles are released after N ms without a call from it (its "
      "process died); 0 = never (default 300000)"},
+    {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,
+     "tensor handles on Vulkan devices hold host copies: every eager op uploads its inputs "
+     "and downloads its result (the pre-residency behaviour, for comparisons; default false)"},
 };
 #undef OFF
 enum { N_OPTIONS = sizeof options / sizeof options[0] };

@@ -8,6 +8,10 @@
  *
  * Hot path: an EagerOp on small CPU tensors costs one protobuf decode, a map lookup
  * per handle, the kernel, one map insert and a small reply — no JSON anywhere.
+ *
+ * On a Vulkan device handles hold device-resident tensors (graph/exec_vulkan_resident.c):
+ * Put uploads once, EagerOp and Execute (return_handles) leave results on the device,
+ * Fetch downloads once and caches the host copy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,25 +113,34 @@ static Stagd__V1__Value *new_value(sv_call *call) {
   return r;
 }
 
-static void fill_meta(sv_call *call, const kn_tensor *t, Stagd__V1__DType *dtype, size_t *n_shape, int64_t **shape) {
-  *dtype = (Stagd__V1__DType)(t->dtype + 1);
-  *n_shape = (size_t)t->ndim;
-  *shape = sg_arena_alloc(call->arena, sizeof(int64_t) * (size_t)(t->ndim ? t->ndim : 1));
-  for (int i = 0; i < t->ndim; i++) (*shape)[i] = t->shape[i];
+static void fill_meta(sv_call *call, const gr_value *v, Stagd__V1__DType *dtype, size_t *n_shape, int64_t **shape) {
+  int dt, nd;
+  const int64_t *sh;
+  if (!gr_value_tensor_meta(v, &dt, &nd, &sh)) return;
+  *dtype = (Stagd__V1__DType)(dt + 1);
+  *n_shape = (size_t)nd;
+  *shape = sg_arena_alloc(call->arena, sizeof(int64_t) * (size_t)(nd ? nd : 1));
+  for (int i = 0; i < nd; i++) (*shape)[i] = sh[i];
 }
 
-static Stagd__V1__Value *inline_tensor(sv_call *call, const kn_tensor *t) {
+/* A tensor value (host or device-resident: downloaded once, cached) inline. */
+static sg_code inline_tensor(sv_call *call, const gr_value *v, Stagd__V1__Value **out, sg_error *err) {
+  kn_tensor *t;
+  sg_code rc = gr_value_host_tensor(v, &t, err);
+  if (rc) return rc;
   Stagd__V1__Value *r = new_value(call);
   Stagd__V1__Tensor *m = sg_arena_alloc(call->arena, sizeof *m);
   stagd__v1__tensor__init(m);
-  fill_meta(call, t, &m->dtype, &m->n_shape, &m->shape);
+  fill_meta(call, v, &m->dtype, &m->n_shape, &m->shape);
   m->data.len = (size_t)t->size * kn_dtype_size(t->dtype);
   /* a copy: the reply is packed after the handler has let go of its values */
   m->data.data = sg_arena_alloc(call->arena, m->data.len ? m->data.len : 1);
   if (m->data.len) memcpy(m->data.data, t->data, m->data.len);
+  kn_tensor_release(t);
   r->kind_case = STAGD__V1__VALUE__KIND_TENSOR;
   r->tensor = m;
-  return r;
+  *out = r;
+  return SG_OK;
 }
 
 static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const char *device, bool as_handles,
@@ -150,15 +163,11 @@ static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const 
     return SG_OK;
   case GR_VALUE_TENSOR:
   case GR_VALUE_VARIABLE: {
-    if (k == GR_VALUE_TENSOR && !as_handles) {
-      *out = inline_tensor(call, gr_value_tensor_of(v));
-      return SG_OK;
-    }
+    if (k == GR_VALUE_TENSOR && !as_handles) return inline_tensor(call, v, out, err);
     gr_value *cur = k == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain((gr_value *)v);
-    const kn_tensor *t = gr_value_tensor_of(cur);
     Stagd__V1__TensorHandle *hd = sg_arena_alloc(call->arena, sizeof *hd);
     stagd__v1__tensor_handle__init(hd);
-    if (t) fill_meta(call, t, &hd->dtype, &hd->n_shape, &hd->shape);
+    fill_meta(call, cur, &hd->dtype, &hd->n_shape, &hd->shape);
     gr_value_release(cur);
     char id[64];
     sg_code rc = sv_handles_put(h, device, call->session, gr_value_retain((gr_value *)v), id, sizeof id, err);
@@ -214,9 +223,16 @@ sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, Pr
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
   if (!q->value) return sg_error_set(err, SG_INVALID_ARGUMENT, "Put: no value");
-  gr_value *v;
-  if ((rc = sv_value_to_gr(sv_service_handles(sv), q->value, "value", &v, err))) return rc;
-  rc = sv_value_from_gr(sv_service_handles(sv), call, v, device, true, &r->result, err);
+  gr_value *v, *placed;
+  sv_handles *h = sv_service_handles(sv);
+  if ((rc = sv_value_to_gr(h, q->value, "value", &v, err))) return rc;
+  /* the handle limit is checked before the device memory is taken; then one upload */
+  bool host = sv_service_config(sv)->host_handles;
+  if (!(rc = sv_handles_check_room(h, device, gr_value_bytes(v), err)) &&
+      !(rc = host ? (placed = gr_value_retain(v), SG_OK) : gr_value_to_device(v, device, &placed, err))) {
+    rc = sv_value_from_gr(h, call, placed, device, true, &r->result, err);
+    gr_value_release(placed);
+  }
   gr_value_release(v);
   return rc;
 }
@@ -241,7 +257,8 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
     if ((rc = sv_value_to_gr(h, q->args[got], path, &args[got], err))) break;
   }
   gr_value *res = NULL;
-  if (!rc) rc = gr_eager_op(q->op, args, (int)q->n_args, device, &res, err);
+  if (!rc)
+    rc = gr_eager_op_keep(q->op, args, (int)q->n_args, device, !sv_service_config(sv)->host_handles, &res, err);
   for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
   if (!rc) rc = sv_value_from_gr(h, call, res, device, true, &r->result, err);
   gr_value_release(res);
@@ -259,13 +276,8 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
     if (!v) return SG_NOT_FOUND;
     gr_value *cur = gr_value_kind_of(v) == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain(v);
     gr_value_release(v);
-    const kn_tensor *t = gr_value_tensor_of(cur);
-    sg_code rc = SG_OK;
-    if (t) {
-      r->values[r->n_values++] = inline_tensor(call, t);
-    } else {
-      rc = sv_value_from_gr(h, call, cur, "cpu", false, &r->values[r->n_values++], err);
-    }
+    /* tensors inline (a device-resident one downloaded once, its host copy cached) */
+    sg_code rc = sv_value_from_gr(h, call, cur, "cpu", false, &r->values[r->n_values++], err);
     gr_value_release(cur);
     if (rc) return rc;
   }

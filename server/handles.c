@@ -2,7 +2,8 @@
  * handles.c — the tensor handle store: eager clients keep tensors (and variables) in
  * the daemon and name them by id. Each handle belongs to a device ("cpu",
  * "vulkan:0"); per device the store counts live handles and tensor bytes and refuses
- * new ones past the configured limits (--max-handles, --max-handle-bytes) with a
+ * new ones past the configured limits (--max-handles, --max-handle-bytes; a device-
+ * resident tensor counts its device buffer's bytes) with a
  * RESOURCE_EXHAUSTED error that names the limit, so a leaking notebook gets a clear
  * message, not an out-of-memory kill. Ids are "DEVICE#N" with N increasing per store,
  * never reused, so a released id stays invalid.
@@ -130,11 +131,8 @@ void sv_handles_touch(sv_handles *h, const char *session, uint64_t now) {
   pthread_mutex_unlock(&h->lock);
 }
 
-sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
-                       size_t cap, sg_error *err) {
-  uint64_t bytes = gr_value_bytes(v);
-  pthread_mutex_lock(&h->lock);
-  int d = device_slot(h, device);
+/* The limit check of one more handle of `bytes` on device slot d (lock held). */
+static sg_code room(sv_handles *h, int d, const char *device, uint64_t bytes, sg_error *err) {
   sg_code rc = SG_OK;
   if (d < 0) {
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "device name '%s' is not one the daemon serves", device);
@@ -150,6 +148,22 @@ sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, g
                       (unsigned long long)bytes, device, (unsigned long long)h->max_bytes,
                       (unsigned long long)h->devs[d].bytes);
   }
+  return rc;
+}
+
+sg_code sv_handles_check_room(sv_handles *h, const char *device, uint64_t bytes, sg_error *err) {
+  pthread_mutex_lock(&h->lock);
+  sg_code rc = room(h, device_slot(h, device), device, bytes, err);
+  pthread_mutex_unlock(&h->lock);
+  return rc;
+}
+
+sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
+                       size_t cap, sg_error *err) {
+  uint64_t bytes = gr_value_bytes(v); /* device bytes for a device-resident tensor */
+  pthread_mutex_lock(&h->lock);
+  int d = device_slot(h, device);
+  sg_code rc = room(h, d, device, bytes, err);
   if (rc) {
     pthread_mutex_unlock(&h->lock);
     gr_value_release(v);

@@ -20,6 +20,9 @@ void sv_handles_free(sv_handles *h);
  * RESOURCE_EXHAUSTED (v released) past a limit. */
 sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
                        size_t cap, sg_error *err);
+/* RESOURCE_EXHAUSTED (the same message as sv_handles_put) when `bytes` more on
+ * `device` would pass a limit now: checked before device memory is taken. */
+sg_code sv_handles_check_room(sv_handles *h, const char *device, uint64_t bytes, sg_error *err);
 /* The value of a live handle, retained, with its device (static storage of the store);
  * NOT_FOUND naming the id when it was released or never existed. */
 gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_error *err);

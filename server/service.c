@@ -214,6 +214,14 @@ static sg_code h_stats(sv_service *sv, sv_call *call, const ProtobufCMessage *re
     ms->total_ns = atomic_load(&sv->stats[i].total_ns);
     r->methods[r->n_methods++] = ms;
   }
+  gr_device_stats ds;
+  gr_device_stats_get(&ds);
+  r->device_uploads = ds.uploads;
+  r->device_downloads = ds.downloads;
+  r->device_upload_bytes = ds.upload_bytes;
+  r->device_download_bytes = ds.download_bytes;
+  r->resident_bytes = ds.resident_bytes;
+  r->resident_buffers = ds.resident_buffers;
   return SG_OK;
 }
 
@@ -406,7 +414,9 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   gr_value *res = NULL;
   char *printed = NULL;
   if (!rc) {
-    gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0};
+    /* return_handles on a Vulkan device: tensor results stay there (resident) */
+    gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0,
+                            q->return_handles && !sv->cfg->host_handles};
     rc = gr_execute_values(p, &opts, args, (int)q->n_args, &res, &printed, err);
   }
   for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
@@ -468,7 +478,7 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
     sg_buf_free(&args);
     return SG_NOT_FOUND;
   }
-  gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0};
+  gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false};
   char *result = NULL, *printed = NULL;
   sg_code rc = gr_execute_json(p, &opts, args.data, &result, &printed, err);
   gr_program_release(p);

@@ -48,6 +48,7 @@ typedef struct sv_config {
   uint64_t max_handle_bytes;    /* tensor bytes held by handles, per device */
   uint64_t max_handles;         /* live handles per device */
   uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
+  bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   bool listen_explicit;         /* some source named --listen */
 } sv_config;
 

@@ -63,6 +63,13 @@ static void limits(void **state) {
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(10, 0), id, sizeof id, &err), SG_OK); /* 40 B */
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(10, 0), id, sizeof id, &err), SG_RESOURCE_EXHAUSTED);
   assert_non_null(strstr(err.message, "--max-handle-bytes"));
+  sg_error_clear(&err);
+  /* the check Put makes before taking device memory: same limits, nothing stored */
+  assert_int_equal(sv_handles_check_room(h, "cpu", 24, &err), SG_OK);
+  assert_int_equal(sv_handles_check_room(h, "cpu", 25, &err), SG_RESOURCE_EXHAUSTED);
+  assert_non_null(strstr(err.message, "a 25-byte tensor on cpu would exceed the handle memory limit of 64"));
+  sg_error_clear(&err);
+  assert_int_equal(sv_handles_check_room(h, "vulkan:0", 64, &err), SG_OK);
   /* per device: another device has its own budget */
   assert_int_equal(sv_handles_put(h, "vulkan:0", NULL, vec(10, 0), id, sizeof id, &err), SG_OK);
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 0), id, sizeof id, &err), SG_OK);

@@ -1,0 +1,414 @@
+/*
+ * exec_vulkan_resident.c — device-resident tensors (GV_RESIDENT; docs/client.md,
+ * "Device-resident tensors"): Vulkan buffers that outlive a request, so the daemon's
+ * eager handles, staged calls' results (return_handles) and variables on vulkan:N stay
+ * on the device between requests.
+ *
+ * A resident tensor is only made from a device value whose batch has completed
+ * (export_device flushes first) and is never written again, so any number of requests
+ * may read it at once with no ordering between them. A request borrows it (import):
+ * the request's gr_dbuf points at the resident buffer (dbuf->res) and the request never
+ * reuses, writes or frees it (exec_vulkan.c skips such buffers). Host copies: Put
+ * uploads once (gr_value_to_device), Fetch downloads once and caches the host copy in
+ * the resident tensor (resident_host), so later reads cost nothing.
+ *
+ * Variables on a Vulkan device hold resident tensors: `assign` exports its value and
+ * swaps the cell under the variable lock (value.c gv_var_set); `read` hands out the
+ * resident tensor, which the next kernel imports without a copy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_vulkan.h"
+#include "ops_cpu.h"
+
+#ifdef GR_HAVE_VULKAN
+#include "exec_vulkan_int.h"
+
+struct gr_rbuf {
+  atomic_int rc;
+  int device;
+  kn_vk_buffer *buf;
+  uint64_t bytes;
+};
+
+static atomic_uint_fast64_t resident_bytes, resident_buffers;
+
+static gr_rbuf *rbuf_new(int device, kn_vk_buffer *buf, uint64_t bytes) {
+  gr_rbuf *rb = sg_xcalloc(1, sizeof *rb);
+  atomic_init(&rb->rc, 1);
+  rb->device = device;
+  rb->buf = buf;
+  rb->bytes = bytes;
+  atomic_fetch_add(&resident_bytes, bytes);
+  atomic_fetch_add(&resident_buffers, 1);
+  return rb;
+}
+
+static gr_rbuf *rbuf_retain(gr_rbuf *rb) {
+  atomic_fetch_add_explicit(&rb->rc, 1, memory_order_relaxed);
+  return rb;
+}
+
+void gr_vkr_rbuf_release(gr_rbuf *rb) {
+  if (!rb || atomic_fetch_sub(&rb->rc, 1) != 1) return;
+  kn_vk_buffer_destroy(rb->buf);
+  atomic_fetch_sub(&resident_bytes, rb->bytes);
+  atomic_fetch_sub(&resident_buffers, 1);
+  free(rb);
+}
+
+/* Takes over rb's reference and host's. */
+static gr_resident *resident_new(gr_rbuf *rb, kn_dtype dt, int ndim, const int64_t *shape,
+                                 kn_tensor *host) {
+  gr_resident *r = sg_xcalloc(1, sizeof *r);
+  atomic_init(&r->rc, 1);
+  r->rb = rb;
+  r->dtype = dt;
+  r->ndim = ndim;
+  r->size = 1;
+  for (int i = 0; i < ndim; i++) {
+    r->shape[i] = shape[i];
+    r->size *= shape[i];
+  }
+  pthread_mutex_init(&r->lock, NULL);
+  r->host = host;
+  return r;
+}
+
+void gr_resident_release(gr_resident *r) {
+  if (!r || atomic_fetch_sub(&r->rc, 1) != 1) return;
+  gr_vkr_rbuf_release(r->rb);
+  if (r->host) kn_tensor_release(r->host);
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+}
+
+/* ------------------------------------------------------------ request side */
+
+/* r as a device value of request x (a new dtensor reference the caller releases), or
+ * its host copy when it lives on another device. */
+static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err);
+
+static gr_dtensor *borrow(struct gr_vk_exec *x, gr_resident *r) {
+  gr_dbuf *db = NULL;
+  for (size_t i = 0; i < x->bufs.len && !db; i++)
+    if (x->bufs.data[i]->res == r->rb) db = x->bufs.data[i];
+  if (!db) {
+    db = sg_xcalloc(1, sizeof *db);
+    db->buf = r->rb->buf;
+    db->bytes = r->rb->bytes;
+    db->clean = true;
+    db->res = rbuf_retain(r->rb); /* released when the request ends */
+    sg_vec_push(&x->bufs, db);
+  }
+  db->rc++;
+  return gr_vkx_dt_new(x, db, r->dtype, r->ndim, r->shape);
+}
+
+static sg_code import(struct gr_vk_exec *x, gr_resident *r, gr_val *out, sg_error *err) {
+  if (r->rb->device != x->device) {
+    kn_tensor *t;
+    sg_code rc = resident_host(r, &t, err);
+    if (rc) return rc;
+    *out = gv_tensor(t);
+    return SG_OK;
+  }
+  gr_dtensor *d = borrow(x, r);
+  pthread_mutex_lock(&r->lock);
+  if (r->host) d->host = kn_tensor_retain(r->host); /* a later CPU op reads this, no download */
+  pthread_mutex_unlock(&r->lock);
+  out->tag = GV_DEVICE;
+  out->u.d = d;
+  return SG_OK;
+}
+
+/* A device value of x as a resident tensor: the batch that writes it is submitted and
+ * waited for first, then its buffer leaves the request's pool. */
+static sg_code export_device(struct gr_vk_exec *x, gr_dtensor *d, gr_resident **out, sg_error *err) {
+  sg_code rc = gr_vkx_flush(x, err);
+  if (rc) return rc;
+  gr_dbuf *db = d->db;
+  if (!db->res) db->res = rbuf_new(x->device, db->buf, db->bytes); /* the request's reference */
+  *out = resident_new(rbuf_retain(db->res), d->dtype, d->ndim, d->shape,
+                      d->host ? kn_tensor_retain(d->host) : NULL);
+  return SG_OK;
+}
+
+/* *v (owned) kept on x's device: a device value or a host tensor (uploaded once)
+ * becomes resident; anything else is left alone. */
+static sg_code keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
+  gr_dtensor *d = NULL;
+  sg_code rc = SG_OK;
+  if (v->tag == GV_TENSOR) {
+    if ((rc = gr_vkx_upload(x, v, v->u.t->dtype, &d, err))) return rc;
+  } else if (v->tag == GV_DEVICE) {
+    d = v->u.d;
+    d->rc++;
+  } else {
+    return SG_OK;
+  }
+  gr_resident *r;
+  rc = export_device(x, d, &r, err);
+  gr_vkx_dt_release(d);
+  if (rc) return rc;
+  if (v->tag == GV_DEVICE) gr_vkx_dt_release(v->u.d);
+  else gv_release(*v);
+  v->tag = GV_RESIDENT;
+  v->u.r = r;
+  return SG_OK;
+}
+
+/* variable / read / assign / assign_add on a Vulkan device: cells hold resident
+ * tensors. assign_add holds the cell's lock from the read to the store (the sum is
+ * computed on the device), so concurrent updates of one variable lose nothing. */
+static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                            sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  if (op->code == 1 || (op->code != 0 && args[0].tag != GV_VAR)) /* read, or the CPU's error */
+    return op->cpu(ctx, op, args, n, out, err);
+  gr_obj *cell = op->code == 0 ? NULL : args[0].u.o;
+  gr_val nv = gv_none();
+  sg_code rc = SG_OK;
+  if (cell) gv_var_lock(cell);
+  if (op->code == 3) {
+    gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
+    rc = gr_vk_prim(ctx, gr_op_add, pair, 2, &nv, err);
+    gv_release(pair[0]);
+  } else {
+    nv = args[op->code == 0 ? 0 : 1];
+    if (nv.tag == GV_DEVICE) nv.u.d->rc++;
+    else nv = gv_retain(nv);
+  }
+  if (!rc && (rc = keep(x, &nv, err))) {
+    gr_vk_drop(ctx, &nv);
+    gv_release(nv);
+  }
+  if (rc) {
+    if (cell) gv_var_unlock(cell);
+    return rc;
+  }
+  if (!cell) {
+    gr_val args2[1] = {nv};
+    rc = op->cpu(ctx, op, args2, 1, out, err);
+  } else {
+    gr_val old = cell->items[0];
+    cell->items[0] = gv_retain(nv);
+    gv_var_unlock(cell);
+    gv_release(old);
+    *out = gv_retain(nv);
+  }
+  gv_release(nv);
+  return rc;
+}
+
+static bool any_resident(const gr_val *args, int n) {
+  for (int i = 0; i < n; i++)
+    if (args[i].tag == GV_RESIDENT) return true;
+  return false;
+}
+
+/* Ops that only move values around: resident tensors pass through them untouched
+ * (getitem / getattr only on tuples and records: a tensor's getitem indexes it). */
+static bool passes_through(const gr_op *op, const gr_val *args, int n) {
+  if (!strcmp(op->name, "tuple") || !strcmp(op->name, "record") || !strcmp(op->name, "seq")) return true;
+  return (!strcmp(op->name, "getitem") || !strcmp(op->name, "getattr")) && n > 0 &&
+         (args[0].tag == GV_TUPLE || args[0].tag == GV_RECORD);
+}
+
+bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n) {
+  return op->cpu == gr_cpu_variable || any_resident(args, n);
+}
+
+enum { MAX_ARGS = 64 };
+
+sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (op->cpu == gr_cpu_variable) return run_variable(ctx, op, args, n, out, err);
+  if (passes_through(op, args, n)) {
+    sg_code rc = gr_vk_to_host(ctx, args, n, err);
+    return rc ? rc : op->cpu(ctx, op, args, n, out, err);
+  }
+  if (n > MAX_ARGS) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: too many arguments", op->name);
+  /* ops with a kernel borrow the buffer; the others read the cached host copy */
+  const gr_vk_op *vk_op = op->vulkan;
+  bool kernel = vk_op && vk_op->run;
+  gr_val a[MAX_ARGS], tmp[MAX_ARGS];
+  sg_code rc = SG_OK;
+  int i = 0;
+  for (; i < n && !rc; i++) {
+    a[i] = args[i];
+    tmp[i] = gv_none();
+    if (args[i].tag != GV_RESIDENT) continue;
+    if (kernel) {
+      rc = import(ctx->vk, args[i].u.r, &tmp[i], err);
+    } else {
+      tmp[i] = gv_retain(args[i]);
+      rc = gr_vk_resident_to_host(&tmp[i], err);
+    }
+    if (!rc) a[i] = tmp[i];
+  }
+  if (!rc) rc = gr_vk_prim(ctx, op, a, n, out, err);
+  for (int k = 0; k < i; k++) {
+    gr_vk_drop(ctx, &tmp[k]);
+    gv_release(tmp[k]);
+  }
+  return rc;
+}
+
+sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_device, sg_error *err) {
+  if (ctx->vk && rc == SG_OK && keep_on_device) {
+    rc = keep(ctx->vk, res, err);
+    if (rc) {
+      gr_vk_drop(ctx, res);
+      gv_release(*res);
+      *res = gv_none();
+    }
+  }
+  rc = gr_vk_exec_end(ctx, res, rc, err);
+  if (rc == SG_OK && !keep_on_device && (rc = gr_vk_resident_to_host(res, err))) {
+    gv_release(*res);
+    *res = gv_none();
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ host side */
+
+/* A one-shot request on r's device (Put's upload, Fetch's download). */
+static sg_code open_on(int device, gr_ctx *ctx, sg_error *err) {
+  char name[32];
+  snprintf(name, sizeof name, "vulkan:%d", device);
+  memset(ctx, 0, sizeof *ctx);
+  ctx->max_depth = 2000;
+  return gr_vk_exec_begin(ctx, name, err);
+}
+
+static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
+  pthread_mutex_lock(&r->lock); /* one download, however many readers ask at once */
+  sg_code rc = SG_OK;
+  if (!r->host) {
+    gr_ctx ctx;
+    gr_val none = gv_none();
+    rc = open_on(r->rb->device, &ctx, err);
+    if (!rc) {
+      gr_dtensor *d = borrow(ctx.vk, r);
+      rc = gr_vkx_download(ctx.vk, d, err);
+      if (!rc) r->host = kn_tensor_retain(d->host);
+      gr_vkx_dt_release(d);
+    }
+    if (ctx.vk) rc = gr_vk_exec_end(&ctx, &none, rc, err);
+  }
+  if (!rc) *out = kn_tensor_retain(r->host);
+  pthread_mutex_unlock(&r->lock);
+  return rc;
+}
+
+static bool has_resident(const gr_val *v, int depth) {
+  if (v->tag == GV_RESIDENT) return true;
+  if ((v->tag != GV_TUPLE && v->tag != GV_RECORD) || depth > GR_MAX_VALUE_DEPTH) return false;
+  for (int i = 0; i < v->u.o->n; i++)
+    if (has_resident(&v->u.o->items[i], depth + 1)) return true;
+  return false;
+}
+
+static sg_code to_host(gr_val *v, int depth, sg_error *err) {
+  if (!has_resident(v, depth)) return SG_OK;
+  if (v->tag == GV_RESIDENT) {
+    kn_tensor *t;
+    sg_code rc = resident_host(v->u.r, &t, err);
+    if (rc) return rc;
+    gr_resident_release(v->u.r);
+    *v = gv_tensor(t);
+    return SG_OK;
+  }
+  /* a tuple or record holding resident tensors: a copy holding host ones */
+  gr_obj *o = v->u.o, *c = gv_obj_new(o->n);
+  c->depth = o->depth;
+  if (o->names) {
+    c->names = sg_xmalloc(sizeof *c->names * (size_t)o->n);
+    memcpy(c->names, o->names, sizeof *c->names * (size_t)o->n);
+  }
+  sg_code rc = SG_OK;
+  for (int i = 0; i < o->n; i++) {
+    c->items[i] = gv_retain(o->items[i]);
+    if (!rc) rc = to_host(&c->items[i], depth + 1, err);
+  }
+  gr_val r = {.tag = v->tag, .u.o = c};
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  gv_release(*v);
+  *v = r;
+  return SG_OK;
+}
+
+sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) { return to_host(v, 0, err); }
+
+sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
+  *any = false;
+  for (int i = 0; i < n && !*any; i++) *any = has_resident(&src[i], 0);
+  if (!*any) return SG_OK;
+  sg_code rc = SG_OK;
+  int i = 0;
+  for (; i < n && !rc; i++) {
+    dst[i] = gv_retain(src[i]);
+    rc = to_host(&dst[i], 0, err);
+  }
+  if (rc)
+    for (int k = 0; k < i; k++) gv_release(dst[k]);
+  return rc;
+}
+
+sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err) {
+  gr_ctx ctx = {.max_depth = 2000};
+  gr_val none = gv_none();
+  sg_code rc = gr_vk_exec_begin(&ctx, device, err);
+  if (rc || !ctx.vk) return rc; /* the CPU: nothing to do */
+  if (v->tag == GV_TUPLE) {
+    for (int i = 0; i < v->u.o->n && !rc; i++) rc = keep(ctx.vk, &v->u.o->items[i], err);
+  } else {
+    rc = keep(ctx.vk, v, err);
+  }
+  return gr_vk_exec_end(&ctx, &none, rc, err);
+}
+
+sg_code gr_vk_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) { return resident_host(r, out, err); }
+
+void gr_vk_resident_stats(uint64_t *bytes, uint64_t *buffers) {
+  *bytes = atomic_load(&resident_bytes);
+  *buffers = atomic_load(&resident_buffers);
+}
+
+uint64_t gr_vk_resident_bytes(const gr_resident *r) { return r->rb->bytes; }
+
+#else /* !GR_HAVE_VULKAN: no resident tensors are ever made */
+
+void gr_resident_release(gr_resident *r) { (void)r; }
+bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n) { return (void)op, (void)args, (void)n, false; }
+sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  return op->cpu(ctx, op, args, n, out, err);
+}
+sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_device, sg_error *err) {
+  (void)keep_on_device;
+  return gr_vk_exec_end(ctx, res, rc, err);
+}
+sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) { return (void)v, (void)err, SG_OK; }
+sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
+  (void)dst, (void)src, (void)n, (void)err;
+  *any = false;
+  return SG_OK;
+}
+sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err) {
+  gr_ctx ctx = {0};
+  (void)v;
+  return gr_vk_exec_begin(&ctx, device, err);
+}
+sg_code gr_vk_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
+  (void)r, (void)out;
+  return sg_error_set(err, SG_INTERNAL, "no resident tensors without Vulkan");
+}
+void gr_vk_resident_stats(uint64_t *bytes, uint64_t *buffers) { *bytes = *buffers = 0; }
+uint64_t gr_vk_resident_bytes(const gr_resident *r) { return (void)r, 0; }
+#endif
