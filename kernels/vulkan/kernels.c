@@ -57,15 +57,25 @@ const char *kn_vk_sized_kernel(const char *const names[4], size_t elem_bytes) {
 sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
                              int nbinds, const void *push, size_t push_bytes, int64_t items,
                              sg_error *err) {
-  uint32_t wg = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
+  return kn_vk_dispatch_items_spec(bt, kernel, binds, nbinds, push, push_bytes, items, NULL, 0, err);
+}
+
+sg_code kn_vk_dispatch_items_spec(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
+                                  int nbinds, const void *push, size_t push_bytes, int64_t items,
+                                  const uint32_t *spec, int nspec, sg_error *err) {
+  uint32_t all[8];
+  if (nspec < 0 || nspec > 7)
+    return sg_error_set(err, SG_INTERNAL, "vulkan: %s: %d specialization constants", kernel, nspec);
+  all[0] = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
+  for (int i = 0; i < nspec; i++) all[i + 1] = spec[i];
   kn_vk_dispatch_desc d = {.kernel = kernel,
                            .bindings = binds,
                            .nbindings = nbinds,
                            .push = push,
                            .push_bytes = push_bytes,
-                           .spec = &wg,
-                           .nspec = 1,
-                           .groups = {kn_vk_grid(items, wg), 1, 1}};
+                           .spec = all,
+                           .nspec = nspec + 1,
+                           .groups = {kn_vk_grid(items, all[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 

@@ -18,15 +18,8 @@ sg_code kn_vk_random(kn_vk_batch *bt, kn_vk_elem et, bool normal, uint64_t seed,
   if (code)
     return code;
   uint32_t pc[4] = {(uint32_t)n, 0, (uint32_t)seed, (uint32_t)(seed >> 32)};
-  uint32_t spec[2] = {kn_vk_wg_size(ctx, 256), normal ? 1u : 0u};
+  uint32_t kind = normal ? 1u : 0u;
   kn_vk_binding binds[1] = {{out, true}};
-  kn_vk_dispatch_desc d = {.kernel = et == KN_VK_F64 ? "random_f64" : "random",
-                           .bindings = binds,
-                           .nbindings = 1,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
-                           .spec = spec,
-                           .nspec = 2,
-                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
-  return kn_vk_dispatch(bt, &d, err);
+  return kn_vk_dispatch_items_spec(bt, et == KN_VK_F64 ? "random_f64" : "random", binds, 1, pc, sizeof pc, n,
+                                   &kind, 1, err);
 }

@@ -152,6 +152,10 @@ const char *kn_vk_sized_kernel(const char *const names[4], size_t elem_bytes);
 sg_code kn_vk_dispatch_items(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
                              int nbinds, const void *push, size_t push_bytes, int64_t items,
                              sg_error *err);
+/* The same with specialization constants 1..nspec (constant 0 is the workgroup size). */
+sg_code kn_vk_dispatch_items_spec(kn_vk_batch *bt, const char *kernel, kn_vk_binding *binds,
+                                  int nbinds, const void *push, size_t push_bytes, int64_t items,
+                                  const uint32_t *spec, int nspec, sg_error *err);
 sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err);
 sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
                               const char *what, sg_error *err);
