@@ -7,10 +7,15 @@
  *   sum_like                `sum` over the broadcast axes (last first), then `reshape`
  *   expand_like             `reshape` (re-inserting the reduced axis), then `+` onto zeros
  *   sens_item               item K of a tuple/record sensitivity (no data moves)
+ *   slice_grad (step 1)     `concat` of zeros, G, zeros along the sliced axis
+ *   item_grad (tensor row)  `concat` of zeros, G as one row, zeros along axis 0
+ *   gather_grad             one_hot(idx)^T @ G per outer block (`matmul`): the scatter-add
+ *                           as a deterministic product, indices checked on the host
  *   sgd_momentum / adam     ops_optim.c's own step chain, each step dispatched by gr_prim
  * Each composes primitives through gr_prim, so a step the device cannot run (a dtype,
- * a broadcast) runs on the CPU by itself. Scalars, tuples of tensors, item_grad,
- * slice_grad and gather_grad leave *done false: the CPU kernel runs (docs/vulkan.md).
+ * a broadcast) runs on the CPU by itself. Scalars, tuples of sensitivities, strided
+ * slices, number sensitivities and device-side indices leave *done false: the CPU
+ * kernel runs (docs/vulkan.md).
  */
 #include <string.h>
 
@@ -136,6 +141,149 @@ static sg_code zeros_like(gr_ctx *ctx, const gr_val *x, gr_val *out, bool *done,
   return zeros(ctx, dt, nd, shape, out, err);
 }
 
+/* The dtype of the zeros an adjoint builds around G (ops_adjoint.c zeros_for). */
+static kn_dtype zeros_dtype(kn_dtype xdt, kn_dtype gdt) {
+  return kn_dtype_is_float(gdt) ? gdt : kn_dtype_is_float(xdt) ? xdt : KN_FLOAT64;
+}
+
+/* zeros of X's shape with dimension `axis` set to `len`, or none when len is 0 */
+static sg_code zeros_block(gr_ctx *ctx, kn_dtype dt, int nd, const int64_t *shape, int axis, int64_t len,
+                           gr_val *out, sg_error *err) {
+  *out = gv_none();
+  if (len == 0) return SG_OK;
+  int64_t sh[KN_MAX_DIMS];
+  memcpy(sh, shape, sizeof(int64_t) * (size_t)nd);
+  sh[axis] = len;
+  return zeros(ctx, dt, nd, sh, out, err);
+}
+
+/* X-shaped: zeros with G (shaped like X but `cnt` along axis) at [start, start+cnt) */
+static sg_code place(gr_ctx *ctx, const gr_val *g, kn_dtype dt, int nd, const int64_t *shape, int axis,
+                     int64_t start, int64_t cnt, gr_val *out, sg_error *err) {
+  gr_val parts[4] = {gv_none(), gv_retain(*g), gv_none(), gv_int(axis)};
+  sg_code rc = zeros_block(ctx, dt, nd, shape, axis, start, &parts[0], err);
+  if (!rc) rc = zeros_block(ctx, dt, nd, shape, axis, shape[axis] - start - cnt, &parts[2], err);
+  if (!rc) {
+    gr_val args[4];
+    int k = 0;
+    for (int i = 0; i < 3; i++)
+      if (parts[i].tag != GV_NONE) args[k++] = parts[i];
+    args[k++] = parts[3];
+    rc = gr_prim(ctx, gr_op_lookup("concat"), args, k, out, err);
+  }
+  for (int i = 0; i < 3; i++) gv_release(parts[i]);
+  return rc;
+}
+
+static bool same_shape_but(int nd, const int64_t *a, const int64_t *b, int axis, int64_t len) {
+  for (int i = 0; i < nd; i++)
+    if (a[i] != (i == axis ? len : b[i])) return false;
+  return true;
+}
+
+/* (slice_grad X G START STOP [STEP [AXIS]]) with step 1 and G of the slice's shape */
+static sg_code slice_grad(gr_ctx *ctx, gr_val *args, int n, gr_val *out, bool *done, sg_error *err) {
+  kn_dtype dt, gdt;
+  int nd, gn;
+  const int64_t *shape, *gs;
+  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || !tensor_of(&args[1], &gdt, &gn, &gs) || gn != nd)
+    return SG_OK;
+  int64_t v[4] = {0, 0, 1, 0};
+  bool has[2] = {true, true};
+  for (int i = 2; i < n; i++) {
+    if (args[i].tag == GV_NONE && i <= 3) has[i - 2] = false;
+    else if (args[i].tag == GV_INT) v[i - 2] = args[i].u.i;
+    else return SG_OK; /* the CPU kernel reports it */
+  }
+  int64_t axis = v[3] < 0 ? v[3] + nd : v[3];
+  if (axis < 0 || axis >= nd || v[2] != 1) return SG_OK;
+  int64_t cnt = kn_slice_adjust(shape[axis], &v[0], has[0], &v[1], has[1], v[2]);
+  kn_dtype zdt = zeros_dtype(dt, gdt);
+  if (zdt != gdt || !same_shape_but(nd, gs, shape, (int)axis, cnt)) return SG_OK;
+  *done = true;
+  return place(ctx, &args[1], zdt, nd, shape, (int)axis, v[0], cnt, out, err);
+}
+
+/* (item_grad X K G) for a tensor X: G (X's shape without the first axis) at row K */
+static sg_code item_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_error *err) {
+  kn_dtype dt, gdt;
+  int nd, gn;
+  const int64_t *shape, *gs;
+  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || args[1].tag != GV_INT ||
+      !tensor_of(&args[2], &gdt, &gn, &gs) || gn != nd - 1)
+    return SG_OK;
+  int64_t i = args[1].u.i < 0 ? args[1].u.i + shape[0] : args[1].u.i;
+  kn_dtype zdt = zeros_dtype(dt, gdt);
+  if (i < 0 || i >= shape[0] || zdt != gdt || !same_shape_but(gn, gs, shape + 1, -1, 0)) return SG_OK;
+  int64_t row[KN_MAX_DIMS];
+  row[0] = 1;
+  memcpy(row + 1, gs, sizeof(int64_t) * (size_t)gn);
+  gr_val dims = shape_tuple(nd, row), g1;
+  sg_code rc = prim2(ctx, "reshape", args[2], dims, &g1, err);
+  gv_release(dims);
+  *done = true;
+  if (rc) return rc;
+  rc = place(ctx, &g1, zdt, nd, shape, 0, i, 1, out, err);
+  gv_release(g1);
+  return rc;
+}
+
+/* (gather_grad X G IDX AXIS): the scatter-add r[.., idx[j], ..] += G[.., j, ..] as
+ * one_hot(idx, len)^T [len, m] @ G viewed as [outer, m, inner] — a deterministic
+ * product (no atomics), on host-checked indices. float32 and float64 sensitivities. */
+static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_error *err) {
+  kn_dtype dt, gdt;
+  int nd, gn;
+  const int64_t *shape, *gs;
+  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || !tensor_of(&args[1], &gdt, &gn, &gs) ||
+      (gdt != KN_FLOAT32 && gdt != KN_FLOAT64) || zeros_dtype(dt, gdt) != gdt || args[3].tag != GV_INT ||
+      args[2].tag != GV_TENSOR || (args[2].u.t->dtype != KN_INT32 && args[2].u.t->dtype != KN_INT64))
+    return SG_OK;
+  const kn_tensor *idx = args[2].u.t;
+  int64_t axis = args[3].u.i < 0 ? args[3].u.i + nd : args[3].u.i;
+  if (axis < 0 || axis >= nd) return SG_OK;
+  int64_t len = shape[axis], m = idx->size, outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++) outer *= shape[i];
+  for (int i = (int)axis + 1; i < nd; i++) inner *= shape[i];
+  int64_t gsize = 1;
+  for (int i = 0; i < gn; i++) gsize *= gs[i];
+  if (gsize != outer * m * inner || m == 0 || len == 0) return SG_OK;
+  kn_tensor *norm = kn_tensor_new(KN_INT64, 1, &m);
+  for (int64_t j = 0; j < m; j++) {
+    int64_t q = kn_get_i64(idx, j);
+    if (q < 0) q += len;
+    if (q < 0 || q >= len) { /* the CPU kernel reports it */
+      kn_tensor_release(norm);
+      return SG_OK;
+    }
+    ((int64_t *)norm->data)[j] = q;
+  }
+  *done = true;
+  gr_val t[6];
+  for (int i = 0; i < 6; i++) t[i] = gv_none();
+  gr_val nv = gv_tensor(norm), g3dims = shape_tuple(3, (int64_t[]){outer, m, inner});
+  sg_code rc = prim2(ctx, "one_hot", nv, gv_int(len), &t[0], err);          /* [m, len] f32 */
+  if (!rc) rc = gr_prim(ctx, gr_op_lookup("transpose"), &t[0], 1, &t[1], err); /* [len, m] */
+  if (!rc && gdt == KN_FLOAT64) {
+    gr_val s = {.tag = GV_STR};
+    s.u.s = kn_dtype_name(KN_FLOAT64);
+    rc = prim2(ctx, "cast", t[1], s, &t[2], err);
+  } else if (!rc) {
+    t[2] = gv_retain(t[1]);
+  }
+  if (!rc) rc = prim2(ctx, "reshape", args[1], g3dims, &t[3], err);      /* [outer, m, inner] */
+  if (!rc) rc = prim2(ctx, "matmul", t[2], t[3], &t[4], err);            /* [outer, len, inner] */
+  if (!rc) {
+    gr_val xdims = shape_tuple(nd, shape);
+    rc = prim2(ctx, "reshape", t[4], xdims, out, err);
+    gv_release(xdims);
+  }
+  for (int i = 0; i < 6; i++) gv_release(t[i]);
+  gv_release(nv);
+  gv_release(g3dims);
+  return rc;
+}
+
 static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, bool *done,
                            sg_error *err) {
   kn_dtype dt, gdt;
@@ -193,7 +341,10 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
     *done = true;
     return expand_like(ctx, &args[0], gdt, nd, shape, axis, out, err);
   }
-  default: return SG_OK; /* item_grad, slice_grad, gather_grad: the CPU kernel */
+  case GR_ADJ_SLICE: return slice_grad(ctx, args, n, out, done, err);
+  case GR_ADJ_ITEM: return item_grad(ctx, args, out, done, err);
+  case GR_ADJ_GATHER: return gather_grad(ctx, args, out, done, err);
+  default: return SG_OK;
   }
 }
 

@@ -117,9 +117,28 @@ case("bool and float16 arithmetic",
 case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
      "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [np.abs(f32(4))],
      {"submits": lambda v: v >= 2, "downloads": lambda v: v >= 2})
-# an op without a GPU kernel (slice_grad, an AD helper row) runs on the CPU between regions
-case("fallback", "(def f (x) (neg (slice_grad x (neg x) 0 5)))", [f32(5).astype("float64")],
+# an op without a GPU kernel (slice_grad of a strided slice, an AD helper row) runs on the
+# CPU between regions
+case("fallback", "(def f (x) (neg (slice_grad x (slice (neg x) 0 5 2) 0 5 2)))",
+     [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
+# the AD helpers of slicing, indexing and gathering are compositions of device kernels
+# (concat of zeros around G; one_hot^T @ G for the scatter-add): one region, no CPU
+ADJ_ON_DEVICE = {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1}
+case("slice_grad axis 1", "(def f (x g) (slice_grad x (neg g) 1 3 1 1))", [f32(4, 5), f32(4, 2)],
+     ADJ_ON_DEVICE)
+case("slice_grad whole and negative start", "(def f (x g) (slice_grad x g -2 none))",
+     [f32(6, 3), f32(2, 3)], ADJ_ON_DEVICE)
+case("item_grad row", "(def f (x g) (item_grad x -1 (exp g)))", [f32(3, 4), f32(4)], ADJ_ON_DEVICE)
+case("gather_grad repeated and negative indices",
+     "(def f (x g) (gather_grad x g (tensor int64 (4) 2 -1 2 0) 1))", [f32(3, 5, 2), f32(3, 4, 2)],
+     ADJ_ON_DEVICE)
+case("gather_grad float64 axis 0",
+     "(def f (x g) (gather_grad x g (tensor int32 (3) 1 1 3) 0))",
+     [f32(4, 3).astype("float64"), f32(3, 3).astype("float64")], ADJ_ON_DEVICE)
+case("grad through gather and getitem",
+     "(def loss (w) (sum (* (gather w (tensor int64 (3) 0 2 2) 0) (getitem w 1))))"
+     "(def f (w) ((grad loss 0) w))", [f32(4, 3)], {"cpu_fallbacks": lambda v: v == 0})
 # float64 transcendentals have kernels (f64_math.glsl): one region
 case("float64 sin", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
