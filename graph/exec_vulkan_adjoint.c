@@ -356,7 +356,14 @@ static sg_code run_optim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   for (int i = first_hyper; i < n; i++)
     if (args[i].tag != GV_INT && args[i].tag != GV_FLOAT) return SG_OK;
   *done = true;
-  return gr_cpu_optim(ctx, op, args, n, out, err);
+  sg_code rc = gr_cpu_optim(ctx, op, args, n, out, err);
+  /* The result is a tuple of device tensors. Tuples do not own device values (the
+   * interpreter counts uses of slots, not of tuple items), so each item gets a
+   * reference of its own: a `getitem` slot dying must not hand the buffer back while
+   * the tuple can still be read. They are freed with the request's buffers. */
+  for (int i = 0; !rc && out->tag == GV_TUPLE && i < out->u.o->n; i++)
+    if (out->u.o->items[i].tag == GV_DEVICE) out->u.o->items[i].u.d->rc++;
+  return rc;
 }
 
 const gr_vk_op gr_vk_adjoint = {"fill", run_adjoint};

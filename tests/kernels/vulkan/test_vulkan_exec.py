@@ -139,6 +139,12 @@ case("gather_grad float64 axis 0",
 case("grad through gather and getitem",
      "(def loss (w) (sum (* (gather w (tensor int64 (3) 0 2 2) 0) (getitem w 1))))"
      "(def f (w) ((grad loss 0) w))", [f32(4, 3)], {"cpu_fallbacks": lambda v: v == 0})
+# the optimizer steps run on the device and return a tuple of device tensors: its items
+# stay valid while later kernels of the region allocate (and reuse) buffers
+case("sgd_momentum tuple items read after other work",
+     "(def f (w v g) (let u (sgd_momentum w v g 0.1 0.9) (let a (getitem u 0) "
+     "(let t (exp (tanh (exp (* g g)))) (+ (* a (getitem u 1)) (+ t (getitem u 0)))))))",
+     [f32(64, 64), f32(64, 64), f32(64, 64)], {"cpu_fallbacks": lambda v: v == 0})
 # float64 transcendentals have kernels (f64_math.glsl): one region
 case("float64 sin", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
