@@ -4,9 +4,9 @@
 // the fast-path flags (operand contiguous with the output, or a scalar) are
 // specialization constants, so each pipeline is straight-line code: CPU drivers such
 // as lavapipe run every branch of a non-constant switch under a mask. pow on float64
-// is f64_pow (f64_math.glsl: GLSL has no double pow). Floor division and modulo follow Python/NumPy: the result
-// rounds toward -inf and the remainder takes the divisor's sign; integer division by
-// zero gives 0.
+// is f64_pow (f64_math.glsl: GLSL has no double pow). Floor division and modulo follow
+// Python/NumPy: the result rounds toward -inf and the remainder takes the divisor's
+// sign; integer division by zero gives 0.
 #version 450
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require

@@ -295,9 +295,9 @@ static inline uint64_t kn_vk_elem_bytes(kn_vk_elem e, int64_t n) {
 }
 size_t kn_vk_elem_size(kn_vk_elem e);
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e);
-/* Which ops exist per element type: exp/log/tanh/sigmoid/sin/cos are float32 only
- * (GLSL has no double transcendentals), pow is float32 and the integers,
- * sqrt/reciprocal/div are float only; bool has none (compare/cast handle it). */
+/* Which ops exist per element type: exp/log/tanh/sigmoid/sin/cos/sqrt/reciprocal/div
+ * are float32 and float64 (float64 through f64_math.glsl), pow every numeric type;
+ * bool and float16 have none (compare/cast handle them). */
 bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op);
 bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op);
 /* As kn_vk_binary / kn_vk_unary for element type et; SG_UNIMPLEMENTED when the pair
