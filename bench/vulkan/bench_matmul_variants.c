@@ -109,14 +109,11 @@ int bench_matmul_variants(bool quick) {
       {KN_FLOAT16, KN_VK_F16, 512, 512, 512},   {KN_FLOAT16, KN_VK_F16, 4096, 1, 4096},
   };
   size_t np = sizeof all / sizeof *all;
-  sg_error e = SG_ERROR_INIT;
   kn_vk_device_info *devs;
   size_t ndev;
-  if (kn_vk_enumerate(&devs, &ndev, &e) != SG_OK) {
-    printf("no Vulkan: %s\n", e.message);
-    sg_error_clear(&e);
+  if (!bench_devices(&devs, &ndev))
     return 0;
-  }
+  sg_error e = SG_ERROR_INIT;
   printf("# matmul variants: GFLOPS per (dtype, MxNxK), forced variant vs CPU backend "
          "(kn_matmul: %s for float32, a float64 loop for float16)\n",
          kn_blas_name());

@@ -247,6 +247,15 @@ static double tiny_batch(kn_vk_context *ctx, kn_vk_buffer *x, kn_vk_buffer *y, i
   return best;
 }
 
+bool bench_devices(kn_vk_device_info **devs, size_t *ndev) {
+  sg_error e = SG_ERROR_INIT;
+  if (kn_vk_enumerate(devs, ndev, &e) == SG_OK)
+    return true;
+  printf("no Vulkan: %s\n", e.message);
+  sg_error_clear(&e);
+  return false;
+}
+
 int main(int argc, char **argv) {
   sg_memory_tune_for_reuse(); /* as the daemon does */
   bool quick = false, variants = false;
@@ -275,14 +284,11 @@ int main(int argc, char **argv) {
   if (quick && naive_max > 512)
     naive_max = 512;
 
-  sg_error e = SG_ERROR_INIT;
   kn_vk_device_info *devs;
   size_t ndev;
-  if (kn_vk_enumerate(&devs, &ndev, &e) != SG_OK) {
-    printf("no Vulkan: %s\n", e.message);
-    sg_error_clear(&e);
+  if (!bench_devices(&devs, &ndev))
     return 0;
-  }
+  sg_error e = SG_ERROR_INIT;
 
   printf("# CPU backend (kn_sgemm: %s)\n", kn_blas_name());
   double cpu[5] = {0};

@@ -6,6 +6,12 @@
 
 #include <stdbool.h>
 
+#include "kn_vulkan.h"
+
+/* The Vulkan devices (kn_vk_enumerate); false after printing "no Vulkan: WHY", which
+ * ends a benchmark with nothing to measure (bench_vulkan.c). */
+bool bench_devices(kn_vk_device_info **devs, size_t *ndev);
+
 /* `bench_vulkan --matmul-variants`: each matmul variant on each device vs the CPU
  * backend (bench_matmul_variants.c). Returns the exit status. */
 int bench_matmul_variants(bool quick);

@@ -116,3 +116,15 @@ def pb2():
 @pytest.fixture
 def health_pb2():
     return harness.health_pb2
+
+
+@pytest.fixture(scope="module")
+def default_client(daemon):
+    """A Client of the module's daemon, made the default (stagd.constant, stagd.function,
+    tapes) for the module's tests; the previous default comes back after them."""
+    import stagd
+    c = stagd.Client(daemon.addr)
+    previous = stagd._default_client
+    stagd.set_default_client(c)
+    yield c
+    stagd.set_default_client(previous)

@@ -15,12 +15,8 @@ DEV = "vulkan:0"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def client(daemon):
-    c = stagd.Client(daemon.addr)
-    previous = stagd._default_client
-    stagd.set_default_client(c)
-    yield c
-    stagd.set_default_client(previous)
+def client(default_client):
+    return default_client
 
 
 class Traffic:

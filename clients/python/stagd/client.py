@@ -152,6 +152,7 @@ class Client:
         self._methods["Health.Check"] = (HEALTH_CHECK, self.health_pb2.HealthCheckRequest,
                                          self.health_pb2.HealthCheckResponse)
         import grpc
+        self._rpc_error = grpc.RpcError  # bound once: call() is the eager ops' hot path
         self._channel = grpc.insecure_channel(addr)
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
@@ -178,11 +179,10 @@ class Client:
             stub = self._channel.unary_unary(path, request_serializer=req_cls.SerializeToString,
                                              response_deserializer=reply_cls.FromString)
             self._stubs[path] = stub
-        import grpc
         try:
             reply = stub(request, timeout=timeout if timeout is not None else self.timeout,
                          metadata=self._metadata)
-        except grpc.RpcError as e:
+        except self._rpc_error as e:
             raise error_from_rpc(e) from None
         if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
             self._start_keeper()
