@@ -132,3 +132,27 @@ def test_session_errors(start_daemon):
             assert s.call("Session").handles == 0
             assert c.stats().live_sessions == 0
         assert c.health() == "SERVING"
+
+
+def test_ending_and_reopening_a_session_leaves_no_renewing_thread(start_daemon):
+    import threading
+    d = start_daemon("--listen", "127.0.0.1:0", "--handle-lease-ms", str(LEASE_MS))
+    c = stagd.Client(d.addr)
+
+    def put():
+        return c.call("Put", c.pb2.PutRequest(value=stagd_tensor._np_value(
+            c.pb2, np.ones(2, np.float32)))).result.handle.id
+
+    def renewing():
+        return [t for t in threading.enumerate()
+                if t.name == f"stagd-session-{c.session[:6]}" and t.is_alive()]
+
+    try:
+        for _ in range(3):  # each new handle after an end reopens the session
+            put()
+            assert len(renewing()) == 1
+            assert c.end_session() == 1
+            assert wait_for(lambda: not renewing(), 5)
+        assert c.stats().live_sessions == 0
+    finally:
+        c.close()

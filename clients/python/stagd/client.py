@@ -145,8 +145,7 @@ class Client:
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(12).hex() if session else None
         self._metadata = (("stagd-session", self.session),) if session else None
-        self._keeper = None  # the renewing thread, started with the first handle
-        self._closed = threading.Event()
+        self._keeper = None  # the stop event of the renewing thread (started with a handle)
         self.pb2, self.health_pb2 = _proto.load()
         self._methods = _methods(self.pb2)
         self._methods["Health.Check"] = (HEALTH_CHECK, self.health_pb2.HealthCheckRequest,
@@ -190,16 +189,18 @@ class Client:
 
     # -- session --------------------------------------------------------------------
     def _start_keeper(self):
-        self._keeper = threading.Thread(target=self._keep_session, daemon=True,
-                                        name=f"stagd-session-{self.session[:6]}")
+        # each thread has its own stop event: one being stopped never sees its successor's
+        stop = self._keeper = threading.Event()
+        thread = threading.Thread(target=self._keep_session, args=(stop,), daemon=True,
+                                  name=f"stagd-session-{self.session[:6]}")
         if not _ending[0]:  # registered now, after a private daemon's own hook: runs first
             _ending[0] = True
             atexit.register(_end_all_sessions)
-        self._keeper.start()
+        thread.start()
 
-    def _keep_session(self):
+    def _keep_session(self, stop):
         wait = 0.0
-        while not self._closed.wait(wait):
+        while not stop.wait(wait):
             try:
                 lease_ms = self.call("Session", None, timeout=10).lease_ms
             except StagdError:
@@ -211,16 +212,14 @@ class Client:
     def end_session(self):
         """Releases every handle this client made (its tensors become invalid) and stops
         renewing; a later handle opens the session again."""
-        keeper, self._keeper = self._keeper, None
-        if keeper is None:
+        stop, self._keeper = self._keeper, None
+        if stop is None:
             return 0
-        self._closed.set()
+        stop.set()
         try:
             return self.call("Session", {"end": True}, timeout=2).released
         except StagdError:
             return 0  # the daemon is gone: nothing left to release
-        finally:
-            self._closed = threading.Event()
 
     # -- admin --------------------------------------------------------------------
     def health(self, service="", timeout=None):
