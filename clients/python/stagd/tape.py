@@ -154,12 +154,7 @@ class GradientTape:
     def _program(self, target_sym, wrt):
         params = " ".join(s for s, _ in self._params)
         # only the bindings the target depends on (dead ones would stage as `seq`)
-        needed = {target_sym}
-        kept = []
-        for s, e in reversed(self._bindings):
-            if s in needed:
-                kept.append((s, e))
-                needed.update(_SYMBOL.findall(e))
+        kept = backward_slice(target_sym, self._bindings, _SYMBOL)
         body = target_sym
         for s, e in kept:
             body = f"(let {s} {e} {body})"
@@ -231,6 +226,17 @@ class GradientTape:
         by_pos = dict(zip(wrt, grads))
         out = [None if p is None else by_pos[p] for p in positions]
         return out[0] if single else out
+
+
+def backward_slice(target, bindings, symbols, cut=()):
+    """The (symbol, expression) bindings `target` depends on, last first, not looking
+    past the symbols in `cut`; `symbols` is the regular expression of a symbol."""
+    needed, kept = {target}, []
+    for s, e in reversed(bindings):
+        if s in needed and s not in cut:
+            kept.append((s, e))
+            needed.update(symbols.findall(e))
+    return kept
 
 
 def _run(program, entry, inputs):

@@ -41,19 +41,16 @@ def _scope():
 
 
 def _slice(target, cut, bindings, visible):
-    """The bindings target depends on, stopping at the symbols in `cut`; the free
-    symbols the slice reads (in first-use order); whether it reached a cut symbol."""
-    needed, kept = {target}, []
-    for s, e in reversed(bindings):
-        if s in needed and s not in cut:
-            kept.append((s, e))
-            needed.update(_ARG_SYMBOL.findall(e))
+    """The bindings target depends on (last first), stopping at the symbols in `cut`,
+    and the visible symbols the slice reads but does not bind (in first-use order)."""
+    from .tape import backward_slice
+    kept = backward_slice(target, bindings, _ARG_SYMBOL, cut)
     bound = {s for s, _ in kept}
-    free = []
+    free = {}  # an ordered set
     for s in [target] + [x for _, e in reversed(kept) for x in _ARG_SYMBOL.findall(e)]:
-        if s in visible and s not in bound and s not in free:
-            free.append(s)
-    return kept, free
+        if s in visible and s not in bound:
+            free.setdefault(s)
+    return kept, list(free)
 
 
 def gradient(tape, target, sources, single):
