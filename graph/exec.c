@@ -73,7 +73,9 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   for (int i = nargs; i < c->nslots; i++) slots[i].tag = GV_NONE;
   sg_code rc = SG_OK;
   gr_val av_local[LOCAL_ARGS];
-  int *last = ctx->vk ? gr_vk_last_uses(c) : NULL; /* device values die at their last use */
+  /* on a device, a slot's value (and the device buffers it holds, in tuples and
+   * closures too) is released at its last use, so later kernels reuse the buffers */
+  int *last = ctx->vk ? gr_vk_last_uses(c) : NULL;
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
     gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
@@ -85,13 +87,10 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
       break;
     case GI_CALL: {
       gr_val fn = *resolve(c, slots, env, in->fn);
-      /* graphs take device values; primitives called as values get host ones */
-      if (ctx->vk && fn.tag != GV_GRAPH && fn.tag != GV_CLOSURE) rc = gr_vk_to_host(ctx, av, in->nargs, err);
-      if (!rc) rc = gr_call(ctx, fn, av, in->nargs, dst, err);
+      rc = gr_call(ctx, fn, av, in->nargs, dst, err);
       break;
     }
-    case GI_MKCLOS: {
-      if (ctx->vk && (rc = gr_vk_to_host(ctx, av, in->nargs, err))) break;
+    case GI_MKCLOS: { /* device values are captured as they are: closures own them */
       gr_obj *o = gv_obj_new(in->nargs);
       o->graph = in->graph;
       for (int k = 0; k < in->nargs; k++) o->items[k] = gv_retain(av[k]);
@@ -107,15 +106,12 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
     }
     if (last)
       for (int k = 0; k < in->nargs; k++)
-        if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && last[in->args[k].idx] == pc)
-          gr_vk_drop(ctx, &slots[in->args[k].idx]);
+        if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && last[in->args[k].idx] == pc) {
+          gv_release(slots[in->args[k].idx]);
+          slots[in->args[k].idx] = gv_none();
+        }
   }
-  if (!rc) {
-    if (ctx->vk) rc = gr_vk_frame_out(ctx, resolve(c, slots, env, c->out), out, err);
-    else *out = gv_retain(*resolve(c, slots, env, c->out));
-  }
-  if (ctx->vk)
-    for (int i = nargs; i < c->nslots; i++) gr_vk_drop(ctx, &slots[i]);
+  if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
   free(last);
   for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);
   if (slots != local) free(slots);
@@ -139,6 +135,7 @@ sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (n < op->min_args || (op->max_args >= 0 && n > op->max_args))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
                         op->name, n);
+  if (ctx->vk) return gr_vk_prim(ctx, op, args, n, out, err); /* as a primitive node would run */
   /* a primitive called as a value reads device-resident arguments through host copies */
   gr_val host[64];
   bool copied = false;

@@ -160,6 +160,9 @@ void gr_vkx_dt_release(gr_dtensor *t) {
   if (--t->db->rc == 0) t->db->clean = false;
 }
 
+void gr_vk_dtensor_retain(gr_dtensor *d) { d->rc++; }
+void gr_vk_dtensor_release(gr_dtensor *d) { gr_vkx_dt_release(d); }
+
 sg_code gr_vkx_new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int64_t *shape,
                           gr_dtensor **out, sg_error *err) {
   int64_t size = 1;
@@ -174,6 +177,10 @@ sg_code gr_vkx_new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int
 }
 
 sg_code gr_vkx_batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
+  if (x->batch && kn_vk_batch_dispatch_count(x->batch) >= BATCH_MAX_DISPATCHES) {
+    sg_code rc = gr_vkx_flush(x, err);
+    if (rc) return rc;
+  }
   if (!x->batch) {
     sg_code rc = kn_vk_batch_begin(x->vk, &x->batch, err);
     if (rc) return rc;
@@ -197,14 +204,36 @@ sg_code gr_vkx_flush(struct gr_vk_exec *x, sg_error *err) {
 
 /* A host tensor (or Python scalar, as dtype dt) as a device tensor the caller owns a
  * reference to. Tensors are looked up in, and added to, the request's upload cache. */
+/* The bits naming a Python number as dtype dt in the scalar cache; false: not one. */
+static bool scalar_key(const gr_val *v, uint64_t *bits) {
+  if (v->tag == GV_INT) *bits = (uint64_t)v->u.i;
+  else if (v->tag == GV_BOOL) *bits = v->u.b;
+  else if (v->tag == GV_FLOAT) memcpy(bits, &v->u.f, sizeof *bits);
+  else return false;
+  return true;
+}
+
+static gr_dtensor *cache_hit(gr_dtensor *d) {
+  d->rc++;
+  return d;
+}
+
 sg_code gr_vkx_upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dtensor **out,
                       sg_error *err) {
   bool cacheable = v->tag == GV_TENSOR && v->u.t->dtype == dt;
+  uint64_t bits = 0;
+  bool scalar = scalar_key(v, &bits);
   if (cacheable)
     for (int i = 0; i < UPLOAD_CACHE; i++)
       if (x->uploaded[i].host == v->u.t) {
-        *out = x->uploaded[i].dev;
-        (*out)->rc++;
+        *out = cache_hit(x->uploaded[i].dev);
+        return SG_OK;
+      }
+  if (scalar)
+    for (int i = 0; i < SCALAR_CACHE; i++)
+      if (x->scalars[i].dev && x->scalars[i].dt == dt && x->scalars[i].tag == v->tag &&
+          x->scalars[i].bits == bits) {
+        *out = cache_hit(x->scalars[i].dev);
         return SG_OK;
       }
   kn_tensor *t = gv_to_tensor(v, dt);
@@ -225,8 +254,14 @@ sg_code gr_vkx_upload(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, gr_dte
     int slot = x->next_slot++ % UPLOAD_CACHE;
     if (x->uploaded[slot].dev) gr_vkx_dt_release(x->uploaded[slot].dev);
     x->uploaded[slot].host = t;
-    x->uploaded[slot].dev = d;
-    d->rc++;
+    x->uploaded[slot].dev = cache_hit(d);
+  } else if (scalar) {
+    int slot = x->next_scalar++ % SCALAR_CACHE;
+    if (x->scalars[slot].dev) gr_vkx_dt_release(x->scalars[slot].dev);
+    x->scalars[slot].dt = dt;
+    x->scalars[slot].tag = v->tag;
+    x->scalars[slot].bits = bits;
+    x->scalars[slot].dev = cache_hit(d);
   }
   *out = d;
   return SG_OK;
@@ -249,38 +284,74 @@ sg_code gr_vkx_download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
 }
 
 /* ------------------------------------------------------------ interpreter hooks */
-sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err) {
-  for (int i = 0; i < n; i++) {
-    if (vals[i].tag != GV_DEVICE) continue;
-    sg_code rc = gr_vkx_download(ctx->vk, vals[i].u.d, err);
-    if (rc) return rc;
-    vals[i] = gv_tensor(vals[i].u.d->host);
-  }
-  return SG_OK;
-}
+static bool on_device(const gr_val *v) { return v->tag == GV_DEVICE || v->tag == GV_RESIDENT; }
+static bool is_device(const gr_val *v) { return v->tag == GV_DEVICE; }
 
-sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err) {
-  if (v->tag != GV_DEVICE) {
-    *out = gv_retain(*v);
-    return SG_OK;
-  }
+/* A device or resident tensor *v (owned) replaced by its host copy (one download,
+ * cached in the tensor). */
+static sg_code host_leaf(void *arg, gr_val *v, sg_error *err) {
+  if (v->tag == GV_RESIDENT) return gr_vk_resident_to_host(v, err);
   gr_dtensor *d = v->u.d;
-  if (d->size <= 1) {
-    sg_code rc = gr_vkx_download(ctx->vk, d, err);
-    if (rc) return rc;
-    *out = gv_tensor(kn_tensor_retain(d->host));
-    return SG_OK;
-  }
-  d->rc++;
-  *out = *v;
+  sg_code rc = gr_vkx_download(arg, d, err);
+  if (rc) return rc;
+  *v = gv_tensor(kn_tensor_retain(d->host));
+  gr_vkx_dt_release(d);
   return SG_OK;
 }
 
-void gr_vk_drop(gr_ctx *ctx, gr_val *v) {
-  (void)ctx;
-  if (v->tag != GV_DEVICE) return;
-  gr_vkx_dt_release(v->u.d);
-  v->tag = GV_NONE;
+/* vals[0..n) as the CPU kernels take them: device tensors, also inside tuples and
+ * records, become host copies. vals[i] is replaced by an owned value where owned[i]
+ * is set (release it after use), by a borrowed host tensor otherwise. */
+static sg_code args_to_host(struct gr_vk_exec *x, gr_val *vals, int n, bool *owned, sg_error *err) {
+  for (int i = 0; i < n; i++) {
+    owned[i] = false;
+    if (vals[i].tag == GV_DEVICE) {
+      gr_dtensor *d = vals[i].u.d;
+      sg_code rc = gr_vkx_download(x, d, err);
+      if (rc) return rc;
+      vals[i] = gv_tensor(d->host);
+    } else if ((vals[i].tag == GV_TUPLE || vals[i].tag == GV_RECORD) && gv_has_leaf(&vals[i], on_device, false)) {
+      gr_val c = gv_retain(vals[i]);
+      sg_code rc = gv_map_leaves(&c, on_device, false, host_leaf, x, err);
+      if (rc) {
+        gv_release(c);
+        return rc;
+      }
+      vals[i] = c;
+      owned[i] = true;
+    }
+  }
+  return SG_OK;
+}
+
+/* Ops that only move values around: device tensors pass through them, held by the
+ * tuples and records they build (getitem / getattr only on tuples and records: a
+ * tensor's getitem indexes it; `while` hands its state to graphs, which take device
+ * values). */
+static bool moves_values(const gr_op *op, const gr_val *args, int n) {
+  if (op->cpu == gr_cpu_tuple || op->cpu == gr_cpu_record || op->cpu == gr_cpu_seq || op->cpu == gr_cpu_while)
+    return true;
+  return (op->cpu == gr_cpu_getitem || op->cpu == gr_cpu_getattr) && n > 0 &&
+         (args[0].tag == GV_TUPLE || args[0].tag == GV_RECORD);
+}
+
+/* shape / len / size of a device tensor: its metadata, no download */
+static sg_code device_shape(const gr_op *op, const gr_dtensor *d, gr_val *out, bool *done) {
+  if (op->code == 1 && d->ndim == 0) return SG_OK; /* the CPU op's error */
+  *done = true;
+  if (op->code == 0) {
+    *out = gv_tuple_new(d->ndim);
+    out->u.o->depth = 1;
+    for (int i = 0; i < d->ndim; i++) out->u.o->items[i] = gv_int(d->shape[i]);
+  } else {
+    *out = gv_int(op->code == 1 ? d->shape[0] : d->size);
+  }
+  return SG_OK;
+}
+
+sg_code gr_vk_predicate(gr_ctx *ctx, gr_val *v, sg_error *err) {
+  if (!ctx->vk || v->tag != GV_DEVICE) return SG_OK;
+  return host_leaf(ctx->vk, v, err);
 }
 
 int *gr_vk_last_uses(const gr_code *c) {
@@ -299,11 +370,12 @@ int *gr_vk_last_uses(const gr_code *c) {
 sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   if (!x) return rc;
-  if (rc == SG_OK && result->tag == GV_DEVICE) {
-    gr_dtensor *d = result->u.d;
-    rc = gr_vkx_download(x, d, err);
-    if (rc == SG_OK) *result = gv_tensor(kn_tensor_retain(d->host));
-    else result->tag = GV_NONE;
+  /* the result's device tensors (in tuples, records and closures too) come home: none
+   * may outlive the request's buffers */
+  if (rc == SG_OK) rc = gv_map_leaves(result, is_device, true, host_leaf, x, err);
+  if (rc != SG_OK && gv_has_leaf(result, is_device, true)) {
+    gv_release(*result);
+    *result = gv_none();
   }
   SG_DEBUG(0, "vulkan:%d request: %llu dispatches in %llu submissions, %llu uploads, %llu downloads, "
               "%llu buffers (%llu outputs reused), %llu ops on the CPU", x->device,
@@ -349,9 +421,11 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
 /* Ops that are host plumbing by design (no kernel, nothing to log): the rows below,
  * and any op without a tensor argument (loop counters, Python-number arithmetic: there
  * is no device data to keep on the device). */
+static bool is_tensor(const gr_val *v) { return v->tag == GV_TENSOR || on_device(v); }
+
 static bool host_op(const gr_op *op, const gr_val *args, int n) {
-  bool tensor = false;
-  for (int i = 0; i < n && !tensor; i++) tensor = args[i].tag == GV_TENSOR || args[i].tag == GV_DEVICE;
+  bool tensor = false; /* in tuples and records too: (concat (tuple A B)) moves data */
+  for (int i = 0; i < n && !tensor; i++) tensor = gv_has_leaf(&args[i], is_tensor, false);
   if (!tensor) return true;
   static const char *const names[] = {"tuple", "getitem", "record", "getattr", "seq", "shape",
                                       "len", "size", "print", "assert", "variable", "read",
@@ -359,6 +433,18 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;
   return false;
+}
+
+/* The dtype of the first tensor in v (tuples and records searched), or KN_NDTYPES. */
+static int first_dtype(const gr_val *v) {
+  if (v->tag == GV_TENSOR) return v->u.t->dtype;
+  if (v->tag == GV_DEVICE) return v->u.d->dtype;
+  if (v->tag == GV_RESIDENT) return v->u.r->dtype;
+  for (int i = 0; (v->tag == GV_TUPLE || v->tag == GV_RECORD) && i < v->u.o->n; i++) {
+    int dt = first_dtype(&v->u.o->items[i]);
+    if (dt != KN_NDTYPES) return dt;
+  }
+  return KN_NDTYPES;
 }
 
 static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, int n) {
@@ -369,10 +455,7 @@ static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *ar
   int oi = (int)(op - table);
   if (oi < 0 || oi >= nops || oi >= 256 || host_op(op, args, n)) return;
   int dt = KN_NDTYPES; /* "no tensor argument" */
-  for (int i = 0; i < n; i++) {
-    if (args[i].tag == GV_TENSOR) { dt = args[i].u.t->dtype; break; }
-    if (args[i].tag == GV_DEVICE) { dt = args[i].u.d->dtype; break; }
-  }
+  for (int i = 0; i < n && dt == KN_NDTYPES; i++) dt = first_dtype(&args[i]);
   pthread_mutex_lock(&lock);
   bool first = !seen[oi][dt];
   seen[oi][dt] = true;
@@ -382,8 +465,40 @@ static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *ar
             x->device, op->name, dt == KN_NDTYPES ? "scalars" : kn_dtype_name((kn_dtype)dt));
 }
 
+/* op on the CPU, its device arguments (in tuples and records too) read back first */
+static sg_code run_on_host(gr_ctx *ctx, const gr_op *op, const gr_val *args, int n, gr_val *out,
+                           sg_error *err) {
+  enum { LOCAL = 16 };
+  gr_val hl[LOCAL];
+  bool ol[LOCAL];
+  gr_val *h = n <= LOCAL ? hl : sg_xmalloc(sizeof *h * (size_t)n);
+  bool *owned = n <= LOCAL ? ol : sg_xcalloc((size_t)n, sizeof *owned);
+  memcpy(h, args, sizeof *h * (size_t)n);
+  memset(owned, 0, sizeof *owned * (size_t)n);
+  sg_code rc = args_to_host(ctx->vk, h, n, owned, err);
+  if (!rc) rc = op->cpu(ctx, op, h, n, out, err);
+  for (int i = 0; i < n; i++)
+    if (owned[i]) gv_release(h[i]);
+  if (h != hl) free(h);
+  if (owned != ol) free(owned);
+  return rc;
+}
+
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                    sg_error *err) {
+  if (moves_values(op, args, n)) return op->cpu(ctx, op, args, n, out, err);
+  if (op->cpu == gr_cpu_shape && n == 1 && args[0].tag == GV_DEVICE) {
+    bool done = false;
+    sg_code rc = device_shape(op, args[0].u.d, out, &done);
+    if (done) return rc;
+  }
+  if (op->cpu == gr_cpu_if && n == 3) { /* the predicate is read back; the branches take device values */
+    gr_val a[3] = {gv_retain(args[0]), args[1], args[2]};
+    sg_code rc = gr_vk_predicate(ctx, &a[0], err);
+    if (!rc) rc = op->cpu(ctx, op, a, n, out, err);
+    gv_release(a[0]);
+    return rc;
+  }
   if (gr_vkr_wants(op, args, n)) return gr_vkr_prim(ctx, op, args, n, out, err);
   const gr_vk_op *v = op->vulkan;
   if (v && v->run) {
@@ -393,9 +508,7 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
   }
   log_fallback(ctx->vk, op, args, n);
   if (!host_op(op, args, n)) ctx->vk->st.cpu_fallbacks++;
-  sg_code rc = gr_vk_to_host(ctx, args, n, err);
-  if (rc) return rc;
-  return op->cpu(ctx, op, args, n, out, err);
+  return run_on_host(ctx, op, args, n, out, err);
 }
 
 /* ------------------------------------------------------------ kernels */
@@ -926,16 +1039,9 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
                    sg_error *err) {
   return op->cpu(ctx, op, args, n, out, err);
 }
-sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err) {
-  (void)ctx, (void)vals, (void)n, (void)err;
-  return SG_OK;
-}
-sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err) {
-  (void)ctx, (void)err;
-  *out = gv_retain(*v);
-  return SG_OK;
-}
-void gr_vk_drop(gr_ctx *ctx, gr_val *v) { (void)ctx, (void)v; }
+void gr_vk_dtensor_retain(struct gr_dtensor *d) { (void)d; }
+void gr_vk_dtensor_release(struct gr_dtensor *d) { (void)d; }
+sg_code gr_vk_predicate(gr_ctx *ctx, gr_val *v, sg_error *err) { return (void)ctx, (void)v, (void)err, SG_OK; }
 void gr_vk_stats_get(gr_vk_stats *out) { memset(out, 0, sizeof *out); }
 int *gr_vk_last_uses(const gr_code *c) {
   int *last = sg_xmalloc(sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));

@@ -105,14 +105,6 @@ uint64_t gr_vk_resident_bytes(const gr_resident *r); /* device bytes of its buff
 /* The interpreter's hooks (only called when ctx->vk != NULL). */
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                    sg_error *err);
-/* Replaces GV_DEVICE entries of vals[0..n) with host tensors (borrowed from the
- * device value, which caches its download). */
-sg_code gr_vk_to_host(gr_ctx *ctx, gr_val *vals, int n, sg_error *err);
-/* A value returned from a graph frame: device values gain a reference; one-element
- * device tensors are read back (they may be a `while` condition). */
-sg_code gr_vk_frame_out(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err);
-/* Drops a frame slot's reference to a device value (no-op for others); sets NONE. */
-void gr_vk_drop(gr_ctx *ctx, gr_val *v);
 /* last[s] = the last instruction of c reading local slot s (-1: none; the output slot
  * never dies). malloc'd. */
 int *gr_vk_last_uses(const gr_code *c);

@@ -13,9 +13,10 @@
  *                           as a deterministic product, indices checked on the host
  *   sgd_momentum / adam     ops_optim.c's own step chain, each step dispatched by gr_prim
  * Each composes primitives through gr_prim, so a step the device cannot run (a dtype,
- * a broadcast) runs on the CPU by itself. Scalars, tuples of sensitivities, strided
- * slices, number sensitivities and device-side indices leave *done false: the CPU
- * kernel runs (docs/vulkan.md).
+ * a broadcast) runs on the CPU by itself; zeros_like / or_zeros / add_grad / item_grad
+ * of tuples and records build their items the same way. Scalars, strided slices,
+ * number sensitivities and device-side indices leave *done false: the CPU kernel runs
+ * (docs/vulkan.md).
  */
 #include <string.h>
 
@@ -284,6 +285,52 @@ static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, s
   return rc;
 }
 
+static bool composite(const gr_val *v) { return v->tag == GV_TUPLE || v->tag == GV_RECORD; }
+
+/* A tuple or record shaped like `like` whose item i is (OP a_i [b_i]), each through
+ * gr_prim: sensitivities that are tuples of device tensors stay on the device. */
+static sg_code each_item(gr_ctx *ctx, const char *name, const gr_val *like, const gr_val *a, const gr_val *b,
+                         gr_val *out, sg_error *err) {
+  const gr_op *op = gr_op_lookup(name);
+  const gr_obj *o = like->u.o;
+  gr_val r = {.tag = like->tag};
+  r.u.o = gv_obj_new(o->n);
+  r.u.o->depth = o->depth;
+  if (o->names) {
+    r.u.o->names = sg_xcalloc((size_t)o->n + 1, sizeof(char *));
+    memcpy(r.u.o->names, o->names, sizeof(char *) * (size_t)o->n);
+  }
+  sg_code rc = SG_OK;
+  for (int i = 0; i < o->n && !rc; i++) {
+    gr_val av[2] = {a->u.o->items[i], b ? b->u.o->items[i] : gv_none()};
+    rc = gr_prim(ctx, op, av, b ? 2 : 1, &r.u.o->items[i], err);
+  }
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  *out = r;
+  return SG_OK;
+}
+
+/* (item_grad X K G) for a tuple or record X: zeros like X with G at item K */
+static sg_code item_grad_composite(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_error *err) {
+  const gr_val *x = &args[0], *k = &args[1];
+  const gr_obj *o = x->u.o;
+  int idx = -1;
+  if (x->tag == GV_TUPLE && k->tag == GV_INT && k->u.i >= -o->n && k->u.i < o->n)
+    idx = (int)(k->u.i < 0 ? k->u.i + o->n : k->u.i);
+  for (int i = 0; x->tag == GV_RECORD && k->tag == GV_STR && i < o->n; i++)
+    if (!strcmp(o->names[i], k->u.s)) idx = i;
+  if (idx < 0) return SG_OK; /* the CPU kernel reports it */
+  *done = true;
+  sg_code rc = each_item(ctx, "zeros_like", x, x, NULL, out, err);
+  if (rc) return rc;
+  gv_release(out->u.o->items[idx]);
+  out->u.o->items[idx] = gv_retain(args[2]);
+  return SG_OK;
+}
+
 static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, bool *done,
                            sg_error *err) {
   kn_dtype dt, gdt;
@@ -299,13 +346,23 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
       *done = true;
       return SG_OK;
     }
-    return zeros_like(ctx, &args[1], out, done, err);
-  case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, done, err);
+    /* none: zeros like args[1] */
+    /* fall through */
+  case GR_ADJ_ZEROS_LIKE: {
+    const gr_val *x = &args[op->code == GR_ADJ_OR_ZEROS ? 1 : 0];
+    if (!composite(x)) return zeros_like(ctx, x, out, done, err);
+    *done = true;
+    return each_item(ctx, "zeros_like", x, x, NULL, out, err);
+  }
   case GR_ADJ_ADD:
     if (args[0].tag == GV_NONE || args[1].tag == GV_NONE) {
       *out = gv_retain(args[args[0].tag == GV_NONE ? 1 : 0]);
       *done = true;
       return SG_OK;
+    }
+    if (composite(&args[0]) && args[1].tag == args[0].tag && args[1].u.o->n == args[0].u.o->n) {
+      *done = true;
+      return each_item(ctx, "add_grad", &args[0], &args[0], &args[1], out, err);
     }
     if (!tensor_of(&args[0], &dt, &nd, &shape) || !tensor_of(&args[1], &gdt, &gn, &gs)) return SG_OK;
     *done = true;
@@ -342,7 +399,8 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
     return expand_like(ctx, &args[0], gdt, nd, shape, axis, out, err);
   }
   case GR_ADJ_SLICE: return slice_grad(ctx, args, n, out, done, err);
-  case GR_ADJ_ITEM: return item_grad(ctx, args, out, done, err);
+  case GR_ADJ_ITEM:
+    return composite(&args[0]) ? item_grad_composite(ctx, args, out, done, err) : item_grad(ctx, args, out, done, err);
   case GR_ADJ_GATHER: return gather_grad(ctx, args, out, done, err);
   default: return SG_OK;
   }
@@ -356,14 +414,7 @@ static sg_code run_optim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   for (int i = first_hyper; i < n; i++)
     if (args[i].tag != GV_INT && args[i].tag != GV_FLOAT) return SG_OK;
   *done = true;
-  sg_code rc = gr_cpu_optim(ctx, op, args, n, out, err);
-  /* The result is a tuple of device tensors. Tuples do not own device values (the
-   * interpreter counts uses of slots, not of tuple items), so each item gets a
-   * reference of its own: a `getitem` slot dying must not hand the buffer back while
-   * the tuple can still be read. They are freed with the request's buffers. */
-  for (int i = 0; !rc && out->tag == GV_TUPLE && i < out->u.o->n; i++)
-    if (out->u.o->items[i].tag == GV_DEVICE) out->u.o->items[i].u.d->rc++;
-  return rc;
+  return gr_cpu_optim(ctx, op, args, n, out, err); /* a tuple owning its device tensors */
 }
 
 const gr_vk_op gr_vk_adjoint = {"fill", run_adjoint};

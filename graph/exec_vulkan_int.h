@@ -32,7 +32,11 @@ struct gr_dtensor {
   kn_tensor *host; /* cached download, or the uploaded source */
 };
 typedef struct gr_dtensor gr_dtensor;
-enum { UPLOAD_CACHE = 64 };
+enum { UPLOAD_CACHE = 64, SCALAR_CACHE = 32 };
+/* A batch is submitted once it holds this many dispatches, so a long loop with no
+ * host read in it neither grows one command buffer without bound nor keeps every
+ * buffer it uploads into pinned until its end. */
+enum { BATCH_MAX_DISPATCHES = 1024 };
 
 struct gr_vk_exec {
   int device;
@@ -45,6 +49,10 @@ struct gr_vk_exec {
    * iterations are uploaded once); the cache holds a reference to each */
   struct { const kn_tensor *host; gr_dtensor *dev; } uploaded[UPLOAD_CACHE];
   int next_slot;
+  /* Python numbers as one-element tensors (a loop's hyperparameters are uploaded
+   * once, not once per iteration), keyed by dtype and value */
+  struct { kn_dtype dt; uint8_t tag; uint64_t bits; gr_dtensor *dev; } scalars[SCALAR_CACHE];
+  int next_scalar;
   gr_vk_stats st; /* this request's counts (added to `totals` at the end) */
 };
 

@@ -136,28 +136,34 @@ static sg_code export_device(struct gr_vk_exec *x, gr_dtensor *d, gr_resident **
   return SG_OK;
 }
 
-/* *v (owned) kept on x's device: a device value or a host tensor (uploaded once)
- * becomes resident; anything else is left alone. */
-static sg_code keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
+/* A device value or host tensor *v (owned) made resident on x's device (a host tensor
+ * is uploaded once). */
+static sg_code keep_leaf(void *arg, gr_val *v, sg_error *err) {
+  struct gr_vk_exec *x = arg;
   gr_dtensor *d = NULL;
   sg_code rc = SG_OK;
   if (v->tag == GV_TENSOR) {
     if ((rc = gr_vkx_upload(x, v, v->u.t->dtype, &d, err))) return rc;
-  } else if (v->tag == GV_DEVICE) {
+  } else {
     d = v->u.d;
     d->rc++;
-  } else {
-    return SG_OK;
   }
   gr_resident *r;
   rc = export_device(x, d, &r, err);
   gr_vkx_dt_release(d);
   if (rc) return rc;
-  if (v->tag == GV_DEVICE) gr_vkx_dt_release(v->u.d);
-  else gv_release(*v);
+  gv_release(*v);
   v->tag = GV_RESIDENT;
   v->u.r = r;
   return SG_OK;
+}
+
+static bool keepable(const gr_val *v) { return v->tag == GV_TENSOR || v->tag == GV_DEVICE; }
+
+/* *v (owned) kept on x's device: its tensors, in tuples, records and closures too,
+ * become resident; anything else is left alone. */
+static sg_code keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
+  return gv_map_leaves(v, keepable, true, keep_leaf, x, err);
 }
 
 /* variable / read / assign / assign_add on a Vulkan device: cells hold resident
@@ -177,14 +183,9 @@ static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, g
     rc = gr_vk_prim(ctx, gr_op_add, pair, 2, &nv, err);
     gv_release(pair[0]);
   } else {
-    nv = args[op->code == 0 ? 0 : 1];
-    if (nv.tag == GV_DEVICE) nv.u.d->rc++;
-    else nv = gv_retain(nv);
+    nv = gv_retain(args[op->code == 0 ? 0 : 1]);
   }
-  if (!rc && (rc = keep(x, &nv, err))) {
-    gr_vk_drop(ctx, &nv);
-    gv_release(nv);
-  }
+  if (!rc && (rc = keep(x, &nv, err))) gv_release(nv);
   if (rc) {
     if (cell) gv_var_unlock(cell);
     return rc;
@@ -209,14 +210,6 @@ static bool any_resident(const gr_val *args, int n) {
   return false;
 }
 
-/* Ops that only move values around: resident tensors pass through them untouched
- * (getitem / getattr only on tuples and records: a tensor's getitem indexes it). */
-static bool passes_through(const gr_op *op, const gr_val *args, int n) {
-  if (!strcmp(op->name, "tuple") || !strcmp(op->name, "record") || !strcmp(op->name, "seq")) return true;
-  return (!strcmp(op->name, "getitem") || !strcmp(op->name, "getattr")) && n > 0 &&
-         (args[0].tag == GV_TUPLE || args[0].tag == GV_RECORD);
-}
-
 bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n) {
   return op->cpu == gr_cpu_variable || any_resident(args, n);
 }
@@ -225,10 +218,6 @@ enum { MAX_ARGS = 64 };
 
 sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   if (op->cpu == gr_cpu_variable) return run_variable(ctx, op, args, n, out, err);
-  if (passes_through(op, args, n)) {
-    sg_code rc = gr_vk_to_host(ctx, args, n, err);
-    return rc ? rc : op->cpu(ctx, op, args, n, out, err);
-  }
   if (n > MAX_ARGS) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: too many arguments", op->name);
   /* ops with a kernel borrow the buffer; the others read the cached host copy */
   const gr_vk_op *vk_op = op->vulkan;
@@ -249,10 +238,7 @@ sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
     if (!rc) a[i] = tmp[i];
   }
   if (!rc) rc = gr_vk_prim(ctx, op, a, n, out, err);
-  for (int k = 0; k < i; k++) {
-    gr_vk_drop(ctx, &tmp[k]);
-    gv_release(tmp[k]);
-  }
+  for (int k = 0; k < i; k++) gv_release(tmp[k]);
   return rc;
 }
 
@@ -260,7 +246,6 @@ sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_dev
   if (ctx->vk && rc == SG_OK && keep_on_device) {
     rc = keep(ctx->vk, res, err);
     if (rc) {
-      gr_vk_drop(ctx, res);
       gv_release(*res);
       *res = gv_none();
     }
@@ -304,57 +289,31 @@ static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
   return rc;
 }
 
-static bool has_resident(const gr_val *v, int depth) {
-  if (v->tag == GV_RESIDENT) return true;
-  if ((v->tag != GV_TUPLE && v->tag != GV_RECORD) || depth > GR_MAX_VALUE_DEPTH) return false;
-  for (int i = 0; i < v->u.o->n; i++)
-    if (has_resident(&v->u.o->items[i], depth + 1)) return true;
-  return false;
-}
+static bool is_resident(const gr_val *v) { return v->tag == GV_RESIDENT; }
 
-static sg_code to_host(gr_val *v, int depth, sg_error *err) {
-  if (!has_resident(v, depth)) return SG_OK;
-  if (v->tag == GV_RESIDENT) {
-    kn_tensor *t;
-    sg_code rc = resident_host(v->u.r, &t, err);
-    if (rc) return rc;
-    gr_resident_release(v->u.r);
-    *v = gv_tensor(t);
-    return SG_OK;
-  }
-  /* a tuple or record holding resident tensors: a copy holding host ones */
-  gr_obj *o = v->u.o, *c = gv_obj_new(o->n);
-  c->depth = o->depth;
-  if (o->names) {
-    c->names = sg_xmalloc(sizeof *c->names * (size_t)o->n);
-    memcpy(c->names, o->names, sizeof *c->names * (size_t)o->n);
-  }
-  sg_code rc = SG_OK;
-  for (int i = 0; i < o->n; i++) {
-    c->items[i] = gv_retain(o->items[i]);
-    if (!rc) rc = to_host(&c->items[i], depth + 1, err);
-  }
-  gr_val r = {.tag = v->tag, .u.o = c};
-  if (rc) {
-    gv_release(r);
-    return rc;
-  }
-  gv_release(*v);
-  *v = r;
+static sg_code host_leaf(void *arg, gr_val *v, sg_error *err) {
+  (void)arg;
+  kn_tensor *t;
+  sg_code rc = resident_host(v->u.r, &t, err);
+  if (rc) return rc;
+  gr_resident_release(v->u.r);
+  *v = gv_tensor(t);
   return SG_OK;
 }
 
-sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) { return to_host(v, 0, err); }
+sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) {
+  return gv_map_leaves(v, is_resident, false, host_leaf, NULL, err);
+}
 
 sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
   *any = false;
-  for (int i = 0; i < n && !*any; i++) *any = has_resident(&src[i], 0);
+  for (int i = 0; i < n && !*any; i++) *any = gv_has_leaf(&src[i], is_resident, false);
   if (!*any) return SG_OK;
   sg_code rc = SG_OK;
   int i = 0;
   for (; i < n && !rc; i++) {
     dst[i] = gv_retain(src[i]);
-    rc = to_host(&dst[i], 0, err);
+    rc = gr_vk_resident_to_host(&dst[i], err);
   }
   if (rc)
     for (int k = 0; k < i; k++) gv_release(dst[k]);
@@ -366,11 +325,7 @@ sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err) {
   gr_val none = gv_none();
   sg_code rc = gr_vk_exec_begin(&ctx, device, err);
   if (rc || !ctx.vk) return rc; /* the CPU: nothing to do */
-  if (v->tag == GV_TUPLE) {
-    for (int i = 0; i < v->u.o->n && !rc; i++) rc = keep(ctx.vk, &v->u.o->items[i], err);
-  } else {
-    rc = keep(ctx.vk, v, err);
-  }
+  rc = keep(ctx.vk, v, err);
   return gr_vk_exec_end(&ctx, &none, rc, err);
 }
 

@@ -71,7 +71,8 @@ typedef enum gr_vtag {
   GV_GRAPH,   /* a graph without free variables: no allocation */
   GV_CLOSURE, /* graph + captured free-variable values */
   GV_PRIM, GV_VAR,
-  GV_DEVICE, /* a tensor in device memory (exec_vulkan.c): lives only inside the executor */
+  GV_DEVICE, /* a tensor in device memory (exec_vulkan.c): lives only inside the request;
+              * reference counted like the others, tuples/records/closures own them */
   GV_RESIDENT /* a device tensor that outlives requests (exec_vulkan_resident.c) */
 } gr_vtag;
 
@@ -124,11 +125,19 @@ void gr_resident_release(gr_resident *r);
 /* *v (owned) with its resident tensors (in tuples too) replaced by host copies: one
  * download each, cached in the resident tensor (exec_vulkan_resident.c). */
 sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err);
+struct gr_ctx;
+/* A control-flow predicate *v (owned) computed on the request's device, read back as a
+ * host tensor (exec_vulkan.c); anything else is left alone. */
+sg_code gr_vk_predicate(struct gr_ctx *ctx, gr_val *v, sg_error *err);
 
 static inline bool gv_is_heap(const gr_val *v) {
   return v->tag == GV_TENSOR || v->tag == GV_TUPLE || v->tag == GV_RECORD ||
-         v->tag == GV_CLOSURE || v->tag == GV_VAR || v->tag == GV_RESIDENT;
+         v->tag == GV_CLOSURE || v->tag == GV_VAR || v->tag == GV_RESIDENT || v->tag == GV_DEVICE;
 }
+/* A request's device tensor gains / loses a reference (exec_vulkan.c; the last one
+ * hands its buffer back to the request's free list). */
+void gr_vk_dtensor_retain(struct gr_dtensor *d);
+void gr_vk_dtensor_release(struct gr_dtensor *d);
 static inline bool gv_is_scalar(const gr_val *v) {
   return v->tag == GV_BOOL || v->tag == GV_INT || v->tag == GV_FLOAT;
 }
@@ -139,6 +148,7 @@ static inline void gv_release(gr_val v) {
 static inline gr_val gv_retain(gr_val v) {
   if (v.tag == GV_TENSOR) kn_tensor_retain(v.u.t);
   else if (v.tag == GV_RESIDENT) atomic_fetch_add_explicit(&v.u.r->rc, 1, memory_order_relaxed);
+  else if (v.tag == GV_DEVICE) gr_vk_dtensor_retain(v.u.d);
   else if (gv_is_heap(&v)) atomic_fetch_add_explicit(&v.u.o->rc, 1, memory_order_relaxed);
   return v;
 }
@@ -158,6 +168,18 @@ void gv_print(sg_buf *b, const gr_val *v);
 /* NumPy-style print used by the `print` primitive. */
 void gv_print_py(sg_buf *b, const gr_val *v);
 const char *gv_type_name(const gr_val *v);
+
+/* Walking the tensors inside a value: a leaf is any value for which pick() holds,
+ * looked for inside tuples and records (and closures' captured values when `closures`).
+ * gv_map_leaves replaces *v (owned) by a copy in which f has replaced each leaf (f takes
+ * the leaf's reference and writes its replacement; on error it leaves the leaf as it
+ * was). The containers on the way are copied, never changed in place, and containers
+ * without such a leaf are shared. */
+typedef bool (*gv_pick_fn)(const gr_val *v);
+typedef sg_code (*gv_leaf_fn)(void *arg, gr_val *leaf, sg_error *err);
+bool gv_has_leaf(const gr_val *v, gv_pick_fn pick, bool closures);
+sg_code gv_map_leaves(gr_val *v, gv_pick_fn pick, bool closures, gv_leaf_fn f, void *arg,
+                      sg_error *err);
 /* dtype and shape of a host or resident tensor; false for anything else. */
 bool gv_tensor_meta(const gr_val *v, kn_dtype *dt, int *ndim, const int64_t **shape);
 /* A variable cell's replacement (takes nv's reference), under the cell's lock (see

@@ -602,6 +602,10 @@ sg_code gr_cpu_while(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *
     if (gr_check_deadline(ctx, err)) break;
     gr_val c;
     if (gr_call(ctx, args[0], state.u.o->items, state.u.o->n, &c, err)) break;
+    if (gr_vk_predicate(ctx, &c, err)) { /* a condition computed on a device */
+      gv_release(c);
+      break;
+    }
     bool t;
     bool ok = gv_truthy(&c, &t);
     gv_release(c);

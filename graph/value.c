@@ -63,11 +63,75 @@ void gv_release_obj_(gr_val v) {
     gr_resident_release(v.u.r);
     return;
   }
+  if (v.tag == GV_DEVICE) {
+    gr_vk_dtensor_release(v.u.d);
+    return;
+  }
   gr_obj *o = v.u.o;
   if (atomic_fetch_sub_explicit(&o->rc, 1, memory_order_acq_rel) != 1) return;
   for (int i = 0; i < o->n; i++) gv_release(o->items[i]);
   free(o->names);
   free(o);
+}
+
+/* Closures may capture closures to any depth (a loop's backpropagators chain one per
+ * iteration): the walk stops with an error past this many levels. */
+enum { MAP_MAX_DEPTH = 10000 };
+
+static bool container(const gr_val *v, bool closures) {
+  return v->tag == GV_TUPLE || v->tag == GV_RECORD || (closures && v->tag == GV_CLOSURE);
+}
+
+static bool has_leaf(const gr_val *v, gv_pick_fn pick, bool closures, int depth) {
+  if (pick(v)) return true;
+  if (!container(v, closures) || depth > MAP_MAX_DEPTH) return false;
+  for (int i = 0; i < v->u.o->n; i++)
+    if (has_leaf(&v->u.o->items[i], pick, closures, depth + 1)) return true;
+  return false;
+}
+
+bool gv_has_leaf(const gr_val *v, gv_pick_fn pick, bool closures) { return has_leaf(v, pick, closures, 0); }
+
+static sg_code map_leaves(gr_val *v, gv_pick_fn pick, bool closures, gv_leaf_fn f, void *arg, int depth,
+                          sg_error *err) {
+  if (pick(v)) return f(arg, v, err);
+  if (!container(v, closures)) return SG_OK;
+  if (depth > MAP_MAX_DEPTH)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "a value nested deeper than %d levels", MAP_MAX_DEPTH);
+  gr_obj *o = v->u.o, *c = NULL; /* the copy, made at the first item that changes */
+  sg_code rc = SG_OK;
+  for (int i = 0; i < o->n && !rc; i++) {
+    gr_val it = gv_retain(o->items[i]);
+    if ((rc = map_leaves(&it, pick, closures, f, arg, depth + 1, err))) {
+      gv_release(it);
+      break;
+    }
+    if (!c && (it.tag != o->items[i].tag || memcmp(&it.u, &o->items[i].u, sizeof it.u))) {
+      c = gv_obj_new(o->n);
+      c->depth = o->depth;
+      c->graph = o->graph;
+      if (o->names) {
+        c->names = sg_xcalloc((size_t)o->n + 1, sizeof *c->names);
+        memcpy(c->names, o->names, sizeof *c->names * (size_t)o->n);
+      }
+      for (int k = 0; k < i; k++) c->items[k] = gv_retain(o->items[k]);
+    }
+    if (c) c->items[i] = it;
+    else gv_release(it);
+  }
+  if (!c) return rc;
+  gr_val r = {.tag = v->tag, .u.o = c};
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  gv_release(*v);
+  *v = r;
+  return SG_OK;
+}
+
+sg_code gv_map_leaves(gr_val *v, gv_pick_fn pick, bool closures, gv_leaf_fn f, void *arg, sg_error *err) {
+  return map_leaves(v, pick, closures, f, arg, 0, err);
 }
 
 bool gv_truthy(const gr_val *v, bool *out) {

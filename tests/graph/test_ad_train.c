@@ -121,6 +121,12 @@ static void train(const char *src, int steps, double lr) {
             (unsigned long long)(after.downloads - before.downloads),
             (unsigned long long)(after.cpu_fallbacks - before.cpu_fallbacks));
     assert_int_equal(after.cpu_fallbacks - before.cpu_fallbacks, 0);
+    /* the loop's state (weights, optimizer moments, the loss) stays on the device: only
+     * the two losses of the result come back, and the batch is submitted when it is
+     * full (BATCH_MAX_DISPATCHES), not once per iteration */
+    assert_int_equal(after.downloads - before.downloads, 2);
+    assert_true(after.submits - before.submits <= (after.dispatches - before.dispatches) / 1024 + 1);
+    assert_true(after.uploads - before.uploads < 3 * (uint64_t)steps); /* hyperparameters cached */
     assert_true(fabs(l[0] - cpu[0]) <= 1e-4 * cpu[0]);
     assert_true(fabs(l[1] - cpu[1]) <= 1e-4 * cpu[1]);
   }

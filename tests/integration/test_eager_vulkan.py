@@ -110,6 +110,30 @@ def test_staged_call_on_resident_handles_uploads_nothing(client):
         np.testing.assert_allclose((a + 1.0).numpy(), a_np + 1.0)
 
 
+def test_staged_tuple_results_stay_on_the_device(client):
+    """A staged call returning a tuple: its tensors are resident handles (tuples own
+    device tensors; nothing is read back until the items are fetched)."""
+    f = stagd.function(pair)
+    a_np = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    w_np = np.full((3, 3), 0.25, np.float32)
+    with stagd.device(DEV):
+        a, w = stagd.constant(a_np), stagd.constant(w_np)
+        f(a, w)  # the first call traces and stages
+        t = Traffic(client)
+        r1, r2 = f(a, w)
+        assert r1.device == DEV and r2.device == DEV
+        assert t() == {"uploads": 0, "downloads": 0, "upload_bytes": 0, "download_bytes": 0}
+        w1, w2 = pair(a_np, w_np, True)
+        np.testing.assert_allclose(r1.numpy(), w1, rtol=1e-5)
+        np.testing.assert_allclose(r2.numpy(), w2, rtol=1e-5)
+        assert t()["downloads"] == 2
+
+
+def pair(x, w, np_mode=False):
+    y = np.tanh(x @ w) if np_mode else stagd.tanh(stagd.matmul(x, w))
+    return y + x, y * y
+
+
 def step(x, w, np_mode=False):
     if np_mode:
         return np.tanh(x @ w) + x

@@ -113,10 +113,30 @@ case("bool and float16 arithmetic",
      "(def f (a b h) (where (* a b) (+ h h) (* h (abs h))))",
      [f32(6) > 0, f32(6) < 0.5, f32(6).astype("float16")],
      {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
-# a `while`: each condition is read back (a submit per iteration), state on the host
+# a `while`: each condition is read back (a submit per iteration); the state stays on the
+# device (tuples own device tensors): one download per condition, one for the result
+xw = np.abs(f32(4))
+conds = 1 + next(k for k in range(100) if np.exp(xw).sum() * 0.5 ** k <= 1.0)
 case("while", "(def f (x) (getitem (while (lambda (v) (> (sum v) 1.0)) "
-     "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [np.abs(f32(4))],
-     {"submits": lambda v: v >= 2, "downloads": lambda v: v >= 2})
+     "(lambda (v) (tuple (* v 0.5))) (tuple (exp x))) 0))", [xw],
+     {"submits": lambda v: v == conds, "downloads": lambda v: v == conds + 1,
+      "cpu_fallbacks": lambda v: v == 0})
+# tuples and closures hold device tensors: building and taking apart a tuple, and an
+# `if` whose branches capture device values, read back only the predicate and the result
+case("tuple of device tensors", "(def f (x) (let t (tuple (exp x) (neg x) 3) "
+     "(* (getitem t 1) (getitem t 0))))", [f32(4, 4)],
+     {"downloads": lambda v: v == 1, "submits": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
+case("if branches capture device values", "(def f (x) (let y (exp x) (let z (neg y) "
+     "(if (> (sum x) 0.0) (* y z) (- z y)))))", [f32(3, 5)],
+     {"downloads": lambda v: v == 2, "submits": lambda v: v == 2, "uploads": lambda v: v <= 3,
+      "cpu_fallbacks": lambda v: v == 0})
+case("shape of a device tensor", "(def f (x) (let y (exp x) (reshape y (tuple (getitem (shape y) 1) "
+     "(len y)))))", [f32(3, 5)],
+     {"downloads": lambda v: v == 1, "submits": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
+# a CPU op taking a tuple of device tensors (concat of mixed dtypes) reads them back
+# (and is counted as a fallback)
+case("tuple into a CPU op", "(def f (x) (concat (tuple (exp x) (cast x float64)) 0))", [f32(5)],
+     {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 1, "downloads": lambda v: v == 2})
 # an op without a GPU kernel (slice_grad of a strided slice, an AD helper row) runs on the
 # CPU between regions
 case("fallback", "(def f (x) (neg (slice_grad x (slice (neg x) 0 5 2) 0 5 2)))",
