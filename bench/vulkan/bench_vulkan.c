@@ -10,9 +10,11 @@
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).
  * Usage: bench_vulkan [--quick] [--naive-max N] [--max N]
- *        bench_vulkan --matmul-variants [--quick]   (each matmul variant: see
- *        bench_matmul_variants.c)
- * bench/vulkan/compare.py adds NumPy's figures to the same run.
+ *        bench_vulkan --matmul-variants [--quick] [--sizes N,N,..] [--no-cpu] [--reps N]
+ *          (each matmul variant: see bench_matmul_variants.c)
+ *        bench_vulkan --mlp B,D0,..,Dn [--reps N]   (a staged MLP forward: bench_mlp.c)
+ * bench/vulkan/compare.py adds NumPy's figures to the same run, torch_compare.py
+ * PyTorch's (scripts/gpu-run.sh on a GPU).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +34,16 @@ static void die_on(sg_code code, sg_error *e, const char *what) {
   }
 }
 
+double bench_uniform(uint64_t *state) {
+  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)((*state >> 40) & 0xffff) / 65536.0 - 0.5;
+}
+
 static float *random_floats(size_t n) {
   float *p = malloc(n * sizeof *p);
   uint64_t s = 12345;
-  for (size_t i = 0; i < n; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    p[i] = (float)((s >> 40) & 0xffff) / 65536.0f - 0.5f;
-  }
+  for (size_t i = 0; i < n; i++)
+    p[i] = (float)bench_uniform(&s);
   return p;
 }
 
@@ -256,29 +261,64 @@ bool bench_devices(kn_vk_device_info **devs, size_t *ndev) {
   return false;
 }
 
+/* "N,N,..." → up to max positive integers; false on anything else. */
+static bool int_list(const char *s, int64_t *out, int max, int *n) {
+  *n = 0;
+  while (*s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v <= 0 || *n == max || (*end && *end != ','))
+      return false;
+    out[(*n)++] = v;
+    s = *end ? end + 1 : end;
+  }
+  return *n > 0;
+}
+
 int main(int argc, char **argv) {
   sg_memory_tune_for_reuse(); /* as the daemon does */
-  bool quick = false, variants = false;
-  int naive_max = 1024, max_n = 2048;
+  bool quick = false, variants = false, no_cpu = false;
+  int naive_max = 1024, max_n = 2048, reps = 0, nsizes = 0, nmlp = 0;
+  int64_t sizes64[16], mlp[16];
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
     else if (strcmp(argv[i], "--matmul-variants") == 0)
       variants = true;
+    else if (strcmp(argv[i], "--no-cpu") == 0)
+      no_cpu = true;
+    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc &&
+             int_list(argv[i + 1], sizes64, 16, &nsizes))
+      i++;
+    else if (strcmp(argv[i], "--mlp") == 0 && i + 1 < argc &&
+             int_list(argv[i + 1], mlp, 16, &nmlp))
+      i++;
     else if (strcmp(argv[i], "--naive-max") == 0 && i + 1 < argc)
       naive_max = atoi(argv[++i]);
     else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
       max_n = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N] "
-                      "[--matmul-variants]\n");
+      fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N]\n"
+                      "       bench_vulkan --matmul-variants [--quick] [--sizes N,N,..] "
+                      "[--no-cpu] [--reps N]\n"
+                      "       bench_vulkan --mlp B,D0,..,Dn [--reps N]\n");
       return 2;
     }
   }
-  if (variants)
-    return bench_matmul_variants(quick);
+  if (nmlp)
+    return bench_mlp(mlp, nmlp, reps);
+  if (variants) {
+    int sq[16];
+    for (int i = 0; i < nsizes; i++)
+      sq[i] = (int)sizes64[i];
+    bench_mmv_options o = {.quick = quick, .sizes = sq, .nsizes = nsizes,
+                           .with_cpu = !no_cpu, .reps = reps};
+    return bench_matmul_variants(&o);
+  }
   int sizes[] = {256, 512, 1024, 2048, 4096};
-  int nsizes = 0;
+  nsizes = 0;
   while (nsizes < 5 && sizes[nsizes] <= (quick ? 512 : max_n))
     nsizes++;
   if (quick && naive_max > 512)
