@@ -2,7 +2,7 @@
  * exec_vulkan.c — runs graphs on a Vulkan device (see exec_vulkan.h, docs/vulkan.md).
  *
  * One request = one gr_vk_exec: a shared kn_vk_context (one per device, opened on
- * first use and kept for the process), the batch being recorded, and every device
+ * first use, kept until the device is lost), the batch being recorded, and every device
  * buffer of the request. GPU kernels write GV_DEVICE values (gr_dtensor: shape, dtype,
  * a reference-counted gr_dbuf). Dispatches accumulate in one command buffer (the
  * runner places barriers) until the host needs a value — a CPU-only op, a control-flow
@@ -42,17 +42,26 @@ static int auto_choice = -2; /* -2 undecided, -1 CPU, else a device */
 static void close_contexts(void) {
   pthread_mutex_lock(&ctx_lock);
   for (int i = 0; i < MAX_DEVICES; i++) {
-    kn_vk_context_destroy(contexts[i]);
+    kn_vk_context_release(contexts[i]);
     contexts[i] = NULL;
   }
   pthread_mutex_unlock(&ctx_lock);
 }
 
+/* contexts[] holds one reference to each context, each request (gr_vk_exec) and each
+ * resident buffer another. A lost context is dropped from contexts[] by the next
+ * request on its device, which opens a new one; the old one is destroyed when its
+ * last request ends and its last resident tensor is released. */
 static sg_code open_context(int index, kn_vk_context **out, sg_error *err) {
   if (index < 0 || index >= MAX_DEVICES)
     return sg_error_set(err, SG_NOT_FOUND, "vulkan:%d: no such device", index);
   pthread_mutex_lock(&ctx_lock);
   sg_code rc = SG_OK;
+  if (contexts[index] && kn_vk_context_lost(contexts[index])) {
+    SG_WARN(0, "vulkan:%d was lost: opening it again", index);
+    kn_vk_context_release(contexts[index]);
+    contexts[index] = NULL;
+  }
   if (!contexts[index]) {
     static bool registered;
     if (!registered) atexit(close_contexts);
@@ -71,7 +80,7 @@ static sg_code open_context(int index, kn_vk_context **out, sg_error *err) {
               forced != KN_VK_MATMUL_AUTO ? kn_vk_matmul_variant_name(forced) : "");
     }
   }
-  *out = contexts[index];
+  *out = kn_vk_context_retain(contexts[index]); /* the request's reference */
   pthread_mutex_unlock(&ctx_lock);
   return rc;
 }
@@ -412,6 +421,14 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
   }
   sg_vec_free(&x->tensors);
   sg_vec_free(&x->bufs);
+  if (rc != SG_OK && err && err->message && kn_vk_context_lost(x->vk) &&
+      strstr(err->message, " was lost")) {
+    char *m = sg_xasprintf("%s; the request failed, the device is reopened for the next one",
+                           err->message);
+    free(err->message);
+    err->message = m;
+  }
+  kn_vk_context_release(x->vk);
   free(x);
   ctx->vk = NULL;
   return rc;

@@ -29,16 +29,18 @@
 struct gr_rbuf {
   atomic_int rc;
   int device;
+  kn_vk_context *vk; /* a reference: the buffer's context outlives the buffer */
   kn_vk_buffer *buf;
   uint64_t bytes;
 };
 
 static atomic_uint_fast64_t resident_bytes, resident_buffers;
 
-static gr_rbuf *rbuf_new(int device, kn_vk_buffer *buf, uint64_t bytes) {
+static gr_rbuf *rbuf_new(struct gr_vk_exec *x, kn_vk_buffer *buf, uint64_t bytes) {
   gr_rbuf *rb = sg_xcalloc(1, sizeof *rb);
   atomic_init(&rb->rc, 1);
-  rb->device = device;
+  rb->device = x->device;
+  rb->vk = kn_vk_context_retain(x->vk);
   rb->buf = buf;
   rb->bytes = bytes;
   atomic_fetch_add(&resident_bytes, bytes);
@@ -54,6 +56,7 @@ static gr_rbuf *rbuf_retain(gr_rbuf *rb) {
 void gr_vkr_rbuf_release(gr_rbuf *rb) {
   if (!rb || atomic_fetch_sub(&rb->rc, 1) != 1) return;
   kn_vk_buffer_destroy(rb->buf);
+  kn_vk_context_release(rb->vk);
   atomic_fetch_sub(&resident_bytes, rb->bytes);
   atomic_fetch_sub(&resident_buffers, 1);
   free(rb);
@@ -87,6 +90,14 @@ void gr_resident_release(gr_resident *r) {
 
 /* ------------------------------------------------------------ request side */
 
+/* The error for reading r when its device was lost: its buffer went with the old
+ * context, and requests on that device now run on a new one. */
+static sg_code lost_error(const gr_resident *r, sg_error *err) {
+  return sg_error_set(err, SG_UNAVAILABLE,
+                      "a tensor's data was on vulkan:%d, which was lost; compute it again",
+                      r->rb->device);
+}
+
 /* r as a device value of request x (a new dtensor reference the caller releases), or
  * its host copy when it lives on another device. */
 static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err);
@@ -108,7 +119,7 @@ static gr_dtensor *borrow(struct gr_vk_exec *x, gr_resident *r) {
 }
 
 static sg_code import(struct gr_vk_exec *x, gr_resident *r, gr_val *out, sg_error *err) {
-  if (r->rb->device != x->device) {
+  if (r->rb->device != x->device || r->rb->vk != x->vk) {
     kn_tensor *t;
     sg_code rc = resident_host(r, &t, err);
     if (rc) return rc;
@@ -130,7 +141,7 @@ static sg_code export_device(struct gr_vk_exec *x, gr_dtensor *d, gr_resident **
   sg_code rc = gr_vkx_flush(x, err);
   if (rc) return rc;
   gr_dbuf *db = d->db;
-  if (!db->res) db->res = rbuf_new(x->device, db->buf, db->bytes); /* the request's reference */
+  if (!db->res) db->res = rbuf_new(x, db->buf, db->bytes); /* the request's reference */
   *out = resident_new(rbuf_retain(db->res), d->dtype, d->ndim, d->shape,
                       d->host ? kn_tensor_retain(d->host) : NULL);
   return SG_OK;
@@ -271,11 +282,12 @@ static sg_code open_on(int device, gr_ctx *ctx, sg_error *err) {
 
 static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
   pthread_mutex_lock(&r->lock); /* one download, however many readers ask at once */
-  sg_code rc = SG_OK;
-  if (!r->host) {
+  sg_code rc = !r->host && kn_vk_context_lost(r->rb->vk) ? lost_error(r, err) : SG_OK;
+  if (!r->host && !rc) {
     gr_ctx ctx;
     gr_val none = gv_none();
     rc = open_on(r->rb->device, &ctx, err);
+    if (!rc && ctx.vk->vk != r->rb->vk) rc = lost_error(r, err); /* reopened since */
     if (!rc) {
       gr_dtensor *d = borrow(ctx.vk, r);
       rc = gr_vkx_download(ctx.vk, d, err);

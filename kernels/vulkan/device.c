@@ -11,12 +11,32 @@
 #include <string.h>
 
 sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const char *what) {
-  if (r == VK_ERROR_DEVICE_LOST && ctx != NULL && !ctx->lost) {
-    ctx->lost = true;
-    SG_ERROR(0, "vulkan:%d (%s): device lost during %s", ctx->info.index, ctx->info.name, what);
+  if (r == VK_ERROR_DEVICE_LOST && ctx != NULL) {
+    if (!atomic_exchange(&ctx->lost, true))
+      SG_ERROR(0, "vulkan:%d (%s) was lost during %s", ctx->info.index, ctx->info.name, what);
+    return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d (%s) was lost during %s",
+                        ctx->info.index, ctx->info.name, what);
   }
   return kn_vk_check(r, err, what);
 }
+
+sg_code kn_vk_lost_error(const kn_vk_context *ctx, sg_error *err) {
+  return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d (%s) was lost", ctx->info.index,
+                      ctx->info.name);
+}
+
+kn_vk_context *kn_vk_context_retain(kn_vk_context *ctx) {
+  if (ctx)
+    atomic_fetch_add(&ctx->refs, 1);
+  return ctx;
+}
+
+void kn_vk_context_release(kn_vk_context *ctx) {
+  if (ctx && atomic_fetch_sub(&ctx->refs, 1) == 1)
+    kn_vk_context_destroy(ctx);
+}
+
+bool kn_vk_context_lost(const kn_vk_context *ctx) { return atomic_load(&ctx->lost); }
 
 static sg_code find_compute_queue(VkPhysicalDevice pd, uint32_t *family, sg_error *err) {
   uint32_t n = 0;
@@ -43,6 +63,8 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   *out = NULL;
   VkInstance inst;
   sg_code code = kn_vk_instance_get(&inst, err);
+  if (code == SG_OK)
+    code = kn_vk_fault_env(err);
   if (code != SG_OK)
     return code;
   uint32_t n = 0;
@@ -60,6 +82,7 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
     return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
 
   kn_vk_context *ctx = sg_xcalloc(1, sizeof *ctx);
+  atomic_init(&ctx->refs, 1);
   ctx->instance = inst;
   ctx->physical = pd;
   if (opts)

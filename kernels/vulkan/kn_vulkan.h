@@ -143,6 +143,19 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                              sg_error *err);
 /* Waits for outstanding work, saves the pipeline cache, frees everything. NULL is ok. */
 void kn_vk_context_destroy(kn_vk_context *ctx);
+/* Reference counting for contexts shared by several users (a new context holds one
+ * reference): release destroys it when the last one goes. Both take NULL. */
+kn_vk_context *kn_vk_context_retain(kn_vk_context *ctx);
+void kn_vk_context_release(kn_vk_context *ctx);
+/* Whether the device was lost (VK_ERROR_DEVICE_LOST): the context then refuses all
+ * work with SG_UNAVAILABLE, its buffers' contents are gone (they may still be
+ * destroyed), and only a new context reaches the device again. */
+bool kn_vk_context_lost(const kn_vk_context *ctx);
+/* Test-only fault injection (kernels/vulkan/fault.c, docs/vulkan.md): spec as the
+ * environment's STAGD_VK_FAULT, "KIND@SITE:N[,...]" with KIND lost | oom and SITE
+ * submit | wait | alloc | map: the N-th call at SITE, counted from now, fails once with
+ * VK_ERROR_DEVICE_LOST / VK_ERROR_OUT_OF_DEVICE_MEMORY. NULL or "" disarms it. */
+sg_code kn_vk_fault_set(const char *spec, sg_error *err);
 const kn_vk_device_info *kn_vk_context_info(const kn_vk_context *ctx);
 /* Whether buffers are mapped directly (no staging copies). */
 bool kn_vk_context_direct_mapped(const kn_vk_context *ctx);

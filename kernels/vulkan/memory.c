@@ -23,6 +23,17 @@ static int find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
   return -1;
 }
 
+/* vkAllocateMemory and vkMapMemory behind the fault hook (fault.c). */
+static VkResult allocate(kn_vk_context *ctx, const VkMemoryAllocateInfo *mai, VkDeviceMemory *out) {
+  VkResult r = kn_vk_fault(KN_VK_FAULT_ALLOC);
+  return r != VK_SUCCESS ? r : ctx->vk.vkAllocateMemory(ctx->device, mai, NULL, out);
+}
+
+static VkResult map(kn_vk_context *ctx, VkDeviceMemory memory, void **out) {
+  VkResult r = kn_vk_fault(KN_VK_FAULT_MAP);
+  return r != VK_SUCCESS ? r : ctx->vk.vkMapMemory(ctx->device, memory, 0, VK_WHOLE_SIZE, 0, out);
+}
+
 static sg_code make_buffer(kn_vk_context *ctx, uint64_t size, VkBufferUsageFlags usage,
                            VkBuffer *out, sg_error *err) {
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -116,13 +127,13 @@ static sg_code block_new(kn_vk_context *ctx, uint64_t size, bool dedicated, kn_v
   VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                               .allocationSize = req.size,
                               .memoryTypeIndex = ctx->pool.memory_type};
-  VkResult r = ctx->vk.vkAllocateMemory(ctx->device, &mai, NULL, &b->memory);
+  VkResult r = allocate(ctx, &mai, &b->memory);
   if (r == VK_SUCCESS)
     r = ctx->vk.vkBindBufferMemory(ctx->device, b->buffer, b->memory, 0);
   else
     b->memory = VK_NULL_HANDLE;
   if (r == VK_SUCCESS && ctx->pool.mapped)
-    r = ctx->vk.vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped);
+    r = map(ctx, b->memory, &b->mapped);
   if (r != VK_SUCCESS) {
     code = kn_vk_check_ctx(ctx, r, err, "allocating a device memory block");
     if (code == SG_RESOURCE_EXHAUSTED)
@@ -185,7 +196,7 @@ static void block_give(kn_vk_block *b, uint64_t off, uint64_t size) {
 sg_code kn_vk_buffer_create(kn_vk_context *ctx, uint64_t bytes, kn_vk_buffer **out, sg_error *err) {
   *out = NULL;
   if (ctx->lost)
-    return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d: device lost", ctx->info.index);
+    return kn_vk_lost_error(ctx, err);
   kn_vk_pool *p = &ctx->pool;
   if (bytes > ctx->limits.maxStorageBufferRange)
     return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
@@ -312,11 +323,11 @@ static sg_code staging_new(kn_vk_context *ctx, uint64_t size, staging *s, sg_err
   VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                               .allocationSize = req.size,
                               .memoryTypeIndex = (uint32_t)type};
-  VkResult r = ctx->vk.vkAllocateMemory(ctx->device, &mai, NULL, &s->memory);
+  VkResult r = allocate(ctx, &mai, &s->memory);
   if (r == VK_SUCCESS)
     r = ctx->vk.vkBindBufferMemory(ctx->device, s->buffer, s->memory, 0);
   if (r == VK_SUCCESS)
-    r = ctx->vk.vkMapMemory(ctx->device, s->memory, 0, VK_WHOLE_SIZE, 0, &s->mapped);
+    r = map(ctx, s->memory, &s->mapped);
   if (r != VK_SUCCESS) {
     staging_free(ctx, s);
     return kn_vk_check_ctx(ctx, r, err, "allocating a staging buffer");
@@ -363,7 +374,7 @@ sg_code kn_vk_upload(kn_vk_context *ctx, kn_vk_buffer *dst, uint64_t offset, con
   if (code != SG_OK || bytes == 0)
     return code;
   if (ctx->lost)
-    return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d: device lost", ctx->info.index);
+    return kn_vk_lost_error(ctx, err);
   if (dst->block->mapped) {
     memcpy((char *)dst->block->mapped + dst->offset + offset, src, bytes);
     return SG_OK;
@@ -385,7 +396,7 @@ sg_code kn_vk_download(kn_vk_context *ctx, const kn_vk_buffer *src, uint64_t off
   if (code != SG_OK || bytes == 0)
     return code;
   if (ctx->lost)
-    return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d: device lost", ctx->info.index);
+    return kn_vk_lost_error(ctx, err);
   if (src->block->mapped) {
     memcpy(dst, (const char *)src->block->mapped + src->offset + offset, bytes);
     return SG_OK;

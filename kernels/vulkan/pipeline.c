@@ -157,7 +157,8 @@ void kn_vk_pipelines_free(kn_vk_context *ctx) {
   for (size_t it = 0; sg_map_next(&ctx->pipelines, &it, &key, &v);)
     pipeline_free(ctx, v);
   sg_map_free(&ctx->pipelines);
-  save_cache(ctx);
+  if (!ctx->lost) /* a lost device's cache data is not worth keeping */
+    save_cache(ctx);
   if (ctx->pipeline_cache)
     ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
   ctx->pipeline_cache = VK_NULL_HANDLE;

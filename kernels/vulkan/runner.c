@@ -77,7 +77,7 @@ void kn_vk_frames_collect(kn_vk_context *ctx, bool wait) {
       continue;
     }
     if (r == VK_ERROR_DEVICE_LOST)
-      ctx->lost = true;
+      kn_vk_check_ctx(ctx, r, NULL, "waiting for abandoned work");
     sg_vec_push(&done, f);
     ctx->pending_frames.data[i] = ctx->pending_frames.data[--ctx->pending_frames.len];
   }
@@ -98,8 +98,7 @@ void kn_vk_frames_free(kn_vk_context *ctx) {
 
 static sg_code frame_get(kn_vk_context *ctx, kn_vk_frame **out, sg_error *err) {
   if (ctx->lost)
-    return sg_error_set(err, SG_UNAVAILABLE, "vulkan:%d (%s): device lost", ctx->info.index,
-                        ctx->info.name);
+    return kn_vk_lost_error(ctx, err);
   kn_vk_frames_collect(ctx, false); /* reclaim frames abandoned at a deadline */
   pthread_mutex_lock(&ctx->frame_lock);
   kn_vk_frame *f = ctx->free_frames.len ? sg_vec_pop(&ctx->free_frames) : NULL;
@@ -145,6 +144,10 @@ static sg_code frame_get(kn_vk_context *ctx, kn_vk_frame **out, sg_error *err) {
  * pending list; otherwise it is recycled (or destroyed if the device is lost). */
 static sg_code frame_submit(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadline_ns,
                             sg_error *err) {
+  if (ctx->lost) { /* lost since the frame was begun (by another user of the context) */
+    frame_destroy(ctx, f);
+    return kn_vk_lost_error(ctx, err);
+  }
   VkResult r = ctx->vk.vkEndCommandBuffer(f->cb);
   if (r != VK_SUCCESS) {
     frame_destroy(ctx, f);
@@ -153,7 +156,9 @@ static sg_code frame_submit(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadlin
   VkSubmitInfo si = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &f->cb};
   pthread_mutex_lock(&ctx->queue_lock);
-  r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &si, f->fence);
+  r = kn_vk_fault(KN_VK_FAULT_SUBMIT);
+  if (r == VK_SUCCESS)
+    r = ctx->vk.vkQueueSubmit(ctx->queue, 1, &si, f->fence);
   pthread_mutex_unlock(&ctx->queue_lock);
   if (r != VK_SUCCESS) {
     frame_destroy(ctx, f);
@@ -165,6 +170,8 @@ static sg_code frame_submit(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadlin
     timeout = deadline_ns > now ? deadline_ns - now : 0;
   }
   r = ctx->vk.vkWaitForFences(ctx->device, 1, &f->fence, VK_TRUE, timeout);
+  if (r == VK_SUCCESS)
+    r = kn_vk_fault(KN_VK_FAULT_WAIT); /* injected after the work finished */
   if (r == VK_TIMEOUT) {
     pthread_mutex_lock(&ctx->frame_lock);
     sg_vec_push(&ctx->pending_frames, f);

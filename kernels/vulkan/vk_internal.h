@@ -26,6 +26,21 @@ void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info);
 /* VkResult → sg_code with a message naming what was being done. */
 sg_code kn_vk_check(VkResult r, sg_error *err, const char *what);
 
+/* ------------------------------------------------------------ fault.c */
+
+/* Where a fault can be injected (STAGD_VK_FAULT=KIND@SITE:N, docs/vulkan.md). */
+typedef enum kn_vk_fault_site {
+  KN_VK_FAULT_SUBMIT, /* vkQueueSubmit (nothing is submitted) */
+  KN_VK_FAULT_WAIT,   /* vkWaitForFences (after the work finished) */
+  KN_VK_FAULT_ALLOC,  /* vkAllocateMemory (nothing is allocated) */
+  KN_VK_FAULT_MAP,    /* vkMapMemory (nothing is mapped) */
+  KN_VK_FAULT_NSITES
+} kn_vk_fault_site;
+/* VK_SUCCESS, or the injected error when this is the armed N-th call at site. */
+VkResult kn_vk_fault(kn_vk_fault_site site);
+/* Reads STAGD_VK_FAULT once per process; its error (a bad value) on every call. */
+sg_code kn_vk_fault_env(sg_error *err);
+
 /* ------------------------------------------------------------ memory.c */
 
 typedef struct kn_vk_range {
@@ -114,6 +129,7 @@ struct kn_vk_context {
   uint32_t queue_family;
   VkQueue queue;
   pthread_mutex_t queue_lock; /* the one submission queue of the device */
+  atomic_int refs;            /* kn_vk_context_retain / release */
   atomic_bool lost;           /* VK_ERROR_DEVICE_LOST seen: refuse further work */
   bool subgroup_ops;          /* use the subgroup variant of reductions */
   bool int64_ops, float64_ops; /* shaderInt64 / shaderFloat64 enabled (typed kernels) */
@@ -136,6 +152,8 @@ struct kn_vk_context {
 
 /* Maps VK_ERROR_DEVICE_LOST etc. and marks the context lost when needed. */
 sg_code kn_vk_check_ctx(kn_vk_context *ctx, VkResult r, sg_error *err, const char *what);
+/* The error for work asked of a context that was lost earlier (SG_UNAVAILABLE). */
+sg_code kn_vk_lost_error(const kn_vk_context *ctx, sg_error *err);
 
 /* Helpers shared by the launchers (kernels.c, kernels_logic.c, kernels_layout.c). */
 #define KN_VK_MAX_GROUPS 65535u /* guaranteed minimum of maxComputeWorkGroupCount */
