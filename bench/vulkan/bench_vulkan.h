@@ -16,4 +16,8 @@ bool bench_devices(kn_vk_device_info **devs, size_t *ndev);
  * backend (bench_matmul_variants.c). Returns the exit status. */
 int bench_matmul_variants(bool quick);
 
+/* A float16 elementwise chain of 8 ops on ctx: one float16 dispatch per op vs the
+ * cast path (cast, float32 kernel, cast back) it replaced (bench_f16_chain.c). */
+void bench_f16_chain(kn_vk_context *ctx, int device, bool quick);
+
 #endif /* STAGD_BENCH_VULKAN_H */
