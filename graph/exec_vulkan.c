@@ -640,8 +640,14 @@ static int arith_elem(struct gr_vk_exec *x, kn_dtype dt) {
   return et < 0 || et == KN_VK_F16 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) ? -1 : et;
 }
 
+/* arith_elem for the elementwise kernels, which have float16 variants (binary_f16,
+ * unary_f16, compare_f16: float32 arithmetic between exact conversions) */
+static int elementwise_elem(struct gr_vk_exec *x, kn_dtype dt) {
+  return dt == KN_FLOAT16 ? KN_VK_F16 : arith_elem(x, dt);
+}
+
 bool gr_vkx_binary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
-  int et = arith_elem(x, dt), vop = vk_binop(code);
+  int et = elementwise_elem(x, dt), vop = vk_binop(code);
   kn_dtype rt = kn_binop_result((kn_binop)code, dt, dt);
   if (et < 0) return false;
   if (vk_cmpop(code) >= 0) return rt == KN_BOOL;
@@ -708,7 +714,7 @@ static int vk_unop(int code) {
 }
 
 bool gr_vkx_unary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
-  int et = arith_elem(x, dt), vop = vk_unop(code);
+  int et = elementwise_elem(x, dt), vop = vk_unop(code);
   if (et < 0) return false;
   if (code == KN_NOT) return true;
   return vop >= 0 && kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) &&

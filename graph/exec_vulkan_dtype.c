@@ -9,7 +9,10 @@
  *     uploaded as a 0-d tensor of the computing dtype;
  *   - bool arithmetic, unary math and reductions compute in int32 (then cast back:
  *     `+` on bools is `or`, `*` is `and`, as in NumPy);
- *   - float16 computes in float32 and rounds back (kn_f32_to_f16's rounding);
+ *   - float16 elementwise ops (arithmetic, unary math, comparisons) have float16
+ *     kernels (float32 arithmetic between exact conversions, one dispatch); float16
+ *     reductions and softmax compute in float32 and round back (kn_f32_to_f16's
+ *     rounding);
  *   - integer inputs of float-valued ops (true division, sqrt) compute in float64.
  * Ops whose dtypes need nothing go straight to their recorder; what no kernel can do
  * after promotion (float64 transcendentals, ...) is left to the CPU kernel.
@@ -23,9 +26,13 @@
 #include "exec_vulkan_int.h"
 
 /* The dtype the kernels compute a `want` result or operand in: bool arithmetic in
- * int32, float16 in float32. */
-static kn_dtype computing(kn_dtype want) {
-  return want == KN_BOOL ? KN_INT32 : want == KN_FLOAT16 ? KN_FLOAT32 : want;
+ * int32 (logic: comparisons and logic ops, whose kernels take bools), float16 as it is
+ * where the op has a float16 kernel (f16_kernel: the elementwise ones), else in
+ * float32. */
+static kn_dtype computing(kn_dtype want, bool logic, bool f16_kernel) {
+  if (want == KN_BOOL) return logic ? KN_BOOL : KN_INT32;
+  if (want == KN_FLOAT16) return f16_kernel ? KN_FLOAT16 : KN_FLOAT32;
+  return want;
 }
 
 /* The dtype an operand of a binary op takes (NumPy's weak Python scalars); false for
@@ -56,10 +63,9 @@ static bool plan_binary(struct gr_vk_exec *x, const gr_op *op, const gr_val *arg
   kn_dtype in = kn_promote(da, db);
   p->nconv = 2;
   p->rt = kn_binop_result(k, da, db);
-  if (kn_binop_result(k, KN_INT32, KN_INT32) == KN_BOOL) /* comparisons and logic ops */
-    p->ct = in == KN_FLOAT16 ? KN_FLOAT32 : in;
-  else
-    p->ct = computing(kn_dtype_is_float(p->rt) && !kn_dtype_is_float(in) ? p->rt : in);
+  bool logic = kn_binop_result(k, KN_INT32, KN_INT32) == KN_BOOL; /* comparisons, and/or */
+  kn_dtype want = !logic && kn_dtype_is_float(p->rt) && !kn_dtype_is_float(in) ? p->rt : in;
+  p->ct = computing(want, logic, gr_vkx_binary_kernel(x, op->code, KN_FLOAT16));
   return gr_vkx_binary_kernel(x, op->code, p->ct);
 }
 
@@ -68,8 +74,9 @@ static bool plan_unary(struct gr_vk_exec *x, int code, const gr_val *a, dtype_pl
   if (!gr_vkx_tensor_dtype(a, &dt)) return false;
   p->nconv = 1;
   p->rt = kn_unop_result((kn_unop)code, dt);
-  if (code == KN_NOT) p->ct = dt == KN_FLOAT16 ? KN_FLOAT32 : dt;
-  else p->ct = computing(kn_dtype_is_float(p->rt) && !kn_dtype_is_float(dt) ? p->rt : dt);
+  bool logic = code == KN_NOT;
+  kn_dtype want = !logic && kn_dtype_is_float(p->rt) && !kn_dtype_is_float(dt) ? p->rt : dt;
+  p->ct = computing(want, logic, gr_vkx_unary_kernel(x, code, KN_FLOAT16));
   return gr_vkx_unary_kernel(x, code, p->ct);
 }
 
@@ -77,7 +84,7 @@ static bool plan_reduce(const gr_op *op, const gr_val *a, dtype_plan *p) {
   kn_dtype dt;
   if (!gr_vkx_tensor_dtype(a, &dt) || (dt != KN_BOOL && dt != KN_FLOAT16)) return false;
   p->nconv = 1;
-  p->ct = computing(dt);
+  p->ct = computing(dt, false, false);
   p->rt = kn_reduce_result((kn_reduce_op)op->code, dt);
   return true;
 }

@@ -143,7 +143,7 @@ double kn_unop_f64(kn_unop op, double a) {
   case KN_SQRT: return sqrt(a);
   case KN_TANH: return tanh(a);
   case KN_SIGMOID: return 1.0 / (1.0 + exp(-a));
-  case KN_RELU: return isnan(a) ? a : (a > 0 ? a : 0.0 * a);
+  case KN_RELU: return a >= 0 || isnan(a) ? a : 0.0; /* np.maximum(a, 0): -inf → 0 */
   case KN_SIN: return sin(a);
   case KN_COS: return cos(a);
   case KN_NOT: return a == 0;
@@ -286,7 +286,7 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
     float *r = o->data;
     if (op == KN_NEG) for (int64_t i = k0; i < k1; i++) r[i] = -x[i];
     else if (op == KN_ABS) for (int64_t i = k0; i < k1; i++) r[i] = fabsf(x[i]);
-    else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = isnan(x[i]) ? x[i] : (x[i] > 0 ? x[i] : 0.0f * x[i]);
+    else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
     else for (int64_t i = k0; i < k1; i++) r[i] = unop_f32(op, x[i]);
     return;
   }

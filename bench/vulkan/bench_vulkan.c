@@ -6,6 +6,7 @@
  *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element), device vs CPU backend;
  *   - softmax along the last axis of [rows, 1024] (GB/s, 8 bytes per element): the
  *     subgroup variant and the shared-memory one on each device, vs the CPU backend;
+ *   - a float16 elementwise chain: float16 kernels vs the cast path (bench_f16_chain.c);
  *   - per-dispatch cost inside one command buffer and per-submission cost (µs);
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).
@@ -400,6 +401,7 @@ int main(int argc, char **argv) {
     printf("softmax f32 [%lld,%lld]    vulkan:%zu    %8.2f GB/s  (%.2fx CPU backend; %s)\n",
            (long long)sm_rows, (long long)sm_cols, d, sm, sm / cpu_sm,
            devs[d].subgroup_arithmetic ? "subgroup variant" : "shared-memory variant");
+    bench_f16_chain(ctx, (int)d, quick);
     if (devs[d].subgroup_arithmetic) {
       kn_vk_options shared = {.no_subgroup_ops = true};
       kn_vk_context *c2;

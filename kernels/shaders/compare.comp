@@ -1,7 +1,8 @@
 // compare.comp — comparisons and logic ops with a bool result: == != < <= > >= (0..5),
 // logical and / or (6, 7) and not (8, operand b ignored), NumPy broadcasting as in
 // binary.comp. One input element type per build: float32 (default), -DKN_F64, -DKN_I32,
-// -DKN_I64, or -DKN_BOOL (bytes, read out of 32-bit words). Bool results are bytes too:
+// -DKN_I64, -DKN_BOOL (bytes, read out of 32-bit words) or -DKN_F16 (halves read out of
+// 32-bit words as float32: half.glsl). Bool results are bytes too:
 // each invocation writes one whole 32-bit word (4 elements), so no 8-bit storage is
 // needed. The op and the fast-path flags are specialization constants.
 #version 450
@@ -14,14 +15,22 @@
 #define T double
 #elif defined(KN_BOOL)
 #define T uint
+#elif defined(KN_F16)
+#define T float
+#define S uint
+#extension GL_GOOGLE_include_directive : require
+#include "half.glsl"
 #else
 #define T float
+#endif
+#ifndef S
+#define S T
 #endif
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint FLAGS = 0;
-layout(std430, binding = 0) readonly buffer A { T a[]; };
-layout(std430, binding = 1) readonly buffer B { T b[]; };
+layout(std430, binding = 0) readonly buffer A { S a[]; };
+layout(std430, binding = 1) readonly buffer B { S b[]; };
 layout(std430, binding = 2) writeonly buffer C { uint c[]; };
 layout(push_constant) uniform P {
   uint n, ndim, pad0, pad1;
@@ -33,6 +42,9 @@ layout(push_constant) uniform P {
 #ifdef KN_BOOL
 T load_a(uint i) { return (a[i >> 2] >> ((i & 3u) * 8u)) & 255u; }
 T load_b(uint i) { return (b[i >> 2] >> ((i & 3u) * 8u)) & 255u; }
+#elif defined(KN_F16)
+T load_a(uint i) { return HALF_LOAD(a, i); }
+T load_b(uint i) { return HALF_LOAD(b, i); }
 #else
 T load_a(uint i) { return a[i]; }
 T load_b(uint i) { return b[i]; }

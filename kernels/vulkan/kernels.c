@@ -106,6 +106,9 @@ sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esi
 }
 
 /* ------------------------------------------------------------ element types */
+/* Invocation items of an elementwise kernel over n elements: float16 kernels write one
+ * 32-bit word (two halves) per item. */
+static int64_t elem_items(kn_vk_elem et, int64_t n) { return et == KN_VK_F16 ? (n + 1) / 2 : n; }
 static const struct {
   const char *binary, *unary, *reduce, *argmax;
   size_t size;
@@ -115,16 +118,24 @@ static const struct {
     [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", 4},
     [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", 8},
     [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, 1},
-    [KN_VK_F16] = {NULL, NULL, NULL, NULL, 2}};
+    [KN_VK_F16] = {"binary_f16", "unary_f16", NULL, NULL, 2}};
 
 size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_F16 ? elems[e].size : 0; }
+
+/* buf holds n elements of et (halves: whole 32-bit words, kn_vk_elem_bytes) */
+static sg_code check_elems(const kn_vk_buffer *buf, kn_vk_elem et, int64_t n, const char *what,
+                           sg_error *err) {
+  return et == KN_VK_F16 ? kn_vk_check_buffer_of(buf, elem_items(et, n), 4, what, err)
+                         : kn_vk_check_buffer_of(buf, n, elems[et].size, what, err);
+}
 
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
   switch (e) {
   case KN_VK_F32:
   case KN_VK_I32:
   case KN_VK_BOOL:
-  case KN_VK_F16: return true; /* storage: casts and copies read it as bits; matmul also
+  case KN_VK_F16: return true; /* halves in 32-bit words: casts, copies and the
+                                  elementwise kernels convert in software; matmul also
                                   needs float16_ops (kn_vk_matmul_available) */
   case KN_VK_F64: return ctx->float64_ops;
   case KN_VK_I64: return ctx->int64_ops;
@@ -132,16 +143,19 @@ bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e) {
   return false;
 }
 
+/* float16 (binary_f16, unary_f16) computes in float32: it has float32's ops */
+static bool float_elem(kn_vk_elem e) { return e == KN_VK_F32 || e == KN_VK_F64 || e == KN_VK_F16; }
+
 bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op) {
-  if ((unsigned)op >= KN_VK_NBINOPS || (unsigned)e > KN_VK_I64)
+  if ((unsigned)op >= KN_VK_NBINOPS || (unsigned)e > KN_VK_F16 || e == KN_VK_BOOL)
     return false;
   if (op == KN_VK_DIV)
-    return e == KN_VK_F32 || e == KN_VK_F64; /* integer `/` is true division (float) */
+    return float_elem(e); /* integer `/` is true division (float) */
   return true;
 }
 
 bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op) {
-  if ((unsigned)op >= KN_VK_NUNOPS || (unsigned)e > KN_VK_I64)
+  if ((unsigned)op >= KN_VK_NUNOPS || (unsigned)e > KN_VK_F16 || e == KN_VK_BOOL)
     return false;
   switch (op) {
   case KN_VK_EXP:
@@ -151,7 +165,7 @@ bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op) {
   case KN_VK_SIN:
   case KN_VK_COS: /* float64: f64_math.glsl */
   case KN_VK_SQRT:
-  case KN_VK_RECIPROCAL: return e == KN_VK_F32 || e == KN_VK_F64;
+  case KN_VK_RECIPROCAL: return float_elem(e);
   default: return true;
   }
 }
@@ -197,7 +211,6 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
   if (!kn_vk_binary_supported(et, op) || !kn_vk_elem_supported(kn_vk_batch_context(bt), et))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: binary op %d has no kernel for element type %d",
                         (int)op, (int)et);
-  size_t es = elems[et].size;
   sg_code code;
   kn_vk_shape os;
   if ((code = kn_vk_check_shape(as, "left operand", err)) ||
@@ -205,9 +218,9 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
       (code = kn_vk_broadcast_shape(as, bs, &os, err)) || (code = kn_vk_check_shape(&os, "result", err)))
     return code;
   int64_t n = kn_vk_shape_size(&os), na = kn_vk_shape_size(as), nb = kn_vk_shape_size(bs);
-  if ((code = kn_vk_check_buffer_of(a, na, es, "left operand", err)) ||
-      (code = kn_vk_check_buffer_of(b, nb, es, "right operand", err)) ||
-      (code = kn_vk_check_buffer_of(out, n, es, "result", err)))
+  if ((code = check_elems(a, et, na, "left operand", err)) ||
+      (code = check_elems(b, et, nb, "right operand", err)) ||
+      (code = check_elems(out, et, n, "result", err)))
     return code;
   binary_push pc = {.n = (uint32_t)n, .ndim = (uint32_t)os.ndim};
   for (int i = 0; i < os.ndim; i++)
@@ -224,7 +237,7 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
                            .push_bytes = sizeof pc,
                            .spec = spec,
                            .nspec = 3,
-                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
+                           .groups = {kn_vk_grid(elem_items(et, n), spec[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 
@@ -243,9 +256,8 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
   if (n < 0 || n > (int64_t)UINT32_MAX)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
   sg_code code;
-  size_t es = elems[et].size;
-  if ((code = kn_vk_check_buffer_of(a, n, es, "operand", err)) ||
-      (code = kn_vk_check_buffer_of(out, n, es, "result", err)))
+  if ((code = check_elems(a, et, n, "operand", err)) ||
+      (code = check_elems(out, et, n, "result", err)))
     return code;
   uint32_t pc[1] = {(uint32_t)n};
   uint32_t spec[2] = {kn_vk_wg_size(kn_vk_batch_context(bt), 256), (uint32_t)op};
@@ -257,7 +269,7 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
                            .push_bytes = sizeof pc,
                            .spec = spec,
                            .nspec = 2,
-                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
+                           .groups = {kn_vk_grid(elem_items(et, n), spec[0]), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
 }
 

@@ -9,9 +9,9 @@
 
 #include <string.h>
 
-static const char *const compare_kernel[] = {[KN_VK_F32] = "compare", [KN_VK_F64] = "compare_f64",
-                                             [KN_VK_I32] = "compare_i32", [KN_VK_I64] = "compare_i64",
-                                             [KN_VK_BOOL] = "compare_bool"};
+static const char *const compare_kernel[] = {
+    [KN_VK_F32] = "compare",      [KN_VK_F64] = "compare_f64", [KN_VK_I32] = "compare_i32",
+    [KN_VK_I64] = "compare_i64",  [KN_VK_BOOL] = "compare_bool", [KN_VK_F16] = "compare_f16"};
 static const char *const cast_kernel[] = {[KN_VK_F32] = "cast", [KN_VK_F64] = "cast_f64",
                                           [KN_VK_I32] = "cast_i32", [KN_VK_I64] = "cast_i64",
                                           [KN_VK_BOOL] = "cast_bool", [KN_VK_F16] = "cast_f16"};
@@ -27,7 +27,7 @@ sg_code kn_vk_compare(kn_vk_batch *bt, kn_vk_elem et, kn_vk_cmpop op, kn_vk_buff
   kn_vk_context *ctx = kn_vk_batch_context(bt);
   if ((unsigned)op > KN_VK_NOT)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown comparison %d", (int)op);
-  if ((unsigned)et > KN_VK_BOOL || !kn_vk_elem_supported(ctx, et))
+  if ((unsigned)et > KN_VK_F16 || !kn_vk_elem_supported(ctx, et))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no comparison for element type %d",
                         (int)et);
   kn_vk_shape scalar = {.ndim = 0};

@@ -291,9 +291,12 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
                      int axis, kn_vk_buffer *out, sg_error *err);
 /* Element types of the typed elementwise kernels (binary_*, unary_*). float64 needs
  * shaderFloat64 and int64 shaderInt64 (enabled at context creation where offered). */
-/* KN_VK_F16 (halves) is a storage type: casts (cast_f16), the bit copies and matmul
- * (f16 storage, f32 accumulation; needs shaderFloat16 + storageBuffer16BitAccess) read
- * and write it; other arithmetic runs in float32 (graph/exec_vulkan_dtype.c). */
+/* KN_VK_F16 (halves): casts (cast_f16), the bit copies, the elementwise binary, unary
+ * and compare kernels (binary_f16, unary_f16, compare_f16: halves in 32-bit words
+ * converted in software, float32 arithmetic, rounded to nearest even like NumPy's
+ * float16 ufuncs; no device feature needed) and matmul (f16 storage, f32 accumulation;
+ * needs shaderFloat16 + storageBuffer16BitAccess) read and write it; reductions and
+ * softmax run in float32 between casts (graph/exec_vulkan_dtype.c). */
 typedef enum kn_vk_elem {
   KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL, KN_VK_F16
 } kn_vk_elem;
@@ -309,8 +312,8 @@ static inline uint64_t kn_vk_elem_bytes(kn_vk_elem e, int64_t n) {
 size_t kn_vk_elem_size(kn_vk_elem e);
 bool kn_vk_elem_supported(const kn_vk_context *ctx, kn_vk_elem e);
 /* Which ops exist per element type: exp/log/tanh/sigmoid/sin/cos/sqrt/reciprocal/div
- * are float32 and float64 (float64 through f64_math.glsl), pow every numeric type;
- * bool and float16 have none (compare/cast handle them). */
+ * are float32, float64 (through f64_math.glsl) and float16 (in float32), pow every
+ * numeric type; bool has none (compare/cast handle it). */
 bool kn_vk_binary_supported(kn_vk_elem e, kn_vk_binop op);
 bool kn_vk_unary_supported(kn_vk_elem e, kn_vk_unop op);
 /* As kn_vk_binary / kn_vk_unary for element type et; SG_UNIMPLEMENTED when the pair

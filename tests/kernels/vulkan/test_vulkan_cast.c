@@ -3,7 +3,9 @@
  * (kn_f16_to_f32, kn_f32_to_f16, kn_cast) bit for bit: every one of the 65536 halves to
  * float32 and back, float32 values on and between halves (ties round to even,
  * subnormals, overflow to infinity, NaN), and float16 to and from every other dtype;
- * element types and sizes without a kernel refused.
+ * the float16 elementwise kernels (binary_f16, unary_f16, compare_f16, which share
+ * cast.comp's conversions: half.glsl) on every half against float32 arithmetic rounded
+ * by kn_f32_to_f16; element types and sizes without a kernel refused.
  */
 #include <stdbool.h>
 #include "kn.h"
@@ -139,6 +141,101 @@ static void every_dtype_to_f16(void **state) {
   kn_tensor_release(src);
 }
 
+/* a device buffer holding the n halves of h */
+static kn_vk_buffer *halves_buffer(kn_vk_context *ctx, const uint16_t *h, int64_t n) {
+  kn_vk_buffer *b;
+  VT_OK(kn_vk_buffer_create(ctx, kn_vk_elem_bytes(KN_VK_F16, n), &b, err));
+  VT_OK(kn_vk_upload(ctx, b, 0, h, (uint64_t)n * 2, err));
+  return b;
+}
+
+/* the result's bits as NumPy's float16 ufuncs give them (float32 arithmetic, rounded);
+ * NaNs compare as NaN whatever their sign */
+static void expect_half(const char *what, uint16_t x, uint16_t got, float want) {
+  uint16_t w = kn_f32_to_f16(want);
+  if (got != w && !(isnan(want) && isnan(kn_f16_to_f32(got))))
+    fail_msg("%s of half 0x%04x: got 0x%04x, want 0x%04x", what, x, got, w);
+}
+
+/* every half (an even count) and its first 4095 (an odd count: the last word's high
+ * half is padding) through binary_f16 against a 0-d operand, unary_f16 and
+ * compare_f16 */
+static void f16_elementwise_all_halves(void **state) {
+  kn_vk_context *ctx = *state;
+  enum { N = 65536 };
+  uint16_t *h = malloc(N * 2), *got = malloc(N * 2), k = kn_f32_to_f16(-1.75f);
+  for (uint32_t i = 0; i < N; i++) h[i] = (uint16_t)i;
+  kn_vk_buffer *a = halves_buffer(ctx, h, N), *b = halves_buffer(ctx, &k, 1), *c;
+  VT_OK(kn_vk_buffer_create(ctx, kn_vk_elem_bytes(KN_VK_F16, N), &c, err));
+  const float y = kn_f16_to_f32(k);
+  static const kn_vk_binop binops[] = {KN_VK_ADD, KN_VK_MUL, KN_VK_DIV, KN_VK_MAXIMUM};
+  for (int n = N; n >= 4095; n = n == N ? 4095 : 0) {
+    kn_vk_shape as = {.ndim = 1, .dims = {n}}, bs = {.ndim = 0};
+    for (size_t o = 0; o < sizeof binops / sizeof *binops; o++) {
+      kn_vk_batch *bt;
+      VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+      VT_OK(kn_vk_binary_typed(bt, KN_VK_F16, binops[o], a, &as, b, &bs, c, err));
+      VT_OK(kn_vk_batch_submit(bt, 0, err));
+      VT_OK(kn_vk_download(ctx, c, 0, got, kn_vk_elem_bytes(KN_VK_F16, n), err));
+      for (int i = 0; i < n; i++) {
+        float x = kn_f16_to_f32(h[i]);
+        float want = binops[o] == KN_VK_ADD   ? x + y
+                     : binops[o] == KN_VK_MUL ? x * y
+                     : binops[o] == KN_VK_DIV ? x / y
+                                              : (isnan(x) ? x : fmaxf(x, y));
+        expect_half("binary_f16", h[i], got[i], want);
+      }
+      if (n % 2) assert_int_equal(got[n], 0); /* the padding half */
+    }
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    VT_OK(kn_vk_unary_typed(bt, KN_VK_F16, KN_VK_SQRT, a, c, n, err));
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+    VT_OK(kn_vk_download(ctx, c, 0, got, (uint64_t)n * 2, err));
+    for (int i = 0; i < n; i++)
+      expect_half("unary_f16 sqrt", h[i], got[i], sqrtf(kn_f16_to_f32(h[i])));
+  }
+  /* compare_f16: x < -1.75 as bools */
+  unsigned char *lt = malloc(N);
+  kn_vk_shape as = {.ndim = 1, .dims = {N}}, bs = {.ndim = 0};
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_compare(bt, KN_VK_F16, KN_VK_LT, a, &as, b, &bs, c, err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  VT_OK(kn_vk_download(ctx, c, 0, lt, N, err));
+  for (uint32_t i = 0; i < N; i++)
+    if (lt[i] != (kn_f16_to_f32((uint16_t)i) < y))
+      fail_msg("compare_f16: half 0x%04x < -1.75 gave %d", i, lt[i]);
+  free(lt);
+  free(h);
+  free(got);
+  kn_vk_buffer_destroy(a);
+  kn_vk_buffer_destroy(b);
+  kn_vk_buffer_destroy(c);
+}
+
+/* a float16 result needs whole 32-bit words: 5 halves in 8 bytes are refused */
+static void f16_result_buffer_too_small(void **state) {
+  kn_vk_context *ctx = *state;
+  kn_vk_buffer *a, *c;
+  VT_OK(kn_vk_buffer_create(ctx, 12, &a, err));
+  VT_OK(kn_vk_buffer_create(ctx, 8, &c, err));
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  kn_vk_shape s = {.ndim = 1, .dims = {5}};
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_vk_binary_typed(bt, KN_VK_F16, KN_VK_ADD, a, &s, a, &s, c, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "result buffer holds 8 bytes"));
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_unary_typed(bt, KN_VK_F16, KN_VK_NEG, a, c, 5, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "result"));
+  sg_error_clear(&e);
+  kn_vk_batch_discard(bt);
+  kn_vk_buffer_destroy(a);
+  kn_vk_buffer_destroy(c);
+}
+
 /* element types and sizes without a kernel are refused with SG_UNIMPLEMENTED */
 static void bad_element_types_refused(void **state) {
   kn_vk_context *ctx = *state;
@@ -169,6 +266,8 @@ int main(void) {
       cmocka_unit_test(f32_to_f16_rounding),
       cmocka_unit_test(f16_to_every_dtype),
       cmocka_unit_test(every_dtype_to_f16),
+      cmocka_unit_test(f16_elementwise_all_halves),
+      cmocka_unit_test(f16_result_buffer_too_small),
       cmocka_unit_test(bad_element_types_refused),
   };
   return cmocka_run_group_tests(tests, vt_setup, vt_teardown);

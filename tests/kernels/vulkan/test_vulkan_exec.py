@@ -108,7 +108,7 @@ case("mixed dtypes", "(def f (a b) (+ a b))", [f32(3), np.arange(3, dtype="int32
 # operands of the computing dtype already: no cast
 case("no needless casts", "(def f (a) (* a 2.5))", [f32(3)],
      {"cpu_fallbacks": lambda v: v == 0, "dispatches": lambda v: v == 1})
-# bool arithmetic in int32 and float16 in float32, cast back: one region
+# bool arithmetic in int32 (cast back) and float16 in its own kernels: one region
 case("bool and float16 arithmetic",
      "(def f (a b h) (where (* a b) (+ h h) (* h (abs h))))",
      [f32(6) > 0, f32(6) < 0.5, f32(6).astype("float16")],
@@ -169,7 +169,7 @@ case("sgd_momentum tuple items read after other work",
 case("float64 sin", "(def f (x) (neg (sin (neg x))))", [f32(5).astype("float64")],
      {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1})
 # float16 matmul runs on the device (f16 storage, f32 accumulation), and the float16
-# `+` after it too (in float32, cast back): one region, nothing on the CPU
+# `+` after it too (binary_f16): one region, nothing on the CPU
 i16 = lambda *s: rng.integers(-3, 4, size=s).astype("float16")
 case("float16 matmul then add", "(def f (a b c) (+ (matmul a b) c))",
      [i16(5, 8), i16(8, 3), i16(3)],

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""float16 elementwise ops on Vulkan without cast dispatches (binary_f16, unary_f16,
+compare_f16: halves converted in software, float32 arithmetic, rounded to nearest
+even): a chain of N float16 elementwise ops records N dispatches (the executor's
+counters, gr_tool --stats), and its result is bit for bit the CPU backend's and NumPy's
+on random halves (every bit pattern: subnormals, inf, nan) and on overflow-to-inf,
+underflow and signed-zero cases, for even and odd sizes, broadcasting, Python scalars
+and comparisons. Reductions keep their float32 path (cast, reduce, cast). relu is
+np.maximum(x, 0) bit for bit on both backends for every float dtype.
+Usage: test_vulkan_f16.py PATH/TO/gr_tool [DEVICE]   (DEVICE defaults to vulkan:0)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+TOOL = sys.argv[1]
+DEVICE = sys.argv[2] if len(sys.argv) > 2 else "vulkan:0"
+rng = np.random.default_rng(16)
+warnings.simplefilter("ignore", RuntimeWarning)
+failures = []
+
+
+def enc(a):
+    if not isinstance(a, np.ndarray):
+        return a
+    data = ["nan" if np.isnan(v) else ("inf" if v > 0 else "-inf") if np.isinf(v) else float(v)
+            for v in a.reshape(-1).astype("float64")]
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": data}
+
+
+def dec(v):
+    vals = [float(d) for d in v["data"]]  # float() reads "nan", "inf", "-inf"
+    return np.array(vals, dtype="float64").astype(v["dtype"]).reshape(v["shape"])
+
+
+def run_all(cases, device):
+    """Every case in one `gr_tool batch` process (one device initialisation): a
+    (result, counters) pair per case."""
+    frames = []
+    for src, args in cases:
+        s, a = src.encode(), json.dumps([enc(x) for x in args]).encode()
+        frames.append(f"case {len(s)} {len(a)}\n".encode() + s + a)
+    p = subprocess.run([TOOL, "batch", "--device", device, "--stats"], input=b"".join(frames),
+                       capture_output=True, timeout=600)
+    lines = p.stdout.decode().splitlines()
+    if p.returncode != 0 or len(lines) != len(cases):
+        sys.exit(f"gr_tool batch failed on {device}: {p.stderr.decode()[-2000:]}")
+    out = []
+    for line, (src, _) in zip(lines, cases):
+        r = json.loads(line)
+        if r["rc"] != 0:
+            sys.exit(f"gr_tool failed on {device} for {src}: {r['stderr']}")
+        stats = next(l for l in r["stderr"].splitlines() if l.startswith("vk_stats "))[9:]
+        out.append((dec(json.loads(r["stdout"])), json.loads(stats)))
+    return out
+
+
+def bits(a):
+    """the bit patterns, NaNs made one pattern (the JSON results carry no NaN payload or
+    sign); -0.0 and 0.0 stay apart"""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        a = np.where(np.isnan(a), a.dtype.type("nan"), a).view(f"uint{8 * a.dtype.itemsize}")
+    return a
+
+
+CASES = []
+
+
+def case(name, src, args, numpy_fn, dispatches):
+    CASES.append((name, src, args, numpy_fn, dispatches))
+
+
+def judge(name, args, numpy_fn, dispatches, cpu, cpu_st, got, st):
+    """bit for bit the CPU backend; NumPy's values (NumPy's relu of a negative is +0,
+    the CPU backend's -0: equal values)"""
+    want = np.asarray(numpy_fn(*args))
+    for who, res, same in (("CPU backend", cpu, lambda g, w: bits(g) == bits(w)),
+                           ("NumPy", want, lambda g, w: (g == w) | (np.isnan(g) & np.isnan(w)))):
+        if got.dtype != res.dtype or got.shape != res.shape:
+            failures.append(f"{name}: {DEVICE} gave {got.dtype}{got.shape}, the {who} "
+                            f"{res.dtype}{res.shape}")
+            continue
+        bad = np.flatnonzero(~same(got, res))
+        if len(bad):
+            failures.append(f"{name}: {DEVICE} differs from the {who} at {len(bad)} elements, "
+                            f"first {bad[:5]}: got {got.reshape(-1)[bad[:5]]}, want "
+                            f"{res.reshape(-1)[bad[:5]]}")
+    if cpu_st["requests"] != 0:
+        failures.append(f"{name}: the cpu run used Vulkan: {cpu_st}")
+    if st["cpu_fallbacks"] != 0 or st["submits"] != 1 or st["dispatches"] != dispatches:
+        failures.append(f"{name}: expected {dispatches} dispatches in one submit and no CPU "
+                        f"fallback, got {st}")
+
+
+def halves(*shape):
+    """random float16 bit patterns: every class of value (normal, subnormal, ±0, ±inf, nan)"""
+    return rng.integers(0, 1 << 16, size=shape, dtype=np.uint16).view(np.float16)
+
+
+def moderate(*shape):
+    """halves of moderate size, so chains of products stay finite"""
+    return (rng.standard_normal(shape) * 4).astype("float16")
+
+
+SPECIAL = np.array([0.0, -0.0, 65504, -65504, 6e-8, -6e-8, 6.1e-5, np.inf, -np.inf, np.nan,
+                    60000, 1e-4, 0.5, -1.5, 2049, 3e-3], dtype="float16")
+SPECIAL_B = np.array([-0.0, 0.0, 2, 65504, 0.5, 1e-7, 6.1e-5, np.inf, 1.0, 2.0,
+                      60000, -1e-4, 3.0, 0.0, 2.0, 7e-3], dtype="float16")
+
+# a chain of 11 correctly rounded float32 ops (so bit identity is the contract): 11 dispatches
+CHAIN = ("(def f (a b) (relu (neg (abs (maximum (minimum (- (* a b) (/ a b)) (+ a b)) "
+         "(sqrt (abs a)))))))")
+
+
+def chain_np(a, b):
+    return np.maximum(-np.abs(np.maximum(np.minimum(a * b - a / b, a + b), np.sqrt(np.abs(a)))), 0)
+
+
+case("chain of 11 ops on random bit patterns", CHAIN, [halves(1001), halves(1001)], chain_np, 11)
+case("chain, overflow to inf, subnormals, signed zeros", CHAIN, [SPECIAL, SPECIAL_B], chain_np, 11)
+case("chain, moderate values, even size", CHAIN, [moderate(64, 32), moderate(64, 32)], chain_np, 11)
+case("products overflow to inf, sums underflow to subnormals",
+     "(def f (a b) (- (* a b) (* (* a 1e-3) b)))",
+     [np.array([300, -300, 1e4, 6e-5, 6.1e-5, 255.9], "float16"),
+      np.array([300, 300, -7, 6e-5, -6.0e-5, 256.1], "float16")],
+     lambda a, b: a * b - (a * np.float16(1e-3)) * b, 4)
+# broadcasting in every direction, one odd dimension: each half of a word from different rows
+case("broadcast (3,1,5) x (4,1)", "(def f (a b) (* (+ a b) (- a b)))",
+     [moderate(3, 1, 5), moderate(4, 1)], lambda a, b: (a + b) * (a - b), 3)
+case("0-d and one element", "(def f (a b) (/ a b))", [np.array(3.0, "float16"),
+                                                      np.array([7.0], "float16")],
+     lambda a, b: a / b, 1)
+# a Python float is rounded to float16 first (NumPy 1.24's weak scalars): 0.1 is 0.0999755859375
+case("python scalars", "(def f (a) (- (* a 0.1) 3))", [moderate(7)],
+     lambda a: a * np.float16(0.1) - np.float16(3), 2)
+case("squares, reciprocals, floor division and modulo",
+     "(def f (a b) (+ (// a b) (% (* a a) b)))", [moderate(33), moderate(33)],
+     lambda a, b: a // b + (a * a) % b, 4)
+# comparisons read halves directly: compare_f16 then where (bit copies), 2 dispatches each
+case("compare and where", "(def f (a b) (where (> a b) a (where (== a b) b (neg b))))",
+     [halves(257), np.concatenate([halves(200), np.zeros(57, "float16")])],
+     lambda a, b: np.where(a > b, a, np.where(a == b, b, -b)), 5)
+case("not", "(def f (a) (where (not a) a (neg a)))", [SPECIAL],
+     lambda a: np.where(np.logical_not(a), a, -a), 3)
+# mixed float16 and float32 still promote to float32 on the device: one cast, one add
+case("float16 + float32 promotes", "(def f (a b) (+ a b))",
+     [moderate(5), moderate(5).astype("float32")], lambda a, b: a + b, 2)
+# reductions compute in float32 between casts (cast, reduce, cast): unchanged
+case("sum keeps its float32 path", "(def f (a) (sum (* a a) 0))",
+     [rng.integers(-9, 10, size=(4, 3)).astype("float16")], lambda a: np.sum(a * a, axis=0), 4)
+
+# relu is np.maximum(x, 0) on both backends and every float dtype: NaN and -0 kept, -inf → 0
+for dt in ["float16", "float32", "float64"]:
+    case(f"relu {dt} of -inf, -0, NaN", "(def f (a) (relu a))",
+         [np.array([-np.inf, -1, -0.0, 0.0, np.nan, 2, np.inf, -1e-7], dt)],
+         lambda a: np.maximum(a, np.zeros((), a.dtype)), 1)
+
+jobs = [(src, args) for _, src, args, _, _ in CASES]
+for c, cpu, dev in zip(CASES, run_all(jobs, "cpu"), run_all(jobs, DEVICE)):
+    name, _, args, numpy_fn, dispatches = c
+    judge(name, args, numpy_fn, dispatches, *cpu, *dev)
+print(f"{'FAIL' if failures else 'ok'}: float16 elementwise kernels on {DEVICE}")
+for f in failures:
+    print("FAIL", f)
+sys.exit(1 if failures else 0)
