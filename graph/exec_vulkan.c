@@ -122,7 +122,7 @@ sg_code gr_vk_exec_begin(gr_ctx *ctx, const char *device, sg_error *err) {
 sg_code gr_vkx_dbuf_get(struct gr_vk_exec *x, uint64_t bytes, bool for_upload, gr_dbuf **out,
                         sg_error *err) {
   gr_dbuf *best = NULL;
-  bool pending = x->batch && kn_vk_batch_dispatch_count(x->batch) > 0;
+  bool pending = (x->batch && kn_vk_batch_dispatch_count(x->batch) > 0) || x->inflight;
   for (size_t i = 0; i < x->bufs.len; i++) {
     gr_dbuf *d = x->bufs.data[i];
     if (d->rc || d->res || d->bytes < bytes || d->bytes > 2 * bytes + 256) continue;
@@ -185,27 +185,49 @@ sg_code gr_vkx_new_output(struct gr_vk_exec *x, kn_dtype dt, int ndim, const int
   return SG_OK;
 }
 
+/* A full batch goes to the device without waiting (the previous one in flight, if any,
+ * is waited for first: at most one batch runs while the next is recorded). */
+static sg_code send_full_batch(struct gr_vk_exec *x, sg_error *err) {
+  sg_code rc = kn_vk_inflight_wait(x->inflight, x->deadline_ns, err);
+  x->inflight = NULL;
+  if (rc) return rc;
+  kn_vk_batch *b = x->batch;
+  x->batch = NULL;
+  x->st.submits++;
+  x->st.dispatches += kn_vk_batch_dispatch_count(b);
+  return kn_vk_batch_send(b, &x->inflight, err);
+}
+
 sg_code gr_vkx_batch(struct gr_vk_exec *x, kn_vk_batch **out, sg_error *err) {
   if (x->batch && kn_vk_batch_dispatch_count(x->batch) >= BATCH_MAX_DISPATCHES) {
-    sg_code rc = gr_vkx_flush(x, err);
+    sg_code rc = send_full_batch(x, err);
     if (rc) return rc;
   }
   if (!x->batch) {
     sg_code rc = kn_vk_batch_begin(x->vk, &x->batch, err);
     if (rc) return rc;
+    if (x->inflight) kn_vk_batch_after_inflight(x->batch); /* it may read what that one writes */
   }
   *out = x->batch;
   return SG_OK;
 }
 
-/* Submits the recorded batch (if any) and waits for it. */
+/* Waits for the batch in flight, then submits the recorded batch (if any) and waits
+ * for it: afterwards no dispatch reads any buffer. */
 sg_code gr_vkx_flush(struct gr_vk_exec *x, sg_error *err) {
-  if (!x->batch) return SG_OK;
+  bool waited = x->inflight != NULL;
+  sg_code rc = kn_vk_inflight_wait(x->inflight, x->deadline_ns, err);
+  x->inflight = NULL;
+  if (rc) return rc;
+  if (!x->batch) {
+    for (size_t i = 0; waited && i < x->bufs.len; i++) x->bufs.data[i]->clean = true;
+    return SG_OK;
+  }
   kn_vk_batch *b = x->batch;
   x->batch = NULL;
   x->st.submits++;
   x->st.dispatches += kn_vk_batch_dispatch_count(b);
-  sg_code rc = kn_vk_batch_submit(b, x->deadline_ns, err);
+  rc = kn_vk_batch_submit(b, x->deadline_ns, err);
   if (rc == SG_OK)
     for (size_t i = 0; i < x->bufs.len; i++) x->bufs.data[i]->clean = true;
   return rc;
@@ -404,6 +426,13 @@ sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
   totals.upload_bytes += x->st.upload_bytes;
   totals.download_bytes += x->st.download_bytes;
   pthread_mutex_unlock(&stats_lock);
+  if (x->inflight) { /* the device may still use the buffers freed below: wait (no deadline) */
+    sg_error late = SG_ERROR_INIT;
+    sg_code wrc = kn_vk_inflight_wait(x->inflight, 0, rc ? &late : err);
+    x->inflight = NULL;
+    sg_error_clear(&late);
+    if (!rc) rc = wrc;
+  }
   if (x->batch) {
     /* an error left recorded work behind: never submitted, dropped */
     kn_vk_batch_discard(x->batch);

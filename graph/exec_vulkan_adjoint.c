@@ -7,14 +7,14 @@
  *   sum_like                `sum` over the broadcast axes (last first), then `reshape`
  *   expand_like             `reshape` (re-inserting the reduced axis), then `+` onto zeros
  *   sens_item               item K of a tuple/record sensitivity (no data moves)
- *   slice_grad (step 1)     `concat` of zeros, G, zeros along the sliced axis
- *   item_grad (tensor row)  `concat` of zeros, G as one row, zeros along axis 0
+ *   slice_grad (any step)   zeros (fill), then G copied into place by one strided copy
+ *   item_grad (tensor row)  the same, G as one row at K along axis 0
  *   gather_grad             one_hot(idx)^T @ G per outer block (`matmul`): the scatter-add
  *                           as a deterministic product, indices checked on the host
  *   sgd_momentum / adam     ops_optim.c's own step chain, each step dispatched by gr_prim
  * Each composes primitives through gr_prim, so a step the device cannot run (a dtype,
  * a broadcast) runs on the CPU by itself; zeros_like / or_zeros / add_grad / item_grad
- * of tuples and records build their items the same way. Scalars, strided slices,
+ * of tuples and records build their items the same way. Scalars,
  * number sensitivities and device-side indices leave *done false: the CPU kernel runs
  * (docs/vulkan.md).
  */
@@ -147,32 +147,35 @@ static kn_dtype zeros_dtype(kn_dtype xdt, kn_dtype gdt) {
   return kn_dtype_is_float(gdt) ? gdt : kn_dtype_is_float(xdt) ? xdt : KN_FLOAT64;
 }
 
-/* zeros of X's shape with dimension `axis` set to `len`, or none when len is 0 */
-static sg_code zeros_block(gr_ctx *ctx, kn_dtype dt, int nd, const int64_t *shape, int axis, int64_t len,
-                           gr_val *out, sg_error *err) {
-  *out = gv_none();
-  if (len == 0) return SG_OK;
-  int64_t sh[KN_MAX_DIMS];
-  memcpy(sh, shape, sizeof(int64_t) * (size_t)nd);
-  sh[axis] = len;
-  return zeros(ctx, dt, nd, sh, out, err);
-}
-
-/* X-shaped: zeros with G (shaped like X but `cnt` along axis) at [start, start+cnt) */
+/* X-shaped zeros (dtype dt, 4- or 8-byte elements) with G — X's shape but `cnt` along
+ * axis — written at start, start+step, ... along axis: one fill and one strided copy
+ * (a negative step is a negative output stride). */
 static sg_code place(gr_ctx *ctx, const gr_val *g, kn_dtype dt, int nd, const int64_t *shape, int axis,
-                     int64_t start, int64_t cnt, gr_val *out, sg_error *err) {
-  gr_val parts[4] = {gv_none(), gv_retain(*g), gv_none(), gv_int(axis)};
-  sg_code rc = zeros_block(ctx, dt, nd, shape, axis, start, &parts[0], err);
-  if (!rc) rc = zeros_block(ctx, dt, nd, shape, axis, shape[axis] - start - cnt, &parts[2], err);
-  if (!rc) {
-    gr_val args[4];
-    int k = 0;
-    for (int i = 0; i < 3; i++)
-      if (parts[i].tag != GV_NONE) args[k++] = parts[i];
-    args[k++] = parts[3];
-    rc = gr_prim(ctx, gr_op_lookup("concat"), args, k, out, err);
+                     int64_t start, int64_t step, gr_val *out, sg_error *err) {
+  struct gr_vk_exec *x = ctx->vk;
+  gr_dtensor *dg, *r;
+  bool tg;
+  sg_code rc = gr_vkx_operand_as(x, g, dt, &dg, &tg, err);
+  if (rc) return rc;
+  if (!(rc = gr_vkx_new_output(x, dt, nd, shape, &r, err))) {
+    int64_t ostride[KN_MAX_DIMS], istride[KN_MAX_DIMS], so = 1, si = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+      ostride[i] = so, istride[i] = si;
+      so *= shape[i], si *= dg->shape[i];
+    }
+    int64_t ooff = start * ostride[axis];
+    ostride[axis] *= step;
+    kn_vk_shape gshape = gr_vkx_vshape(dg);
+    kn_vk_batch *bt;
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
+      rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(dt, r->size), 0, false, err);
+    if (!rc && dg->size)
+      rc = kn_vk_copy_strided(bt, dg->db->buf, &gshape, 0, istride, r->db->buf, ooff, ostride,
+                              kn_dtype_size(dt), err);
+    bool finished;
+    rc = gr_vkx_finish(r, rc, out, &finished);
   }
-  for (int i = 0; i < 3; i++) gv_release(parts[i]);
+  if (tg) gr_vkx_dt_release(dg);
   return rc;
 }
 
@@ -197,12 +200,12 @@ static sg_code slice_grad(gr_ctx *ctx, gr_val *args, int n, gr_val *out, bool *d
     else return SG_OK; /* the CPU kernel reports it */
   }
   int64_t axis = v[3] < 0 ? v[3] + nd : v[3];
-  if (axis < 0 || axis >= nd || v[2] != 1) return SG_OK;
+  if (axis < 0 || axis >= nd || v[2] == 0) return SG_OK; /* the CPU kernel reports it */
   int64_t cnt = kn_slice_adjust(shape[axis], &v[0], has[0], &v[1], has[1], v[2]);
   kn_dtype zdt = zeros_dtype(dt, gdt);
-  if (zdt != gdt || !same_shape_but(nd, gs, shape, (int)axis, cnt)) return SG_OK;
+  if (zdt != gdt || !zeroable(zdt) || !same_shape_but(nd, gs, shape, (int)axis, cnt)) return SG_OK;
   *done = true;
-  return place(ctx, &args[1], zdt, nd, shape, (int)axis, v[0], cnt, out, err);
+  return place(ctx, &args[1], zdt, nd, shape, (int)axis, v[0], v[2], out, err);
 }
 
 /* (item_grad X K G) for a tensor X: G (X's shape without the first axis) at row K */

@@ -33,15 +33,17 @@ struct gr_dtensor {
 };
 typedef struct gr_dtensor gr_dtensor;
 enum { UPLOAD_CACHE = 64, SCALAR_CACHE = 32 };
-/* A batch is submitted once it holds this many dispatches, so a long loop with no
- * host read in it neither grows one command buffer without bound nor keeps every
- * buffer it uploads into pinned until its end. */
+/* A batch is sent once it holds this many dispatches (without waiting: the host
+ * records the next one meanwhile), so a long loop with no host read in it neither
+ * grows one command buffer without bound nor keeps every buffer it uploads into
+ * pinned until its end. */
 enum { BATCH_MAX_DISPATCHES = 1024 };
 
 struct gr_vk_exec {
   int device;
   kn_vk_context *vk;
   kn_vk_batch *batch; /* NULL until the first dispatch after a submit */
+  kn_vk_inflight *inflight; /* a full batch the device may still be running, or NULL */
   SG_VEC(gr_dbuf *) bufs;
   SG_VEC(gr_dtensor *) tensors;
   uint64_t deadline_ns;

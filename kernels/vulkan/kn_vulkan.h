@@ -195,6 +195,15 @@ sg_code kn_vk_batch_begin(kn_vk_context *ctx, kn_vk_batch **out, sg_error *err);
  * device lost → SG_UNAVAILABLE (the context stays unusable). The batch is consumed in
  * every case. */
 sg_code kn_vk_batch_submit(kn_vk_batch *b, uint64_t deadline_ns, sg_error *err);
+/* Submits without waiting: *out is the submission in flight, to be waited for with
+ * kn_vk_inflight_wait (exactly once; its errors are kn_vk_batch_submit's). The batch is
+ * consumed in every case. A batch recorded while another is in flight and touching its
+ * buffers starts with kn_vk_batch_after_inflight (one barrier against everything
+ * submitted before it). */
+typedef struct kn_vk_inflight kn_vk_inflight;
+sg_code kn_vk_batch_send(kn_vk_batch *b, kn_vk_inflight **out, sg_error *err);
+sg_code kn_vk_inflight_wait(kn_vk_inflight *w, uint64_t deadline_ns, sg_error *err);
+void kn_vk_batch_after_inflight(kn_vk_batch *b);
 /* Drops a batch that was never submitted. NULL is ok. */
 void kn_vk_batch_discard(kn_vk_batch *b);
 size_t kn_vk_batch_dispatch_count(const kn_vk_batch *b);

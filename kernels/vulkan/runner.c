@@ -1,6 +1,8 @@
 /*
  * runner.c — batches: many dispatches recorded into ONE command buffer, submitted once
- * on the device's queue, waited on with a fence and a deadline.
+ * on the device's queue, waited on with a fence and a deadline — at once
+ * (kn_vk_batch_submit) or later (kn_vk_batch_send / kn_vk_inflight_wait, so the host
+ * records the next batch while the device runs this one).
  *
  * Barriers: the batch remembers which buffer ranges were written and read since the
  * last barrier. A dispatch that reads or writes a range written earlier (RAW, WAW), or
@@ -30,6 +32,11 @@ typedef struct span {
   VkBuffer buffer;
   uint64_t off, size;
 } span;
+
+struct kn_vk_inflight {
+  kn_vk_context *ctx;
+  kn_vk_frame *frame;
+};
 
 struct kn_vk_batch {
   kn_vk_context *ctx;
@@ -140,10 +147,9 @@ static sg_code frame_get(kn_vk_context *ctx, kn_vk_frame **out, sg_error *err) {
   return SG_OK;
 }
 
-/* Ends, submits and waits for a recorded frame. On a deadline the frame goes to the
- * pending list; otherwise it is recycled (or destroyed if the device is lost). */
-static sg_code frame_submit(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadline_ns,
-                            sg_error *err) {
+/* Ends and submits a recorded frame (its fence signals when the device is done). On
+ * failure the frame is destroyed. */
+static sg_code frame_send(kn_vk_context *ctx, kn_vk_frame *f, sg_error *err) {
   if (ctx->lost) { /* lost since the frame was begun (by another user of the context) */
     frame_destroy(ctx, f);
     return kn_vk_lost_error(ctx, err);
@@ -164,6 +170,13 @@ static sg_code frame_submit(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadlin
     frame_destroy(ctx, f);
     return kn_vk_check_ctx(ctx, r, err, "vkQueueSubmit");
   }
+  return SG_OK;
+}
+
+/* Waits for a sent frame. On a deadline the frame goes to the pending list; otherwise
+ * it is recycled (or destroyed if the device is lost). */
+static sg_code frame_wait(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadline_ns, sg_error *err) {
+  VkResult r;
   uint64_t timeout = UINT64_MAX;
   if (deadline_ns) {
     uint64_t now = sg_now_ns();
@@ -203,7 +216,8 @@ sg_code kn_vk_run_commands(kn_vk_context *ctx,
   if (code != SG_OK)
     return code;
   record(ctx, f->cb, arg);
-  return frame_submit(ctx, f, 0, err);
+  code = frame_send(ctx, f, err);
+  return code ? code : frame_wait(ctx, f, 0, err);
 }
 
 /* ------------------------------------------------------------ batches */
@@ -244,7 +258,8 @@ size_t kn_vk_batch_barrier_count(const kn_vk_batch *b) { return b->barriers; }
 
 kn_vk_context *kn_vk_batch_context(const kn_vk_batch *b) { return b->ctx; }
 
-sg_code kn_vk_batch_submit(kn_vk_batch *b, uint64_t deadline_ns, sg_error *err) {
+/* Ends the batch's command buffer and sends it; the batch is consumed. */
+static sg_code batch_send(kn_vk_batch *b, kn_vk_frame **out, sg_error *err) {
   kn_vk_context *ctx = b->ctx;
   /* make the last shader writes visible to the host (mapped reads) and to copies */
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -256,7 +271,49 @@ sg_code kn_vk_batch_submit(kn_vk_batch *b, uint64_t deadline_ns, sg_error *err) 
                                  &mb, 0, NULL, 0, NULL);
   kn_vk_frame *f = b->frame;
   batch_free(b);
-  return frame_submit(ctx, f, deadline_ns, err);
+  *out = f;
+  return frame_send(ctx, f, err);
+}
+
+sg_code kn_vk_batch_submit(kn_vk_batch *b, uint64_t deadline_ns, sg_error *err) {
+  kn_vk_context *ctx = b->ctx;
+  kn_vk_frame *f;
+  sg_code code = batch_send(b, &f, err);
+  return code ? code : frame_wait(ctx, f, deadline_ns, err);
+}
+
+sg_code kn_vk_batch_send(kn_vk_batch *b, kn_vk_inflight **out, sg_error *err) {
+  kn_vk_context *ctx = b->ctx;
+  kn_vk_frame *f;
+  *out = NULL;
+  sg_code code = batch_send(b, &f, err);
+  if (code)
+    return code;
+  kn_vk_inflight *w = sg_xcalloc(1, sizeof *w);
+  w->ctx = ctx;
+  w->frame = f;
+  *out = w;
+  return SG_OK;
+}
+
+sg_code kn_vk_inflight_wait(kn_vk_inflight *w, uint64_t deadline_ns, sg_error *err) {
+  if (!w)
+    return SG_OK;
+  sg_code code = frame_wait(w->ctx, w->frame, deadline_ns, err);
+  free(w);
+  return code;
+}
+
+void kn_vk_batch_after_inflight(kn_vk_batch *b) {
+  /* the previous submission's shader writes (and any transfer) before this batch's
+   * reads and writes: a barrier's first scope covers earlier submissions on the queue */
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  b->ctx->vk.vkCmdPipelineBarrier(b->frame->cb,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+  b->barriers++;
 }
 
 static bool overlaps(const span *s, VkBuffer buf, uint64_t off, uint64_t size) {

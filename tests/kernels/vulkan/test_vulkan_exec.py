@@ -133,14 +133,31 @@ case("if branches capture device values", "(def f (x) (let y (exp x) (let z (neg
 case("shape of a device tensor", "(def f (x) (let y (exp x) (reshape y (tuple (getitem (shape y) 1) "
      "(len y)))))", [f32(3, 5)],
      {"downloads": lambda v: v == 1, "submits": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
+# uploads never overwrite a buffer a recorded dispatch has yet to read: after a read-back
+# (the `if`), 40 distinct Python numbers are uploaded in one batch, more than the
+# 32-entry scalar cache holds, so evicted scalars' buffers go back to the free list
+# while the dispatches reading them are still to run (the result sums every number)
+def chain(v, ks):
+    for k in ks:
+        v = f"(+ {v} {k})"
+    return v
+case("uploads wait for their readers",
+     f"(def f (x) (let y {chain('x', [1.0 + i / 8 for i in range(40)])} "
+     f"(if (> (sum y) 0.0) {chain('y', [7.0 + i / 4 for i in range(40)])} (neg y))))",
+     [np.abs(f32(3))], {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 2})
+# a variable assigned a tuple keeps its device tensor as a resident one (never a
+# request's device value, which dies with the request), read back through the tuple
+case("a variable holding a tuple", "(def f (x) (let v (variable (tuple (exp x) 2)) "
+     "(* (getitem (read v) 0) x)))", [f32(6)],
+     {"cpu_fallbacks": lambda v: v == 0, "downloads": lambda v: v == 1})
 # a CPU op taking a tuple of device tensors (concat of mixed dtypes) reads them back
 # (and is counted as a fallback)
 case("tuple into a CPU op", "(def f (x) (concat (tuple (exp x) (cast x float64)) 0))", [f32(5)],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 1, "downloads": lambda v: v == 2})
-# an op without a GPU kernel (slice_grad of a strided slice, an AD helper row) runs on the
-# CPU between regions
-case("fallback", "(def f (x) (neg (slice_grad x (slice (neg x) 0 5 2) 0 5 2)))",
-     [f32(5).astype("float64")],
+# an op without a GPU kernel (gather_grad on indices computed on the device: they are
+# checked on the host) runs on the CPU between regions
+case("fallback", "(def f (x g i) (neg (gather_grad x g (abs (neg i)) 0)))",
+     [f32(4, 3), f32(3, 3), np.array([2, 0, 2], dtype="int64")],
      {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
 # the AD helpers of slicing, indexing and gathering are compositions of device kernels
 # (concat of zeros around G; one_hot^T @ G for the scatter-add): one region, no CPU
@@ -149,6 +166,14 @@ case("slice_grad axis 1", "(def f (x g) (slice_grad x (neg g) 1 3 1 1))", [f32(4
      ADJ_ON_DEVICE)
 case("slice_grad whole and negative start", "(def f (x g) (slice_grad x g -2 none))",
      [f32(6, 3), f32(2, 3)], ADJ_ON_DEVICE)
+for name, src, shapes in [
+        ("slice_grad step 2", "(slice_grad x (neg g) 0 5 2)", ((5,), (3,))),
+        ("slice_grad step -1 (a reversal)", "(slice_grad x g none none -1 1)", ((3, 4), (3, 4))),
+        ("slice_grad step -3 axis 1", "(slice_grad x g -1 none -3 1)", ((2, 7), (2, 3))),
+        ("slice_grad step 3 empty", "(slice_grad x g 5 5 3)", ((6, 2), (0, 2)))]:
+    case(name, f"(def f (x g) {src})", [f32(*shapes[0]), f32(*shapes[1])], ADJ_ON_DEVICE)
+case("slice_grad float64 step 2", "(def f (x g) (slice_grad x g 1 none 2))",
+     [f32(5, 2).astype("float64"), f32(2, 2).astype("float64")], ADJ_ON_DEVICE)
 case("item_grad row", "(def f (x g) (item_grad x -1 (exp g)))", [f32(3, 4), f32(4)], ADJ_ON_DEVICE)
 case("gather_grad repeated and negative indices",
      "(def f (x g) (gather_grad x g (tensor int64 (4) 2 -1 2 0) 1))", [f32(3, 5, 2), f32(3, 4, 2)],
