@@ -334,8 +334,8 @@ static sg_code host_leaf(void *arg, gr_val *v, sg_error *err) {
  * records, become host copies. vals[i] is replaced by an owned value where owned[i]
  * is set (release it after use), by a borrowed host tensor otherwise. */
 static sg_code args_to_host(struct gr_vk_exec *x, gr_val *vals, int n, bool *owned, sg_error *err) {
+  for (int i = 0; i < n; i++) owned[i] = false;
   for (int i = 0; i < n; i++) {
-    owned[i] = false;
     if (vals[i].tag == GV_DEVICE) {
       gr_dtensor *d = vals[i].u.d;
       sg_code rc = gr_vkx_download(x, d, err);
@@ -517,10 +517,10 @@ static sg_code run_on_host(gr_ctx *ctx, const gr_op *op, const gr_val *args, int
   enum { LOCAL = 16 };
   gr_val hl[LOCAL];
   bool ol[LOCAL];
-  gr_val *h = n <= LOCAL ? hl : sg_xmalloc(sizeof *h * (size_t)n);
-  bool *owned = n <= LOCAL ? ol : sg_xcalloc((size_t)n, sizeof *owned);
-  memcpy(h, args, sizeof *h * (size_t)n);
-  memset(owned, 0, sizeof *owned * (size_t)n);
+  size_t cnt = n > 0 ? (size_t)n : 0;
+  gr_val *h = cnt <= LOCAL ? hl : sg_xmalloc(sizeof *h * cnt);
+  bool *owned = cnt <= LOCAL ? ol : sg_xmalloc(sizeof *owned * cnt);
+  if (cnt) memcpy(h, args, sizeof *h * cnt);
   sg_code rc = args_to_host(ctx->vk, h, n, owned, err);
   if (!rc) rc = op->cpu(ctx, op, h, n, out, err);
   for (int i = 0; i < n; i++)
