@@ -109,6 +109,15 @@ static sg_code compile_graph(gr_module *m, gr_graph *g, sg_error *err) {
   c->ninstr = (int)b.ins.len;
   c->instrs = sg_arena_alloc(&m->arena, sizeof(gr_instr) * (b.ins.len ? b.ins.len : 1));
   if (b.ins.len) memcpy(c->instrs, b.ins.data, sizeof(gr_instr) * b.ins.len);
+  c->last_use = sg_arena_alloc(&m->arena, sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));
+  for (int s = 0; s < c->nslots; s++) c->last_use[s] = -1;
+  for (int pc = 0; pc < c->ninstr; pc++) {
+    const gr_instr *in = &c->instrs[pc];
+    for (int k = 0; k < in->nargs; k++)
+      if (in->args[k].kind == GO_LOCAL) c->last_use[in->args[k].idx] = pc;
+    if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL) c->last_use[in->fn.idx] = pc;
+  }
+  if (!rc && c->out.kind == GO_LOCAL) c->last_use[c->out.idx] = c->ninstr;
   c->nconsts = (int)b.consts.len;
   c->consts = sg_arena_alloc(&m->arena, sizeof(gr_val) * (b.consts.len ? b.consts.len : 1));
   if (b.consts.len) memcpy(c->consts, b.consts.data, sizeof(gr_val) * b.consts.len);

@@ -73,9 +73,6 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   for (int i = nargs; i < c->nslots; i++) slots[i].tag = GV_NONE;
   sg_code rc = SG_OK;
   gr_val av_local[LOCAL_ARGS];
-  /* on a device, a slot's value (and the device buffers it holds, in tuples and
-   * closures too) is released at its last use, so later kernels reuse the buffers */
-  int *last = ctx->vk ? gr_vk_last_uses(c) : NULL;
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
     gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
@@ -104,15 +101,19 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
       locate(ctx, err, in->node);
       break;
     }
-    if (last)
-      for (int k = 0; k < in->nargs; k++)
-        if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && last[in->args[k].idx] == pc) {
-          gv_release(slots[in->args[k].idx]);
-          slots[in->args[k].idx] = gv_none();
-        }
+    /* a local's value (and the tensors and device buffers it holds) is released at its
+     * last use: memory comes back early, and later kernels on a device reuse the buffers */
+    for (int k = 0; k < in->nargs; k++)
+      if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && c->last_use[in->args[k].idx] == pc) {
+        gv_release(slots[in->args[k].idx]);
+        slots[in->args[k].idx] = gv_none();
+      }
+    if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL && (int)in->fn.idx >= nargs && c->last_use[in->fn.idx] == pc) {
+      gv_release(slots[in->fn.idx]);
+      slots[in->fn.idx] = gv_none();
+    }
   }
   if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
-  free(last);
   for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);
   if (slots != local) free(slots);
   ctx->depth -= step;

@@ -7,8 +7,8 @@
  * a reference-counted gr_dbuf). Dispatches accumulate in one command buffer (the
  * runner places barriers) until the host needs a value — a CPU-only op, a control-flow
  * predicate, the request's result — then the batch is submitted once and only the
- * needed tensors are downloaded. A device value dies at its last use in the frame
- * (gr_vk_last_uses) and its buffer goes back to the request's free list, from which
+ * needed tensors are downloaded. A device value dies with its last reference (a slot
+ * is released at its last use, gr_code.last_use) and its buffer goes back to the request's free list, from which
  * later kernel outputs of the same size class are served.
  */
 #include <math.h>
@@ -366,36 +366,28 @@ static bool moves_values(const gr_op *op, const gr_val *args, int n) {
          (args[0].tag == GV_TUPLE || args[0].tag == GV_RECORD);
 }
 
-/* shape / len / size of a device tensor: its metadata, no download */
-static sg_code device_shape(const gr_op *op, const gr_dtensor *d, gr_val *out, bool *done) {
-  if (op->code == 1 && d->ndim == 0) return SG_OK; /* the CPU op's error */
-  *done = true;
+/* shape / len / size of a device or resident tensor: its metadata, no download */
+static bool device_shape(const gr_op *op, const gr_val *v, gr_val *out) {
+  int nd;
+  const int64_t *sh;
+  int64_t size;
+  if (v->tag == GV_DEVICE) nd = v->u.d->ndim, sh = v->u.d->shape, size = v->u.d->size;
+  else if (v->tag == GV_RESIDENT) nd = v->u.r->ndim, sh = v->u.r->shape, size = v->u.r->size;
+  else return false;
+  if (op->code == 1 && nd == 0) return false; /* the CPU op's error */
   if (op->code == 0) {
-    *out = gv_tuple_new(d->ndim);
+    *out = gv_tuple_new(nd);
     out->u.o->depth = 1;
-    for (int i = 0; i < d->ndim; i++) out->u.o->items[i] = gv_int(d->shape[i]);
+    for (int i = 0; i < nd; i++) out->u.o->items[i] = gv_int(sh[i]);
   } else {
-    *out = gv_int(op->code == 1 ? d->shape[0] : d->size);
+    *out = gv_int(op->code == 1 ? sh[0] : size);
   }
-  return SG_OK;
+  return true;
 }
 
 sg_code gr_vk_predicate(gr_ctx *ctx, gr_val *v, sg_error *err) {
   if (!ctx->vk || v->tag != GV_DEVICE) return SG_OK;
   return host_leaf(ctx->vk, v, err);
-}
-
-int *gr_vk_last_uses(const gr_code *c) {
-  int *last = sg_xmalloc(sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));
-  for (int s = 0; s < c->nslots; s++) last[s] = -1;
-  for (int pc = 0; pc < c->ninstr; pc++) {
-    const gr_instr *in = &c->instrs[pc];
-    for (int k = 0; k < in->nargs; k++)
-      if (in->args[k].kind == GO_LOCAL) last[in->args[k].idx] = pc;
-    if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL) last[in->fn.idx] = pc;
-  }
-  if (c->out.kind == GO_LOCAL) last[c->out.idx] = c->ninstr; /* never dies in the frame */
-  return last;
 }
 
 sg_code gr_vk_exec_end(gr_ctx *ctx, gr_val *result, sg_code rc, sg_error *err) {
@@ -533,11 +525,7 @@ static sg_code run_on_host(gr_ctx *ctx, const gr_op *op, const gr_val *args, int
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                    sg_error *err) {
   if (moves_values(op, args, n)) return op->cpu(ctx, op, args, n, out, err);
-  if (op->cpu == gr_cpu_shape && n == 1 && args[0].tag == GV_DEVICE) {
-    bool done = false;
-    sg_code rc = device_shape(op, args[0].u.d, out, &done);
-    if (done) return rc;
-  }
+  if (op->cpu == gr_cpu_shape && n == 1 && device_shape(op, &args[0], out)) return SG_OK;
   if (op->cpu == gr_cpu_if && n == 3) { /* the predicate is read back; the branches take device values */
     gr_val a[3] = {gv_retain(args[0]), args[1], args[2]};
     sg_code rc = gr_vk_predicate(ctx, &a[0], err);
@@ -1095,11 +1083,6 @@ void gr_vk_dtensor_retain(struct gr_dtensor *d) { (void)d; }
 void gr_vk_dtensor_release(struct gr_dtensor *d) { (void)d; }
 sg_code gr_vk_predicate(gr_ctx *ctx, gr_val *v, sg_error *err) { return (void)ctx, (void)v, (void)err, SG_OK; }
 void gr_vk_stats_get(gr_vk_stats *out) { memset(out, 0, sizeof *out); }
-int *gr_vk_last_uses(const gr_code *c) {
-  int *last = sg_xmalloc(sizeof(int) * (size_t)(c->nslots ? c->nslots : 1));
-  for (int s = 0; s < c->nslots; s++) last[s] = c->ninstr;
-  return last;
-}
 const gr_vk_op gr_vk_binary, gr_vk_unary, gr_vk_reduce, gr_vk_softmax, gr_vk_matmul,
     gr_vk_reshape, gr_vk_transpose;
 #endif

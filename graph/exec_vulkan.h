@@ -105,8 +105,5 @@ uint64_t gr_vk_resident_bytes(const gr_resident *r); /* device bytes of its buff
 /* The interpreter's hooks (only called when ctx->vk != NULL). */
 sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                    sg_error *err);
-/* last[s] = the last instruction of c reading local slot s (-1: none; the output slot
- * never dies). malloc'd. */
-int *gr_vk_last_uses(const gr_code *c);
 
 #endif /* STAGD_GRAPH_EXEC_VULKAN_H */

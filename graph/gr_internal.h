@@ -355,6 +355,9 @@ typedef struct gr_code {
   gr_instr *instrs;
   gr_val *consts;
   gr_operand out;
+  /* per slot, the last instruction reading it (-1: none; ninstr: the output slot, which
+   * never dies): the interpreter releases a local's value right after that instruction */
+  int *last_use;
 } gr_code;
 
 /* Compiles every graph reachable from entry (closure conversion + schedules). */

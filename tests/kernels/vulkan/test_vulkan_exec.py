@@ -133,6 +133,8 @@ case("if branches capture device values", "(def f (x) (let y (exp x) (let z (neg
 case("shape of a device tensor", "(def f (x) (let y (exp x) (reshape y (tuple (getitem (shape y) 1) "
      "(len y)))))", [f32(3, 5)],
      {"downloads": lambda v: v == 1, "submits": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
+case("shape of a resident tensor", "(def f (x) (let v (variable (exp x)) (* x (len (read v)))))",
+     [f32(4, 2)], {"downloads": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
 # uploads never overwrite a buffer a recorded dispatch has yet to read: after a read-back
 # (the `if`), 40 distinct Python numbers are uploaded in one batch, more than the
 # 32-entry scalar cache holds, so evicted scalars' buffers go back to the free list
