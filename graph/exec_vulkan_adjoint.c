@@ -10,13 +10,13 @@
  *   slice_grad (any step)   zeros (fill), then G copied into place by one strided copy
  *   item_grad (tensor row)  the same, G as one row at K along axis 0
  *   gather_grad             one_hot(idx)^T @ G per outer block (`matmul`): the scatter-add
- *                           as a deterministic product, indices checked on the host
+ *                           as a deterministic product, indices checked on the host (read
+ *                           back when computed on the device; G stays there)
  *   sgd_momentum / adam     ops_optim.c's own step chain, each step dispatched by gr_prim
  * Each composes primitives through gr_prim, so a step the device cannot run (a dtype,
  * a broadcast) runs on the CPU by itself; zeros_like / or_zeros / add_grad / item_grad
- * of tuples and records build their items the same way. Scalars,
- * number sensitivities and device-side indices leave *done false: the CPU kernel runs
- * (docs/vulkan.md).
+ * of tuples and records build their items the same way. Scalars
+ * and number sensitivities leave *done false: the CPU kernel runs (docs/vulkan.md).
  */
 #include <string.h>
 
@@ -236,14 +236,21 @@ static sg_code item_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_
  * one_hot(idx, len)^T [len, m] @ G viewed as [outer, m, inner] — a deterministic
  * product (no atomics), on host-checked indices. float32 and float64 sensitivities. */
 static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_error *err) {
-  kn_dtype dt, gdt;
-  int nd, gn;
-  const int64_t *shape, *gs;
+  kn_dtype dt, gdt, idt;
+  int nd, gn, in;
+  const int64_t *shape, *gs, *is;
   if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || !tensor_of(&args[1], &gdt, &gn, &gs) ||
       (gdt != KN_FLOAT32 && gdt != KN_FLOAT64) || zeros_dtype(dt, gdt) != gdt || args[3].tag != GV_INT ||
-      args[2].tag != GV_TENSOR || (args[2].u.t->dtype != KN_INT32 && args[2].u.t->dtype != KN_INT64))
+      !tensor_of(&args[2], &idt, &in, &is) || (idt != KN_INT32 && idt != KN_INT64))
     return SG_OK;
-  const kn_tensor *idx = args[2].u.t;
+  if (args[2].tag == GV_DEVICE) { /* computed on the device: only the indices come back, G stays */
+    sg_code rc = gr_vkx_download(ctx->vk, args[2].u.d, err);
+    if (rc) {
+      *done = true;
+      return rc;
+    }
+  }
+  const kn_tensor *idx = args[2].tag == GV_DEVICE ? args[2].u.d->host : args[2].u.t;
   int64_t axis = args[3].u.i < 0 ? args[3].u.i + nd : args[3].u.i;
   if (axis < 0 || axis >= nd) return SG_OK;
   int64_t len = shape[axis], m = idx->size, outer = 1, inner = 1;

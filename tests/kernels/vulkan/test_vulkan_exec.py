@@ -152,15 +152,16 @@ case("uploads wait for their readers",
 case("a variable holding a tuple", "(def f (x) (let v (variable (tuple (exp x) 2)) "
      "(* (getitem (read v) 0) x)))", [f32(6)],
      {"cpu_fallbacks": lambda v: v == 0, "downloads": lambda v: v == 1})
-# a CPU op taking a tuple of device tensors (concat of mixed dtypes) reads them back
-# (and is counted as a fallback)
-case("tuple into a CPU op", "(def f (x) (concat (tuple (exp x) (cast x float64)) 0))", [f32(5)],
-     {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 1, "downloads": lambda v: v == 2})
-# an op without a GPU kernel (gather_grad on indices computed on the device: they are
-# checked on the host) runs on the CPU between regions
-case("fallback", "(def f (x g i) (neg (gather_grad x g (abs (neg i)) 0)))",
+# an op without a GPU kernel for its arguments (concat of mixed dtypes) runs on the CPU
+# between two regions; given a tuple of device tensors, it reads them back (and counts
+# as a fallback)
+case("tuple into a CPU op", "(def f (x) (neg (concat (tuple (exp x) (cast x float64)) 0)))", [f32(5)],
+     {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2, "downloads": lambda v: v == 3})
+# gather_grad on indices computed on the device: the indices are read back to be
+# range-checked (one read-back), G and the scatter-add stay on the device
+case("gather_grad on device indices", "(def f (x g i) (neg (gather_grad x g (abs (neg i)) 0)))",
      [f32(4, 3), f32(3, 3), np.array([2, 0, 2], dtype="int64")],
-     {"cpu_fallbacks": lambda v: v == 1, "submits": lambda v: v == 2})
+     {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 2, "downloads": lambda v: v == 2})
 # the AD helpers of slicing, indexing and gathering are compositions of device kernels
 # (concat of zeros around G; one_hot^T @ G for the scatter-add): one region, no CPU
 ADJ_ON_DEVICE = {"cpu_fallbacks": lambda v: v == 0, "submits": lambda v: v == 1}
