@@ -153,11 +153,7 @@ gr_dtensor *gr_vkx_dt_new(struct gr_vk_exec *x, gr_dbuf *db, kn_dtype dt, int nd
   t->db = db;
   t->dtype = dt;
   t->ndim = ndim;
-  t->size = 1;
-  for (int i = 0; i < ndim; i++) {
-    t->shape[i] = shape[i];
-    t->size *= shape[i];
-  }
+  t->size = kn_shape_copy(t->shape, shape, ndim);
   sg_vec_push(&x->tensors, t);
   return t;
 }
@@ -357,10 +353,11 @@ static sg_code args_to_host(struct gr_vk_exec *x, gr_val *vals, int n, bool *own
 
 /* Ops that only move values around: device tensors pass through them, held by the
  * tuples and records they build (getitem / getattr only on tuples and records: a
- * tensor's getitem indexes it; `while` hands its state to graphs, which take device
- * values). */
+ * tensor's getitem indexes it; `while` and `if` hand values to graphs, which take
+ * device values, and read their conditions back through gr_vk_predicate). */
 static bool moves_values(const gr_op *op, const gr_val *args, int n) {
-  if (op->cpu == gr_cpu_tuple || op->cpu == gr_cpu_record || op->cpu == gr_cpu_seq || op->cpu == gr_cpu_while)
+  if (op->cpu == gr_cpu_tuple || op->cpu == gr_cpu_record || op->cpu == gr_cpu_seq || op->cpu == gr_cpu_while ||
+      op->cpu == gr_cpu_if)
     return true;
   return (op->cpu == gr_cpu_getitem || op->cpu == gr_cpu_getattr) && n > 0 &&
          (args[0].tag == GV_TUPLE || args[0].tag == GV_RECORD);
@@ -465,9 +462,9 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   bool tensor = false; /* in tuples and records too: (concat (tuple A B)) moves data */
   for (int i = 0; i < n && !tensor; i++) tensor = gv_has_leaf(&args[i], is_tensor, false);
   if (!tensor) return true;
-  static const char *const names[] = {"tuple", "getitem", "record", "getattr", "seq", "shape",
-                                      "len", "size", "print", "assert", "variable", "read",
-                                      "assign", "assign_add", "if", "while", "grad", NULL};
+  /* (tuple, record, seq, if, while never get here: moves_values) */
+  static const char *const names[] = {"getitem", "getattr", "shape", "len", "size", "print", "assert",
+                                      "variable", "read", "assign", "assign_add", "grad", NULL};
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;
   return false;
@@ -491,7 +488,7 @@ static void log_fallback(struct gr_vk_exec *x, const gr_op *op, const gr_val *ar
   int nops;
   const gr_op *table = gr_op_table(&nops);
   int oi = (int)(op - table);
-  if (oi < 0 || oi >= nops || oi >= 256 || host_op(op, args, n)) return;
+  if (oi < 0 || oi >= nops || oi >= 256) return;
   int dt = KN_NDTYPES; /* "no tensor argument" */
   for (int i = 0; i < n && dt == KN_NDTYPES; i++) dt = first_dtype(&args[i]);
   pthread_mutex_lock(&lock);
@@ -526,13 +523,6 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
                    sg_error *err) {
   if (moves_values(op, args, n)) return op->cpu(ctx, op, args, n, out, err);
   if (op->cpu == gr_cpu_shape && n == 1 && device_shape(op, &args[0], out)) return SG_OK;
-  if (op->cpu == gr_cpu_if && n == 3) { /* the predicate is read back; the branches take device values */
-    gr_val a[3] = {gv_retain(args[0]), args[1], args[2]};
-    sg_code rc = gr_vk_predicate(ctx, &a[0], err);
-    if (!rc) rc = op->cpu(ctx, op, a, n, out, err);
-    gv_release(a[0]);
-    return rc;
-  }
   if (gr_vkr_wants(op, args, n)) return gr_vkr_prim(ctx, op, args, n, out, err);
   const gr_vk_op *v = op->vulkan;
   if (v && v->run) {
@@ -540,8 +530,10 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
     sg_code rc = gr_vkx_dtype_run(ctx, op, args, n, out, &done, err);
     if (rc || done) return rc;
   }
-  log_fallback(ctx->vk, op, args, n);
-  if (!host_op(op, args, n)) ctx->vk->st.cpu_fallbacks++;
+  if (!host_op(op, args, n)) {
+    log_fallback(ctx->vk, op, args, n);
+    ctx->vk->st.cpu_fallbacks++;
+  }
   return run_on_host(ctx, op, args, n, out, err);
 }
 

@@ -14,8 +14,9 @@
  *                           back when computed on the device; G stays there)
  *   sgd_momentum / adam     ops_optim.c's own step chain, each step dispatched by gr_prim
  * Each composes primitives through gr_prim, so a step the device cannot run (a dtype,
- * a broadcast) runs on the CPU by itself; zeros_like / or_zeros / add_grad / item_grad
- * of tuples and records build their items the same way. Scalars
+ * a broadcast) runs on the CPU by itself; on tuples and records zeros_like / or_zeros /
+ * add_grad / item_grad are ops_adjoint.c's own, which builds the items through gr_prim
+ * the same way. Scalars
  * and number sensitivities leave *done false: the CPU kernel runs (docs/vulkan.md).
  */
 #include <string.h>
@@ -297,83 +298,26 @@ static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, s
 
 static bool composite(const gr_val *v) { return v->tag == GV_TUPLE || v->tag == GV_RECORD; }
 
-/* A tuple or record shaped like `like` whose item i is (OP a_i [b_i]), each through
- * gr_prim: sensitivities that are tuples of device tensors stay on the device. */
-static sg_code each_item(gr_ctx *ctx, const char *name, const gr_val *like, const gr_val *a, const gr_val *b,
-                         gr_val *out, sg_error *err) {
-  const gr_op *op = gr_op_lookup(name);
-  const gr_obj *o = like->u.o;
-  gr_val r = {.tag = like->tag};
-  r.u.o = gv_obj_new(o->n);
-  r.u.o->depth = o->depth;
-  if (o->names) {
-    r.u.o->names = sg_xcalloc((size_t)o->n + 1, sizeof(char *));
-    memcpy(r.u.o->names, o->names, sizeof(char *) * (size_t)o->n);
-  }
-  sg_code rc = SG_OK;
-  for (int i = 0; i < o->n && !rc; i++) {
-    gr_val av[2] = {a->u.o->items[i], b ? b->u.o->items[i] : gv_none()};
-    rc = gr_prim(ctx, op, av, b ? 2 : 1, &r.u.o->items[i], err);
-  }
-  if (rc) {
-    gv_release(r);
-    return rc;
-  }
-  *out = r;
-  return SG_OK;
-}
-
-/* (item_grad X K G) for a tuple or record X: zeros like X with G at item K */
-static sg_code item_grad_composite(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_error *err) {
-  const gr_val *x = &args[0], *k = &args[1];
-  const gr_obj *o = x->u.o;
-  int idx = -1;
-  if (x->tag == GV_TUPLE && k->tag == GV_INT && k->u.i >= -o->n && k->u.i < o->n)
-    idx = (int)(k->u.i < 0 ? k->u.i + o->n : k->u.i);
-  for (int i = 0; x->tag == GV_RECORD && k->tag == GV_STR && i < o->n; i++)
-    if (!strcmp(o->names[i], k->u.s)) idx = i;
-  if (idx < 0) return SG_OK; /* the CPU kernel reports it */
-  *done = true;
-  sg_code rc = each_item(ctx, "zeros_like", x, x, NULL, out, err);
-  if (rc) return rc;
-  gv_release(out->u.o->items[idx]);
-  out->u.o->items[idx] = gv_retain(args[2]);
-  return SG_OK;
-}
-
 static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, bool *done,
                            sg_error *err) {
   kn_dtype dt, gdt;
   int nd, gn;
   const int64_t *shape, *gs;
-  switch (op->code) {
-  case GR_ADJ_SENS_ITEM: /* moves no data: the CPU kernel, on the values as they are */
+  /* moving no data itself: sens_item, and the rows on tuples and records, which
+   * ops_adjoint.c builds item by item through gr_prim (each item on the device) */
+  bool none0 = args[0].tag == GV_NONE;
+  if (op->code == GR_ADJ_SENS_ITEM ||
+      (composite(&args[0]) && (op->code == GR_ADJ_ZEROS_LIKE || op->code == GR_ADJ_ITEM ||
+                               (op->code == GR_ADJ_ADD && args[1].tag == args[0].tag))) ||
+      (op->code == GR_ADJ_OR_ZEROS && (!none0 || composite(&args[1]))) ||
+      (op->code == GR_ADJ_ADD && (none0 || args[1].tag == GV_NONE))) {
     *done = true;
     return gr_cpu_adjoint(ctx, op, args, n, out, err);
-  case GR_ADJ_OR_ZEROS:
-    if (args[0].tag != GV_NONE) {
-      *out = gv_retain(args[0]);
-      *done = true;
-      return SG_OK;
-    }
-    /* none: zeros like args[1] */
-    /* fall through */
-  case GR_ADJ_ZEROS_LIKE: {
-    const gr_val *x = &args[op->code == GR_ADJ_OR_ZEROS ? 1 : 0];
-    if (!composite(x)) return zeros_like(ctx, x, out, done, err);
-    *done = true;
-    return each_item(ctx, "zeros_like", x, x, NULL, out, err);
   }
+  switch (op->code) {
+  case GR_ADJ_OR_ZEROS: return zeros_like(ctx, &args[1], out, done, err);
+  case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, done, err);
   case GR_ADJ_ADD:
-    if (args[0].tag == GV_NONE || args[1].tag == GV_NONE) {
-      *out = gv_retain(args[args[0].tag == GV_NONE ? 1 : 0]);
-      *done = true;
-      return SG_OK;
-    }
-    if (composite(&args[0]) && args[1].tag == args[0].tag && args[1].u.o->n == args[0].u.o->n) {
-      *done = true;
-      return each_item(ctx, "add_grad", &args[0], &args[0], &args[1], out, err);
-    }
     if (!tensor_of(&args[0], &dt, &nd, &shape) || !tensor_of(&args[1], &gdt, &gn, &gs)) return SG_OK;
     *done = true;
     return prim2(ctx, "+", args[0], args[1], out, err);
@@ -409,8 +353,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
     return expand_like(ctx, &args[0], gdt, nd, shape, axis, out, err);
   }
   case GR_ADJ_SLICE: return slice_grad(ctx, args, n, out, done, err);
-  case GR_ADJ_ITEM:
-    return composite(&args[0]) ? item_grad_composite(ctx, args, out, done, err) : item_grad(ctx, args, out, done, err);
+  case GR_ADJ_ITEM: return item_grad(ctx, args, out, done, err);
   case GR_ADJ_GATHER: return gather_grad(ctx, args, out, done, err);
   default: return SG_OK;
   }

@@ -70,11 +70,7 @@ static gr_resident *resident_new(gr_rbuf *rb, kn_dtype dt, int ndim, const int64
   r->rb = rb;
   r->dtype = dt;
   r->ndim = ndim;
-  r->size = 1;
-  for (int i = 0; i < ndim; i++) {
-    r->shape[i] = shape[i];
-    r->size *= shape[i];
-  }
+  r->size = kn_shape_copy(r->shape, shape, ndim);
   pthread_mutex_init(&r->lock, NULL);
   r->host = host;
   return r;

@@ -27,26 +27,45 @@ static sg_code adj_err(sg_error *err, const gr_op *op, const char *msg) {
 
 static bool float_dt(kn_dtype d) { return kn_dtype_is_float(d); }
 
-static gr_val zeros_like(const gr_val *v) {
-  switch (v->tag) {
-  case GV_FLOAT: return gv_float(0.0);
-  case GV_INT: return gv_int(0);
-  case GV_TENSOR:
-    if (v->u.t->dtype == KN_BOOL) return gv_none();
-    return gv_tensor(kn_fill(v->u.t->dtype, v->u.t->ndim, v->u.t->shape, 0.0));
-  case GV_TUPLE:
-  case GV_RECORD: {
-    gr_val r = {.tag = v->tag};
-    r.u.o = gv_obj_new(v->u.o->n);
-    r.u.o->depth = v->u.o->depth;
-    if (v->tag == GV_RECORD) {
-      r.u.o->names = sg_xcalloc((size_t)v->u.o->n + 1, sizeof(char *));
-      memcpy(r.u.o->names, v->u.o->names, sizeof(char *) * (size_t)v->u.o->n);
-    }
-    for (int i = 0; i < v->u.o->n; i++) r.u.o->items[i] = zeros_like(&v->u.o->items[i]);
-    return r;
+static bool composite(const gr_val *v) { return v->tag == GV_TUPLE || v->tag == GV_RECORD; }
+
+/* A tuple or record shaped like `like` whose item i is (OP a_i [b_i]), each through
+ * gr_prim: on a Vulkan device, tuples of device sensitivities stay there. */
+static sg_code each_item(gr_ctx *ctx, const gr_op *op, const gr_val *like, const gr_val *a, const gr_val *b,
+                         gr_val *out, sg_error *err) {
+  const gr_obj *o = like->u.o;
+  gr_val r = {.tag = like->tag};
+  r.u.o = gv_obj_new(o->n);
+  r.u.o->depth = o->depth;
+  if (o->names) {
+    r.u.o->names = sg_xcalloc((size_t)o->n + 1, sizeof(char *));
+    memcpy(r.u.o->names, o->names, sizeof(char *) * (size_t)o->n);
   }
-  default: return gv_none();
+  sg_code rc = SG_OK;
+  for (int i = 0; i < o->n && !rc; i++) {
+    gr_val av[2] = {a->u.o->items[i], b ? b->u.o->items[i] : gv_none()};
+    rc = gr_prim(ctx, op, av, b ? 2 : 1, &r.u.o->items[i], err);
+  }
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  *out = r;
+  return SG_OK;
+}
+
+/* The zero sensitivity of v: tuples and records item by item (gr_prim). */
+static sg_code zeros_like(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *err) {
+  switch (v->tag) {
+  case GV_FLOAT: *out = gv_float(0.0); return SG_OK;
+  case GV_INT: *out = gv_int(0); return SG_OK;
+  case GV_TENSOR:
+    *out = v->u.t->dtype == KN_BOOL ? gv_none()
+                                    : gv_tensor(kn_fill(v->u.t->dtype, v->u.t->ndim, v->u.t->shape, 0.0));
+    return SG_OK;
+  case GV_TUPLE:
+  case GV_RECORD: return each_item(ctx, gr_op_lookup("zeros_like"), v, v, NULL, out, err);
+  default: *out = gv_none(); return SG_OK;
   }
 }
 
@@ -60,19 +79,9 @@ static sg_code add_grad(gr_ctx *ctx, const gr_op *op, const gr_val *a, const gr_
     *out = gv_retain(*a);
     return SG_OK;
   }
-  if ((a->tag == GV_TUPLE || a->tag == GV_RECORD) && a->tag == b->tag) {
+  if (composite(a) && a->tag == b->tag) {
     if (a->u.o->n != b->u.o->n) return adj_err(err, op, "sensitivities of different lengths");
-    gr_val r = zeros_like(a);
-    for (int i = 0; i < a->u.o->n; i++) {
-      gv_release(r.u.o->items[i]);
-      r.u.o->items[i] = gv_none();
-      if (add_grad(ctx, op, &a->u.o->items[i], &b->u.o->items[i], &r.u.o->items[i], err)) {
-        gv_release(r);
-        return err->code;
-      }
-    }
-    *out = r;
-    return SG_OK;
+    return each_item(ctx, op, a, a, b, out, err);
   }
   gr_val args[2] = {*a, *b};
   return gr_cpu_binary(ctx, gr_op_add, args, 2, out, err);
@@ -201,19 +210,18 @@ static double g_at(const gr_val *g, int64_t i) {
   return g->tag == GV_FLOAT ? g->u.f : g->tag == GV_INT ? (double)g->u.i : g->u.b;
 }
 
-static sg_code item_grad(const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
+static sg_code item_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
   const gr_val *x = &args[0], *k = &args[1], *g = &args[2];
-  if (x->tag == GV_TUPLE || x->tag == GV_RECORD) {
+  if (composite(x)) {
     int idx = -1;
     if (x->tag == GV_TUPLE && k->tag == GV_INT && k->u.i >= -x->u.o->n && k->u.i < x->u.o->n)
       idx = (int)(k->u.i < 0 ? k->u.i + x->u.o->n : k->u.i);
     for (int i = 0; x->tag == GV_RECORD && k->tag == GV_STR && i < x->u.o->n; i++)
       if (!strcmp(x->u.o->names[i], k->u.s)) idx = i;
     if (idx < 0) return adj_err(err, op, "no such item");
-    gr_val r = zeros_like(x);
-    gv_release(r.u.o->items[idx]);
-    r.u.o->items[idx] = gv_retain(*g);
-    *out = r;
+    if (zeros_like(ctx, x, out, err)) return err->code;
+    gv_release(out->u.o->items[idx]);
+    out->u.o->items[idx] = gv_retain(*g);
     return SG_OK;
   }
   if (x->tag != GV_TENSOR || x->u.t->ndim == 0) return adj_err(err, op, "expected a tuple, record or tensor");
@@ -316,16 +324,17 @@ static sg_code sens_item(const gr_op *op, gr_val *args, gr_val *out, sg_error *e
 
 sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   switch (op->code) {
-  case GR_ADJ_ZEROS_LIKE: *out = zeros_like(&args[0]); return SG_OK;
+  case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, err);
   case GR_ADJ_ADD: return add_grad(ctx, op, &args[0], &args[1], out, err);
   case GR_ADJ_SUM_LIKE: return sum_like(op, &args[0], &args[1], out, err);
   case GR_ADJ_EXPAND_LIKE: return expand_like(op, &args[0], &args[1], n > 2 ? &args[2] : NULL, out, err);
-  case GR_ADJ_ITEM: return item_grad(op, args, out, err);
+  case GR_ADJ_ITEM: return item_grad(ctx, op, args, out, err);
   case GR_ADJ_SLICE: return slice_grad(op, args, n, out, err);
   case GR_ADJ_GATHER: return gather_grad(op, args, out, err);
   case GR_ADJ_SENS_ITEM: return sens_item(op, args, out, err);
   case GR_ADJ_OR_ZEROS:
-    *out = args[0].tag == GV_NONE ? zeros_like(&args[1]) : gv_retain(args[0]);
+    if (args[0].tag == GV_NONE) return zeros_like(ctx, &args[1], out, err);
+    *out = gv_retain(args[0]);
     return SG_OK;
   default: return adj_err(err, op, "unknown AD helper");
   }

@@ -588,8 +588,15 @@ sg_code gr_cpu_seq(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
 }
 
 sg_code gr_cpu_if(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  gr_val p = gv_retain(args[0]);
+  if (gr_vk_predicate(ctx, &p, err)) { /* a condition computed on a device */
+    gv_release(p);
+    return err->code;
+  }
   bool c;
-  if (!gv_truthy(&args[0], &c))
+  bool ok = gv_truthy(&p, &c);
+  gv_release(p);
+  if (!ok)
     return bad(err, op, "condition must be a bool, number or one-element tensor, got a %s",
                gv_type_name(&args[0]));
   return gr_call(ctx, args[c ? 1 : 2], NULL, 0, out, err);

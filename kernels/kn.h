@@ -61,6 +61,8 @@ float kn_f16_to_f32(uint16_t h);
 sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
 /* New tensor with uninitialised (zeroed) data. ndim may be 0 (a scalar). */
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape);
+/* dst[0..ndim) = shape; returns the element count (tensor-like structs' metadata). */
+int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim);
 kn_tensor *kn_tensor_scalar_f64(kn_dtype dt, double v);
 kn_tensor *kn_tensor_scalar_i64(kn_dtype dt, int64_t v);
 static inline kn_tensor *kn_tensor_retain(kn_tensor *t) {

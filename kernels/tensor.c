@@ -110,16 +110,21 @@ sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err) {
   return SG_OK;
 }
 
+int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim) {
+  int64_t size = 1;
+  for (int i = 0; i < ndim; i++) {
+    dst[i] = shape[i];
+    size *= shape[i];
+  }
+  return size;
+}
+
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
   kn_tensor *t = sg_xmalloc(sizeof *t);
   atomic_init(&t->refcount, 1);
   t->dtype = dt;
   t->ndim = ndim;
-  t->size = 1;
-  for (int i = 0; i < ndim; i++) {
-    t->shape[i] = shape[i];
-    t->size *= shape[i];
-  }
+  t->size = kn_shape_copy(t->shape, shape, ndim);
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
   size_t bytes = (size_t)t->size * dtype_sizes[dt];
   t->data = sg_xcalloc(bytes ? bytes : 1, 1);

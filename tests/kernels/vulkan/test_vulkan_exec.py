@@ -177,6 +177,11 @@ for name, src, shapes in [
     case(name, f"(def f (x g) {src})", [f32(*shapes[0]), f32(*shapes[1])], ADJ_ON_DEVICE)
 case("slice_grad float64 step 2", "(def f (x g) (slice_grad x g 1 none 2))",
      [f32(5, 2).astype("float64"), f32(2, 2).astype("float64")], ADJ_ON_DEVICE)
+# tuples of sensitivities are built item by item on the device
+case("add_grad of tuples", "(def f (x) (getitem (add_grad (tuple (exp x) 2.0) (tuple (neg x) 1.0)) 0))",
+     [f32(3, 2)], ADJ_ON_DEVICE)
+case("item_grad and zeros_like of a tuple", "(def f (x) (let t (tuple (exp x) (neg x)) "
+     "(+ (getitem (item_grad t 1 (exp x)) 0) (getitem (or_zeros none t) 1))))", [f32(4)], ADJ_ON_DEVICE)
 case("item_grad row", "(def f (x g) (item_grad x -1 (exp g)))", [f32(3, 4), f32(4)], ADJ_ON_DEVICE)
 case("gather_grad repeated and negative indices",
      "(def f (x g) (gather_grad x g (tensor int64 (4) 2 -1 2 0) 1))", [f32(3, 5, 2), f32(3, 4, 2)],
