@@ -20,6 +20,11 @@ static VkInstance instance_handle;
 static sg_code instance_code;
 static char instance_message[256];
 static uint32_t instance_api; /* the apiVersion the instance was created with */
+/* The physical devices, described once per instance: they do not change while it lives,
+ * and describing them (extension lists, feature queries) costs more than a small
+ * request's whole run. */
+static kn_vk_device_info *described;
+static size_t described_count;
 
 sg_code kn_vk_check(VkResult r, sg_error *err, const char *what) {
   switch (r) {
@@ -101,6 +106,9 @@ void kn_vk_shutdown(void) {
   if (instance_handle != VK_NULL_HANDLE)
     vkDestroyInstance(instance_handle, NULL);
   instance_handle = VK_NULL_HANDLE;
+  free(described);
+  described = NULL;
+  described_count = 0;
   instance_tried = false;
   instance_code = SG_OK;
   pthread_mutex_unlock(&instance_lock);
@@ -278,6 +286,27 @@ void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
   info->max_push_constants_bytes = p->limits.maxPushConstantsSize;
 }
 
+/* Describes every physical device of `inst` into described/described_count; called
+ * once, under instance_lock. */
+static sg_code describe_all(VkInstance inst, sg_error *err) {
+  uint32_t n = 0;
+  VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
+  VkPhysicalDevice *pds = sg_xcalloc(n ? n : 1, sizeof *pds);
+  r = n ? vkEnumeratePhysicalDevices(inst, &n, pds) : VK_SUCCESS;
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+    free(pds);
+    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
+  }
+  described = sg_xcalloc(n ? n : 1, sizeof *described);
+  for (uint32_t i = 0; i < n; i++)
+    kn_vk_describe(pds[i], (int)i, &described[i]);
+  described_count = n;
+  free(pds);
+  return SG_OK;
+}
+
 sg_code kn_vk_enumerate(kn_vk_device_info **out, size_t *count, sg_error *err) {
   *out = NULL;
   *count = 0;
@@ -285,25 +314,16 @@ sg_code kn_vk_enumerate(kn_vk_device_info **out, size_t *count, sg_error *err) {
   sg_code code = kn_vk_instance_get(&inst, err);
   if (code != SG_OK)
     return code;
-  uint32_t n = 0;
-  VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
-  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
-  if (n == 0)
-    return SG_OK;
-  VkPhysicalDevice *pds = sg_xcalloc(n, sizeof *pds);
-  r = vkEnumeratePhysicalDevices(inst, &n, pds);
-  if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    free(pds);
-    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
+  pthread_mutex_lock(&instance_lock);
+  if (!described && inst == instance_handle)
+    code = describe_all(inst, err);
+  if (code == SG_OK && described_count > 0) {
+    *out = sg_xcalloc(described_count, sizeof **out);
+    memcpy(*out, described, described_count * sizeof **out);
+    *count = described_count;
   }
-  kn_vk_device_info *infos = sg_xcalloc(n ? n : 1, sizeof *infos);
-  for (uint32_t i = 0; i < n; i++)
-    kn_vk_describe(pds[i], (int)i, &infos[i]);
-  free(pds);
-  *out = infos;
-  *count = n;
-  return SG_OK;
+  pthread_mutex_unlock(&instance_lock);
+  return code;
 }
 
 int kn_vk_pick_auto(const kn_vk_device_info *devs, size_t count) {

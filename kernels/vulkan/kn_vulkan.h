@@ -86,7 +86,8 @@ const char *kn_vk_device_type_name(
  * "1.3.230","memory_bytes":...,"heaps":[...],"subgroup_size":8,...}. */
 void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out);
 
-/* Lists the Vulkan devices. *out is malloc'd (free() it); *count may be 0 with SG_OK
+/* Lists the Vulkan devices (described once per instance; this is a copy). *out is
+ * malloc'd (free() it); *count may be 0 with SG_OK
  * when a loader exists but offers no device. SG_UNAVAILABLE when there is no loader or
  * the instance cannot be created. */
 sg_code kn_vk_enumerate(kn_vk_device_info **out, size_t *count, sg_error *err);

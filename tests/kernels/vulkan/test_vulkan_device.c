@@ -68,6 +68,26 @@ static void enumerate_finds_lavapipe(void **state) {
   free(devs);
 }
 
+/* The list is described once per instance: each call returns an equal, independent
+ * copy. */
+static void enumerate_returns_copies(void **state) {
+  (void)state;
+  kn_vk_device_info *a, *b, *c;
+  size_t na, nb, nc;
+  VT_OK(kn_vk_enumerate(&a, &na, err));
+  VT_OK(kn_vk_enumerate(&b, &nb, err));
+  assert_int_equal(na, nb);
+  assert_true(a != b);
+  assert_memory_equal(a, b, na * sizeof *a);
+  a[0].name[0] = '\0'; /* the caller's copy: the next call is not affected */
+  VT_OK(kn_vk_enumerate(&c, &nc, err));
+  assert_int_equal(nc, nb);
+  assert_memory_equal(c, b, nb * sizeof *b);
+  free(a);
+  free(b);
+  free(c);
+}
+
 static void auto_policy(void **state) {
   (void)state;
   kn_vk_device_info d[3] = {0};
@@ -301,6 +321,7 @@ static void dispatch_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(enumerate_finds_lavapipe),
+      cmocka_unit_test(enumerate_returns_copies),
       cmocka_unit_test(auto_policy),
       cmocka_unit_test(choose_device_strings),
       cmocka_unit_test(context_info),
