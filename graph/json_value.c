@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include "gr_internal.h"
 
-void gr_format_float(sg_buf *b, double f);
-
 typedef enum { J_NULL, J_BOOL, J_INT, J_FLOAT, J_STR, J_ARR, J_OBJ } jkind;
 typedef struct jv {
   jkind k;

@@ -10,7 +10,10 @@
 
 #include "gr_internal.h"
 
-void gr_format_float(sg_buf *b, double f);
+/* The fewest significant digits that read back as f: round-tripping is monotone in the
+ * precision (more digits are never further from f), so a binary search over 1..17 finds
+ * the same form as trying 1, 2, ... 17 in about four snprintf/strtod pairs instead of up
+ * to seventeen (a float32 value widened to double usually needs 17). */
 void gr_format_float(sg_buf *b, double f) {
   if (isnan(f)) {
     sg_buf_puts(b, "nan");
@@ -21,10 +24,14 @@ void gr_format_float(sg_buf *b, double f) {
     return;
   }
   char tmp[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, f);
-    if (strtod(tmp, NULL) == f) break;
+  int lo = 1, hi = 17; /* 17 significant digits always round-trip a double */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    snprintf(tmp, sizeof tmp, "%.*g", mid, f);
+    if (strtod(tmp, NULL) == f) hi = mid;
+    else lo = mid + 1;
   }
+  snprintf(tmp, sizeof tmp, "%.*g", lo, f);
   if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
   sg_buf_puts(b, tmp);
 }

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include "gr_internal.h"
 
-void gr_format_float(sg_buf *b, double f);
-
 gr_obj *gv_obj_new(int n) {
   gr_obj *o = sg_xcalloc(1, sizeof(gr_obj) + sizeof(gr_val) * (size_t)n);
   atomic_init(&o->rc, 1);

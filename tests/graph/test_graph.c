@@ -4,9 +4,11 @@
  * effects in order, dump round trips, and the program cache under threads.
  * The optimization passes have their own tests in test_opt.c.
  */
+#include <math.h>
 #include <pthread.h>
 
 #include "graph_test_util.h"
+#include "gr_internal.h"
 
 /* ------------------------------------------------------------ SEXPR.md examples */
 static const char *RUNX = "(def runX (in1)\n (begin\n  (let x0 (* in1 1)\n   (let x1 (* in1 x0)\n    x1))))\n";
@@ -234,21 +236,21 @@ static void dumps_round_trip(void **state) {
                         "[{\"record\":{\"x\":1.5}}]"};
   for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
     for (int no_opt = 0; no_opt < 2; no_opt++) {
-      char *sx = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
-      char *r1 = run_ok(srcs[i], args[i], no_opt), *r2 = run_ok(sx, args[i], true);
+      char *text = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
+      char *r1 = run_ok(srcs[i], args[i], no_opt), *r2 = run_ok(text, args[i], true);
       assert_string_equal(r1, r2);
       /* re-staging the dump gives the same program id */
       gr_program *p1, *p2;
       sg_error e = SG_ERROR_INIT;
       gr_stage_options so = {.no_optimize = true};
-      assert_int_equal(gr_stage(sx, strlen(sx), "a", &so, &p1, &e), SG_OK);
+      assert_int_equal(gr_stage(text, strlen(text), "a", &so, &p1, &e), SG_OK);
       char *sx2 = gr_program_dump(p1, GR_DUMP_SEXPR);
       assert_int_equal(gr_stage(sx2, strlen(sx2), "b", &so, &p2, &e), SG_OK);
       assert_string_equal(gr_program_id(p1), gr_program_id(p2));
       gr_program_release(p1);
       gr_program_release(p2);
       free(sx2);
-      free(sx);
+      free(text);
       free(r1);
       free(r2);
     }
@@ -312,12 +314,59 @@ static void cache_threads(void **state) {
   gr_cache_free(c);
 }
 
+/* Floats print in the fewest digits that read back as the same double (the JSON values,
+ * dumps and printed output share gr_format_float): the reference is the plain search
+ * over 1..17 digits, compared on random doubles, float32 values, integers, decimals and
+ * subnormals. */
+static void reference_float(char *out, double f) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(out, 40, "%.*g", prec, f);
+    if (strtod(out, NULL) == f) break;
+  }
+  if (!strpbrk(out, ".eE")) strcat(out, ".0");
+}
+
+static void floats_print_shortest(void **state) {
+  (void)state;
+  uint64_t r = 0x9E3779B97F4A7C15ull;
+  sg_buf b = SG_BUF_INIT;
+  char want[48];
+  for (int i = 0; i < 60000; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    double f;
+    float x;
+    uint32_t u = (uint32_t)r;
+    switch (i % 5) {
+    case 0: memcpy(&f, &r, sizeof f); break;
+    case 1: memcpy(&x, &u, sizeof x); f = x; break;
+    case 2: f = (double)(int64_t)(r % 2000001) - 1000000; break;
+    case 3: f = (double)(r % 100000) / 1000.0; break;
+    default: f = ldexp((double)(r % 1000), -(int)(r % 1100)); break;
+    }
+    if (isnan(f) || isinf(f)) continue;
+    sg_buf_clear(&b);
+    gr_format_float(&b, f);
+    reference_float(want, f);
+    assert_string_equal(b.data, want);
+    assert_true(strtod(b.data, NULL) == f);
+  }
+  const double edge[] = {0.0, -0.0, 1e23, 5e-324, 1.7976931348623157e308, 0.1, 11800.0, 1e16};
+  const char *edge_text[] = {"0.0", "-0.0", "1e+23", "5e-324", "1.7976931348623157e+308",
+                             "0.1", "1.18e+04", "1e+16"};
+  for (size_t i = 0; i < sizeof edge / sizeof *edge; i++) {
+    sg_buf_clear(&b);
+    gr_format_float(&b, edge[i]);
+    assert_string_equal(b.data, edge_text[i]);
+  }
+  sg_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
       cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
-      cmocka_unit_test(limits),
+      cmocka_unit_test(limits),               cmocka_unit_test(floats_print_shortest),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
