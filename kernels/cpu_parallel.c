@@ -1,7 +1,12 @@
 /*
- * cpu_parallel.c — splits large CPU loops over the machine's cores (pthreads, one
- * chunk per core, the caller's thread takes the first). Small elementwise loops run
- * inline: below KN_PARALLEL_MIN elements thread start-up costs more than it saves.
+ * cpu_parallel.c — splits large CPU loops over the machine's cores: one chunk per core,
+ * the caller's thread takes the first, a pool of worker threads (started once, on the
+ * first large loop) the others. Small elementwise loops run inline: below
+ * KN_PARALLEL_MIN elements waking other cores costs more than it saves.
+ *
+ * The pool serves one loop at a time. A loop that finds it busy — another request's
+ * loop, or a loop inside a chunk of this one — runs on its own thread: the cores are
+ * already working, and waiting for the pool would only queue behind them.
  * STAGD_CPU_THREADS=N caps the thread count (bench/unary_reduce_threads.py runs N=1
  * as the serial baseline).
  */
@@ -11,16 +16,62 @@
 
 #include "kn_cpu.h"
 
-typedef struct chunk {
+enum { MAX_THREADS = 16 };
+
+typedef struct pool {
+  pthread_mutex_t busy; /* held by the loop that uses the pool */
+  pthread_mutex_t m;    /* guards the fields below */
+  pthread_cond_t go, done;
+  int nworkers;        /* worker threads started (worker w runs chunk w + 1) */
+  unsigned long round; /* bumped for each loop; a worker runs once per round */
   kn_range_fn fn;
   void *ctx;
-  int64_t k0, k1;
-} chunk;
+  int64_t total;
+  int nchunks;
+  int pending; /* chunks of this round the workers have not finished */
+} pool;
 
-static void *run_chunk(void *p) {
-  chunk *c = p;
-  c->fn(c->ctx, c->k0, c->k1);
+static pool the_pool = {.busy = PTHREAD_MUTEX_INITIALIZER,
+                        .m = PTHREAD_MUTEX_INITIALIZER,
+                        .go = PTHREAD_COND_INITIALIZER,
+                        .done = PTHREAD_COND_INITIALIZER};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static int64_t chunk_start(int64_t total, int nchunks, int i) { return total * i / nchunks; }
+
+static void *worker_main(void *arg) {
+  pool *p = &the_pool;
+  int chunk = (int)(intptr_t)arg;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&p->m);
+  for (;;) {
+    while (p->round == seen) pthread_cond_wait(&p->go, &p->m);
+    seen = p->round;
+    if (chunk >= p->nchunks) continue; /* this loop needs fewer threads */
+    kn_range_fn fn = p->fn;
+    void *ctx = p->ctx;
+    int64_t k0 = chunk_start(p->total, p->nchunks, chunk);
+    int64_t k1 = chunk_start(p->total, p->nchunks, chunk + 1);
+    pthread_mutex_unlock(&p->m);
+    fn(ctx, k0, k1);
+    pthread_mutex_lock(&p->m);
+    if (--p->pending == 0) pthread_cond_signal(&p->done);
+  }
   return NULL;
+}
+
+static void pool_start(void) {
+  pool *p = &the_pool;
+  int want = kn_cpu_threads() - 1;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  for (int w = 0; w < want; w++) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, worker_main, (void *)(intptr_t)(w + 1)) != 0) break;
+    p->nworkers++; /* before any loop can read it: pthread_once orders the two */
+  }
+  pthread_attr_destroy(&attr);
 }
 
 int kn_cpu_threads(void) {
@@ -30,25 +81,36 @@ int kn_cpu_threads(void) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     const char *env = getenv("STAGD_CPU_THREADS"); /* benchmarks: 1 = the serial baseline */
     if (env && atoi(env) > 0) c = atoi(env);
-    n = c < 1 ? 1 : c > 16 ? 16 : (int)c;
+    n = c < 1 ? 1 : c > MAX_THREADS ? MAX_THREADS : (int)c;
     atomic_store_explicit(&cached, n, memory_order_relaxed);
   }
   return n;
 }
 
-static void split(int64_t total, int nt, kn_range_fn fn, void *ctx) {
-  chunk cs[16];
-  pthread_t th[16];
-  bool started[16] = {0};
-  for (int i = 0; i < nt; i++) {
-    cs[i] = (chunk){fn, ctx, total * i / nt, total * (i + 1) / nt};
-    if (i > 0) started[i] = pthread_create(&th[i], NULL, run_chunk, &cs[i]) == 0;
+/* Runs fn over [0, total) as nchunks chunks on the pool, or all of it here when the
+ * pool is busy or could not start any worker. */
+static void split(int64_t total, int nchunks, kn_range_fn fn, void *ctx) {
+  pool *p = &the_pool;
+  pthread_once(&pool_once, pool_start);
+  if (nchunks > p->nworkers + 1) nchunks = p->nworkers + 1;
+  if (nchunks < 2 || pthread_mutex_trylock(&p->busy) != 0) {
+    fn(ctx, 0, total);
+    return;
   }
-  run_chunk(&cs[0]);
-  for (int i = 1; i < nt; i++) {
-    if (started[i]) pthread_join(th[i], NULL);
-    else run_chunk(&cs[i]); /* could not start a thread: do it here */
-  }
+  pthread_mutex_lock(&p->m);
+  p->fn = fn;
+  p->ctx = ctx;
+  p->total = total;
+  p->nchunks = nchunks;
+  p->pending = nchunks - 1;
+  p->round++;
+  pthread_cond_broadcast(&p->go);
+  pthread_mutex_unlock(&p->m);
+  fn(ctx, 0, chunk_start(total, nchunks, 1));
+  pthread_mutex_lock(&p->m);
+  while (p->pending > 0) pthread_cond_wait(&p->done, &p->m);
+  pthread_mutex_unlock(&p->m);
+  pthread_mutex_unlock(&p->busy);
 }
 
 void kn_parallel_blocks(int64_t nblocks, kn_range_fn fn, void *ctx) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,13 +163,65 @@ static void parallel_unary_and_reductions(void **state) {
   kn_tensor_release(m);
 }
 
+/* Large loops from several threads at once: one uses the worker pool, the others find it
+ * busy and run on their own thread; every result equals the one computed alone, bit for
+ * bit (reduction blocks are fixed by the size, not by who runs them). */
+typedef struct loop_arg {
+  const kn_tensor *a;
+  float sum0, exp0_last;
+  int ok;
+} loop_arg;
+
+static void *loop_worker(void *p) {
+  loop_arg *L = p;
+  sg_error e = SG_ERROR_INIT;
+  for (int r = 0; r < 40; r++) {
+    kn_tensor *o = NULL, *u = NULL;
+    if (kn_reduce(KN_SUM, L->a, false, 0, &o, &e) != SG_OK) break;
+    if (kn_unary(KN_EXP, L->a, &u, &e) != SG_OK) break;
+    bool same = ((float *)o->data)[0] == L->sum0 &&
+                ((float *)u->data)[L->a->size - 1] == L->exp0_last;
+    kn_tensor_release(o);
+    kn_tensor_release(u);
+    if (!same) break;
+    L->ok++;
+  }
+  return NULL;
+}
+
+static void parallel_loops_from_threads(void **state) {
+  (void)state;
+  int64_t n = 1 << 19;
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 1, &n), *o = NULL, *u = NULL;
+  for (int64_t i = 0; i < n; i++) ((float *)a->data)[i] = (float)((i * 7919) % 1000) / 500.0f;
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_reduce(KN_SUM, a, false, 0, &o, &e), SG_OK);
+  assert_int_equal(kn_unary(KN_EXP, a, &u, &e), SG_OK);
+  loop_arg args[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (loop_arg){a, ((float *)o->data)[0], ((float *)u->data)[n - 1], 0};
+    assert_int_equal(pthread_create(&t[i], NULL, loop_worker, &args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(args[i].ok, 40);
+  }
+  kn_tensor_release(o);
+  kn_tensor_release(u);
+  kn_tensor_release(a);
+}
+
 int main(void) {
+  /* four chunks per loop even on a 2-core machine, so the pool has several workers */
+  setenv("STAGD_CPU_THREADS", "4", 0);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(float16_round_trip),
       cmocka_unit_test(promotion_and_broadcast),
       cmocka_unit_test(blocked_sgemm_matches_naive),
       cmocka_unit_test(errors_and_limits),
       cmocka_unit_test(parallel_unary_and_reductions),
+      cmocka_unit_test(parallel_loops_from_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
