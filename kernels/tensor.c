@@ -127,7 +127,7 @@ kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
   t->size = kn_shape_copy(t->shape, shape, ndim);
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
   size_t bytes = (size_t)t->size * dtype_sizes[dt];
-  t->data = sg_xcalloc(bytes ? bytes : 1, 1);
+  t->data = sg_xcalloc_bulk(bytes);
   return t;
 }
 

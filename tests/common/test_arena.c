@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sg.h"
@@ -61,12 +62,32 @@ static void reset_reuses_memory(void **state) {
   assert_null(a.head);
 }
 
+/* Bulk buffers are zeroed at every size, also when malloc hands back a dirty block (a
+ * freed one of the same size; under the heap's thresholds it is reused as it is). */
+static void bulk_buffers_are_zeroed(void **state) {
+  (void)state;
+  const size_t sizes[] = {0, 1, 4096, (4u << 20) - 1, 4u << 20, (6u << 20) + 123, 40u << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    size_t n = sizes[i] ? sizes[i] : 1;
+    unsigned char *dirty = sg_xmalloc(n);
+    memset(dirty, 0xA5, n);
+    free(dirty);
+    unsigned char *p = sg_xcalloc_bulk(sizes[i]);
+    assert_non_null(p);
+    for (size_t k = 0; k < n; k += 4093) assert_int_equal(p[k], 0);
+    assert_int_equal(p[n - 1], 0);
+    memset(p, 1, n); /* all of it is writable */
+    free(p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(allocations_are_aligned_and_distinct),
       cmocka_unit_test(large_allocations_get_their_own_block),
       cmocka_unit_test(strdup_and_calloc),
       cmocka_unit_test(reset_reuses_memory),
+      cmocka_unit_test(bulk_buffers_are_zeroed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
