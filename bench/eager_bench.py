@@ -169,8 +169,7 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--vulkan", action="store_true", help="only the vulkan:0 section (4)")
     ap.add_argument("--size", type=int, default=256,
-                    help="--vulkan: tensors are SIZE x SIZE (at most 1000: a Fetch reply must fit "
-                         "the client's 4 MiB gRPC message limit)")
+                    help="--vulkan: tensors are SIZE x SIZE")
     args = ap.parse_args()
     if args.vulkan:
         vulkan_section(args.ops // 2, args.size)

@@ -85,6 +85,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   };
   r->n_features = sizeof features / sizeof features[0];
   r->features = (char **)features;
+  r->max_message_bytes = sv->cfg->max_message_bytes;
   return SG_OK;
 }
 

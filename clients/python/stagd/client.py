@@ -152,7 +152,11 @@ class Client:
                                          self.health_pb2.HealthCheckResponse)
         import grpc
         self._rpc_error = grpc.RpcError  # bound once: call() is the eager ops' hot path
-        self._channel = grpc.insecure_channel(addr)
+        # replies as large as the daemon sends (a Fetch of a big tensor); requests are
+        # capped by the daemon's --max-message-bytes, which max_message_bytes() reports
+        self._channel = grpc.insecure_channel(addr, options=[
+            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        self._max_message = None
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
         _live.add(self)
@@ -186,6 +190,12 @@ class Client:
         if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
             self._start_keeper()
         return reply
+
+    def max_message_bytes(self):
+        """The largest request the daemon accepts (asked once, with Version)."""
+        if self._max_message is None:
+            self._max_message = self.call("Version").max_message_bytes or (4 << 20)
+        return self._max_message
 
     # -- session --------------------------------------------------------------------
     def _start_keeper(self):

@@ -349,6 +349,7 @@ class Function:
         except Exception as e:
             _reraise_located(e, conc)
             raise
+        del keep
 
     # -- calling
     def __call__(self, *args, **kwargs):
@@ -379,10 +380,10 @@ class Function:
 
     def _run(self, conc, graph_id, args):
         """Executes staged graph `graph_id` on `args`; results stay in the daemon."""
-        from .tensor import _arg_value, _wrap, current_device
+        from .tensor import _arg_values, _wrap, current_device
         client = self.client()
-        req = client.pb2.ExecuteRequest(graph_id=graph_id, return_handles=True,
-                                        args=[_arg_value(client.pb2, a) for a in args],
+        values, keep = _arg_values(client, args, current_device())
+        req = client.pb2.ExecuteRequest(graph_id=graph_id, return_handles=True, args=values,
                                         device=current_device())
         try:
             reply = client.call("Execute", req)

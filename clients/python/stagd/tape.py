@@ -240,7 +240,7 @@ def backward_slice(target, bindings, symbols, cut=()):
 
 
 def _run(program, entry, inputs):
-    from .tensor import _arg_value, _wrap, current_device, Tensor, Variable
+    from .tensor import _arg_values, _wrap, current_device, Tensor, Variable
     client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) or _client()
     gid = _stage_cache.get((client, program))
     if gid is None:
@@ -250,9 +250,10 @@ def _run(program, entry, inputs):
             _stage_cache.clear()
         _stage_cache[(client, program)] = gid
     pb2 = client.pb2
+    values, keep = _arg_values(client, inputs, current_device())
     reply = client.call("Execute", pb2.ExecuteRequest(
-        graph_id=gid, args=[_arg_value(pb2, t) for t in inputs], return_handles=True,
-        device=current_device()))
+        graph_id=gid, args=values, return_handles=True, device=current_device()))
+    del keep
     return _wrap(reply.result, client)
 
 

@@ -136,10 +136,14 @@ def _to_array(value, dtype=None):
     return arr
 
 
-def _arg_value(pb2, a):
-    """An op argument → stagd.v1.Value."""
+def _arg_value(client, a, device, keep):
+    """An op argument → stagd.v1.Value. An array too large for one request is put on
+    `device` in pieces first and passed as a handle (kept alive in `keep`)."""
+    pb2 = client.pb2
     if isinstance(a, (Tensor, Variable)):
         return pb2.Value(handle=pb2.TensorHandle(id=a._id))
+    if isinstance(a, pb2.Value):
+        return a
     if isinstance(a, bool):
         return pb2.Value(bool_value=a)
     if isinstance(a, int):
@@ -151,12 +155,103 @@ def _arg_value(pb2, a):
     if a is None:
         return pb2.Value(none=True)
     if isinstance(a, tuple):
-        return pb2.Value(tuple=pb2.Tuple(items=[_arg_value(pb2, x) for x in a]))
+        return pb2.Value(tuple=pb2.Tuple(items=[_arg_value(client, x, device, keep) for x in a]))
     if isinstance(a, np.generic):
-        return _arg_value(pb2, a.item())
+        return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
-        return _np_value(pb2, _to_array(a))
+        arr = _to_array(a)
+        if arr.nbytes > 1 << 16 and arr.nbytes > _piece_bytes(client):
+            t = _put_array(client, arr, device)
+            keep.append(t)
+            return _arg_value(client, t, device, keep)
+        return _np_value(pb2, arr)
     raise TypeError(f"stagd: cannot pass a {type(a).__name__} to an op: {a!r}")
+
+
+def _arg_values(client, args, device):
+    """[Value] for args, and the temporary tensors the call must keep alive."""
+    keep = []
+    return [_arg_value(client, a, device, keep) for a in args], keep
+
+
+# ------------------------------------------------ tensors larger than one message
+# A request may not exceed the daemon's --max-message-bytes (64 MiB by default), and a
+# whole tensor in one message costs its size again in protobuf and gRPC buffers on both
+# sides. Larger arrays travel as flat pieces: put one by one, joined in the daemon by
+# `concat` and shaped by `reshape` (on the target device); fetched as `slice`s of a flat
+# view, one Fetch each (docs/client.md "Large tensors").
+
+_PIECE_BYTES = 32 << 20
+_JOIN = 32  # pieces per concat (EagerOp takes at most 64 arguments)
+_PIECE_OVERHEAD = 1024  # a Put's bytes besides the piece's data (dtype, shape, device)
+
+
+def _piece_bytes(client):
+    return max(1 << 16, min(_PIECE_BYTES, client.max_message_bytes() // 2))
+
+
+def _raw_op(client, device, op, *args):
+    """One EagerOp on handles and literals, outside tapes and traces (plumbing)."""
+    pb2 = client.pb2
+    keep = []
+    reply = client.call("EagerOp", pb2.EagerOpRequest(
+        op=op, args=[_arg_value(client, a, device, keep) for a in args], device=device))
+    return _wrap(reply.result, client)
+
+
+def _put_array(client, arr, device):
+    """A handle holding `arr` on `device` (one Put, or pieces joined in the daemon)."""
+    piece = _piece_bytes(client)
+    if arr.nbytes <= piece:
+        reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
+                                                         device=device))
+        return _wrap(reply.result, client)
+    limit = client.max_message_bytes()
+    if piece + _PIECE_OVERHEAD > limit:
+        from .client import ResourceExhausted
+        raise ResourceExhausted(
+            f"a {arr.nbytes}-byte tensor is sent in pieces of {piece} bytes, but this daemon "
+            f"accepts requests of at most {limit} bytes (--max-message-bytes)")
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    step = max(1, piece // max(arr.itemsize, 1))
+    parts = [_put_array(client, flat[i:i + step], device) for i in range(0, flat.size, step)]
+    while len(parts) > 1:
+        joined = []
+        for i in range(0, len(parts), _JOIN):
+            group = parts[i:i + _JOIN]
+            joined.append(_raw_op(client, device, "concat", *group) if len(group) > 1 else group[0])
+            if len(group) > 1:
+                _release_now(client, group)
+        parts = joined
+    shaped = _raw_op(client, device, "reshape", parts[0], tuple(int(d) for d in arr.shape))
+    _release_now(client, parts)
+    return shaped
+
+
+def _release_now(client, tensors):
+    """Frees the daemon's memory for temporaries at once rather than with the next
+    release batch (their objects' later release is a no-op: ids are never reused)."""
+    client.call("Release", {"ids": [t._id for t in tensors]})
+
+
+def _fetch_array(client, hid, dtype, shape, device):
+    """The value of handle `hid` as a new NumPy array (one Fetch, or slices of it)."""
+    itemsize = np.dtype(dtype).itemsize
+    size = int(np.prod(shape)) if shape else 1
+    if size * itemsize <= 1 << 16 or size * itemsize <= _piece_bytes(client):
+        reply = client.call("Fetch", {"ids": [hid]})
+        return _tensor_array(reply.values[0].tensor)
+    handle = client.pb2.Value(handle=client.pb2.TensorHandle(id=hid))  # the caller's
+    flat = _raw_op(client, device, "reshape", handle, (size,))
+    out = np.empty(size, dtype=dtype)
+    step = max(1, _piece_bytes(client) // itemsize)
+    for i in range(0, size, step):
+        part = _raw_op(client, device, "slice", flat, i, min(i + step, size))
+        reply = client.call("Fetch", {"ids": [part._id]})
+        _release_now(client, [part])
+        out[i:i + step] = np.frombuffer(reply.values[0].tensor.data, dtype=dtype)
+    _release_now(client, [flat])
+    return out.reshape(tuple(shape))
 
 
 def _wrap(value, client):
@@ -194,9 +289,10 @@ def eager(op, *args):
     if client is None:
         client = _client()
     pb2 = client.pb2
-    req = pb2.EagerOpRequest(op=op, args=[_arg_value(pb2, a) for a in args],
-                             device=current_device())
+    values, keep = _arg_values(client, args, current_device())
+    req = pb2.EagerOpRequest(op=op, args=values, device=current_device())
     reply = client.call("EagerOp", req)
+    del keep
     out = _wrap(reply.result, client)
     from . import tape
     if tape._active:
@@ -217,9 +313,7 @@ def constant(value, dtype=None):
         return value if dtype is None or str(np.dtype(dtype)) == value.dtype else cast(value, dtype)
     arr = _to_array(value, dtype)
     client = _client()
-    reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
-                                                     device=current_device()))
-    return _wrap(reply.result, client)
+    return _put_array(client, arr, current_device())
 
 
 def convert_to_tensor(value, dtype=None):
@@ -274,8 +368,7 @@ class Tensor(_Handle):
     def numpy(self):
         """The value as a NumPy array (one Fetch; cached)."""
         if self._np is None:
-            reply = self._c.call("Fetch", {"ids": [self._id]})
-            arr = _tensor_array(reply.values[0].tensor)
+            arr = _fetch_array(self._c, self._id, self.dtype, self.shape, self.device)
             arr.flags.writeable = False
             self._np = arr
         return self._np
@@ -398,7 +491,8 @@ class Variable(_Handle):
             init = convert_to_tensor(initial_value, dtype)
             client = init._c
             reply = client.call("EagerOp", client.pb2.EagerOpRequest(
-                op="variable", args=[_arg_value(client.pb2, init)], device=current_device()))
+                op="variable", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=init._id))],
+                device=current_device()))
             h = reply.result.handle
         self._c = client
         self._id = h.id
@@ -465,10 +559,9 @@ class Variable(_Handle):
             _sx.apply(op, self, value)
             return self
         client = self._c
-        client.call("EagerOp", client.pb2.EagerOpRequest(
-            op=op, args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id)),
-                         _arg_value(client.pb2, value)],
-            device=self.device))
+        values, keep = _arg_values(client, (self, value), self.device)
+        client.call("EagerOp", client.pb2.EagerOpRequest(op=op, args=values, device=self.device))
+        del keep
         return self
 
     def assign(self, value):
@@ -481,6 +574,9 @@ class Variable(_Handle):
         return self._update("assign_add", -delta)
 
     def numpy(self):
+        nbytes = int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
+        if nbytes > 1 << 16 and nbytes > _piece_bytes(self._c):
+            return self.read_value().numpy().copy()  # a snapshot, fetched in pieces
         reply = self._c.call("Fetch", {"ids": [self._id]})
         return _tensor_array(reply.values[0].tensor)
 
