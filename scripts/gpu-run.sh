@@ -7,7 +7,9 @@
 #      squares 256..4096 and a staged MLP forward (4096 x 4096->4096->4096->10) beside
 #      torch.matmul / the same MLP on CUDA (TF32 off);
 #   3. the Vulkan kernel tests (device, kernels, cast, matmul: the coop variant against
-#      the CPU), each capped at 60 s, skipped once the run is past 7 minutes;
+#      the CPU, run twice: STAGD_VK_COOP=khr for matmul_coop_khr, the build-time KHR
+#      rewrite, and STAGD_VK_COOP=nv for matmul_coop), each capped at 60 s, skipped once
+#      the run is past 7 minutes;
 #   4. writes $OUT/gpu.md (the markdown tables), $OUT/gpu.log (raw bench output, written
 #      as it comes), $OUT/tests.txt (the tests' output) and $OUT/env.txt (nvidia-smi,
 #      loader, library resolution).
@@ -65,14 +67,19 @@ rc=$?
 
 echo "== Vulkan kernel tests (output in $out/tests.txt)"
 : > "$out/tests.txt"
-for t in device cast matmul kernels; do
+# name[:flavour]: the matmul test once per cooperative-matrix flavour (STAGD_VK_COOP)
+for run in device cast matmul:khr matmul:nv kernels; do
+  t=${run%%:*} coop=${run#"$t"}; coop=${coop#:}
   if [ "$SECONDS" -gt 420 ]; then
-    echo "test_vulkan_$t: skipped (the run is at ${SECONDS} s)" | tee -a "$out/tests.txt"
+    echo "test_vulkan_$t${coop:+ (STAGD_VK_COOP=$coop)}: skipped (the run is at ${SECONDS} s)" |
+      tee -a "$out/tests.txt"
     continue
   fi
-  timeout 60 ".gpu/bin/test_vulkan_$t" >> "$out/tests.txt" 2>&1
+  echo "== test_vulkan_$t${coop:+ STAGD_VK_COOP=$coop}" >> "$out/tests.txt"
+  STAGD_VK_COOP=$coop timeout 60 ".gpu/bin/test_vulkan_$t" >> "$out/tests.txt" 2>&1
   trc=$?
-  echo "test_vulkan_$t: exit $trc; so far $(grep -c '^\[       OK' "$out/tests.txt") OK," \
+  echo "test_vulkan_$t${coop:+ (STAGD_VK_COOP=$coop)}: exit $trc; so far" \
+    "$(grep -c '^\[       OK' "$out/tests.txt") OK," \
     "$(grep -c '^\[  FAILED' "$out/tests.txt") FAILED" | tee -a "$out/tests.txt"
   [ "$trc" = 0 ] || rc=1
 done

@@ -6,6 +6,7 @@
  * devices can be open at once without volk's global function pointers clashing.
  */
 #include "vk_internal.h"
+#include "vk_coop_khr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +97,10 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   vkGetPhysicalDeviceProperties(pd, &props);
   ctx->limits = props.limits;
   ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && kn_vk_subgroup_usable(&ctx->info);
-  if (ctx->opts.matmul_variant == KN_VK_MATMUL_AUTO &&
-      (code = kn_vk_matmul_env_variant(&ctx->opts.matmul_variant, err)) != SG_OK) {
+  if ((ctx->opts.matmul_variant == KN_VK_MATMUL_AUTO &&
+       (code = kn_vk_matmul_env_variant(&ctx->opts.matmul_variant, err)) != SG_OK) ||
+      (ctx->opts.coop_flavour == KN_VK_COOP_AUTO &&
+       (code = kn_vk_coop_env_flavour(&ctx->opts.coop_flavour, err)) != SG_OK)) {
     free(ctx);
     return code;
   }
@@ -116,21 +119,28 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                                  .pQueuePriorities = &priority};
   /* What the typed kernels use, where offered (kn_vk_describe found it): 64-bit integer
    * and float arithmetic, float16 storage + arithmetic (matmul_f16), subgroup ops on
-   * int64 (matmul_subgroup_i64), and for matmul_coop VK_NV_cooperative_matrix with the
+   * int64 (matmul_subgroup_i64), and for the coop variant the cooperative-matrix
+   * extension kn_vk_coop_choice picks (KHR: matmul_coop_khr, NV: matmul_coop) with the
    * Vulkan memory model its SPIR-V declares. */
   const kn_vk_device_info *in = &ctx->info;
   ctx->int64_ops = in->int64;
   ctx->float64_ops = in->float64;
   ctx->float16_ops = in->float16;
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+  kn_vk_coop_flavour flavour = kn_vk_coop_choice(in, ctx->opts.coop_flavour, NULL, NULL);
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-      .cooperativeMatrix = in->cooperative_matrix_f16};
+      .cooperativeMatrix = VK_TRUE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+      .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceVulkan12Features v12 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-      .pNext = in->cooperative_matrix_f16 ? &coop : NULL,
+      .pNext = flavour == KN_VK_COOP_KHR ? (void *)&coop_khr
+               : flavour == KN_VK_COOP_NV ? (void *)&coop_nv
+                                          : NULL,
       .shaderFloat16 = in->float16,
       .shaderSubgroupExtendedTypes = in->subgroup_extended_types,
-      .vulkanMemoryModel = in->cooperative_matrix_f16};
+      .vulkanMemoryModel = flavour != KN_VK_COOP_AUTO};
   VkPhysicalDeviceVulkan11Features v11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
       .pNext = &v12,
@@ -138,11 +148,12 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   VkPhysicalDeviceFeatures2 want = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   want.features.shaderInt64 = in->int64;
   want.features.shaderFloat64 = in->float64;
-  const char *coop_ext = "VK_NV_cooperative_matrix";
+  const char *coop_ext = flavour == KN_VK_COOP_KHR ? VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME
+                                                   : "VK_NV_cooperative_matrix";
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .queueCreateInfoCount = 1,
                             .pQueueCreateInfos = &qci,
-                            .enabledExtensionCount = in->cooperative_matrix_f16 ? 1 : 0,
+                            .enabledExtensionCount = flavour != KN_VK_COOP_AUTO ? 1 : 0,
                             .ppEnabledExtensionNames = &coop_ext};
   if (kn_vk_features12(in->api_version)) {
     want.pNext = &v11;

@@ -41,15 +41,25 @@ void kn_vk_device_info_json(const kn_vk_device_info *d, sg_buf *out) {
                 d->max_shared_memory_bytes, (unsigned long long)d->max_storage_buffer_range);
   /* drop the closing brace to add the feature flags and kernel choices */
   out->len--;
-  sg_buf_printf(out, ",\"cooperative_matrix_f16\":%s,\"float16\":%s,\"subgroup_extended_types\":%s",
+  sg_buf_printf(out, ",\"cooperative_matrix_f16\":%s,\"float16\":%s,\"subgroup_extended_types\":%s"
+                     ",\"cooperative_matrix_khr_f16\":%s",
                 d->cooperative_matrix_f16 ? "true" : "false", d->float16 ? "true" : "false",
-                d->subgroup_extended_types ? "true" : "false");
+                d->subgroup_extended_types ? "true" : "false",
+                d->cooperative_matrix_khr_f16 ? "true" : "false");
   kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, d, KN_VK_MATMUL_AUTO);
   sg_buf_printf(out, ",\"kernels\":{\"reduce\":\"%s\",\"softmax\":\"%s\",\"matmul\":\"%s\","
                      "\"matmul_reason\":",
                 d->subgroup_arithmetic ? "reduce_subgroup" : "reduce",
                 d->subgroup_arithmetic ? "softmax_subgroup" : "softmax", mp.kernel);
   sg_buf_put_json_string(out, mp.reason, strlen(mp.reason));
+  const char *coop_kernel, *coop_reason;
+  kn_vk_coop_choice(d, KN_VK_COOP_AUTO, &coop_kernel, &coop_reason);
+  if (coop_kernel)
+    sg_buf_printf(out, ",\"coop\":\"%s\"", coop_kernel);
+  else
+    sg_buf_puts(out, ",\"coop\":null");
+  sg_buf_puts(out, ",\"coop_reason\":");
+  sg_buf_put_json_string(out, coop_reason, strlen(coop_reason));
   /* per variant, the element types it runs on this device */
   static const struct {
     kn_vk_elem et;

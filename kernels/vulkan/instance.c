@@ -8,6 +8,7 @@
  */
 #define VOLK_IMPLEMENTATION
 #include "vk_internal.h"
+#include "vk_coop_khr.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -153,11 +154,9 @@ static bool has_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* The cooperative-matrix shapes the device lists: a float32 x float32 -> float32 one
- (*f32), and the 16x16x16 float16 x float16 -> float32 subgroup shape of matmul_coop
- (*f16). The Vulkan headers of Debian 12 (1.3.239) predate VK_KHR_cooperative_matrix's
- query, so the NV query is asked where the NV extension is offered (the KHR one is
- counted in `cooperative_matrix` only). */
+/* The cooperative-matrix shapes the device lists through VK_NV_cooperative_matrix: a
+ float32 x float32 -> float32 one (*f32), and the 16x16x16 float16 x float16 -> float32
+ subgroup shape of matmul_coop (*f16). */
 static void coopmat_shapes(VkPhysicalDevice pd, bool *f32, bool *f16) {
   *f32 = *f16 = false;
   if (!has_extension(pd, "VK_NV_cooperative_matrix") ||
@@ -187,9 +186,47 @@ static void coopmat_shapes(VkPhysicalDevice pd, bool *f32, bool *f16) {
   free(props);
 }
 
+/* Whether VK_KHR_cooperative_matrix lists the 16x16x16 float16 x float16 -> float32
+ subgroup shape of matmul_coop_khr (*f16), and a float32 x float32 -> float32 one (*f32
+ is or-ed in). The query is not in Debian 12's headers: vk_coop_khr.h defines it and it
+ is fetched with vkGetInstanceProcAddr. */
+static void coopmat_shapes_khr(VkPhysicalDevice pd, bool *f32, bool *f16) {
+  *f16 = false;
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR query =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
+          instance_handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+  uint32_t n = 0;
+  if (!query || !has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+      query(pd, &n, NULL) != VK_SUCCESS || n == 0)
+    return;
+  VkCooperativeMatrixPropertiesKHR *props = calloc(n, sizeof *props);
+  if (!props)
+    return;
+  for (uint32_t i = 0; i < n; i++)
+    props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  if (query(pd, &n, props) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n; i++) {
+      const VkCooperativeMatrixPropertiesKHR *p = &props[i];
+      *f32 = *f32 || (p->AType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                      p->BType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                      p->ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR);
+      *f16 = *f16 || (p->MSize == 16 && p->NSize == 16 && p->KSize == 16 &&
+                      p->scope == VK_SCOPE_SUBGROUP_KHR &&
+                      p->AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+                      p->BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+                      p->CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                      p->ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                      !p->saturatingAccumulation);
+    }
+  free(props);
+}
+
 /* Optional features of the typed kernels: shaderFloat64/Int64, float16 storage and
- * arithmetic, subgroup ops on extended types, and what matmul_coop needs. */
+ * arithmetic, subgroup ops on extended types, and what matmul_coop (NV) and
+ * matmul_coop_khr (KHR) need. */
 static void describe_features(VkPhysicalDevice pd, uint32_t api, kn_vk_device_info *info) {
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceVulkan12Features v12 = {
@@ -198,10 +235,16 @@ static void describe_features(VkPhysicalDevice pd, uint32_t api, kn_vk_device_in
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &v12};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   bool nv_coop = has_extension(pd, "VK_NV_cooperative_matrix");
+  bool khr_coop = has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (kn_vk_features12(api)) {
     f2.pNext = &v11;
-    if (nv_coop)
-      v12.pNext = &coop;
+    void **tail = &v12.pNext;
+    if (nv_coop) {
+      *tail = &coop;
+      tail = &coop.pNext;
+    }
+    if (khr_coop)
+      *tail = &coop_khr;
     vkGetPhysicalDeviceFeatures2(pd, &f2);
   } else {
     vkGetPhysicalDeviceFeatures(pd, &f2.features);
@@ -214,6 +257,9 @@ static void describe_features(VkPhysicalDevice pd, uint32_t api, kn_vk_device_in
   coopmat_shapes(pd, &info->cooperative_matrix_f32, &f16_shape);
   info->cooperative_matrix_f16 =
       f16_shape && coop.cooperativeMatrix && v12.vulkanMemoryModel && info->float16;
+  coopmat_shapes_khr(pd, &info->cooperative_matrix_f32, &f16_shape);
+  info->cooperative_matrix_khr_f16 =
+      f16_shape && coop_khr.cooperativeMatrix && v12.vulkanMemoryModel && info->float16;
 }
 
 void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {

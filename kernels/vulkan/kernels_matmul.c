@@ -2,7 +2,8 @@
  * kernels_matmul.c — the matmul variants (tiled shared-memory, subgroup K-split,
  * cooperative matrix), which of them a device and dtype can run, the selection policy
  * (kn_vk_matmul_choice, a pure function of the device description and the product's
- * shape) and the launcher that records the chosen one.
+ * shape; kn_vk_coop_choice for the coop variant's KHR or NV kernel) and the launcher
+ * that records the chosen one.
  *
  * One table, `variants`, names each variant's kernel per element type; a NULL entry is
  * "no kernel for this dtype". The policy never rounds float32 to float16: the
@@ -91,12 +92,11 @@ bool kn_vk_matmul_available(const kn_vk_device_info *d, kn_vk_elem et, kn_vk_mat
     no = "the device offers no subgroup arithmetic in compute shaders";
   else if (v == KN_VK_MATMUL_SUBGROUP && et == KN_VK_I64 && !d->subgroup_extended_types)
     no = "the device has no shaderSubgroupExtendedTypes (subgroupAdd on int64)";
-  else if (v == KN_VK_MATMUL_COOP && !d->cooperative_matrix_f16)
+  else if (v == KN_VK_MATMUL_COOP && !d->cooperative_matrix_f16 && !d->cooperative_matrix_khr_f16)
     no = d->cooperative_matrix
              ? "the device's cooperative matrix lacks what matmul_coop needs "
-               "(VK_NV_cooperative_matrix with a 16x16x16 float16 -> float32 subgroup "
-               "shape, and vulkanMemoryModel; this build's glslc has no "
-               "GL_KHR_cooperative_matrix)"
+               "(VK_KHR_ or VK_NV_cooperative_matrix with a 16x16x16 float16 -> float32 "
+               "subgroup shape, and vulkanMemoryModel)"
              : "the device offers no cooperative matrix";
   else if (v == KN_VK_MATMUL_COOP && (d->subgroup_size == 0 || d->subgroup_size > 128 ||
                                       4 * d->subgroup_size > d->max_workgroup_invocations))
@@ -113,12 +113,73 @@ bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_varia
   return false;
 }
 
+static const char *const coop_flavours[] = {"auto", "nv", "khr"};
+
+sg_code kn_vk_coop_flavour_parse(const char *s, kn_vk_coop_flavour *out, sg_error *err) {
+  *out = KN_VK_COOP_AUTO;
+  if (s == NULL || *s == '\0')
+    return SG_OK;
+  for (int f = 0; f <= KN_VK_COOP_KHR; f++)
+    if (strcmp(s, coop_flavours[f]) == 0) {
+      *out = (kn_vk_coop_flavour)f;
+      return SG_OK;
+    }
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "unknown cooperative-matrix flavour '%s': expected auto, nv or khr", s);
+}
+
+sg_code kn_vk_coop_env_flavour(kn_vk_coop_flavour *out, sg_error *err) {
+  sg_error e = SG_ERROR_INIT;
+  sg_code code = kn_vk_coop_flavour_parse(getenv("STAGD_VK_COOP"), out, &e);
+  if (code != SG_OK) {
+    sg_error_set(err, code, "environment STAGD_VK_COOP: %s", e.message);
+    sg_error_clear(&e);
+  }
+  return code;
+}
+
+kn_vk_coop_flavour kn_vk_coop_choice(const kn_vk_device_info *d, kn_vk_coop_flavour forced,
+                                     const char **kernel, const char **reason) {
+  bool khr = d->cooperative_matrix_khr_f16, nv = d->cooperative_matrix_f16;
+  kn_vk_coop_flavour f = KN_VK_COOP_AUTO;
+  const char *why;
+  if (forced == KN_VK_COOP_KHR) {
+    f = khr ? KN_VK_COOP_KHR : KN_VK_COOP_AUTO;
+    why = khr ? "forced (STAGD_VK_COOP=khr): VK_KHR_cooperative_matrix"
+              : "STAGD_VK_COOP=khr, but the device offers no VK_KHR_cooperative_matrix "
+                "16x16x16 float16 -> float32 subgroup shape";
+  } else if (forced == KN_VK_COOP_NV) {
+    f = nv ? KN_VK_COOP_NV : KN_VK_COOP_AUTO;
+    why = nv ? "forced (STAGD_VK_COOP=nv): VK_NV_cooperative_matrix"
+             : "STAGD_VK_COOP=nv, but the device offers no VK_NV_cooperative_matrix "
+               "16x16x16 float16 -> float32 subgroup shape";
+  } else if (khr) {
+    f = KN_VK_COOP_KHR;
+    why = nv ? "VK_KHR_cooperative_matrix (preferred over the NV extension, also offered)"
+             : "VK_KHR_cooperative_matrix";
+  } else if (nv) {
+    f = KN_VK_COOP_NV;
+    why = "VK_NV_cooperative_matrix (no KHR 16x16x16 float16 -> float32 subgroup shape)";
+  } else {
+    why = "no 16x16x16 float16 -> float32 subgroup cooperative-matrix shape";
+  }
+  if (kernel)
+    *kernel = f == KN_VK_COOP_KHR ? "matmul_coop_khr" : f == KN_VK_COOP_NV ? "matmul_coop" : NULL;
+  if (reason)
+    *reason = why;
+  return f;
+}
+
 kn_vk_matmul_variant kn_vk_context_matmul_variant(const kn_vk_context *ctx) {
   return ctx->opts.matmul_variant;
 }
 
-static kn_vk_matmul_plan plan_of(kn_vk_matmul_variant v, kn_vk_elem et, const char *reason) {
+/* The coop variant's kernel is the flavour kn_vk_coop_choice prefers (d NULL: NV). */
+static kn_vk_matmul_plan plan_of(kn_vk_matmul_variant v, kn_vk_elem et, const char *reason,
+                                 const kn_vk_device_info *d) {
   kn_vk_matmul_plan p = {v, variants[v].kernels[et], reason};
+  if (v == KN_VK_MATMUL_COOP && d)
+    kn_vk_coop_choice(d, KN_VK_COOP_AUTO, &p.kernel, NULL);
   return p;
 }
 
@@ -130,31 +191,33 @@ kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_matmul_shape *shape, kn_vk_ele
   if (forced != KN_VK_MATMUL_AUTO) {
     if (!kn_vk_matmul_available(d, et, forced, &none.reason))
       return none;
-    return plan_of(forced, et, "forced (STAGD_VK_MATMUL or kn_vk_options.matmul_variant)");
+    return plan_of(forced, et, "forced (STAGD_VK_MATMUL or kn_vk_options.matmul_variant)", d);
   }
   bool skinny = shape && shape->n <= SKINNY_MAX_N && shape->k >= SKINNY_MIN_K;
   if (skinny && kn_vk_matmul_available(d, et, KN_VK_MATMUL_SUBGROUP, NULL))
     return plan_of(KN_VK_MATMUL_SUBGROUP, et,
-                   "skinny product (n <= 4, k >= 64): one subgroup per output element");
+                   "skinny product (n <= 4, k >= 64): one subgroup per output element", d);
   if (kn_vk_matmul_available(d, et, KN_VK_MATMUL_COOP, NULL))
     return plan_of(KN_VK_MATMUL_COOP, et,
-                   "float16 on cooperative-matrix units, float32 accumulation");
+                   "float16 on cooperative-matrix units, float32 accumulation", d);
   if (et == KN_VK_F16)
     return plan_of(KN_VK_MATMUL_TILED, et,
-                   d->cooperative_matrix_f16 ? "tiled shared-memory kernel"
-                                             : "no usable float16 cooperative matrix; tiled "
-                                               "shared-memory kernel, float32 accumulation");
+                   d->cooperative_matrix_f16 || d->cooperative_matrix_khr_f16
+                       ? "tiled shared-memory kernel"
+                       : "no usable float16 cooperative matrix; tiled shared-memory kernel, "
+                         "float32 accumulation",
+                   d);
   if (et == KN_VK_F32 && d->cooperative_matrix_f32)
     return plan_of(KN_VK_MATMUL_TILED, et,
                    "cooperative matrix offers float32, but this build's cooperative-matrix "
-                   "kernel is float16 only; tiled shared-memory kernel");
+                   "kernel is float16 only; tiled shared-memory kernel", d);
   if (et == KN_VK_F32 && d->cooperative_matrix)
     return plan_of(KN_VK_MATMUL_TILED, et,
                    "cooperative matrix offered without a float32 shape (float32 is never "
-                   "rounded to float16); tiled shared-memory kernel");
+                   "rounded to float16); tiled shared-memory kernel", d);
   return plan_of(KN_VK_MATMUL_TILED, et,
                  d->cooperative_matrix ? "tiled shared-memory kernel"
-                                       : "no cooperative matrix; tiled shared-memory kernel");
+                                       : "no cooperative matrix; tiled shared-memory kernel", d);
 }
 
 sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_buffer *c, int64_t m,
@@ -195,6 +258,16 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
     return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan:%d: matmul variant '%s' on %s: %s",
                         ctx->info.index, kn_vk_matmul_variant_name(ctx->opts.matmul_variant),
                         elem_names[et], plan.reason);
+  if (plan.variant == KN_VK_MATMUL_COOP &&
+      kn_vk_coop_choice(&ctx->info, ctx->opts.coop_flavour, &plan.kernel, &plan.reason) ==
+          KN_VK_COOP_AUTO) {
+    /* the forced flavour (STAGD_VK_COOP) is not offered: an error where coop was forced
+     * too, else the tiled kernel */
+    if (ctx->opts.matmul_variant == KN_VK_MATMUL_COOP)
+      return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan:%d: cooperative-matrix matmul: %s",
+                          ctx->info.index, plan.reason);
+    plan = plan_of(KN_VK_MATMUL_TILED, et, plan.reason, NULL);
+  }
   matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
                     (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
   uint32_t spec[2] = {16, 16}, nspec = 2, groups[3];

@@ -67,6 +67,9 @@ typedef struct kn_vk_device_info {
   /* VK_NV_cooperative_matrix with the 16x16x16 float16 x float16 -> float32 subgroup
    * shape of matmul_coop (and vulkanMemoryModel, which its SPIR-V declares) */
   bool cooperative_matrix_f16;
+  /* the same shape, cooperativeMatrix and vulkanMemoryModel through
+   * VK_KHR_cooperative_matrix (matmul_coop_khr, the NV kernel rewritten at build time) */
+  bool cooperative_matrix_khr_f16;
   bool float16;                 /* shaderFloat16 + storageBuffer16BitAccess */
   bool subgroup_extended_types; /* subgroup arithmetic on int64 (and 8/16-bit) values */
   bool float64, int64;          /* shaderFloat64, shaderInt64 */
@@ -116,7 +119,8 @@ typedef struct kn_vk_context kn_vk_context;
  *   tiled    — 64x64 shared-memory tiles, 4x4 register blocks (every dtype, every device);
  *   subgroup — one subgroup per output element, subgroupAdd over a K split (skinny
  *              shapes: matrix @ vector, n <= 4 with a long K);
- *   coop     — cooperative-matrix units (VK_NV_cooperative_matrix), float16 only: float32
+ *   coop     — cooperative-matrix units (VK_KHR_cooperative_matrix, else
+ *              VK_NV_cooperative_matrix: kn_vk_coop_choice), float16 only: float32
  *              inputs are never rounded to float16. */
 typedef enum kn_vk_matmul_variant {
   KN_VK_MATMUL_AUTO = 0,
@@ -125,6 +129,14 @@ typedef enum kn_vk_matmul_variant {
   KN_VK_MATMUL_COOP,
   KN_VK_MATMUL_NVARIANTS
 } kn_vk_matmul_variant;
+
+/* Which cooperative-matrix extension the coop variant's kernel uses: matmul_coop_khr
+ * (VK_KHR_cooperative_matrix) or matmul_coop (VK_NV_cooperative_matrix). */
+typedef enum kn_vk_coop_flavour {
+  KN_VK_COOP_AUTO = 0, /* KHR where offered, else NV */
+  KN_VK_COOP_NV,
+  KN_VK_COOP_KHR
+} kn_vk_coop_flavour;
 
 typedef struct kn_vk_options {
   /* Where the VkPipelineCache is persisted. NULL → $XDG_CACHE_HOME/stagd or
@@ -137,6 +149,9 @@ typedef struct kn_vk_options {
   /* Matmul variant for every product; AUTO → the environment's
    * STAGD_VK_MATMUL=auto|tiled|subgroup|coop, else the shape-based choice. */
   kn_vk_matmul_variant matmul_variant;
+  /* Cooperative-matrix extension; AUTO → the environment's STAGD_VK_COOP=nv|khr, else
+   * KHR where offered. Only the chosen extension is enabled on the device. */
+  kn_vk_coop_flavour coop_flavour;
 } kn_vk_options;
 
 /* Opens device `index` (as listed by kn_vk_enumerate). opts may be NULL. */
@@ -388,6 +403,16 @@ bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_varia
 /* The variant named by the environment's STAGD_VK_MATMUL (unset or "" → AUTO);
  * SG_INVALID_ARGUMENT naming the variable for anything else. */
 sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err);
+/* The cooperative-matrix kernel d runs for the coop variant: with forced = AUTO,
+ * matmul_coop_khr where the device offers the shape through VK_KHR_cooperative_matrix,
+ * else matmul_coop through VK_NV; a forced flavour only where offered. Returns the
+ * flavour (AUTO: none; *kernel NULL) and *reason (one line). Pure (tests feed it). */
+kn_vk_coop_flavour kn_vk_coop_choice(const kn_vk_device_info *d, kn_vk_coop_flavour forced,
+                                     const char **kernel, const char **reason);
+/* Parses auto|nv|khr (NULL or "" is auto); SG_INVALID_ARGUMENT otherwise. */
+sg_code kn_vk_coop_flavour_parse(const char *s, kn_vk_coop_flavour *out, sg_error *err);
+/* The flavour named by STAGD_VK_COOP; an invalid value is an error naming the variable. */
+sg_code kn_vk_coop_env_flavour(kn_vk_coop_flavour *out, sg_error *err);
 /* The variant a context uses for every product (AUTO: chosen per product). */
 kn_vk_matmul_variant kn_vk_context_matmul_variant(const kn_vk_context *ctx);
 /* Reductions of element type et: float32/float64/int64 give the same type; int32
