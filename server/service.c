@@ -171,6 +171,15 @@ static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMess
     kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, v, forced);
     g->matmul_kernel = (char *)(mp.kernel ? mp.kernel : "");
     g->matmul_reason = (char *)(mp.reason ? mp.reason : "");
+    kn_vk_coop_flavour coop_forced;
+    if (kn_vk_coop_env_flavour(&coop_forced, &vk_err) != SG_OK) { /* reported when executing */
+      sg_error_clear(&vk_err);
+      coop_forced = KN_VK_COOP_AUTO;
+    }
+    const char *coop_kernel = NULL, *coop_reason = NULL;
+    kn_vk_coop_choice(v, coop_forced, &coop_kernel, &coop_reason);
+    g->coop_kernel = (char *)(coop_kernel ? coop_kernel : "");
+    g->coop_reason = (char *)(coop_reason ? coop_reason : "");
     g->n_heaps = (size_t)v->heap_count;
     g->heaps = arena_array(call, g->n_heaps, sizeof *g->heaps);
     for (int h = 0; h < v->heap_count; h++) {

@@ -135,6 +135,25 @@ def test_max_message_bytes_from_env(start_daemon, pb2):
             rpc(ch, "Ping", pb2.PingRequest(payload="x" * 5000), pb2.PingReply)
         assert e.value.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INVALID_ARGUMENT)
         assert rpc(ch, "Ping", pb2.PingRequest(payload="ok"), pb2.PingReply).payload == "ok"
+        # clients learn the limit (they send larger tensors in pieces)
+        assert rpc(ch, "Version", pb2.VersionRequest(), pb2.VersionReply).max_message_bytes == 1024
+
+
+@pytest.mark.parametrize("coop_env,reason", [
+    ("", "no 16x16x16 float16 -> float32 subgroup cooperative-matrix shape"),
+    ("khr", "STAGD_VK_COOP=khr, but the device offers no VK_KHR_cooperative_matrix 16x16x16 "
+            "float16 -> float32 subgroup shape"),
+    ("nv", "STAGD_VK_COOP=nv, but the device offers no VK_NV_cooperative_matrix 16x16x16 "
+           "float16 -> float32 subgroup shape")])
+def test_devices_report_the_coop_kernel(start_daemon, pb2, coop_env, reason):
+    # lavapipe offers no cooperative matrix: no coop kernel, and the reason says why
+    env = harness.base_env(**({"STAGD_VK_COOP": coop_env} if coop_env else {}))
+    d = start_daemon("--listen", "127.0.0.1:0", env=env)
+    with grpc.insecure_channel(d.addr) as ch:
+        devs = rpc(ch, "ListDevices", pb2.ListDevicesRequest(), pb2.ListDevicesReply).devices
+    vk = [x for x in devs if x.backend == "vulkan" and "llvmpipe" in x.description]
+    assert vk, devs
+    assert vk[0].coop_kernel == "" and vk[0].coop_reason == reason
 
 
 def test_deadline_ms_caps_requests(start_daemon, pb2):
