@@ -649,8 +649,8 @@ static int arith_elem(struct gr_vk_exec *x, kn_dtype dt) {
   return et < 0 || et == KN_VK_F16 || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et) ? -1 : et;
 }
 
-/* arith_elem for the elementwise kernels, which have float16 variants (binary_f16,
- * unary_f16, compare_f16: float32 arithmetic between exact conversions) */
+/* arith_elem for the kernels with float16 variants (binary_f16, unary_f16, compare_f16,
+ * reduce_f16, argmax_f16: float32 arithmetic between exact conversions) */
 static int elementwise_elem(struct gr_vk_exec *x, kn_dtype dt) {
   return dt == KN_FLOAT16 ? KN_VK_F16 : arith_elem(x, dt);
 }
@@ -773,17 +773,18 @@ static sg_code scale_in_place(struct gr_vk_exec *x, kn_vk_batch *bt, gr_dtensor 
   return rc;
 }
 
-/* sum / mean / max / min / argmax along one axis or over everything (bool and float16
- * inputs arrive converted by exec_vulkan_dtype.c); an empty reduced axis gives sum 0
- * and mean NaN here, and max/min/argmax of nothing go to the CPU kernel, which reports
- * the error. */
+/* sum / mean / max / min / argmax along one axis or over everything (bool inputs arrive
+ * converted by exec_vulkan_dtype.c; float16 has its own kernels: reduce_f16, argmax_f16);
+ * an empty reduced axis gives sum 0 and mean NaN here, and max/min/argmax of nothing go
+ * to the CPU kernel, which reports the error. The mean of float32 and float16 is one
+ * dispatch (KN_VK_REDUCE_MEAN), that of float64 a sum and a scaling. */
 static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   int code = op->code;
   kn_dtype dt;
   if (!gr_vkx_tensor_dtype(&args[0], &dt) || dt == KN_BOOL) return SG_OK;
-  int et = arith_elem(x, dt);
+  int et = elementwise_elem(x, dt);
   if (et < 0) return SG_OK;
   kn_dtype rt = kn_reduce_result((kn_reduce_op)code, dt);
   bool int_mean = code == KN_MEAN && !kn_dtype_is_float(dt);
@@ -828,6 +829,8 @@ static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
           bits = b32;
         } else if (rt == KN_FLOAT64) {
           memcpy(&bits, &v, 8);
+        } else if (rt == KN_FLOAT16) { /* two halves a word: 0 or the quiet NaN 0x7e00 */
+          bits = code == KN_SUM ? 0 : 0x7e007e00u;
         } else {
           bits = 0;
         }
@@ -845,12 +848,15 @@ static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
           gr_vkx_dt_release(sum);
         }
       } else {
-        kn_vk_reduce_op vop = code == KN_MAX   ? KN_VK_REDUCE_MAX
-                              : code == KN_MIN ? KN_VK_REDUCE_MIN
-                                               : KN_VK_REDUCE_SUM;
+        bool mean_kernel = et == KN_VK_F32 || et == KN_VK_F16;
+        kn_vk_reduce_op vop = code == KN_MAX                    ? KN_VK_REDUCE_MAX
+                              : code == KN_MIN                  ? KN_VK_REDUCE_MIN
+                              : code == KN_MEAN && mean_kernel ? KN_VK_REDUCE_MEAN
+                                                                : KN_VK_REDUCE_SUM;
         rc = kn_vk_reduce_typed(bt, (kn_vk_elem)et, vop, da->db->buf, &s, (int)axis, r->db->buf,
                                 err);
-        if (!rc && code == KN_MEAN) rc = scale_in_place(x, bt, r, 1.0 / (double)len, err);
+        if (!rc && code == KN_MEAN && !mean_kernel)
+          rc = scale_in_place(x, bt, r, 1.0 / (double)len, err);
       }
     }
     rc = gr_vkx_finish(r, rc, out, done);
@@ -862,13 +868,13 @@ cpu:
   return SG_OK;
 }
 
-/* softmax / log_softmax (row code 1) along any axis, float32 or float64 */
+/* softmax / log_softmax (row code 1) along any axis, float32, float64 or float16 */
 static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                            bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   kn_dtype dt;
-  if (!gr_vkx_tensor_dtype(&args[0], &dt) || (dt != KN_FLOAT32 && dt != KN_FLOAT64)) return SG_OK;
-  kn_vk_elem el = dt == KN_FLOAT64 ? KN_VK_F64 : KN_VK_F32;
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || !kn_dtype_is_float(dt)) return SG_OK;
+  kn_vk_elem el = (kn_vk_elem)gr_vkx_elem_of(dt);
   if (!kn_vk_elem_supported(x->vk, el)) return SG_OK;
   const gr_val *a = &args[0];
   int nd = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
@@ -881,7 +887,7 @@ static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   }
   gr_dtensor *da, *r;
   bool ta;
-  sg_code rc = gr_vkx_operand(x, a, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, a, dt, &da, &ta, err);
   if (rc) return rc;
   int64_t outer = 1, inner = 1, len = da->shape[axis];
   for (int i = 0; i < axis; i++) outer *= da->shape[i];

@@ -9,10 +9,12 @@
  *     uploaded as a 0-d tensor of the computing dtype;
  *   - bool arithmetic, unary math and reductions compute in int32 (then cast back:
  *     `+` on bools is `or`, `*` is `and`, as in NumPy);
- *   - float16 elementwise ops (arithmetic, unary math, comparisons) have float16
- *     kernels (float32 arithmetic between exact conversions, one dispatch); float16
- *     reductions and softmax compute in float32 and round back (kn_f32_to_f16's
- *     rounding);
+ *   - float16 ops (arithmetic, unary math, comparisons, reductions, argmax, softmax)
+ *     have float16 kernels (float32 arithmetic between exact conversions, one
+ *     dispatch), so they pass through; the environment variable STAGD_VK_F16_CAST=1
+ *     (for tests: it is the reference the float16 reduction kernels must equal bit
+ *     for bit) makes reductions and softmax take the former path instead: cast to
+ *     float32, the float32 kernel, cast back (kn_f32_to_f16's rounding);
  *   - integer inputs of float-valued ops (true division, sqrt) compute in float64.
  * Ops whose dtypes need nothing go straight to their recorder; what no kernel can do
  * after promotion (float64 transcendentals, ...) is left to the CPU kernel.
@@ -80,9 +82,16 @@ static bool plan_unary(struct gr_vk_exec *x, int code, const gr_val *a, dtype_pl
   return gr_vkx_unary_kernel(x, code, p->ct);
 }
 
+/* STAGD_VK_F16_CAST set (and not "0"): float16 reductions and softmax through float32 */
+static bool f16_cast_forced(void) {
+  static atomic_int forced = -1;
+  return kn_vk_env_flag("STAGD_VK_F16_CAST", &forced);
+}
+
 static bool plan_reduce(const gr_op *op, const gr_val *a, dtype_plan *p) {
   kn_dtype dt;
   if (!gr_vkx_tensor_dtype(a, &dt) || (dt != KN_BOOL && dt != KN_FLOAT16)) return false;
+  if (dt == KN_FLOAT16 && !f16_cast_forced()) return false;
   p->nconv = 1;
   p->ct = computing(dt, false, false);
   p->rt = kn_reduce_result((kn_reduce_op)op->code, dt);
@@ -91,7 +100,7 @@ static bool plan_reduce(const gr_op *op, const gr_val *a, dtype_plan *p) {
 
 static bool plan_softmax(const gr_val *a, dtype_plan *p) {
   kn_dtype dt;
-  if (!gr_vkx_tensor_dtype(a, &dt) || dt != KN_FLOAT16) return false;
+  if (!gr_vkx_tensor_dtype(a, &dt) || dt != KN_FLOAT16 || !f16_cast_forced()) return false;
   *p = (dtype_plan){.nconv = 1, .ct = KN_FLOAT32, .rt = KN_FLOAT16};
   return true;
 }

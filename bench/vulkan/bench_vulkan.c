@@ -6,7 +6,8 @@
  *   - elementwise add bandwidth (GB/s, 3 x 4 bytes per element), device vs CPU backend;
  *   - softmax along the last axis of [rows, 1024] (GB/s, 8 bytes per element): the
  *     subgroup variant and the shared-memory one on each device, vs the CPU backend;
- *   - a float16 elementwise chain: float16 kernels vs the cast path (bench_f16_chain.c);
+ *   - a float16 elementwise chain and float16 reductions/softmax: float16 kernels vs the
+ *     cast path (bench_f16_chain.c);
  *   - per-dispatch cost inside one command buffer and per-submission cost (µs);
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).

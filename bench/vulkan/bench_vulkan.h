@@ -35,8 +35,9 @@ int bench_matmul_variants(const bench_mmv_options *o);
  * per device (best of), 0 → 3. Returns the exit status. */
 int bench_mlp(const int64_t *dims, int ndims, int reps);
 
-/* A float16 elementwise chain of 8 ops on ctx: one float16 dispatch per op vs the
- * cast path (cast, float32 kernel, cast back) it replaced (bench_f16_chain.c). */
+/* A float16 elementwise chain of 8 ops, then float16 reductions and softmax, on ctx:
+ * one float16 dispatch per op vs the cast path (cast, float32 kernel, cast back) it
+ * replaced (bench_f16_chain.c). */
 void bench_f16_chain(kn_vk_context *ctx, int device, bool quick);
 
 #endif /* STAGD_BENCH_VULKAN_H */

@@ -1,8 +1,9 @@
 // argmax.comp — index of the largest element along one axis of a [outer, len, inner]
 // view, NumPy's rules: the first maximum wins, and a NaN counts as the maximum (the
 // first NaN wins). One workgroup per output; a shared-memory tree of (value, index)
-// pairs. Element types: float32 (default), -DKN_F64, -DKN_I32, -DKN_I64. The int64
-// result is written as two 32-bit words (indices are < 2^32).
+// pairs. Element types: float32 (default), -DKN_F64, -DKN_I32, -DKN_I64, -DKN_F16 (halves
+// in words compared as their exact float32 values: half_io.glsl). The int64 result is
+// written as two 32-bit words (indices are < 2^32).
 #version 450
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -14,8 +15,18 @@
 #else
 #define T float
 #endif
+#ifdef KN_F16
+#extension GL_GOOGLE_include_directive : require
+#include "half_io.glsl"
+#endif
 layout(local_size_x_id = 0) in;
+#ifdef KN_F16
+layout(std430, binding = 0) readonly buffer A { HALF_WORD a[]; };
+#define LOAD(i) HALF_LOAD(a, i)
+#else
 layout(std430, binding = 0) readonly buffer A { T a[]; };
+#define LOAD(i) a[i]
+#endif
 layout(std430, binding = 1) writeonly buffer C { uvec2 c[]; };
 layout(push_constant) uniform P { uint outer, len, inner; } pc;
 
@@ -39,7 +50,7 @@ void main() {
     T bv = T(0);
     uint bi = 0xffffffffu;
     for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x) {
-      T v = a[base + k * pc.inner];
+      T v = LOAD(base + k * pc.inner);
       if (better(bv, bi, v, k)) { bv = v; bi = k; }
     }
     pv[tid] = bv;

@@ -1,8 +1,12 @@
-// reduce.comp — sum / max / min along one axis of a tensor viewed as [outer, len, inner].
-// One workgroup per output element (grid-stride over outputs). Element types: float32
-// (default), -DKN_F64, -DKN_I32 (max/min: int32 result), -DKN_I32_SUM (int32 summed into
-// int64, NumPy's sum dtype), -DKN_I64. With KN_SUBGROUP (float32) the workgroup combines
+// reduce.comp — sum / max / min / mean along one axis of a tensor viewed as
+// [outer, len, inner]. One workgroup per output element (grid-stride over outputs).
+// Element types: float32 (default), -DKN_F64, -DKN_I32 (max/min: int32 result),
+// -DKN_I32_SUM (int32 summed into int64, NumPy's sum dtype), -DKN_I64, -DKN_F16 (halves
+// in words, accumulated in float32 exactly like the float32 kernel and rounded once:
+// half_io.glsl). With KN_SUBGROUP (float32, float16) the workgroup combines
 // per-subgroup results of subgroupAdd/Max/Min, otherwise it uses a shared-memory tree.
+// Mean (OP 3, float32 and float16) is the float32 sum times pc.scale (float32(1/len)),
+// the same product the separate scaling dispatch of the other types computes.
 #version 450
 #ifdef KN_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -24,21 +28,35 @@
 #define T double
 #define ACC double
 #define KN_FLOAT
+#elif defined(KN_F16)
+#extension GL_GOOGLE_include_directive : require
+#include "half_io.glsl"
+#define T HALF_WORD
+#define ACC float
+#define KN_FLOAT
 #else
 #define T float
 #define ACC float
 #define KN_FLOAT
 #endif
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint OP = 0;  // 0 sum, 1 max, 2 min
+layout(constant_id = 1) const uint OP = 0;  // 0 sum, 1 max, 2 min, 3 mean
 layout(std430, binding = 0) readonly buffer A { T a[]; };
+#ifdef KN_F16
+layout(std430, binding = 1) buffer C { HALF_WORD c[]; };
+#define LOAD(i) HALF_LOAD(a, i)
+#define STORE(i, v) HALF_STORE(c, i, v)
+#else
 layout(std430, binding = 1) writeonly buffer C { ACC c[]; };
-layout(push_constant) uniform P { uint outer, len, inner; } pc;
+#define LOAD(i) ACC(a[i])
+#define STORE(i, v) c[i] = (v)
+#endif
+layout(push_constant) uniform P { uint outer, len, inner; float scale; } pc;
 
 shared ACC partial[gl_WorkGroupSize.x];
 
 ACC identity(uint op) {
-  if (op == 0u) return ACC(0);
+  if (op == 0u || op == 3u) return ACC(0);
 #ifdef KN_FLOAT
   return ACC(op == 1u ? uintBitsToFloat(0xff800000u) : uintBitsToFloat(0x7f800000u));
 #elif defined(KN_I64)
@@ -49,15 +67,27 @@ ACC identity(uint op) {
 }
 
 ACC combine(uint op, ACC x, ACC y) {
-  if (op == 0u) return x + y;
+  if (op == 0u || op == 3u) return x + y;
   if (x != x || y != y) return x + y;  // NaN propagates (never true for integers)
   return op == 1u ? max(x, y) : min(x, y);
 }
 
+// the output value of a combined acc: mean scales the sum
+ACC finish(ACC acc) {
+#ifdef KN_FLOAT
+  if (OP == 3u) return acc * ACC(pc.scale);
+#endif
+  return acc;
+}
+
 #ifdef KN_SUBGROUP
+// subgroupMax/Min may drop NaNs (lavapipe does): a NaN in any lane, kept apart as the
+// sum of the lanes' NaNs, is the result, as in combine() and NumPy
 float subgroup_combine(uint op, float x) {
-  if (op == 0u) return subgroupAdd(x);
-  return op == 1u ? subgroupMax(x) : subgroupMin(x);
+  if (op == 0u || op == 3u) return subgroupAdd(x);
+  float nan = subgroupAdd(x != x ? x : 0.0);
+  float r = op == 1u ? subgroupMax(x) : subgroupMin(x);
+  return nan != nan ? nan : r;
 }
 #endif
 
@@ -68,7 +98,7 @@ void main() {
     uint base = (o / pc.inner) * pc.len * pc.inner + (o % pc.inner);
     ACC acc = identity(OP);
     for (uint k = tid; k < pc.len; k += gl_WorkGroupSize.x)
-      acc = combine(OP, acc, ACC(a[base + k * pc.inner]));
+      acc = combine(OP, acc, LOAD(base + k * pc.inner));
 #ifdef KN_SUBGROUP
     acc = subgroup_combine(OP, acc);
     if (subgroupElect()) partial[gl_SubgroupID] = acc;
@@ -76,7 +106,7 @@ void main() {
     if (tid == 0u) {
       float r = partial[0];
       for (uint s = 1u; s < gl_NumSubgroups; s++) r = combine(OP, r, partial[s]);
-      c[o] = r;
+      STORE(o, finish(r));
     }
 #else
     partial[tid] = acc;
@@ -85,7 +115,7 @@ void main() {
       if (tid < s) partial[tid] = combine(OP, partial[tid], partial[tid + s]);
       barrier();
     }
-    if (tid == 0u) c[o] = partial[0];
+    if (tid == 0u) STORE(o, finish(partial[0]));
 #endif
     barrier();  // partial[] is reused by the next output
   }

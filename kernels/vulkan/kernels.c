@@ -10,6 +10,7 @@
  */
 #include "vk_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -118,7 +119,7 @@ static const struct {
     [KN_VK_I32] = {"binary_i32", "unary_i32", "reduce_i32", "argmax_i32", 4},
     [KN_VK_I64] = {"binary_i64", "unary_i64", "reduce_i64", "argmax_i64", 8},
     [KN_VK_BOOL] = {NULL, NULL, NULL, NULL, 1},
-    [KN_VK_F16] = {"binary_f16", "unary_f16", NULL, NULL, 2}};
+    [KN_VK_F16] = {"binary_f16", "unary_f16", "reduce_f16", "argmax_f16", 2}};
 
 size_t kn_vk_elem_size(kn_vk_elem e) { return (unsigned)e <= KN_VK_F16 ? elems[e].size : 0; }
 
@@ -273,6 +274,25 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
   return kn_vk_dispatch(bt, &d, err);
 }
 
+bool kn_vk_env_flag(const char *name, atomic_int *cache) {
+  int f = atomic_load(cache);
+  if (f < 0) { /* racing first calls store the same value */
+    const char *v = getenv(name);
+    f = v && *v && strcmp(v, "0") != 0;
+    atomic_store(cache, f);
+  }
+  return f;
+}
+
+/* Whether the reductions and softmax take their subgroup variants: where the context
+ * has subgroup arithmetic (kn_vk_options.no_subgroup_ops turns it off), unless the
+ * environment sets STAGD_VK_NO_SUBGROUP (for tests that compare both variants through
+ * the graph executor, whose contexts take default options). */
+bool kn_vk_subgroup_variant(const kn_vk_context *ctx) {
+  static atomic_int no_subgroup = -1;
+  return ctx->subgroup_ops && !kn_vk_env_flag("STAGD_VK_NO_SUBGROUP", &no_subgroup);
+}
+
 /* [outer, len, inner] of s around axis (negative counts from the end). */
 static sg_code axis_view(const kn_vk_shape *s, int axis, int64_t *outer, int64_t *len,
                          int64_t *inner, sg_error *err) {
@@ -300,26 +320,35 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
 sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
                            const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err) {
   kn_vk_context *ctx = kn_vk_batch_context(bt);
-  if ((unsigned)op > KN_VK_REDUCE_MIN)
+  if ((unsigned)op > KN_VK_REDUCE_MEAN)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown reduction %d", (int)op);
-  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et) ||
+  if ((unsigned)et > KN_VK_F16 || et == KN_VK_BOOL || !kn_vk_elem_supported(ctx, et) ||
       (et == KN_VK_I32 && op == KN_VK_REDUCE_SUM && !ctx->int64_ops))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no reduction for element type %d", (int)et);
+  if (op == KN_VK_REDUCE_MEAN && et != KN_VK_F32 && et != KN_VK_F16)
+    return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no mean kernel for element type %d",
+                        (int)et);
   int64_t outer, len, inner;
   sg_code code = axis_view(s, axis, &outer, &len, &inner, err);
   if (code != SG_OK)
     return code;
   bool widen = et == KN_VK_I32 && op == KN_VK_REDUCE_SUM; /* int32 sums are int64 */
-  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, elems[et].size, "operand", err)) ||
-      (code = kn_vk_check_buffer_of(out, outer * inner, widen ? 8 : elems[et].size, "result", err)))
+  if ((code = check_elems(a, et, outer * len * inner, "operand", err)) ||
+      (code = widen ? kn_vk_check_buffer_of(out, outer * inner, 8, "result", err)
+                    : check_elems(out, et, outer * inner, "result", err)))
     return code;
-  uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  /* mean: the float32 product the scaling dispatch of the float64 mean would compute */
+  float scale = (float)(1.0 / (double)len);
+  uint32_t pc[4] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner, 0};
+  memcpy(&pc[3], &scale, sizeof scale);
   uint32_t spec[2] = {kn_vk_wg_size(ctx, 256), (uint32_t)op};
   if (len < 64 && inner > 1)
     spec[0] = kn_vk_wg_size(ctx, 32); /* short strided columns: fewer idle invocations */
   const char *kernel = widen ? "reduce_i32_sum" : elems[et].reduce;
-  if (et == KN_VK_F32 && ctx->subgroup_ops)
+  if (et == KN_VK_F32 && kn_vk_subgroup_variant(ctx))
     kernel = "reduce_subgroup";
+  if (et == KN_VK_F16 && kn_vk_subgroup_variant(ctx))
+    kernel = "reduce_subgroup_f16";
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
   kn_vk_dispatch_desc d = {.kernel = kernel,
                            .bindings = binds,
@@ -335,7 +364,7 @@ sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, k
 sg_code kn_vk_argmax(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, const kn_vk_shape *s,
                      int axis, kn_vk_buffer *out, sg_error *err) {
   kn_vk_context *ctx = kn_vk_batch_context(bt);
-  if ((unsigned)et > KN_VK_I64 || !kn_vk_elem_supported(ctx, et))
+  if ((unsigned)et > KN_VK_F16 || et == KN_VK_BOOL || !kn_vk_elem_supported(ctx, et))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no argmax for element type %d", (int)et);
   int64_t outer, len, inner;
   sg_code code = axis_view(s, axis, &outer, &len, &inner, err);
@@ -343,7 +372,7 @@ sg_code kn_vk_argmax(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, const kn_v
     return code;
   if (len == 0 && outer * inner > 0)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: argmax of an empty axis");
-  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, elems[et].size, "operand", err)) ||
+  if ((code = check_elems(a, et, outer * len * inner, "operand", err)) ||
       (code = kn_vk_check_buffer_of(out, outer * inner, 8, "result", err)))
     return code;
   uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
@@ -403,15 +432,15 @@ sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int6
 
 sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int64_t outer, int64_t len,
                             int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err) {
-  if (e != KN_VK_F32 && e != KN_VK_F64)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: softmax takes float32 or float64 elements");
+  if (e != KN_VK_F32 && e != KN_VK_F64 && e != KN_VK_F16)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: softmax takes float32, float64 or float16 elements");
   if (outer < 0 || len < 0 || inner < 0 || outer * len * inner > (int64_t)UINT32_MAX)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad softmax shape [%lld, %lld, %lld]",
                         (long long)outer, (long long)len, (long long)inner);
   sg_code code;
-  size_t esize = kn_vk_elem_size(e);
-  if ((code = kn_vk_check_buffer_of(a, outer * len * inner, esize, "operand", err)) ||
-      (code = kn_vk_check_buffer_of(out, outer * len * inner, esize, "result", err)))
+  if ((code = check_elems(a, e, outer * len * inner, "operand", err)) ||
+      (code = check_elems(out, e, outer * len * inner, "result", err)))
     return code;
   kn_vk_context *ctx = kn_vk_batch_context(bt);
   if (!kn_vk_elem_supported(ctx, e))
@@ -419,9 +448,11 @@ sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int6
   uint32_t pc[3] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
   uint32_t spec[2] = {kn_vk_wg_size(ctx, len <= 64 ? 64 : 256), log_ ? 1u : 0u};
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
-  static const char *const names[2][2] = {{"softmax", "softmax_subgroup"},
-                                          {"softmax_f64", "softmax_subgroup_f64"}};
-  kn_vk_dispatch_desc d = {.kernel = names[e == KN_VK_F64][ctx->subgroup_ops],
+  static const char *const names[3][2] = {{"softmax", "softmax_subgroup"},
+                                          {"softmax_f64", "softmax_subgroup_f64"},
+                                          {"softmax_f16", "softmax_subgroup_f16"}};
+  int row = e == KN_VK_F64 ? 1 : e == KN_VK_F16 ? 2 : 0;
+  kn_vk_dispatch_desc d = {.kernel = names[row][kn_vk_subgroup_variant(ctx)],
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,

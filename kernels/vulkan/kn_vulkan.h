@@ -26,6 +26,7 @@
 #ifndef STAGD_KERNELS_KN_VULKAN_H
 #define STAGD_KERNELS_KN_VULKAN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -297,7 +298,8 @@ typedef enum kn_vk_unop {
 typedef enum kn_vk_reduce_op {
   KN_VK_REDUCE_SUM = 0,
   KN_VK_REDUCE_MAX,
-  KN_VK_REDUCE_MIN
+  KN_VK_REDUCE_MIN,
+  KN_VK_REDUCE_MEAN /* float32 and float16: the float32 sum times float32(1 / len) */
 } kn_vk_reduce_op;
 
 /* NumPy broadcasting of two shapes; SG_INVALID_ARGUMENT when incompatible. */
@@ -320,8 +322,10 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
  * and compare kernels (binary_f16, unary_f16, compare_f16: halves in 32-bit words
  * converted in software, float32 arithmetic, rounded to nearest even like NumPy's
  * float16 ufuncs; no device feature needed) and matmul (f16 storage, f32 accumulation;
- * needs shaderFloat16 + storageBuffer16BitAccess) read and write it; reductions and
- * softmax run in float32 between casts (graph/exec_vulkan_dtype.c). */
+ * needs shaderFloat16 + storageBuffer16BitAccess) read and write it, and so do the
+ * reductions, argmax and softmax (reduce_f16, argmax_f16, softmax_f16 and their subgroup
+ * variants: float32 accumulation in the float32 kernel's order, one rounding at the end,
+ * bit for bit the float32 kernel between casts; no device feature needed). */
 typedef enum kn_vk_elem {
   KN_VK_F32 = 0, KN_VK_F64, KN_VK_I32, KN_VK_I64, KN_VK_BOOL, KN_VK_F16
 } kn_vk_elem;
@@ -359,7 +363,8 @@ sg_code kn_vk_softmax(kn_vk_batch *bt, kn_vk_buffer *a, int64_t rows, int64_t co
  * float32 view; the subgroup variant where the device offers subgroup arithmetic. */
 sg_code kn_vk_softmax_axis(kn_vk_batch *bt, kn_vk_buffer *a, int64_t outer, int64_t len,
                            int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err);
-/* The same on float32 or float64 elements (float64: f64_math.glsl's exp and log). */
+/* The same on float32, float64 (f64_math.glsl's exp and log) or float16 elements
+ * (float32 arithmetic, rounded once). */
 sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int64_t outer, int64_t len,
                             int64_t inner, bool log_, kn_vk_buffer *out, sg_error *err);
 /* c[M,N] = a[M,K] @ b[K,N], row-major, float32. */
@@ -415,8 +420,9 @@ sg_code kn_vk_coop_flavour_parse(const char *s, kn_vk_coop_flavour *out, sg_erro
 sg_code kn_vk_coop_env_flavour(kn_vk_coop_flavour *out, sg_error *err);
 /* The variant a context uses for every product (AUTO: chosen per product). */
 kn_vk_matmul_variant kn_vk_context_matmul_variant(const kn_vk_context *ctx);
-/* Reductions of element type et: float32/float64/int64 give the same type; int32
- * max/min give int32 and sum gives int64 (NumPy's sum dtype). */
+/* Reductions of element type et: float32/float64/int64/float16 give the same type; int32
+ * max/min give int32 and sum gives int64 (NumPy's sum dtype). KN_VK_REDUCE_MEAN takes
+ * float32 and float16 only. */
 sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
                            const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err);
 /* int64 indices of the maxima along `axis` (NumPy: first maximum, NaN wins); axis -1
@@ -442,6 +448,11 @@ sg_code kn_vk_where(kn_vk_batch *bt, kn_vk_buffer *c, const kn_vk_shape *cs, kn_
  * (float16 rounds to nearest even bit for bit like kn_f32_to_f16). Needs float64 and
  * int64 shader support (kn_vk_cast_supported). */
 bool kn_vk_cast_supported(const kn_vk_context *ctx);
+/* Whether the environment variable `name` is set to something other than "" and "0",
+ * read once into *cache (which starts at -1): the test-only switches
+ * STAGD_VK_NO_SUBGROUP (reductions and softmax take their shared-memory variants) and
+ * STAGD_VK_F16_CAST (graph/exec_vulkan_dtype.c: float16 reductions through float32). */
+bool kn_vk_env_flag(const char *name, atomic_int *cache);
 sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer *a,
                    kn_vk_buffer *out, int64_t n, sg_error *err);
 

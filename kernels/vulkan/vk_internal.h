@@ -161,6 +161,8 @@ sg_code kn_vk_lost_error(const kn_vk_context *ctx, sg_error *err);
 uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want);
 /* Workgroups for `items` items of per_group each, capped (the shaders grid-stride). */
 uint32_t kn_vk_grid(int64_t items, uint32_t per_group);
+/* Whether reductions and softmax use their subgroup variants (kernels.c). */
+bool kn_vk_subgroup_variant(const kn_vk_context *ctx);
 /* Records `kernel` with one invocation per item (a 1-D grid of 256-wide workgroups, or
  * the device's largest below; the size is specialization constant 0). */
 /* The kernel of a bit-copying family for elements of elem_bytes = 1, 2, 4 or 8 bytes:

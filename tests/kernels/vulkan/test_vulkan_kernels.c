@@ -1,7 +1,8 @@
 /*
  * test_vulkan_kernels.c — every embedded kernel against a straightforward C reference
  * on random inputs: broadcasting binary ops (size-1 dims, scalars, empty tensors),
- * unary ops, reductions along each axis, softmax and log_softmax along each axis (with
+ * unary ops, reductions (sum, max, min, mean; NaN rows) along each axis and their
+ * refusals, softmax and log_softmax along each axis (with
  * and without subgroup operations), matmul at odd sizes and batched with broadcasting,
  * the matmul kernel selection policy; several dependent dispatches in one batch
  * (barriers); deadlines.
@@ -171,13 +172,15 @@ static void ref_reduce(kn_vk_reduce_op op, const float *a, const kn_vk_shape *s,
     inner *= s->dims[i];
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
-      double acc = op == KN_VK_REDUCE_SUM ? 0 : op == KN_VK_REDUCE_MAX ? -INFINITY : INFINITY;
+      bool sum = op == KN_VK_REDUCE_SUM || op == KN_VK_REDUCE_MEAN;
+      double acc = sum ? 0 : op == KN_VK_REDUCE_MAX ? -INFINITY : INFINITY;
       for (int64_t k = 0; k < len; k++) {
         double v = a[(o * len + k) * inner + in];
-        acc = op == KN_VK_REDUCE_SUM   ? acc + v
+        acc = sum                      ? acc + v
               : op == KN_VK_REDUCE_MAX ? fmax(acc, v)
                                        : fmin(acc, v);
       }
+      if (op == KN_VK_REDUCE_MEAN) acc = len ? acc / (double)len : NAN;
       out[o * inner + in] = (float)acc;
     }
 }
@@ -196,7 +199,7 @@ static void reductions_on(kn_vk_context *ctx) {
       for (int i = 0; i < sh->ndim; i++)
         if (i != ax)
           nout *= sh->dims[i];
-      for (int op = 0; op <= KN_VK_REDUCE_MIN; op++) {
+      for (int op = 0; op <= KN_VK_REDUCE_MEAN; op++) {
         float *want = malloc((size_t)(nout ? nout : 1) * sizeof *want);
         ref_reduce(op, a, sh, ax, want);
         kn_vk_buffer *bo;
@@ -217,6 +220,25 @@ static void reductions_on(kn_vk_context *ctx) {
     free(a);
     kn_vk_buffer_destroy(ba);
   }
+  /* a NaN anywhere in a row is its max and min (subgroupMax/Min alone may drop it) */
+  kn_vk_shape sh = {2, {2, 300}};
+  float *a = vt_random(600, -3.0f, 3.0f);
+  a[137] = NAN;
+  a[300 + 255] = NAN;
+  kn_vk_buffer *ba = vt_buffer_from(ctx, a, 600), *bo;
+  VT_OK(kn_vk_buffer_create(ctx, 2 * sizeof(float), &bo, err));
+  for (int op = KN_VK_REDUCE_MAX; op <= KN_VK_REDUCE_MIN; op++) {
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    VT_OK(kn_vk_reduce(bt, op, ba, &sh, 1, bo, err));
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+    float *got = vt_download(ctx, bo, 2);
+    assert_true(isnan(got[0]) && isnan(got[1]));
+    free(got);
+  }
+  free(a);
+  kn_vk_buffer_destroy(ba);
+  kn_vk_buffer_destroy(bo);
 }
 
 /* With subgroup arithmetic where the device offers it (lavapipe does). */
@@ -230,6 +252,44 @@ static void reductions_shared_memory_fallback(void **state) {
   VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
   reductions_on(ctx);
   kn_vk_context_destroy(ctx);
+}
+
+/* Refusals before anything is recorded: an unknown reduction, mean of a type without a
+ * mean kernel, a float16 result buffer too small (halves: whole 32-bit words). */
+static void reduction_errors(void **state) {
+  kn_vk_context *ctx = *state;
+  kn_vk_shape sh = {2, {2, 5}};
+  kn_vk_buffer *ba, *bo;
+  VT_OK(kn_vk_buffer_create(ctx, 64, &ba, err));
+  VT_OK(kn_vk_buffer_create(ctx, 4, &bo, err));
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_vk_reduce_typed(bt, KN_VK_F32, (kn_vk_reduce_op)4, ba, &sh, 1, bo, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "unknown reduction"));
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_reduce_typed(bt, KN_VK_I32, KN_VK_REDUCE_MEAN, ba, &sh, 1, bo, &e),
+                   SG_UNIMPLEMENTED);
+  assert_non_null(strstr(e.message, "no mean kernel"));
+  sg_error_clear(&e);
+  /* 2 halves fit in 4 bytes (axis 1), 5 do not (axis 0) */
+  assert_int_equal(kn_vk_reduce_typed(bt, KN_VK_F16, KN_VK_REDUCE_SUM, ba, &sh, 0, bo, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "result"));
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_softmax_typed(bt, KN_VK_BOOL, ba, 2, 5, 1, false, bo, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "float16"));
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_softmax_typed(bt, KN_VK_F16, ba, 2, 5, 1, false, bo, &e),
+                   SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "result"));
+  sg_error_clear(&e);
+  VT_OK(kn_vk_reduce_typed(bt, KN_VK_F16, KN_VK_REDUCE_SUM, ba, &sh, 1, bo, err));
+  kn_vk_batch_discard(bt);
+  kn_vk_buffer_destroy(ba);
+  kn_vk_buffer_destroy(bo);
 }
 
 /* ------------------------------------------------------------ softmax */
@@ -649,6 +709,7 @@ int main(void) {
       cmocka_unit_test(unary_ops),
       cmocka_unit_test(reductions_each_axis),
       cmocka_unit_test(reductions_shared_memory_fallback),
+      cmocka_unit_test(reduction_errors),
       cmocka_unit_test(softmax_rows),
       cmocka_unit_test(softmax_each_axis),
       cmocka_unit_test(softmax_shared_memory_fallback),
