@@ -58,6 +58,8 @@ typedef struct sx {
 sg_code sx_read(const char *src, size_t len, const char *file, sg_arena *arena,
                 sg_intern *strings, sx ***forms, int *nforms, sg_error *err);
 void sx_print(sg_buf *b, const sx *x);
+/* A string literal as sx_read reads it back (escapes \" \\ \n \t, other bytes raw). */
+void sx_print_string(sg_buf *b, const char *s, size_t n);
 bool sx_is_sym(const sx *x, const char *name);
 
 /* ------------------------------------------------------------------- values */
@@ -248,6 +250,8 @@ struct gr_graph {
   int line, col;
   bool is_branch;          /* an `if` branch (printed inline) */
   bool dead;
+  bool generated; /* a top-level graph AD made (grad_F, fwd_F, while_loop_N, prim_OP):
+                     no def of the source, so the optimizer drops it once unreachable */
   struct gr_code *code;
 };
 
