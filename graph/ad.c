@@ -232,6 +232,26 @@ static gr_graph *jtop(adc *c, gr_graph *f, const gr_node *site) {
   return jgraph(c, NULL, f, NULL, 0, c->err, site);
 }
 
+/* A new top-level graph PRE_NAME for AD's own use, named so that no other top-level
+ * graph has its name (PRE_NAME, then PRE_NAME$1, ...): the sexpr dump names top-level
+ * graphs by name, and a re-staged dump may already hold a def PRE_NAME. */
+static gr_graph *generated_graph(gr_module *m, const char *pre, const char *name) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s_%.200s", pre, name);
+  for (int k = 1;; k++) {
+    bool taken = false;
+    for (size_t i = 0; i < m->graphs.len && !taken; i++) {
+      const gr_graph *g = m->graphs.data[i];
+      taken = !g->parent && g->name && !strcmp(g->name, buf);
+    }
+    if (!taken) break;
+    snprintf(buf, sizeof buf, "%s_%.200s$%d", pre, name, k);
+  }
+  gr_graph *g = gr_graph_new(m, sg_intern_str(&m->strings, buf), NULL);
+  g->generated = true;
+  return g;
+}
+
 /* ▶ of a primitive used as a function value: a def applying it, transformed. */
 static gr_graph *jprim(adc *c, const gr_op *op, const gr_node *x) {
   void *got;
@@ -242,9 +262,7 @@ static gr_graph *jprim(adc *c, const gr_op *op, const gr_node *x) {
                 "effectful primitive)", op->name);
     return NULL;
   }
-  char name[80];
-  snprintf(name, sizeof name, "prim_%s", op->alias ? op->alias : op->name);
-  gr_graph *w = gr_graph_new(c->m, sg_intern_str(&c->m->strings, name), NULL);
+  gr_graph *w = generated_graph(c->m, "prim", op->alias ? op->alias : op->name);
   gr_node **in = sg_xcalloc((size_t)op->max_args + 1, sizeof(gr_node *));
   in[0] = prim(c, op->name);
   for (int i = 0; i < op->max_args; i++) in[i + 1] = gr_param_new(c->m, w, NULL);
@@ -262,9 +280,9 @@ static gr_graph *while_loop(adc *c, int n) {
   void *got;
   if (sg_map_get(&c->st->loops, (uintptr_t)n, &got)) return got;
   gr_module *m = c->m;
-  char name[64];
-  snprintf(name, sizeof name, "while_loop_%d", n);
-  gr_graph *w = gr_graph_new(m, sg_intern_str(&m->strings, name), NULL);
+  char name[32];
+  snprintf(name, sizeof name, "%d", n);
+  gr_graph *w = generated_graph(m, "while_loop", name);
   gr_node *cf = gr_param_new(m, w, "cond"), *bf = gr_param_new(m, w, "body");
   gr_node **sp = sg_xcalloc((size_t)n + 4, sizeof(gr_node *));
   gr_node **in = sg_xcalloc((size_t)n + 4, sizeof(gr_node *));
@@ -373,6 +391,14 @@ static gr_node *fwd_graph_value(adc *c, scope *s, gr_node *x) {
   if (!h->parent) {
     gr_graph *j = jtop(c, h, x);
     return j ? graph_const(c, j, x) : NULL;
+  }
+  if (is_active(c->st, h)) {
+    /* its ▶ version is being built: a nested def that calls itself would be
+     * transformed again and again (unbounded native recursion) */
+    gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, x,
+                "grad: differentiating the recursive nested def '%s' is not implemented "
+                "(make it a top-level def)", h->name ? h->name : "lambda");
+    return NULL;
   }
   if (expand_graph(c->m, h, c->err)) return NULL;
   fvs_fresh(c);
@@ -589,7 +615,7 @@ static gr_graph *jgraph(adc *pc, scope *ps, gr_graph *h, gr_node **fvl, int nfv,
   gr_module *m = pc->m;
   if (expand_graph(m, h, err)) return NULL;
   adc c = {.m = m, .err = err, .site = site, .st = pc->st};
-  c.fg = gr_graph_new(m, jname(m, "fwd", h), ps ? pc->fg : NULL);
+  c.fg = ps ? gr_graph_new(m, jname(m, "fwd", h), pc->fg) : generated_graph(m, "fwd", h->name ? h->name : "fn");
   c.fg->line = h->line;
   c.fg->col = h->col;
   c.fg->is_branch = h->is_branch && h->nparams == 0;
@@ -636,10 +662,8 @@ done:
 /* Builds the gradient graph of f with respect to the parameters in idx[0..nidx). */
 static gr_graph *build_grad(gr_module *m, ad_state *st, gr_graph *f, const int *idx, int nidx,
                             const gr_node *site, sg_error *err) {
-  char name[256];
-  snprintf(name, sizeof name, "grad_%s", f->name ? f->name : "fn");
   adc c = {.m = m, .err = err, .site = site, .st = st};
-  c.g = c.fg = gr_graph_new(m, sg_intern_str(&m->strings, name), NULL);
+  c.g = c.fg = generated_graph(m, "grad", f->name ? f->name : "fn");
   c.g->line = f->line;
   c.g->col = f->col;
   scope s = {SG_MAP_INIT, NULL, f, &c};

@@ -52,8 +52,8 @@ sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, si
   /* a wrapper name no def uses */
   char wname[300];
   for (int k = 0;; k++) {
-    if (k) snprintf(wname, sizeof wname, "grad_%s_%d", entry, k);
-    else snprintf(wname, sizeof wname, "grad_%s", entry);
+    if (k) snprintf(wname, sizeof wname, "grad_%.200s_%d", entry, k);
+    else snprintf(wname, sizeof wname, "grad_%.200s", entry);
     bool used = false;
     for (int i = 0; i < nforms; i++)
       if (forms[i]->kind == SX_LIST && forms[i]->u.list.n > 1 &&

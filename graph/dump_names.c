@@ -23,30 +23,41 @@ static char *base_name(const char *name, const char *dflt) {
   return s;
 }
 
+/* Puts g in the dump order unless it is there already. */
+static void add_graph(gr_dumpctx *d, gr_graph *g) {
+  if (sg_map_get(&d->gindex, (uintptr_t)g, NULL)) return;
+  sg_vec_push(&d->graphs, g);
+  sg_map_put(&d->gindex, (uintptr_t)g, (void *)(uintptr_t)d->graphs.len);
+}
+
 void gr_dumpctx_init(gr_dumpctx *d, gr_module *m, gr_graph *entry) {
   memset(d, 0, sizeof *d);
   d->m = m;
-  gr_graph_vec tmp = {0};
-  gr_graph_vec roots = {0};
-  sg_vec_push(&roots, entry);
-  for (size_t i = 0; i < m->graphs.len; i++) {
-    gr_graph *g = m->graphs.data[i];
-    if (!g->parent && !g->dead && g != entry) sg_vec_push(&roots, g);
+  /* graphs in the order the dumps print them: from the entry, then each other
+   * top-level def, through the graph constants of the scheduled nodes only (what the
+   * dump prints; unused nodes left without the optimizer would number graphs that
+   * never appear, and re-staging would number them differently) */
+  SG_VEC(gr_node_vec) scheds = {0};
+  for (size_t r = 0; r <= m->graphs.len; r++) {
+    gr_graph *root = r == 0 ? entry : m->graphs.data[r - 1];
+    if (r > 0 && (root->parent || root->dead || root == entry)) continue;
+    add_graph(d, root);
+    for (size_t i = scheds.len; i < d->graphs.len; i++) {
+      gr_graph *g = d->graphs.data[i];
+      gr_node_vec s = {0};
+      gr_schedule(g, &s);
+      sg_vec_push(&scheds, s);
+      if (g->output && gr_is_const_graph(g->output)) add_graph(d, g->output->value.u.g);
+      for (size_t k = 0; k < s.len; k++)
+        for (int j = 0; j < s.data[k]->ninputs; j++)
+          if (gr_is_const_graph(s.data[k]->inputs[j])) add_graph(d, s.data[k]->inputs[j]->value.u.g);
+    }
   }
-  for (size_t r = 0; r < roots.len; r++) {
-    gr_reachable_graphs(m, roots.data[r], &tmp);
-    for (size_t k = 0; k < tmp.len; k++)
-      if (!sg_map_get(&d->gindex, (uintptr_t)tmp.data[k], NULL)) {
-        sg_vec_push(&d->graphs, tmp.data[k]);
-        sg_map_put(&d->gindex, (uintptr_t)tmp.data[k], (void *)(uintptr_t)d->graphs.len);
-      }
-  }
-  sg_vec_free(&tmp);
-  sg_vec_free(&roots);
   d->scheds = sg_xcalloc(d->graphs.len + 1, sizeof(gr_node_vec));
+  if (scheds.len) memcpy(d->scheds, scheds.data, sizeof(gr_node_vec) * scheds.len);
+  sg_vec_free(&scheds);
   for (size_t i = 0; i < d->graphs.len; i++) {
     gr_graph *g = d->graphs.data[i];
-    gr_schedule(g, &d->scheds[i]);
     for (int p = 0; p < g->nparams; p++) {
       char *bn = base_name(g->params[p]->name, "p");
       char *s = sg_xasprintf("%s_%zu_%d", bn, i, p);

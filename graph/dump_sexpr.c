@@ -65,12 +65,8 @@ static void atom(sp *s, const gr_node *n) {
     sg_buf_puts(s->b, name);
     return;
   }
-  if (h->is_branch && h->nparams == 0) {
-    sg_buf_printf(s->b, "(lambda () ");
-    body(s, h);
-    sg_buf_putc(s->b, ')');
-    return;
-  }
+  /* an `if` branch outside an `if` (the optimizer folded the `if`) prints as any nested
+   * def: read back, it is one, so re-staging prints the same */
   sg_buf_printf(s->b, "(begin (def %s ", name);
   params(s, h);
   sg_buf_putc(s->b, ' ');

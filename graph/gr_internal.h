@@ -61,6 +61,8 @@ void sx_print(sg_buf *b, const sx *x);
 /* A float in the fewest digits that read back as the same double, always with a '.',
  * 'e', "inf" or "nan" (sexpr_print.c; also the JSON values and printed output). */
 void gr_format_float(sg_buf *b, double f);
+/* A string literal as sx_read reads it back (escapes \" \\ \n \t, other bytes raw). */
+void sx_print_string(sg_buf *b, const char *s, size_t n);
 bool sx_is_sym(const sx *x, const char *name);
 
 /* ------------------------------------------------------------------- values */
@@ -251,6 +253,8 @@ struct gr_graph {
   int line, col;
   bool is_branch;          /* an `if` branch (printed inline) */
   bool dead;
+  bool generated; /* a top-level graph AD made (grad_F, fwd_F, while_loop_N, prim_OP):
+                     no def of the source, so the optimizer drops it once unreachable */
   struct gr_code *code;
 };
 

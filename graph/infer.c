@@ -516,6 +516,16 @@ static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, b
       }
     } else if (!op && gr_is_const_graph(head)) {
       rc = infer_call(c, &e, n, head->value.u.g, av, na, record, &res);
+    } else if (!op) {
+      /* a call of something known not to be a function (after inlining, say) fails
+       * here with the location the executor would give it, not at run time */
+      gr_aval *h = aval_of(c, &e, head);
+      if (h->kind != GA_ANY && h->kind != GA_FUNC) {
+        sg_buf b = SG_BUF_INIT;
+        gr_aval_print(&b, h);
+        rc = gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, n, "cannot call a value of type %s (expected a function)", b.data);
+        sg_buf_free(&b);
+      }
     }
     if (av != av_local) free(av);
     sg_map_put(&e.vals, (uintptr_t)n, res);
@@ -644,6 +654,9 @@ GR_INFER(gr_infer_reshape) {
   for (int i = 0; i < nd; i++) {
     if (sh[i] == -1 && unknown < 0) unknown = i;
     else if (sh[i] < 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "reshape: bad dimension %lld", (long long)sh[i]);
+    else if (sh[i] && known > KN_MAX_ELEMENTS / sh[i])
+      return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "reshape: more than %lld elements (limit)",
+                          (long long)KN_MAX_ELEMENTS);
     else known *= sh[i];
   }
   if (size_known && unknown < 0 && known != size)

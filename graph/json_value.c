@@ -47,33 +47,88 @@ static void jws(jp *P) {
 
 static sg_code jparse(jp *P, jv **out);
 
+/* The 4 hex digits after "\\u" at P->p (which points at the 'u'); -1 if malformed. */
+static long jhex4(const char *u) {
+  long v = 0;
+  for (int k = 1; k <= 4; k++) {
+    char c = u[k];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+static void put_utf8(sg_buf *b, long cp) {
+  if (cp < 0x80) {
+    sg_buf_putc(b, (char)cp);
+  } else if (cp < 0x800) {
+    sg_buf_putc(b, (char)(0xc0 | (cp >> 6)));
+    sg_buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    sg_buf_putc(b, (char)(0xe0 | (cp >> 12)));
+    sg_buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
+    sg_buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+  } else {
+    sg_buf_putc(b, (char)(0xf0 | (cp >> 18)));
+    sg_buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3f)));
+    sg_buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
+    sg_buf_putc(b, (char)(0x80 | (cp & 0x3f)));
+  }
+}
+
+/* A "\\uXXXX" escape (with its low surrogate when XXXX is a high one) at P->p (the 'u')
+ * appended to b as UTF-8; P->p is left on its last hex digit, or on the backslash
+ * for an error. */
+static sg_code junicode(jp *P, sg_buf *b) {
+  const char *u = P->p;
+  long cp = jhex4(u), lo = -1;
+  if (cp >= 0xd800 && cp <= 0xdbff && u[5] == '\\' && u[6] == 'u') lo = jhex4(u + 6);
+  P->p = u - 1; /* errors point at the escape */
+  if (cp < 0) return jerr(P, "4 hex digits after \\u");
+  if (cp >= 0xdc00 && cp <= 0xdfff) return jerr(P, "a high surrogate before this low one");
+  if (cp >= 0xd800 && cp <= 0xdbff) {
+    if (lo < 0xdc00 || lo > 0xdfff) return jerr(P, "a \\uXXXX low surrogate after the high one");
+    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+  }
+  if (cp == 0) return jerr(P, "a character other than \\u0000 (strings cannot hold NUL)");
+  P->p = u + (cp >= 0x10000 ? 10 : 4);
+  put_utf8(b, cp);
+  return SG_OK;
+}
+
+/* A JSON string (RFC 8259: escapes decoded, raw control characters rejected). */
 static sg_code jstring(jp *P, char **out) {
   P->p++;
   sg_buf b = SG_BUF_INIT;
-  while (*P->p && *P->p != '"') {
-    if (*P->p == '\\') {
+  sg_code rc = SG_OK;
+  while (!rc && *P->p != '"') {
+    unsigned char c = (unsigned char)*P->p;
+    if (!c) {
+      rc = jerr(P, "'\"' to end the string");
+    } else if (c < 0x20) {
+      rc = jerr(P, "an escape (\\n, \\u00XX) instead of a raw control character in a string");
+    } else if (c != '\\') {
+      sg_buf_putc(&b, (char)c);
       P->p++;
-      char c = *P->p;
-      char v = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'b' ? '\b' : c == 'f' ? '\f' : c;
-      if (c == 'u') {
-        /* keep \uXXXX as '?' — field and dtype names are ASCII */
-        for (int k = 0; k < 4 && P->p[1]; k++) P->p++;
-        v = '?';
-      }
-      sg_buf_putc(&b, v);
-      if (*P->p) P->p++;
     } else {
-      sg_buf_putc(&b, *P->p++);
+      char e = *++P->p;
+      const char *simple = strchr("\"\\/bfnrt", e);
+      if (e && simple) sg_buf_putc(&b, "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"]);
+      else if (e == 'u') rc = junicode(P, &b);
+      else {
+        P->p--; /* point at the backslash */
+        rc = jerr(P, "an escape \\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX");
+      }
+      if (!rc) P->p++;
     }
   }
-  if (*P->p != '"') {
-    sg_buf_free(&b);
-    return jerr(P, "'\"' to end the string");
+  if (!rc) {
+    P->p++;
+    *out = sg_arena_strdup(P->a, b.data ? b.data : "");
   }
-  P->p++;
-  *out = sg_arena_strdup(P->a, b.data ? b.data : "");
   sg_buf_free(&b);
-  return SG_OK;
+  return rc;
 }
 
 static sg_code jparse(jp *P, jv **out) {

@@ -1,7 +1,8 @@
 /*
  * opt_dce.c — dead code elimination: apply nodes that the output of their graph does
  * not reach (directly, or through the free variables of the graphs it uses) are
- * removed with their edges, and graphs no top-level def reaches are marked dead.
+ * removed with their edges, and graphs no top-level def of the source reaches (AD's
+ * generated top-level graphs included) are marked dead.
  * Effects are never dead: the lowering threads them to the output with `seq`.
  */
 #include "opt_util.h"
@@ -15,7 +16,7 @@ bool gr_opt_dce(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   for (size_t i = 0; i < live.len; i++) sg_map_put(&is_live, (uintptr_t)live.data[i], NULL);
   for (size_t i = 0; i < m->graphs.len; i++) {
     gr_graph *g = m->graphs.data[i];
-    if (!g->dead && g->parent && !sg_map_get(&is_live, (uintptr_t)g, NULL)) g->dead = true;
+    if (!g->dead && (g->parent || g->generated) && !sg_map_get(&is_live, (uintptr_t)g, NULL)) g->dead = true;
   }
   gr_node_vec sched = {0};
   /* a node of g may also be needed by a nested graph as a free variable */

@@ -6,14 +6,15 @@
 
 #include "gr_internal.h"
 
-/* Live graphs: every top-level def and what it reaches. */
+/* Live graphs: every top-level def of the source and what it reaches (AD's generated
+ * graphs only when reached). */
 static inline void gr_live_graphs(gr_module *m, gr_graph_vec *out) {
   out->len = 0;
   sg_map seen = SG_MAP_INIT;
   gr_graph_vec tmp = {0};
   for (size_t i = 0; i < m->graphs.len; i++) {
     gr_graph *r = m->graphs.data[i];
-    if (r->parent || r->dead) continue;
+    if (r->parent || r->dead || r->generated) continue;
     gr_reachable_graphs(m, r, &tmp);
     for (size_t k = 0; k < tmp.len; k++)
       if (!sg_map_get(&seen, (uintptr_t)tmp.data[k], NULL)) {

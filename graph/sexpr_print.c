@@ -36,7 +36,7 @@ void gr_format_float(sg_buf *b, double f) {
   sg_buf_puts(b, tmp);
 }
 
-static void print_string(sg_buf *b, const char *s, size_t n) {
+void sx_print_string(sg_buf *b, const char *s, size_t n) {
   sg_buf_putc(b, '"');
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
@@ -62,7 +62,7 @@ void sx_print(sg_buf *b, const sx *x) {
   case SX_SYM: sg_buf_puts(b, x->u.sym); break;
   case SX_INT: sg_buf_printf(b, "%lld", (long long)x->u.i); break;
   case SX_FLOAT: gr_format_float(b, x->u.f); break;
-  case SX_STR: print_string(b, x->u.str.s, x->u.str.len); break;
+  case SX_STR: sx_print_string(b, x->u.str.s, x->u.str.len); break;
   case SX_BOOL: sg_buf_puts(b, x->u.b ? "true" : "false"); break;
   case SX_NONE: sg_buf_puts(b, "none"); break;
   }

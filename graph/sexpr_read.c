@@ -6,6 +6,7 @@
  * deeply nested input is an error, never a stack overflow. Every error says what was
  * expected, at FILE:LINE:COL.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,10 @@ static sg_code read_atom(reader *r, sx **out) {
                          ((buf[0] == '-' || buf[0] == '+' || buf[0] == '.') &&
                           ((buf[1] >= '0' && buf[1] <= '9') || (buf[1] == '.' && buf[2] >= '0' && buf[2] <= '9')));
     if (numeric_start) {
+      errno = 0;
       long long v = strtoll(buf, &e, 10);
+      if (*e == 0 && errno == ERANGE)
+        return rd_error(r, line, col, "integer '%s' out of range: integers are 64-bit", buf);
       if (*e == 0) {
         sx *x = new_sx(r, SX_INT, line, col);
         x->u.i = v;

@@ -261,7 +261,7 @@ static void print_val(sg_buf *b, const gr_val *v, bool py) {
   case GV_FLOAT: gr_format_float(b, v->u.f); break;
   case GV_STR:
     if (py) sg_buf_puts(b, v->u.s);
-    else sg_buf_put_json_string(b, v->u.s, strlen(v->u.s));
+    else sx_print_string(b, v->u.s, strlen(v->u.s)); /* the sexpr dump reads it back */
     break;
   case GV_PRIM: sg_buf_puts(b, v->u.op->name); break;
   case GV_GRAPH: sg_buf_printf(b, "@%s", v->u.g->name ? v->u.g->name : "lambda"); break;

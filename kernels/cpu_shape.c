@@ -72,6 +72,9 @@ sg_code kn_reshape(const kn_tensor *a, int ndim, const int64_t *shape, kn_tensor
     } else if (s[i] < 0) {
       return sg_error_set(err, SG_INVALID_ARGUMENT, "reshape: negative dimension %lld",
                           (long long)s[i]);
+    } else if (s[i] && prod > KN_MAX_ELEMENTS / s[i]) {
+      return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "reshape: more than %lld elements (limit)",
+                          (long long)KN_MAX_ELEMENTS);
     } else {
       prod *= s[i];
     }

@@ -56,7 +56,9 @@ float kn_f16_to_f32(uint16_t h);
 /* --------------------------------------------------------------- lifecycle */
 /* Largest tensor any kernel will create (elements); bigger results are
  * SG_RESOURCE_EXHAUSTED errors instead of an allocation failure. */
+#ifndef KN_MAX_ELEMENTS /* the fuzz target (tests/graph/fuzz_graph.c) sets a smaller one */
 #define KN_MAX_ELEMENTS ((int64_t)1 << 28)
+#endif
 /* SG_OK when a tensor of this shape may be created, else fills err. */
 sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
 /* New tensor with uninitialised (zeroed) data. ndim may be 0 (a scalar). */

@@ -160,6 +160,81 @@ p = subprocess.run([TOOL, "batch"], input=b"case 100 0\n(def f () 1)", capture_o
 expect("batch truncated", p.returncode == 2 and not p.stdout and
        b"case 1: input ends inside the case" in p.stderr, f"rc={p.returncode} {p.stderr!r}")
 
+# regressions found by the fuzzer (fuzz_graph.c; docs/graph.md "Fuzzing")
+def run_src(src, args, *extra):
+    with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+        t.write(src)
+    p = tool("run", t.name, "--args", args, *extra)
+    os.unlink(t.name)
+    return p
+
+
+def restage_same(name, src, args, *extra):
+    """The sexpr dump of src stages again to the same id and runs to the same result."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sexp", delete=False) as t:
+        t.write(src)
+    d = tool("stage", t.name, "--dump", "sexpr", *extra)
+    i1 = tool("id", t.name, *extra)
+    r1 = tool("run", t.name, "--args", args, *extra)
+    with open(t.name, "w") as f:
+        f.write(d.stdout)
+    i2 = tool("id", t.name, *extra)
+    r2 = tool("run", t.name, "--args", args, *extra)
+    os.unlink(t.name)
+    expect(f"{name}: dump re-stages", d.returncode == 0 and i2.returncode == 0 and i1.stdout == i2.stdout,
+           f"{i1.stdout!r} {i2.stdout!r} {i2.stderr}\n{d.stdout}")
+    expect(f"{name}: dump re-runs", r1.returncode == 0 and (r1.stdout, r1.stderr) == (r2.stdout, r2.stderr),
+           f"{r1.stdout!r} {r1.stderr!r} vs {r2.stdout!r} {r2.stderr!r}")
+
+
+# JSON strings: escapes decoded (\uXXXX and surrogate pairs to UTF-8), raw control
+# characters and bad escapes rejected with the offset
+p = run_src("(def f (s) s)", '["a\\u0041\\u00e9\\ud83d\\ude00\\n\\/"]')
+expect("json \\u escapes", p.returncode == 0 and json.loads(p.stdout) == "aA\u00e9\U0001F600\n/", p.stdout + p.stderr)
+for bad, want in [('["a\x01"]', "offset 3: expected an escape (\\n, \\u00XX) instead of a raw control character"),
+                  ('["\\ud83d"]', "offset 2: expected a \\uXXXX low surrogate"),
+                  ('["\\u00"]', "offset 2: expected 4 hex digits after \\u"),
+                  ('["\\u0000"]', "offset 2: expected a character other than \\u0000"),
+                  ('["\\q"]', 'offset 2: expected an escape \\" \\\\ \\/')]:
+    p = run_src("(def f (s) s)", bad)
+    expect(f"json bad string {bad!r}", p.returncode == 1 and want in p.stderr, p.stderr)
+# a string constant with a control character: the sexpr dump reads back
+restage_same("dump string escapes", '(def f (x) (begin (print "a\x01\tb\\\"" x) x))', "[1]")
+# a def named like AD's gradient graph: the dump keeps both apart
+restage_same("grad name clash", "(def f (x) (* x x))\n(def grad_f (x) 0)\n"
+             "(def main (x) (+ (grad_f x) ((grad f) x)))", "[3.0]")
+p = run_src("(def f (x) (* x x))\n(def grad_f (x) 0)\n(def main (x) (+ (grad_f x) ((grad f) x)))", "[3.0]")
+expect("grad name clash runs", p.returncode == 0 and json.loads(p.stdout) == 6.0, p.stdout + p.stderr)
+for opt in ([], ["--no-optimize"]):
+    restage_same(f"grad of while {opt}", "(def g (x) (getitem (while (lambda (i a) (< i 3)) "
+                 "(lambda (i a) (tuple (+ i 1) (* a x))) (tuple 0 1.0)) 1))\n(def main (x) ((grad g) x))",
+                 "[2.0]", *opt)
+# staging errors the fuzzer reached: calling a non-function once inlining shows it, a
+# reshape whose element count overflows, an integer literal beyond 64 bits
+for src, want in [("(def adder (n) 5)\n(def main (a) (let f (adder 1) (f a)))",
+                   ":2:32: error: cannot call a value of type int=5 (expected a function) (INVALID_ARGUMENT)"),
+                  ("(def f (x)\n  (reshape x (tuple 9223372036854775807 3)))",
+                   ":2:3: error: reshape: more than 268435456 elements (limit) (RESOURCE_EXHAUSTED)"),
+                  ("(def f (x)\n  (+ x 9223372036854775808))",
+                   ":2:8: error: integer '9223372036854775808' out of range: integers are 64-bit")]:
+    for opt in ([], ["--no-optimize"]):
+        p = run_src(src, "[[1, 2]]", *opt)
+        expect(f"diagnostic {want} {opt}", p.returncode == 1 and want in p.stderr, p.stderr)
+# an `if` the optimizer folded leaves its branch called directly: the dump reads back
+restage_same("folded if branch", "(def even (n) (if (== n 0) true (odd (- n 1))))\n"
+             "(def odd (n) (if (neg 0) false (even 0)))", "[4]")
+# grad through a nested def that calls itself: a located error, not a stack overflow
+p = run_src("(def outer (n)\n  (begin (def inner (k) (if (<= k 0) 0 (+ k (inner (- k 1))))) (inner n)))\n"
+            "(def main (n) ((grad outer) n))", "[3.0]")
+expect("grad of a recursive nested def", p.returncode == 1 and
+       ":2:46: error: grad: differentiating the recursive nested def 'inner' is not implemented" in p.stderr,
+       p.stderr)
+p = run_src("(def outer (n)\n  (begin (def inner (k) (if (<= k 0) 0 (+ k (inner (- k 1))))) (inner n)))", "[3]")
+expect("recursive nested def runs", p.returncode == 0 and json.loads(p.stdout) == 6, p.stdout + p.stderr)
+# the CPU kernel's own check: a reshape to a shape only known at run time
+p = run_src("(def f (x n)\n  (reshape x (tuple n 3)))", "[[1, 2], 9223372036854775807]")
+expect("reshape overflow at run time", p.returncode == 1 and "more than 268435456 elements" in p.stderr, p.stderr)
+
 print(f"{'ok' if not failures else 'FAILED'}: gr_tool cli tests (dot checked: {have_dot})")
 for f in failures:
     print("FAIL", f)
