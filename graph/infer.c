@@ -26,6 +26,7 @@ typedef struct ictx {
   sg_error *err;
   sg_map memo;     /* signature hash → gr_aval* (result) */
   sg_map inprog;   /* signature hash → present while being inferred */
+  sg_map seen;     /* graphs inferred at least once (gr_infer's sweep of the others) */
   int depth;
 } ictx;
 
@@ -469,6 +470,7 @@ static sg_code infer_while(ictx *c, ienv *e, gr_node *n, gr_aval **av, bool reco
 static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
                            gr_aval **out) {
   ienv e = {SG_MAP_INIT, parent};
+  sg_map_put(&c->seen, (uintptr_t)g, NULL);
   for (int i = 0; i < g->nparams; i++)
     sg_map_put(&e.vals, (uintptr_t)g->params[i], args ? args[i] : (g->params[i]->aval ? g->params[i]->aval : any()));
   gr_node_vec sched = {0};
@@ -546,8 +548,23 @@ sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err) {
     gr_aval *out;
     rc = infer_graph(&c, g, NULL, NULL, true, &out);
   }
+  /* Nested graphs no call reached (a closure only returned or stored, say) are checked
+   * too, their parameters and free variables unknown, as top-level defs are: otherwise
+   * an error in them surfaces only at run time, or after the optimizer folded it into
+   * something the S-expression reader rejects. Checking one may reach others. */
+  for (bool more = true; more && !rc;) {
+    more = false;
+    for (size_t i = 0; i < m->graphs.len && !rc; i++) {
+      gr_graph *g = m->graphs.data[i];
+      if (!g->parent || g->dead || sg_map_get(&c.seen, (uintptr_t)g, NULL)) continue;
+      gr_aval *out;
+      rc = infer_graph(&c, g, NULL, NULL, false, &out);
+      more = true;
+    }
+  }
   sg_map_free(&c.memo);
   sg_map_free(&c.inprog);
+  sg_map_free(&c.seen);
   (void)entry;
   return rc;
 }
@@ -591,6 +608,7 @@ sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n,
   free(av);
   sg_map_free(&c.memo);
   sg_map_free(&c.inprog);
+  sg_map_free(&c.seen);
   sg_arena_free(&a);
   return rc;
 }

@@ -216,7 +216,10 @@ for src, want in [("(def adder (n) 5)\n(def main (a) (let f (adder 1) (f a)))",
                   ("(def f (x)\n  (reshape x (tuple 9223372036854775807 3)))",
                    ":2:3: error: reshape: more than 268435456 elements (limit) (RESOURCE_EXHAUSTED)"),
                   ("(def f (x)\n  (+ x 9223372036854775808))",
-                   ":2:8: error: integer '9223372036854775808' out of range: integers are 64-bit")]:
+                   ":2:8: error: integer '9223372036854775808' out of range: integers are 64-bit"),
+                  # a nested def no call reaches (only returned) is checked all the same
+                  ("(def f (a)\n  (begin (def g (x) ((> 1 2) x)) g))",
+                   ":2:21: error: cannot call a value of type bool=false (expected a function)")]:
     for opt in ([], ["--no-optimize"]):
         p = run_src(src, "[[1, 2]]", *opt)
         expect(f"diagnostic {want} {opt}", p.returncode == 1 and want in p.stderr, p.stderr)
