@@ -11,6 +11,7 @@
  */
 #include "vk_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,26 +42,51 @@ const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v) {
   return (unsigned)v < KN_VK_MATMUL_NVARIANTS ? variants[v].name : "?";
 }
 
-sg_code kn_vk_matmul_variant_parse(const char *s, kn_vk_matmul_variant *out, sg_error *err) {
-  *out = KN_VK_MATMUL_AUTO;
+/* The index of s among n names (name(i)); NULL or "" is 0, the automatic choice.
+ * Unknown: SG_INVALID_ARGUMENT listing the names. */
+static sg_code choice_parse(const char *s, const char *(*name)(int), int n, const char *what,
+                            int *out, sg_error *err) {
+  *out = 0;
   if (s == NULL || *s == '\0')
     return SG_OK;
-  for (int v = 0; v < KN_VK_MATMUL_NVARIANTS; v++)
-    if (strcmp(s, variants[v].name) == 0) {
-      *out = (kn_vk_matmul_variant)v;
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, name(i)) == 0) {
+      *out = i;
       return SG_OK;
     }
-  return sg_error_set(err, SG_INVALID_ARGUMENT,
-                      "unknown matmul variant '%s': expected auto, tiled, subgroup or coop", s);
+  char expected[128] = "";
+  for (int i = 0; i < n; i++)
+    snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s",
+             i == 0 ? "" : i == n - 1 ? " or " : ", ", name(i));
+  return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown %s '%s': expected %s", what, s, expected);
+}
+
+/* choice_parse of environment variable `var`, the error naming it. */
+static sg_code choice_env(const char *var, const char *(*name)(int), int n, const char *what,
+                          int *out, sg_error *err) {
+  sg_error e = SG_ERROR_INIT;
+  sg_code code = choice_parse(getenv(var), name, n, what, out, &e);
+  if (code != SG_OK) {
+    sg_error_set(err, code, "environment %s: %s", var, e.message);
+    sg_error_clear(&e);
+  }
+  return code;
+}
+
+static const char *variant_name_at(int i) { return variants[i].name; }
+
+sg_code kn_vk_matmul_variant_parse(const char *s, kn_vk_matmul_variant *out, sg_error *err) {
+  int i;
+  sg_code code = choice_parse(s, variant_name_at, KN_VK_MATMUL_NVARIANTS, "matmul variant", &i, err);
+  *out = (kn_vk_matmul_variant)i;
+  return code;
 }
 
 sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err) {
-  sg_error e = SG_ERROR_INIT;
-  sg_code code = kn_vk_matmul_variant_parse(getenv("STAGD_VK_MATMUL"), out, &e);
-  if (code != SG_OK) {
-    sg_error_set(err, code, "environment STAGD_VK_MATMUL: %s", e.message);
-    sg_error_clear(&e);
-  }
+  int i;
+  sg_code code = choice_env("STAGD_VK_MATMUL", variant_name_at, KN_VK_MATMUL_NVARIANTS,
+                            "matmul variant", &i, err);
+  *out = (kn_vk_matmul_variant)i;
   return code;
 }
 
@@ -115,26 +141,21 @@ bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_varia
 
 static const char *const coop_flavours[] = {"auto", "nv", "khr"};
 
+static const char *flavour_name_at(int i) { return coop_flavours[i]; }
+
 sg_code kn_vk_coop_flavour_parse(const char *s, kn_vk_coop_flavour *out, sg_error *err) {
-  *out = KN_VK_COOP_AUTO;
-  if (s == NULL || *s == '\0')
-    return SG_OK;
-  for (int f = 0; f <= KN_VK_COOP_KHR; f++)
-    if (strcmp(s, coop_flavours[f]) == 0) {
-      *out = (kn_vk_coop_flavour)f;
-      return SG_OK;
-    }
-  return sg_error_set(err, SG_INVALID_ARGUMENT,
-                      "unknown cooperative-matrix flavour '%s': expected auto, nv or khr", s);
+  int i;
+  sg_code code = choice_parse(s, flavour_name_at, KN_VK_COOP_KHR + 1, "cooperative-matrix flavour",
+                              &i, err);
+  *out = (kn_vk_coop_flavour)i;
+  return code;
 }
 
 sg_code kn_vk_coop_env_flavour(kn_vk_coop_flavour *out, sg_error *err) {
-  sg_error e = SG_ERROR_INIT;
-  sg_code code = kn_vk_coop_flavour_parse(getenv("STAGD_VK_COOP"), out, &e);
-  if (code != SG_OK) {
-    sg_error_set(err, code, "environment STAGD_VK_COOP: %s", e.message);
-    sg_error_clear(&e);
-  }
+  int i;
+  sg_code code = choice_env("STAGD_VK_COOP", flavour_name_at, KN_VK_COOP_KHR + 1,
+                            "cooperative-matrix flavour", &i, err);
+  *out = (kn_vk_coop_flavour)i;
   return code;
 }
 
