@@ -89,6 +89,25 @@ def test_execute_with_protobuf_values(channel, pb2):
             pb2.ExecuteReply)
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "args[0]" in e.value.details() and "needs 12 bytes" in e.value.details()
+    # Value arguments run as values: the reply carries the binary result too, equal to
+    # result_json (the JSON path, for args_json, gives result_json only)
+    assert r.result.tensor.dtype == pb2.DTYPE_FLOAT32 and list(r.result.tensor.shape) == [3]
+    assert struct.unpack("<3f", r.result.tensor.data) == (1.0, 4.0, 9.0)
+    j = rpc(channel, "Execute", pb2.ExecuteRequest(graph_id=st.graph_id, args_json="[2.5]"),
+            pb2.ExecuteReply)
+    assert json.loads(j.result_json) == 6.25 and j.result.WhichOneof("kind") is None
+    s = rpc(channel, "Execute", pb2.ExecuteRequest(graph_id=st.graph_id, args=[pb2.Value(float_value=2.5)]),
+            pb2.ExecuteReply)
+    assert json.loads(s.result_json) == 6.25 and s.result.float_value == 6.25
+    q = rpc(channel, "Execute", pb2.ExecuteRequest(graph_id=st.graph_id, args=[pb2.Value(tensor=t)],
+                                                   no_result_json=True), pb2.ExecuteReply)
+    assert q.result_json == "" and struct.unpack("<3f", q.result.tensor.data) == (1.0, 4.0, 9.0)
+    # a record argument still takes the JSON path (the binary one has no records yet)
+    tp = stage(channel, pb2, "tree_prod.sexp")
+    leaf = pb2.Value(record=pb2.Record(fields=[pb2.Field(name="is_empty", value=pb2.Value(bool_value=True))]))
+    r = rpc(channel, "Execute", pb2.ExecuteRequest(graph_id=tp.graph_id, args=[pb2.Value(float_value=2.0), leaf]),
+            pb2.ExecuteReply)
+    assert json.loads(r.result_json) == 2.0 and r.result.WhichOneof("kind") is None
 
 
 def test_dump_graph_formats(channel, pb2):
