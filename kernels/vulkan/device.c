@@ -63,24 +63,13 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                              sg_error *err) {
   *out = NULL;
   VkInstance inst;
-  sg_code code = kn_vk_instance_get(&inst, err);
+  VkPhysicalDevice pd;
+  kn_vk_device_info info;
+  sg_code code = kn_vk_physical(index, &inst, &pd, &info, err);
   if (code == SG_OK)
     code = kn_vk_fault_env(err);
   if (code != SG_OK)
     return code;
-  uint32_t n = 0;
-  VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
-  if (r != VK_SUCCESS)
-    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
-  if (index < 0 || (uint32_t)index >= n)
-    return sg_error_set(err, SG_NOT_FOUND, "device vulkan:%d not found: %u Vulkan device%s", index,
-                        n, n == 1 ? "" : "s");
-  VkPhysicalDevice *pds = sg_xcalloc(n, sizeof *pds);
-  r = vkEnumeratePhysicalDevices(inst, &n, pds);
-  VkPhysicalDevice pd = pds[index];
-  free(pds);
-  if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-    return kn_vk_check(r, err, "vkEnumeratePhysicalDevices");
 
   kn_vk_context *ctx = sg_xcalloc(1, sizeof *ctx);
   atomic_init(&ctx->refs, 1);
@@ -91,11 +80,16 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   if (ctx->opts.pool_block_bytes == 0)
     ctx->opts.pool_block_bytes = 64u << 20;
   ctx->opts.pipeline_cache_dir = NULL; /* not owned: pipeline.c keeps the file name */
-  kn_vk_describe(pd, index, &ctx->info);
+  ctx->info = info;
   vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memprops);
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(pd, &props);
   ctx->limits = props.limits;
+  /* STAGD_VK_NO_SUBGROUP=1 sets no_subgroup_ops for contexts opened with default options
+   * (the graph executor's): tests compare both reduction variants through it */
+  atomic_int env_no_subgroup = -1; /* read now: contexts are opened rarely */
+  ctx->opts.no_subgroup_ops =
+      ctx->opts.no_subgroup_ops || kn_vk_env_flag("STAGD_VK_NO_SUBGROUP", &env_no_subgroup);
   ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && kn_vk_subgroup_usable(&ctx->info);
   if ((ctx->opts.matmul_variant == KN_VK_MATMUL_AUTO &&
        (code = kn_vk_matmul_env_variant(&ctx->opts.matmul_variant, err)) != SG_OK) ||
@@ -117,7 +111,7 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
                                  .queueFamilyIndex = ctx->queue_family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &priority};
-  /* What the typed kernels use, where offered (kn_vk_describe found it): 64-bit integer
+  /* What the typed kernels use, where offered (the instance's description of it): 64-bit integer
    * and float arithmetic, float16 storage + arithmetic (matmul_f16), subgroup ops on
    * int64 (matmul_subgroup_i64), and for the coop variant the cooperative-matrix
    * extension kn_vk_coop_choice picks (KHR: matmul_coop_khr, NV: matmul_coop) with the
@@ -161,7 +155,7 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   } else {
     dci.pEnabledFeatures = &want.features;
   }
-  r = vkCreateDevice(pd, &dci, NULL, &ctx->device);
+  VkResult r = vkCreateDevice(pd, &dci, NULL, &ctx->device);
   if (r != VK_SUCCESS) {
     ctx->device = VK_NULL_HANDLE;
     code = kn_vk_check(r, err, "vkCreateDevice");

@@ -25,6 +25,7 @@ static uint32_t instance_api; /* the apiVersion the instance was created with */
  * and describing them (extension lists, feature queries) costs more than a small
  * request's whole run. */
 static kn_vk_device_info *described;
+static VkPhysicalDevice *described_pd; /* the handles, same order */
 static size_t described_count;
 
 sg_code kn_vk_check(VkResult r, sg_error *err, const char *what) {
@@ -108,7 +109,9 @@ void kn_vk_shutdown(void) {
     vkDestroyInstance(instance_handle, NULL);
   instance_handle = VK_NULL_HANDLE;
   free(described);
+  free(described_pd);
   described = NULL;
+  described_pd = NULL;
   described_count = 0;
   instance_tried = false;
   instance_code = SG_OK;
@@ -262,7 +265,7 @@ static void describe_features(VkPhysicalDevice pd, uint32_t api, kn_vk_device_in
       f16_shape && coop_khr.cooperativeMatrix && v12.vulkanMemoryModel && info->float16;
 }
 
-void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
+static void describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
   VkPhysicalDeviceSubgroupProperties sub = {
@@ -347,9 +350,39 @@ static sg_code describe_all(VkInstance inst, sg_error *err) {
   }
   described = sg_xcalloc(n ? n : 1, sizeof *described);
   for (uint32_t i = 0; i < n; i++)
-    kn_vk_describe(pds[i], (int)i, &described[i]);
+    describe(pds[i], (int)i, &described[i]);
+  described_pd = pds;
   described_count = n;
-  free(pds);
+  return SG_OK;
+}
+
+/* The instance, with its devices described (instance_lock held on SG_OK). */
+static sg_code described_locked(VkInstance *inst, sg_error *err) {
+  sg_code code = kn_vk_instance_get(inst, err);
+  if (code != SG_OK)
+    return code;
+  pthread_mutex_lock(&instance_lock);
+  if (!described && *inst == instance_handle)
+    code = describe_all(*inst, err);
+  if (code != SG_OK)
+    pthread_mutex_unlock(&instance_lock);
+  return code;
+}
+
+sg_code kn_vk_physical(int index, VkInstance *inst, VkPhysicalDevice *pd, kn_vk_device_info *info,
+                       sg_error *err) {
+  sg_code code = described_locked(inst, err);
+  if (code != SG_OK)
+    return code;
+  size_t n = described_count;
+  if (index >= 0 && (size_t)index < n) {
+    *pd = described_pd[index];
+    *info = described[index];
+  }
+  pthread_mutex_unlock(&instance_lock);
+  if (index < 0 || (size_t)index >= n)
+    return sg_error_set(err, SG_NOT_FOUND, "device vulkan:%d not found: %zu Vulkan device%s",
+                        index, n, n == 1 ? "" : "s");
   return SG_OK;
 }
 
@@ -357,13 +390,10 @@ sg_code kn_vk_enumerate(kn_vk_device_info **out, size_t *count, sg_error *err) {
   *out = NULL;
   *count = 0;
   VkInstance inst;
-  sg_code code = kn_vk_instance_get(&inst, err);
+  sg_code code = described_locked(&inst, err);
   if (code != SG_OK)
     return code;
-  pthread_mutex_lock(&instance_lock);
-  if (!described && inst == instance_handle)
-    code = describe_all(inst, err);
-  if (code == SG_OK && described_count > 0) {
+  if (described_count > 0) {
     *out = sg_xcalloc(described_count, sizeof **out);
     memcpy(*out, described, described_count * sizeof **out);
     *count = described_count;

@@ -284,15 +284,6 @@ bool kn_vk_env_flag(const char *name, atomic_int *cache) {
   return f;
 }
 
-/* Whether the reductions and softmax take their subgroup variants: where the context
- * has subgroup arithmetic (kn_vk_options.no_subgroup_ops turns it off), unless the
- * environment sets STAGD_VK_NO_SUBGROUP (for tests that compare both variants through
- * the graph executor, whose contexts take default options). */
-bool kn_vk_subgroup_variant(const kn_vk_context *ctx) {
-  static atomic_int no_subgroup = -1;
-  return ctx->subgroup_ops && !kn_vk_env_flag("STAGD_VK_NO_SUBGROUP", &no_subgroup);
-}
-
 /* [outer, len, inner] of s around axis (negative counts from the end). */
 static sg_code axis_view(const kn_vk_shape *s, int axis, int64_t *outer, int64_t *len,
                          int64_t *inner, sg_error *err) {
@@ -345,9 +336,9 @@ sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, k
   if (len < 64 && inner > 1)
     spec[0] = kn_vk_wg_size(ctx, 32); /* short strided columns: fewer idle invocations */
   const char *kernel = widen ? "reduce_i32_sum" : elems[et].reduce;
-  if (et == KN_VK_F32 && kn_vk_subgroup_variant(ctx))
+  if (et == KN_VK_F32 && ctx->subgroup_ops)
     kernel = "reduce_subgroup";
-  if (et == KN_VK_F16 && kn_vk_subgroup_variant(ctx))
+  if (et == KN_VK_F16 && ctx->subgroup_ops)
     kernel = "reduce_subgroup_f16";
   kn_vk_binding binds[2] = {{a, false}, {out, true}};
   kn_vk_dispatch_desc d = {.kernel = kernel,
@@ -452,7 +443,7 @@ sg_code kn_vk_softmax_typed(kn_vk_batch *bt, kn_vk_elem e, kn_vk_buffer *a, int6
                                           {"softmax_f64", "softmax_subgroup_f64"},
                                           {"softmax_f16", "softmax_subgroup_f16"}};
   int row = e == KN_VK_F64 ? 1 : e == KN_VK_F16 ? 2 : 0;
-  kn_vk_dispatch_desc d = {.kernel = names[row][kn_vk_subgroup_variant(ctx)],
+  kn_vk_dispatch_desc d = {.kernel = names[row][ctx->subgroup_ops],
                            .bindings = binds,
                            .nbindings = 2,
                            .push = pc,

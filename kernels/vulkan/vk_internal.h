@@ -21,8 +21,10 @@ sg_code kn_vk_instance_get(VkInstance *out, sg_error *err);
 /* Whether the Vulkan 1.2 feature structs can be used with a device of this apiVersion
  * (the instance was created for 1.2 too). */
 bool kn_vk_features12(uint32_t device_api);
-/* Fills info for one physical device. */
-void kn_vk_describe(VkPhysicalDevice pd, int index, kn_vk_device_info *info);
+/* Physical device `index` of the instance and its description (from the list described
+ * once per instance); SG_NOT_FOUND naming the count when there is no such device. */
+sg_code kn_vk_physical(int index, VkInstance *inst, VkPhysicalDevice *pd, kn_vk_device_info *info,
+                       sg_error *err);
 /* VkResult → sg_code with a message naming what was being done. */
 sg_code kn_vk_check(VkResult r, sg_error *err, const char *what);
 
@@ -161,8 +163,6 @@ sg_code kn_vk_lost_error(const kn_vk_context *ctx, sg_error *err);
 uint32_t kn_vk_wg_size(const kn_vk_context *ctx, uint32_t want);
 /* Workgroups for `items` items of per_group each, capped (the shaders grid-stride). */
 uint32_t kn_vk_grid(int64_t items, uint32_t per_group);
-/* Whether reductions and softmax use their subgroup variants (kernels.c). */
-bool kn_vk_subgroup_variant(const kn_vk_context *ctx);
 /* Records `kernel` with one invocation per item (a 1-D grid of 256-wide workgroups, or
  * the device's largest below; the size is specialization constant 0). */
 /* The kernel of a bit-copying family for elements of elem_bytes = 1, 2, 4 or 8 bytes:
