@@ -141,6 +141,13 @@ static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMess
   if (kn_vk_choose_device(sv->cfg->device, &chosen, &vk_err) != SG_OK) chosen = -1;
   sg_error_clear(&vk_err);
   d->is_default = chosen < 0;
+  /* the choices the daemon's environment forces (a bad value is reported when executing) */
+  kn_vk_matmul_variant forced;
+  kn_vk_coop_flavour coop_forced;
+  if (kn_vk_matmul_env_variant(&forced, &vk_err) != SG_OK) forced = KN_VK_MATMUL_AUTO;
+  sg_error_clear(&vk_err);
+  if (kn_vk_coop_env_flavour(&coop_forced, &vk_err) != SG_OK) coop_forced = KN_VK_COOP_AUTO;
+  sg_error_clear(&vk_err);
   r->devices = arena_array(call, 1 + n_vk, sizeof *r->devices);
   for (size_t i = 0; i < n_vk; i++) {
     const kn_vk_device_info *v = &vk[i];
@@ -163,19 +170,9 @@ static sg_code h_list_devices(sv_service *sv, sv_call *call, const ProtobufCMess
       if (kn_vk_matmul_variant_offered(v, (kn_vk_matmul_variant)mv))
         g->matmul_variants[g->n_matmul_variants++] =
             (char *)kn_vk_matmul_variant_name((kn_vk_matmul_variant)mv);
-    kn_vk_matmul_variant forced;
-    if (kn_vk_matmul_env_variant(&forced, &vk_err) != SG_OK) { /* reported when executing */
-      sg_error_clear(&vk_err);
-      forced = KN_VK_MATMUL_AUTO;
-    }
     kn_vk_matmul_plan mp = kn_vk_matmul_choice(NULL, KN_VK_F32, v, forced);
     g->matmul_kernel = (char *)(mp.kernel ? mp.kernel : "");
     g->matmul_reason = (char *)(mp.reason ? mp.reason : "");
-    kn_vk_coop_flavour coop_forced;
-    if (kn_vk_coop_env_flavour(&coop_forced, &vk_err) != SG_OK) { /* reported when executing */
-      sg_error_clear(&vk_err);
-      coop_forced = KN_VK_COOP_AUTO;
-    }
     const char *coop_kernel = NULL, *coop_reason = NULL;
     kn_vk_coop_choice(v, coop_forced, &coop_kernel, &coop_reason);
     g->coop_kernel = (char *)(coop_kernel ? coop_kernel : "");

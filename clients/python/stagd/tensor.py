@@ -160,7 +160,7 @@ def _arg_value(client, a, device, keep):
         return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
         arr = _to_array(a)
-        if arr.nbytes > 1 << 16 and arr.nbytes > _piece_bytes(client):
+        if _in_pieces(client, arr.nbytes):
             t = _put_array(client, arr, device)
             keep.append(t)
             return _arg_value(client, t, device, keep)
@@ -186,27 +186,32 @@ _JOIN = 32  # pieces per concat (EagerOp takes at most 64 arguments)
 _PIECE_OVERHEAD = 1024  # a Put's bytes besides the piece's data (dtype, shape, device)
 
 
+_MIN_PIECE = 1 << 16
+
+
 def _piece_bytes(client):
-    return max(1 << 16, min(_PIECE_BYTES, client.max_message_bytes() // 2))
+    return max(_MIN_PIECE, min(_PIECE_BYTES, client.max_message_bytes() // 2))
+
+
+def _in_pieces(client, nbytes):
+    """Whether nbytes of tensor data travel in pieces (small ones never ask the daemon)."""
+    return nbytes > _MIN_PIECE and nbytes > _piece_bytes(client)
 
 
 def _raw_op(client, device, op, *args):
     """One EagerOp on handles and literals, outside tapes and traces (plumbing)."""
-    pb2 = client.pb2
-    keep = []
-    reply = client.call("EagerOp", pb2.EagerOpRequest(
-        op=op, args=[_arg_value(client, a, device, keep) for a in args], device=device))
+    values, _ = _arg_values(client, args, device)  # handles and literals: nothing to keep
+    reply = client.call("EagerOp", client.pb2.EagerOpRequest(op=op, args=values, device=device))
     return _wrap(reply.result, client)
 
 
 def _put_array(client, arr, device):
     """A handle holding `arr` on `device` (one Put, or pieces joined in the daemon)."""
-    piece = _piece_bytes(client)
-    if arr.nbytes <= piece:
+    if not _in_pieces(client, arr.nbytes):
         reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
                                                          device=device))
         return _wrap(reply.result, client)
-    limit = client.max_message_bytes()
+    piece, limit = _piece_bytes(client), client.max_message_bytes()
     if piece + _PIECE_OVERHEAD > limit:
         from .client import ResourceExhausted
         raise ResourceExhausted(
@@ -238,7 +243,7 @@ def _fetch_array(client, hid, dtype, shape, device):
     """The value of handle `hid` as a new NumPy array (one Fetch, or slices of it)."""
     itemsize = np.dtype(dtype).itemsize
     size = int(np.prod(shape)) if shape else 1
-    if size * itemsize <= 1 << 16 or size * itemsize <= _piece_bytes(client):
+    if not _in_pieces(client, size * itemsize):
         reply = client.call("Fetch", {"ids": [hid]})
         return _tensor_array(reply.values[0].tensor)
     handle = client.pb2.Value(handle=client.pb2.TensorHandle(id=hid))  # the caller's
@@ -575,7 +580,7 @@ class Variable(_Handle):
 
     def numpy(self):
         nbytes = int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
-        if nbytes > 1 << 16 and nbytes > _piece_bytes(self._c):
+        if _in_pieces(self._c, nbytes):
             return self.read_value().numpy().copy()  # a snapshot, fetched in pieces
         reply = self._c.call("Fetch", {"ids": [self._id]})
         return _tensor_array(reply.values[0].tensor)
