@@ -443,23 +443,18 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   return rc;
 }
 
-static bool has_handle(const Stagd__V1__Value *v) {
-  if (v->kind_case == STAGD__V1__VALUE__KIND_HANDLE) return true;
-  if (v->kind_case == STAGD__V1__VALUE__KIND_TUPLE)
-    for (size_t i = 0; i < v->tuple->n_items; i++)
-      if (has_handle(v->tuple->items[i])) return true;
-  return false;
-}
-
-/* Values the binary path takes as they are (it refuses records, and strings other than
- * dtype names; the JSON path keeps serving those). */
-static bool binary_ok(const Stagd__V1__Value *v) {
-  if (v->kind_case == STAGD__V1__VALUE__KIND_RECORD || v->kind_case == STAGD__V1__VALUE__KIND_STRING_VALUE)
-    return false;
-  if (v->kind_case == STAGD__V1__VALUE__KIND_TUPLE)
-    for (size_t i = 0; i < v->tuple->n_items; i++)
-      if (!binary_ok(v->tuple->items[i])) return false;
-  return true;
+/* What an argument holds that decides its path: handles need the value path; records
+ * and strings (other than dtype names) only the JSON path reads. */
+static void scan_arg(const Stagd__V1__Value *v, bool *handle, bool *json_only) {
+  switch (v->kind_case) {
+  case STAGD__V1__VALUE__KIND_HANDLE: *handle = true; break;
+  case STAGD__V1__VALUE__KIND_RECORD:
+  case STAGD__V1__VALUE__KIND_STRING_VALUE: *json_only = true; break;
+  case STAGD__V1__VALUE__KIND_TUPLE:
+    for (size_t i = 0; i < v->tuple->n_items; i++) scan_arg(v->tuple->items[i], handle, json_only);
+    break;
+  default: break;
+  }
 }
 
 static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
@@ -473,11 +468,9 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   /* Value arguments run as values: tensors are copied once, not printed as JSON text and
    * parsed back (2.5 µs a number); the reply then carries `result` as well as
    * `result_json`. args_json, records and strings take the JSON path. */
-  bool boxed = q->return_handles, binary = q->n_args > 0;
-  for (size_t i = 0; i < q->n_args && !boxed; i++) boxed = has_handle(q->args[i]);
-  for (size_t i = 0; i < q->n_args && binary; i++) binary = binary_ok(q->args[i]);
-  boxed = boxed || binary;
-  if (boxed) {
+  bool handle = false, json_only = false;
+  for (size_t i = 0; i < q->n_args; i++) scan_arg(q->args[i], &handle, &json_only);
+  if (q->return_handles || handle || (q->n_args > 0 && !json_only)) {
     sg_code rc = sv_check_device(device, err);
     if (rc) return rc;
     gr_program *p = find_program(sv, q->graph_id, err);
