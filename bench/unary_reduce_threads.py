@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Unary ops and reductions on large tensors: the CPU executor with all cores versus
 the same kernels on one core (STAGD_CPU_THREADS=1), side by side in one run, plus
-NumPy on the same data for reference. Each program fills a float32 tensor of N
+NumPy on the same data for reference (softmax: the usual exp(a - max) / sum in NumPy). Each program fills a float32 tensor of N
 elements from a run-time value (so nothing folds) and applies one op K times and once
 (--no-optimize: no CSE); the time of the same program without the ops is
 subtracted from the K-op one and the rest divided by K-1. gr_tool --repeat times execution only.
@@ -24,7 +24,14 @@ OPS = [("exp", "(getitem (exp x) 0)", lambda: np.exp(x)), ("tanh", "(getitem (ta
        ("sum", "(sum x)", lambda: x.sum()), ("max", "(max x)", lambda: x.max()),
        ("argmax", "(argmax x)", lambda: x.argmax()),
        ("sum axis 1", f"(getitem (sum (reshape x (tuple {n // 64} 64)) 1) 0)",
-        lambda: x.reshape(n // 64, 64).sum(1))]
+        lambda: x.reshape(n // 64, 64).sum(1)),
+       ("softmax 1024", f"(getitem (softmax (reshape x (tuple {n // 1024} 1024))) 0)",
+        lambda: softmax_rows(x.reshape(n // 1024, 1024)))]
+
+
+def softmax_rows(a):
+    e = np.exp(a - a.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
 
 
 def run(body, times, threads):

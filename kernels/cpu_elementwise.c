@@ -264,11 +264,13 @@ typedef struct unary_job {
 } unary_job;
 
 static float unop_f32(kn_unop op, float x) {
+  float r;
   switch (op) {
-  case KN_EXP: return expf(x);
+  case KN_EXP: kn_vm_exp_f32(&x, &r, 1); return r;
+  case KN_SIGMOID: kn_vm_sigmoid_f32(&x, &r, 1); return r;
+  case KN_TANH: kn_vm_tanh_f32(&x, &r, 1); return r;
   case KN_LOG: return logf(x);
   case KN_SQRT: return sqrtf(x);
-  case KN_TANH: return tanhf(x);
   case KN_SIN: return sinf(x);
   case KN_COS: return cosf(x);
   default: return (float)kn_unop_f64(op, x);
@@ -287,6 +289,9 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
     if (op == KN_NEG) for (int64_t i = k0; i < k1; i++) r[i] = -x[i];
     else if (op == KN_ABS) for (int64_t i = k0; i < k1; i++) r[i] = fabsf(x[i]);
     else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
+    else if (op == KN_EXP) kn_vm_exp_f32(x + k0, r + k0, k1 - k0);
+    else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x + k0, r + k0, k1 - k0);
+    else if (op == KN_TANH) kn_vm_tanh_f32(x + k0, r + k0, k1 - k0);
     else for (int64_t i = k0; i < k1; i++) r[i] = unop_f32(op, x[i]);
     return;
   }

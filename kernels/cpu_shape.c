@@ -90,9 +90,7 @@ sg_code kn_reshape(const kn_tensor *a, int ndim, const int64_t *shape, kn_tensor
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "reshape: cannot reshape array of size %lld into %lld elements",
                         (long long)a->size, (long long)prod);
-  kn_tensor *o = kn_tensor_new(a->dtype, ndim, s);
-  memcpy(o->data, a->data, (size_t)a->size * kn_dtype_size(a->dtype));
-  *out = o;
+  *out = kn_tensor_view(a, ndim, s); /* row-major data reads the same under the new shape */
   return SG_OK;
 }
 
@@ -278,10 +276,19 @@ sg_code kn_index(const kn_tensor *a, int64_t i, kn_tensor **out, sg_error *err) 
   return SG_OK;
 }
 
+/* The first element is converted once; its bytes are then doubled with memcpy (a
+ * buffer already zeroed stays as it is for +0). */
 kn_tensor *kn_fill(kn_dtype dt, int ndim, const int64_t *shape, double v) {
   kn_tensor *o = kn_tensor_new(dt, ndim, shape);
-  if (v != 0)
-    for (int64_t i = 0; i < o->size; i++) kn_set_f64(o, i, v);
+  if ((v == 0 && !signbit(v)) || o->size == 0) return o;
+  kn_set_f64(o, 0, v);
+  size_t total = (size_t)o->size * kn_dtype_size(dt), done = kn_dtype_size(dt);
+  char *d = o->data;
+  while (done < total) {
+    size_t n = done < total - done ? done : total - done;
+    memcpy(d + done, d, n);
+    done += n;
+  }
   return o;
 }
 

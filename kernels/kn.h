@@ -38,7 +38,10 @@ typedef struct kn_tensor {
   int ndim;
   int64_t shape[KN_MAX_DIMS];
   int64_t size; /* product of shape (1 for 0-d) */
-  void *data;   /* size * kn_dtype_size(dtype) bytes, owned */
+  void *data;   /* size * kn_dtype_size(dtype) bytes, owned unless `base` is set */
+  /* A view (kn_reshape): the tensor whose buffer `data` is, held by a reference.
+   * Tensors are never written after their kernel made them, so a view can share. */
+  struct kn_tensor *base;
 } kn_tensor;
 
 /* ------------------------------------------------------------------ dtypes */
@@ -65,6 +68,8 @@ sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape);
 /* dst[0..ndim) = shape; returns the element count (tensor-like structs' metadata). */
 int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim);
+/* A tensor of a's dtype and data under another shape of the same size (no copy). */
+kn_tensor *kn_tensor_view(const kn_tensor *a, int ndim, const int64_t *shape);
 kn_tensor *kn_tensor_scalar_f64(kn_dtype dt, double v);
 kn_tensor *kn_tensor_scalar_i64(kn_dtype dt, int64_t v);
 static inline kn_tensor *kn_tensor_retain(kn_tensor *t) {

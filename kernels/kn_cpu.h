@@ -14,4 +14,11 @@ int kn_cpu_threads(void);
 /* Calls fn over [0, nblocks) split evenly across the cores (coarse work items). */
 void kn_parallel_blocks(int64_t nblocks, kn_range_fn fn, void *ctx);
 
+/* cpu_vmath.c: float32 exp, sigmoid and tanh over arrays (vectorised, within 1 ulp of
+ * the correctly rounded result), and r[i] = e^(x[i] - m) in double for softmax. */
+void kn_vm_exp_f32(const float *x, float *r, int64_t n);
+void kn_vm_sigmoid_f32(const float *x, float *r, int64_t n);
+void kn_vm_tanh_f32(const float *x, float *r, int64_t n);
+void kn_vm_exp_shifted(const double *x, double m, double *r, int64_t n);
+
 #endif

@@ -128,6 +128,19 @@ kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
   size_t bytes = (size_t)t->size * dtype_sizes[dt];
   t->data = sg_xcalloc_bulk(bytes);
+  t->base = NULL;
+  return t;
+}
+
+kn_tensor *kn_tensor_view(const kn_tensor *a, int ndim, const int64_t *shape) {
+  kn_tensor *t = sg_xmalloc(sizeof *t);
+  atomic_init(&t->refcount, 1);
+  t->dtype = a->dtype;
+  t->ndim = ndim;
+  t->size = kn_shape_copy(t->shape, shape, ndim);
+  for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
+  t->base = kn_tensor_retain(a->base ? a->base : (kn_tensor *)a); /* a reference, not a write */
+  t->data = a->data;
   return t;
 }
 
@@ -146,7 +159,8 @@ kn_tensor *kn_tensor_scalar_i64(kn_dtype dt, int64_t v) {
 void kn_tensor_release(kn_tensor *t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
-    free(t->data);
+    if (t->base) kn_tensor_release(t->base);
+    else free(t->data);
     free(t);
   }
 }
