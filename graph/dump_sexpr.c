@@ -49,10 +49,27 @@ static void params(sp *s, gr_graph *g) {
   sg_buf_putc(s->b, ')');
 }
 
+/* A primitive's name, as GR_PRIM_PREFIX NAME when a top-level def of that name would
+ * take it over when the dump is read back (`(def exp (x) ...)` from a Python `exp`). */
+static void prim_name(sp *s, const gr_op *op) {
+  for (size_t i = 0; i < s->d->graphs.len; i++) {
+    const gr_graph *g = s->d->graphs.data[i];
+    if (!g->parent && g->name && !strcmp(g->name, op->name)) {
+      sg_buf_puts(s->b, GR_PRIM_PREFIX);
+      break;
+    }
+  }
+  sg_buf_puts(s->b, op->name);
+}
+
 static void atom(sp *s, const gr_node *n) {
   char nb[128];
   if (n->kind != GR_CONST) {
     sg_buf_puts(s->b, gr_dump_node_name(s->d, n));
+    return;
+  }
+  if (n->value.tag == GV_PRIM) {
+    prim_name(s, n->value.u.op);
     return;
   }
   if (n->value.tag != GV_GRAPH) {
@@ -111,7 +128,7 @@ static void expr(sp *s, const gr_node *n) {
   } else {
     for (int i = 0; i < n->ninputs; i++) {
       if (i) sg_buf_putc(s->b, ' ');
-      if (i == 0 && op) sg_buf_puts(s->b, op->name);
+      if (i == 0 && op) prim_name(s, op);
       else atom(s, n->inputs[i]);
     }
   }

@@ -39,16 +39,64 @@ gr_value *gr_value_str(const char *s) {
   return box(v);
 }
 
-gr_value *gr_value_tuple(gr_value **items, int n) {
-  gr_val t = gv_tuple_new(n);
+gr_value *gr_value_string(const char *s, sg_error *err) {
+  gr_val v = {.tag = GV_STR, .u.s = gv_client_string(s, err)};
+  return v.u.s ? box(v) : NULL;
+}
+
+const char *gr_value_str_of(const gr_value *v) { return v->v.tag == GV_STR ? v->v.u.s : NULL; }
+
+/* The nesting depth a tuple or record of these items has. */
+static int items_depth(gr_value *const *items, int n) {
   int depth = 0;
-  for (int i = 0; i < n; i++) {
-    t.u.o->items[i] = gv_retain(items[i]->v);
+  for (int i = 0; i < n; i++)
     if ((items[i]->v.tag == GV_TUPLE || items[i]->v.tag == GV_RECORD) && items[i]->v.u.o->depth > depth)
       depth = items[i]->v.u.o->depth;
+  return depth + 1;
+}
+
+gr_value *gr_value_record(const char *const *names, gr_value **items, int n, sg_error *err) {
+  gr_val r = {.tag = GV_RECORD};
+  r.u.o = gv_obj_new(n);
+  r.u.o->depth = items_depth(items, n);
+  r.u.o->names = sg_xcalloc((size_t)n + 1, sizeof *r.u.o->names);
+  for (int i = 0; i < n; i++) r.u.o->names[i] = ""; /* printable until set */
+  sg_code rc = SG_OK;
+  for (int i = 0; i < n; i++) {
+    r.u.o->items[i] = gv_retain(items[i]->v);
+    gr_value_release(items[i]);
+    if (rc) continue; /* every item's reference is taken over, error or not */
+    if (!*names[i]) rc = sg_error_set(err, SG_INVALID_ARGUMENT, "field %d has an empty name", i);
+    for (int k = 0; !rc && k < i; k++)
+      if (!strcmp(r.u.o->names[k], names[i]))
+        rc = sg_error_set(err, SG_INVALID_ARGUMENT, "duplicate field '%s'", names[i]);
+    if (!rc && !(r.u.o->names[i] = gv_client_string(names[i], err))) {
+      r.u.o->names[i] = "";
+      rc = err->code;
+    }
+  }
+  if (rc) {
+    gv_release(r);
+    return NULL;
+  }
+  return box(r);
+}
+
+int gr_value_record_len(const gr_value *v) { return v->v.tag == GV_RECORD ? v->v.u.o->n : -1; }
+
+gr_value *gr_value_record_field(const gr_value *v, int i, const char **name) {
+  if (v->v.tag != GV_RECORD || i < 0 || i >= v->v.u.o->n) return NULL;
+  *name = v->v.u.o->names[i];
+  return box(gv_retain(v->v.u.o->items[i]));
+}
+
+gr_value *gr_value_tuple(gr_value **items, int n) {
+  gr_val t = gv_tuple_new(n);
+  t.u.o->depth = items_depth(items, n);
+  for (int i = 0; i < n; i++) {
+    t.u.o->items[i] = gv_retain(items[i]->v);
     gr_value_release(items[i]);
   }
-  t.u.o->depth = depth + 1;
   return box(t);
 }
 
@@ -73,6 +121,7 @@ gr_value_kind gr_value_kind_of(const gr_value *v) {
   case GV_TENSOR:
   case GV_RESIDENT: return GR_VALUE_TENSOR;
   case GV_TUPLE: return GR_VALUE_TUPLE;
+  case GV_RECORD: return GR_VALUE_RECORD;
   case GV_VAR: return GR_VALUE_VARIABLE;
   default: return GR_VALUE_OTHER;
   }
@@ -152,7 +201,8 @@ static uint64_t val_bytes(const gr_val *v, int depth) {
   switch (v->tag) {
   case GV_TENSOR: return (uint64_t)v->u.t->size * kn_dtype_size(v->u.t->dtype);
   case GV_RESIDENT: return gr_vk_resident_bytes(v->u.r); /* device bytes */
-  case GV_TUPLE: {
+  case GV_TUPLE:
+  case GV_RECORD: {
     uint64_t s = 0;
     for (int i = 0; i < v->u.o->n; i++) s += val_bytes(&v->u.o->items[i], depth + 1);
     return s;

@@ -80,7 +80,7 @@ sg_code gr_run_source(const char *src, size_t len, const char *filename,
 typedef struct gr_value gr_value;
 typedef enum gr_value_kind {
   GR_VALUE_NONE, GR_VALUE_BOOL, GR_VALUE_INT, GR_VALUE_FLOAT, GR_VALUE_STR, GR_VALUE_TENSOR,
-  GR_VALUE_TUPLE, GR_VALUE_VARIABLE, GR_VALUE_OTHER
+  GR_VALUE_TUPLE, GR_VALUE_RECORD, GR_VALUE_VARIABLE, GR_VALUE_OTHER
 } gr_value_kind;
 struct kn_tensor;
 gr_value *gr_value_none(void);
@@ -88,6 +88,19 @@ gr_value *gr_value_bool(bool b);
 gr_value *gr_value_int(int64_t i);
 gr_value *gr_value_float(double f);
 gr_value *gr_value_str(const char *s); /* dtype names, e.g. for `cast` */
+/* Any string (a client's argument): interned for the life of the process in a bounded
+ * table (dtype names take no room); NULL with RESOURCE_EXHAUSTED when it is full. */
+gr_value *gr_value_string(const char *s, sg_error *err);
+/* The text of a string value (borrowed), else NULL. */
+const char *gr_value_str_of(const gr_value *v);
+/* A record with fields names[i] = items[i], in that order. Takes over the caller's
+ * references to items[0..n) (on error too); names are interned like gr_value_string.
+ * NULL with INVALID_ARGUMENT for an empty or duplicate name (err says which). */
+gr_value *gr_value_record(const char *const *names, gr_value **items, int n, sg_error *err);
+int gr_value_record_len(const gr_value *v); /* -1 when not a record */
+/* Field i of a record: its name (borrowed, lives as long as the process or program)
+ * and its value (new reference); NULL when v is not a record or i is out of range. */
+gr_value *gr_value_record_field(const gr_value *v, int i, const char **name);
 /* Takes over the caller's reference to t. */
 gr_value *gr_value_tensor(struct kn_tensor *t);
 /* Takes over the caller's references to items[0..n). */

@@ -64,6 +64,9 @@ void gr_format_float(sg_buf *b, double f);
 /* A string literal as sx_read reads it back (escapes \" \\ \n \t, other bytes raw). */
 void sx_print_string(sg_buf *b, const char *s, size_t n);
 bool sx_is_sym(const sx *x, const char *name);
+/* "prim:NAME" always names primitive NAME, whatever a def or binding of that name says
+ * (lower.c); the sexpr dump spells a primitive so when a top-level def shadows it. */
+#define GR_PRIM_PREFIX "prim:"
 
 /* ------------------------------------------------------------------- values */
 typedef struct gr_graph gr_graph;
@@ -164,6 +167,9 @@ gr_val gv_var_get(gr_obj *cell);
 void gv_var_lock(gr_obj *cell);
 void gv_var_unlock(gr_obj *cell);
 gr_val gv_tuple_new(int n); /* items set to none; fill them (ownership moves in) */
+/* s interned for the life of the process in a bounded table (value.c); NULL with
+ * RESOURCE_EXHAUSTED when it is full. For strings from clients' binary arguments. */
+const char *gv_client_string(const char *s, sg_error *err);
 bool gv_truthy(const gr_val *v, bool *out);
 /* Structural equality (CSE of constants, tests). */
 bool gv_equal(const gr_val *a, const gr_val *b);

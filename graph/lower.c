@@ -69,6 +69,14 @@ static binding *bind(lowerer *L, binding *env, const char *name, gr_node *n, gr_
   return b;
 }
 
+/* Names starting with GR_PRIM_PREFIX cannot be defined or bound (located error). */
+static bool reserved_name(lowerer *L, const sx *name) {
+  if (strncmp(name->u.sym, GR_PRIM_PREFIX, strlen(GR_PRIM_PREFIX))) return false;
+  err_at(L, name, SG_INVALID_ARGUMENT, "'%s': names starting with '" GR_PRIM_PREFIX "' are reserved for primitives",
+         name->u.sym);
+  return true;
+}
+
 static binding *lookup(binding *env, const char *name) {
   for (; env; env = env->next)
     if (env->name == name) return env;
@@ -142,6 +150,7 @@ static sg_code lower_params(lowerer *L, const sx *ps, gr_graph *g, binding **env
     } else if (p->kind != SX_SYM) {
       return err_at(L, p, SG_INVALID_ARGUMENT, "expected a parameter name");
     }
+    if (reserved_name(L, name)) return L->err->code;
     gr_node *pn = located(gr_param_new(L->m, g, name->u.sym), name);
     pn->aval = ann;
     *env = bind(L, *env, name->u.sym, pn, g);
@@ -183,6 +192,7 @@ static gr_node *lower_nested_def(lowerer *L, const sx *x, gr_graph *g, binding *
     err_at(L, x, SG_INVALID_ARGUMENT, "expected (def NAME (PARAM ...) BODY)");
     return NULL;
   }
+  if (reserved_name(L, x->u.list.items[1])) return NULL;
   const char *name = x->u.list.items[1]->u.sym;
   gr_graph *h = gr_graph_new(L->m, name, g);
   gr_val v = {.tag = GV_GRAPH, .u.g = h};
@@ -289,6 +299,7 @@ static gr_node *lower_let(lowerer *L, const sx *x, gr_graph *g, binding *env, bo
     err_at(L, x, SG_INVALID_ARGUMENT, is_var ? "expected (var NAME INIT BODY)" : "expected (let NAME EXPR BODY)");
     return NULL;
   }
+  if (reserved_name(L, x->u.list.items[1])) return NULL;
   gr_node *v = lower_expr(L, x->u.list.items[2], g, env);
   if (!v) return NULL;
   const char *name = x->u.list.items[1]->u.sym;
@@ -320,6 +331,10 @@ static gr_node *lower_let_star(lowerer *L, const sx *x, gr_graph *g, binding *en
     if (bd->kind != SX_LIST || bd->u.list.n != 2 || bd->u.list.items[0]->kind != SX_SYM) {
       free(vals);
       err_at(L, bd, SG_INVALID_ARGUMENT, "expected a binding (NAME EXPR)");
+      return NULL;
+    }
+    if (reserved_name(L, bd->u.list.items[0])) {
+      free(vals);
       return NULL;
     }
     gr_node *v = lower_expr(L, bd->u.list.items[1], g, env);
@@ -538,6 +553,13 @@ static gr_node *lower_tensor_literal(lowerer *L, const sx *x) {
 
 /* symbol reference: binding, top-level def, primitive, or a bare word (dtype names) */
 static gr_node *lower_symbol(lowerer *L, const sx *x, gr_graph *g, binding *env, bool head) {
+  if (!strncmp(x->u.sym, GR_PRIM_PREFIX, strlen(GR_PRIM_PREFIX))) {
+    const gr_op *op = gr_op_lookup(x->u.sym + strlen(GR_PRIM_PREFIX));
+    if (op) return prim_const(L, op, x);
+    err_at(L, x, SG_INVALID_ARGUMENT, "unknown primitive '%s' after '" GR_PRIM_PREFIX "' (docs/sexpr.md lists them)",
+           x->u.sym + strlen(GR_PRIM_PREFIX));
+    return NULL;
+  }
   binding *b = lookup(env, x->u.sym);
   if (b) {
     if (b->boxed) {
@@ -671,6 +693,10 @@ sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
       break;
     }
     const char *name = f->u.list.items[1]->u.sym;
+    if (reserved_name(&L, f->u.list.items[1])) {
+      rc = err->code;
+      break;
+    }
     if (sg_map_get(&L.toplevel, (uintptr_t)name, NULL)) {
       rc = err_at(&L, f->u.list.items[1], SG_INVALID_ARGUMENT, "duplicate def '%s'", name);
       break;

@@ -46,6 +46,41 @@ gr_val gv_var_get(gr_obj *cell) {
   return v;
 }
 
+/* Strings that arrive in a client's binary arguments (string values, record field
+ * names) are interned here for the life of the process: a gr_val's string is never
+ * owned, and a value may outlive its request (a variable cell a handle holds). The
+ * table is bounded so a client cannot grow the daemon without end; dtype names are
+ * static and take no room. */
+enum { CLIENT_STRINGS_MAX = 65536, CLIENT_STRING_BYTES_MAX = 4 << 20 };
+static pthread_mutex_t client_lock = PTHREAD_MUTEX_INITIALIZER;
+static sg_intern client_strings;
+static size_t client_bytes;
+
+const char *gv_client_string(const char *s, sg_error *err) {
+  kn_dtype dt;
+  if (kn_dtype_parse(s, &dt)) return kn_dtype_name(dt);
+  size_t len = strlen(s);
+  pthread_mutex_lock(&client_lock);
+  if (!client_strings.cap) sg_intern_init(&client_strings);
+  size_t before = client_strings.len;
+  const char *r = NULL;
+  if (client_strings.len < CLIENT_STRINGS_MAX && client_bytes + len <= CLIENT_STRING_BYTES_MAX) {
+    r = sg_intern_n(&client_strings, s, len);
+    if (client_strings.len != before) client_bytes += len + 1;
+  } else { /* full: only strings already held */
+    for (size_t j = 0; j < client_strings.cap && !r; j++)
+      if (client_strings.slots[j] && client_strings.lens[j] == len && !memcmp(client_strings.slots[j], s, len))
+        r = client_strings.slots[j];
+  }
+  pthread_mutex_unlock(&client_lock);
+  if (!r)
+    sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                 "the table of argument strings and field names is full (at most %d strings of %d bytes "
+                 "in all, kept for the life of the daemon): reuse names or restart the daemon",
+                 CLIENT_STRINGS_MAX, CLIENT_STRING_BYTES_MAX);
+  return r;
+}
+
 gr_val gv_tuple_new(int n) {
   gr_val v = {.tag = GV_TUPLE};
   v.u.o = gv_obj_new(n);

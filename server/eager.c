@@ -60,6 +60,35 @@ static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value 
 }
 
 static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+                        sg_error *err);
+
+/* A Record's fields in order; errors name the field's path (args[0].params.w). */
+static sg_code record_in(sv_handles *h, const Stagd__V1__Record *r, const char *path, int depth, gr_value **out,
+                         sg_error *err) {
+  int n = (int)r->n_fields;
+  gr_value **items = sg_xcalloc((size_t)(n ? n : 1), sizeof *items);
+  const char **names = sg_xcalloc((size_t)(n ? n : 1), sizeof *names);
+  sg_code rc = SG_OK;
+  char sub[256];
+  int got = 0;
+  for (; got < n && !rc; got++) {
+    const Stagd__V1__Field *f = r->fields[got];
+    names[got] = f->name;
+    snprintf(sub, sizeof sub, "%s.%s", path, *f->name ? f->name : "<empty name>");
+    if (!f->value) rc = bad_arg(err, sub, "field without a value");
+    else rc = value_in(h, f->value, sub, depth + 1, &items[got], err);
+  }
+  if (rc) {
+    for (int k = 0; k < got; k++) gr_value_release(items[k]);
+  } else if (!(*out = gr_value_record(names, items, n, err))) {
+    rc = sg_error_prefix(err, err->code, "%s", path);
+  }
+  free(items);
+  free(names);
+  return rc;
+}
+
+static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
                         sg_error *err) {
   *out = NULL;
   if (depth > 64) return bad_arg(err, path, "values nest too deeply");
@@ -69,9 +98,7 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
   case STAGD__V1__VALUE__KIND_INT_VALUE: *out = gr_value_int(v->int_value); return SG_OK;
   case STAGD__V1__VALUE__KIND_FLOAT_VALUE: *out = gr_value_float(v->float_value); return SG_OK;
   case STAGD__V1__VALUE__KIND_STRING_VALUE:
-    if (!(*out = gr_value_str(v->string_value)))
-      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: the string \"%s\" is not a dtype name (strings are only dtype names)",
-                          path, v->string_value);
+    if (!(*out = gr_value_string(v->string_value, err))) return sg_error_prefix(err, err->code, "%s", path);
     return SG_OK;
   case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(v->tensor, path, out, err);
   case STAGD__V1__VALUE__KIND_HANDLE: {
@@ -97,7 +124,7 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
     free(items);
     return SG_OK;
   }
-  case STAGD__V1__VALUE__KIND_RECORD: return bad_arg(err, path, "records are not accepted here yet (use a tuple)");
+  case STAGD__V1__VALUE__KIND_RECORD: return record_in(h, v->record, path, depth, out, err);
   default: return bad_arg(err, path, "empty Value");
   }
 }
@@ -196,10 +223,36 @@ static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const 
     r->tuple = t;
     return SG_OK;
   }
+  case GR_VALUE_STR:
+    r->kind_case = STAGD__V1__VALUE__KIND_STRING_VALUE;
+    r->string_value = sg_arena_strdup(call->arena, gr_value_str_of(v)); /* the reply outlives v */
+    return SG_OK;
+  case GR_VALUE_RECORD: {
+    if (depth > 64) return sg_error_set(err, SG_INVALID_ARGUMENT, "result nests too deeply");
+    int n = gr_value_record_len(v);
+    Stagd__V1__Record *rec = sg_arena_alloc(call->arena, sizeof *rec);
+    stagd__v1__record__init(rec);
+    rec->n_fields = (size_t)n;
+    rec->fields = sg_arena_calloc(call->arena, (size_t)(n ? n : 1), sizeof *rec->fields);
+    for (int j = 0; j < n; j++) {
+      Stagd__V1__Field *fd = sg_arena_alloc(call->arena, sizeof *fd);
+      stagd__v1__field__init(fd);
+      const char *name;
+      gr_value *item = gr_value_record_field(v, j, &name);
+      fd->name = sg_arena_strdup(call->arena, name);
+      sg_code rc = value_out(h, call, item, device, as_handles, depth + 1, &fd->value, err);
+      gr_value_release(item);
+      if (rc) return rc;
+      rec->fields[j] = fd;
+    }
+    r->kind_case = STAGD__V1__VALUE__KIND_RECORD;
+    r->record = rec;
+    return SG_OK;
+  }
   default: {
     char *d = gr_value_describe(v);
     sg_code rc = sg_error_set(err, SG_INVALID_ARGUMENT, "a %s cannot leave the daemon (results are tensors, "
-                              "scalars, variables and tuples of them)", d);
+                              "scalars, strings, variables and tuples and records of them)", d);
     free(d);
     return rc;
   }

@@ -443,20 +443,6 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   return rc;
 }
 
-/* What an argument holds that decides its path: handles need the value path; records
- * and strings (other than dtype names) only the JSON path reads. */
-static void scan_arg(const Stagd__V1__Value *v, bool *handle, bool *json_only) {
-  switch (v->kind_case) {
-  case STAGD__V1__VALUE__KIND_HANDLE: *handle = true; break;
-  case STAGD__V1__VALUE__KIND_RECORD:
-  case STAGD__V1__VALUE__KIND_STRING_VALUE: *json_only = true; break;
-  case STAGD__V1__VALUE__KIND_TUPLE:
-    for (size_t i = 0; i < v->tuple->n_items; i++) scan_arg(v->tuple->items[i], handle, json_only);
-    break;
-  default: break;
-  }
-}
-
 static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                          ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__ExecuteRequest, q);
@@ -465,12 +451,10 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
     return sg_error_set(err, SG_INVALID_ARGUMENT, "give the arguments either as args or as args_json, not both");
   /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
   const char *device = *q->device ? q->device : sv->cfg->device;
-  /* Value arguments run as values: tensors are copied once, not printed as JSON text and
-   * parsed back (2.5 µs a number); the reply then carries `result` as well as
-   * `result_json`. args_json, records and strings take the JSON path. */
-  bool handle = false, json_only = false;
-  for (size_t i = 0; i < q->n_args; i++) scan_arg(q->args[i], &handle, &json_only);
-  if (q->return_handles || handle || (q->n_args > 0 && !json_only)) {
+  /* Value arguments (records, strings and handles too) run as values: tensors are
+   * copied once, not printed as JSON text and parsed back (2.5 µs a number); the reply
+   * then carries `result` as well as `result_json`. args_json takes the JSON path. */
+  if (q->return_handles || q->n_args > 0) {
     sg_code rc = sv_check_device(device, err);
     if (rc) return rc;
     gr_program *p = find_program(sv, q->graph_id, err);
@@ -479,26 +463,12 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
     gr_program_release(p);
     return rc;
   }
-  sg_buf args = SG_BUF_INIT;
-  if (q->n_args) {
-    sg_code rc = sv_values_to_json((const void *const *)q->args, q->n_args, &args, err);
-    if (rc != SG_OK) {
-      sg_buf_free(&args);
-      return rc;
-    }
-  } else {
-    sg_buf_puts(&args, *q->args_json ? q->args_json : "[]");
-  }
   gr_program *p = find_program(sv, q->graph_id, err);
-  if (!p) {
-    sg_buf_free(&args);
-    return SG_NOT_FOUND;
-  }
+  if (!p) return SG_NOT_FOUND;
   gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false};
   char *result = NULL, *printed = NULL;
-  sg_code rc = gr_execute_json(p, &opts, args.data, &result, &printed, err);
+  sg_code rc = gr_execute_json(p, &opts, *q->args_json ? q->args_json : "[]", &result, &printed, err);
   gr_program_release(p);
-  sg_buf_free(&args);
   if (rc == SG_OK) {
     r->result_json = sg_arena_strdup(call->arena, result ? result : "null");
     r->output = sg_arena_strdup(call->arena, printed ? printed : "");

@@ -128,10 +128,6 @@ cJSON *sv_pbjson_encode(const ProtobufCMessage *msg);
 sg_code sv_pbjson_decode(const ProtobufCMessageDescriptor *desc, const cJSON *json,
                          sg_arena *arena, ProtobufCMessage **out, sg_error *err);
 
-/* stagd.v1.Value messages (n of them) → a JSON array in the ARCHITECTURE.md
- * "JSON values" encoding. Errors name the argument path (args[1].tuple[0]). */
-sg_code sv_values_to_json(const void *const *values, size_t n, sg_buf *out, sg_error *err);
-
 /* JSON text indented by two spaces, for people (stagctl); malloc'd. */
 char *sv_json_pretty(const cJSON *json);
 

@@ -1,7 +1,8 @@
 /*
  * test_graph.c — graph/ through its public API (gr.h): the SEXPR.md examples, located
  * errors for bad input, limits (depth, deadline, node count), language features,
- * effects in order, dump round trips, and the program cache under threads.
+ * effects in order, dump round trips (defs named like primitives too), the program
+ * cache under threads, and boxed records and strings (the daemon's binary arguments).
  * The optimization passes have their own tests in test_opt.c.
  */
 #include <math.h>
@@ -263,6 +264,158 @@ static void dumps_round_trip(void **state) {
   free(d);
 }
 
+/* A top-level def named like a primitive (a Python function `exp`): the sexpr dump
+ * spells the primitive calls the optimizer and AD write as prim:NAME, so reading the
+ * dump back keeps their meaning (docs/graph.md); prim: names cannot be defined. */
+static void defs_named_like_primitives(void **state) {
+  const char *srcs[] = {
+      /* AD of the primitive exp writes exp calls into the gradient graph */
+      "(def exp (x) (* (prim:exp x) 2.0))\n(def main (x) (+ (exp x) ((grad exp 0) x)))",
+      /* the optimizer writes * (x + x → 2 * x style rewrites) next to the user's * */
+      "(def * (a b) (- a b))\n(def main (x) (* (prim:* (+ x x) 3.0) (prim:* x 1.0)))",
+      /* a primitive as a value, passed to a def */
+      "(def neg (f x) (f x))\n(def main (x) (neg prim:neg x))"};
+  const char *args[] = {"[0.0]", "[2.5]", "[3.0]"}, *want[] = {"4.0", "12.5", "-3.0"};
+  for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+    for (int no_opt = 0; no_opt < 2; no_opt++) {
+      char *r1 = run_ok(srcs[i], args[i], no_opt);
+      assert_string_equal(r1, want[i]);
+      char *text = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
+      assert_non_null(strstr(text, GR_PRIM_PREFIX));
+      char *r2 = run_ok(text, args[i], true);
+      assert_string_equal(r1, r2);
+      gr_program *p1, *p2;
+      sg_error e = SG_ERROR_INIT;
+      gr_stage_options so = {.no_optimize = no_opt};
+      assert_int_equal(gr_stage(srcs[i], strlen(srcs[i]), "a", &so, &p1, &e), SG_OK);
+      assert_int_equal(gr_stage(text, strlen(text), "b", &so, &p2, &e), SG_OK);
+      assert_string_equal(gr_program_id(p1), gr_program_id(p2));
+      gr_program_release(p1);
+      gr_program_release(p2);
+      free(text);
+      free(r1);
+      free(r2);
+    }
+  /* without a shadowing def the dump spells primitives plainly */
+  char *plain = dump("(def f (x) (exp (* x 2.0)))", GR_DUMP_SEXPR, false);
+  assert_null(strstr(plain, GR_PRIM_PREFIX));
+  free(plain);
+  expect_error("(def f (x)\n  (prim:frobnicate x))", "[1]", SG_INVALID_ARGUMENT, 2, 4,
+               "unknown primitive 'frobnicate' after 'prim:'", 0);
+  expect_error("(def prim:exp (x) x)", "[1]", SG_INVALID_ARGUMENT, 1, 6, "reserved for primitives", 0);
+  expect_error("(def f (prim:x) prim:x)", "[1]", SG_INVALID_ARGUMENT, 1, 9, "reserved", 0);
+  expect_error("(def f (x) (let prim:y x prim:y))", "[1]", SG_INVALID_ARGUMENT, 1, 17, "reserved", 0);
+  expect_error("(def f (x) (let* ((prim:y x)) x))", "[1]", SG_INVALID_ARGUMENT, 1, 20, "reserved", 0);
+  expect_error("(def f (x) (begin (def prim:g (y) y) x))", "[1]", SG_INVALID_ARGUMENT, 1, 24, "reserved", 0);
+}
+
+/* --------------------------------------------------------- boxed records */
+/* gr_value_record / gr_value_string (the daemon's binary Execute arguments): a record
+ * of a tensor, a string and a nested record runs through getattr like a JSON one, comes
+ * back field by field, and bad names are refused with every item released. */
+static void boxed_records_and_strings(void **state) {
+  gr_program *p;
+  sg_error e = SG_ERROR_INIT;
+  const char *src = "(def f (r) (tuple (* (getattr r w) (getattr (getattr r inner) k)) (getattr r name)))";
+  assert_int_equal(gr_stage(src, strlen(src), "r.sexp", NULL, &p, &e), SG_OK);
+  int64_t shape[1] = {2};
+  kn_tensor *t = kn_tensor_new(KN_FLOAT32, 1, shape);
+  ((float *)t->data)[0] = 1.5f, ((float *)t->data)[1] = -2.0f;
+  const char *inner_names[] = {"k"};
+  gr_value *inner_items[] = {gr_value_int(3)};
+  gr_value *inner = gr_value_record(inner_names, inner_items, 1, &e);
+  assert_non_null(inner);
+  char label[] = "a label, not a dtype";
+  const char *names[] = {"w", "inner", "name"};
+  gr_value *items[] = {gr_value_tensor(t), inner, gr_value_string(label, &e)};
+  assert_non_null(items[2]);
+  gr_value *r = gr_value_record(names, items, 3, &e);
+  assert_non_null(r);
+  label[0] = 'A'; /* the record holds its own copy of every string */
+  assert_int_equal(gr_value_kind_of(r), GR_VALUE_RECORD);
+  assert_int_equal(gr_value_record_len(r), 3);
+  assert_int_equal(gr_value_tuple_len(r), -1);
+  const char *name = NULL;
+  gr_value *f = gr_value_record_field(r, 2, &name);
+  assert_string_equal(name, "name");
+  assert_string_equal(gr_value_str_of(f), "a label, not a dtype");
+  gr_value_release(f);
+  assert_null(gr_value_record_field(r, 3, &name));
+  assert_int_equal(gr_value_bytes(r), 8); /* the tensor's bytes */
+  char *json = gr_value_to_json_text(r);
+  assert_string_equal(json, "{\"record\":{\"w\":{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1.5,-2.0]},"
+                            "\"inner\":{\"record\":{\"k\":3}},\"name\":\"a label, not a dtype\"}}");
+  free(json);
+  gr_value *res = NULL;
+  char *printed = NULL;
+  assert_int_equal(gr_execute_values(p, NULL, &r, 1, &res, &printed, &e), SG_OK);
+  json = gr_value_to_json_text(res);
+  assert_string_equal(json, "{\"tuple\":[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[4.5,-6.0]},"
+                            "\"a label, not a dtype\"]}");
+  free(json);
+  free(printed);
+  gr_value_release(res);
+  gr_value_release(r);
+  /* equal strings intern to one pointer; dtype names to the static name */
+  gr_value *s1 = gr_value_string("same", &e), *s2 = gr_value_string("same", &e), *dt = gr_value_string("float32", &e);
+  assert_ptr_equal(gr_value_str_of(s1), gr_value_str_of(s2));
+  gr_value *ds = gr_value_str("float32");
+  assert_ptr_equal(gr_value_str_of(dt), gr_value_str_of(ds));
+  gr_value_release(ds);
+  gr_value_release(s1);
+  gr_value_release(s2);
+  gr_value_release(dt);
+  /* duplicate and empty names: NULL, the error names the field, items released (ASan) */
+  const char *dup[] = {"a", "a"};
+  gr_value *two[] = {gr_value_int(1), gr_value_tensor(kn_tensor_new(KN_FLOAT32, 1, shape))};
+  assert_null(gr_value_record(dup, two, 2, &e));
+  assert_int_equal(e.code, SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "duplicate field 'a'"));
+  sg_error_clear(&e);
+  const char *empty[] = {""};
+  gr_value *one[] = {gr_value_none()};
+  assert_null(gr_value_record(empty, one, 1, &e));
+  assert_non_null(strstr(e.message, "field 0 has an empty name"));
+  sg_error_clear(&e);
+  /* an empty record is a record */
+  gr_value *none = gr_value_record(NULL, NULL, 0, &e);
+  assert_int_equal(gr_value_record_len(none), 0);
+  gr_value_release(none);
+  gr_program_release(p);
+}
+
+/* The table of client strings is bounded (65,536 strings): past that a new string is
+ * RESOURCE_EXHAUSTED, strings already held and dtype names still work. Runs last: it
+ * fills the process-wide table. */
+static void client_strings_are_bounded(void **state) {
+  sg_error e = SG_ERROR_INIT;
+  gr_value *held = gr_value_string("held before the table fills", &e);
+  assert_non_null(held);
+  int made = 0;
+  char name[32];
+  for (; made < 70000; made++) {
+    snprintf(name, sizeof name, "s%d", made);
+    gr_value *v = gr_value_string(name, &e);
+    if (!v) break;
+    gr_value_release(v);
+  }
+  assert_true(made > 65000 && made < 65536);
+  assert_int_equal(e.code, SG_RESOURCE_EXHAUSTED);
+  assert_non_null(strstr(e.message, "table of argument strings and field names is full"));
+  sg_error_clear(&e);
+  const char *names[] = {"s1", "a new field name"};
+  gr_value *items[] = {gr_value_int(1), gr_value_int(2)};
+  assert_null(gr_value_record(names, items, 2, &e));
+  assert_int_equal(e.code, SG_RESOURCE_EXHAUSTED);
+  sg_error_clear(&e);
+  gr_value *again = gr_value_string("held before the table fills", &e), *dt = gr_value_string("int32", &e);
+  assert_ptr_equal(gr_value_str_of(again), gr_value_str_of(held));
+  assert_string_equal(gr_value_str_of(dt), "int32");
+  gr_value_release(again);
+  gr_value_release(dt);
+  gr_value_release(held);
+}
+
 /* ------------------------------------------------------------------ cache */
 typedef struct {
   gr_cache *c;
@@ -368,6 +521,8 @@ int main(void) {
       cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
       cmocka_unit_test(limits),               cmocka_unit_test(floats_print_shortest),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
+      cmocka_unit_test(boxed_records_and_strings), cmocka_unit_test(defs_named_like_primitives),
+      cmocka_unit_test(client_strings_are_bounded), /* last: fills the table */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

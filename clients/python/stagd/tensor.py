@@ -156,6 +156,11 @@ def _arg_value(client, a, device, keep):
         return pb2.Value(none=True)
     if isinstance(a, tuple):
         return pb2.Value(tuple=pb2.Tuple(items=[_arg_value(client, x, device, keep) for x in a]))
+    if isinstance(a, dict):  # a record, fields in the dict's order
+        if not all(isinstance(k, str) for k in a):
+            raise TypeError(f"stagd: record field names must be strings: {list(a)!r}")
+        return pb2.Value(record=pb2.Record(fields=[
+            pb2.Field(name=k, value=_arg_value(client, x, device, keep)) for k, x in a.items()]))
     if isinstance(a, np.generic):
         return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
@@ -260,12 +265,15 @@ def _fetch_array(client, hid, dtype, shape, device):
 
 
 def _wrap(value, client):
-    """A reply Value → Tensor / Variable handle / Python scalar / tuple."""
+    """A reply Value → Tensor / Variable handle / Python scalar / str / tuple / dict
+    (a record)."""
     kind = value.WhichOneof("kind")
     if kind == "handle":
         return Tensor._from_handle(value.handle, client)
     if kind == "tuple":
         return tuple(_wrap(v, client) for v in value.tuple.items)
+    if kind == "record":
+        return {f.name: _wrap(f.value, client) for f in value.record.fields}
     if kind == "tensor":
         return _tensor_array(value.tensor)
     if kind == "none" or kind is None:
