@@ -139,6 +139,11 @@ uint64_t gr_value_bytes(const gr_value *v);
 /* One-line summary (type, dtype, shape) for error messages; malloc'd. */
 char *gr_value_describe(const gr_value *v);
 
+/* The names the S-expression reader takes as primitives: the op table's rows and their
+ * aliases (graph/ops.c), i = 0, 1, ...; NULL past the end. A def of the same name
+ * shadows the primitive in its program (docs/sexpr.md "Primitive names"). */
+const char *gr_primitive_name(size_t i);
+
 /* Runs one primitive of the op table (graph/ops.c) on boxed values — the eager path.
  * device as in gr_exec_options. Errors name the op; unknown ops, ops that call
  * functions (if/while/grad) and wrong arities are SG_INVALID_ARGUMENT. */

@@ -121,6 +121,14 @@ const gr_op *gr_op_table(int *n) {
   return ops;
 }
 
+const char *gr_primitive_name(size_t i) {
+  for (int k = 0; k < NOPS; k++) {
+    if (i-- == 0) return ops[k].name;
+    if (ops[k].alias && i-- == 0) return ops[k].alias;
+  }
+  return NULL;
+}
+
 const gr_op *gr_op_lookup(const char *name) {
   for (int i = 0; i < NOPS; i++)
     if (strcmp(ops[i].name, name) == 0 || (ops[i].alias && strcmp(ops[i].alias, name) == 0))

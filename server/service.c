@@ -86,6 +86,11 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->n_features = sizeof features / sizeof features[0];
   r->features = (char **)features;
   r->max_message_bytes = sv->cfg->max_message_bytes;
+  size_t np = 0;
+  while (gr_primitive_name(np)) np++;
+  r->primitives = arena_array(call, np, sizeof *r->primitives);
+  for (size_t i = 0; i < np; i++) r->primitives[i] = (char *)gr_primitive_name(i);
+  r->n_primitives = np;
   return SG_OK;
 }
 

@@ -385,6 +385,30 @@ def test_closures_over_tensors_are_captured_inputs():
     assert f(stagd.constant([1.0, 2.0])).numpy().tolist() == [10.0, 200.0]
 
 
+def test_functions_named_like_primitives_keep_calling_the_primitive(client):
+    # the daemon lists its primitive names (Version); a def named like one would shadow
+    # it, so `exp` calling stagd.exp recursed until the depth limit
+    assert {"exp", "relu", "+", "add", "sum"} <= client.primitives()
+
+    def exp(x):
+        return stagd.exp(x) * 2.0
+
+    def relu(x):
+        return x + 1.0
+
+    f_exp, f_relu = stagd.function(exp), stagd.function(relu)
+
+    def uses_both(x):
+        return stagd.relu(x) + f_relu(x)
+
+    g = stagd.function(uses_both)
+    x = stagd.constant([0.0, -1.0, 1.0])
+    assert np.allclose(f_exp(x).numpy(), 2.0 * np.exp([0.0, -1.0, 1.0]))
+    assert g(x).numpy().tolist() == [1.0, 0.0, 3.0]
+    s = g.sexpr(x)
+    assert re.search(r"\(def relu__\d+ \(x\)", s) and "(relu x)" in s, s
+
+
 # ----------------------------------------------------------------- escapes
 
 counter = []

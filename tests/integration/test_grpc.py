@@ -13,6 +13,9 @@ def test_version(channel, pb2):
     r = rpc(channel, "Version", pb2.VersionRequest(), pb2.VersionReply)
     assert r.version.strip()
     assert r.api == "stagd.v1"
+    # the op table's rows and aliases, each once
+    assert {"+", "add", "exp", "matmul", "softmax", "grad"} <= set(r.primitives)
+    assert len(r.primitives) == len(set(r.primitives)) > 50
 
 
 @pytest.mark.parametrize("service", ["", "stagd.v1.Stagd"])

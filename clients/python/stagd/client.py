@@ -157,6 +157,7 @@ class Client:
         self._channel = grpc.insecure_channel(addr, options=[
             ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
         self._max_message = None
+        self._primitives = frozenset()
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
         _live.add(self)
@@ -191,11 +192,22 @@ class Client:
             self._start_keeper()
         return reply
 
+    def _version_facts(self):
+        if self._max_message is None:
+            v = self.call("Version")
+            self._primitives = frozenset(v.primitives)
+            self._max_message = v.max_message_bytes or (4 << 20)
+
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""
-        if self._max_message is None:
-            self._max_message = self.call("Version").max_message_bytes or (4 << 20)
+        self._version_facts()
         return self._max_message
+
+    def primitives(self):
+        """The names the daemon's S-expression reader takes as primitives (asked once, with
+        Version): staged functions' defs avoid them."""
+        self._version_facts()
+        return self._primitives
 
     # -- session --------------------------------------------------------------------
     def _start_keeper(self):

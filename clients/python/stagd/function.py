@@ -428,9 +428,12 @@ _def_owner = {}  # def name → the Function that first used it
 
 
 def _def_name(f):
-    """The function's own name for its first def, NAME__N when taken."""
+    """The function's own name for its first def, NAME__N when taken — or when it is a
+    primitive's name (`def exp(x): return stagd.exp(x)` must not call itself)."""
     import weakref
     base = _sym_name(f.fn.__name__)
+    if base in f.client().primitives():
+        return f"{base}__{next(_names)}"
     owner = _def_owner.get(base)
     if owner is None or owner() is None:
         _def_owner[base] = weakref.ref(f)
