@@ -454,6 +454,9 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   REPLY(Stagd__V1__ExecuteReply, r);
   if (q->n_args && *q->args_json)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "give the arguments either as args or as args_json, not both");
+  if (q->return_handles && *q->args_json)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "return_handles takes its arguments as args (Value messages), not args_json");
   /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
   const char *device = *q->device ? q->device : sv->cfg->device;
   /* Value arguments (records, strings and handles too) run as values: tensors are

@@ -189,3 +189,16 @@ def test_record_results_as_handles_on_each_device(daemon):
                                               np.array([2.5, -2.5], np.float32))
     finally:
         client.close()
+
+
+def test_return_handles_with_json_arguments_is_refused(channel, pb2):
+    # the handle path takes Value arguments only; args_json was silently ignored there
+    # ("@f takes 1 argument, got 0")
+    gid = stage(channel, pb2, "(def f (x) (* x 2.0))")
+    with pytest.raises(grpc.RpcError) as e:
+        rpc(channel, "Execute", pb2.ExecuteRequest(graph_id=gid, args_json="[[1.0]]", return_handles=True),
+            pb2.ExecuteReply)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "return_handles takes its arguments as args" in e.value.details()
+    r = execute(channel, pb2, gid, f32(pb2, 1.0), return_handles=True)
+    assert r.result.handle.id
