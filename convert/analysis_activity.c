@@ -22,6 +22,8 @@ typedef struct walker {
   an_collector *col;  /* where symbols go */
   bool build;
   py_cfg_node *node;  /* summary mode: Names are linked to this node */
+  int lazy;           /* inside an operand that may not be evaluated (`and` / `or` after
+                         the first, a conditional expression's branches) */
 } walker;
 
 bool an_is_expr_kind(py_kind k) { return k >= PY_K_BoolOp && k <= PY_K_Slice; }
@@ -291,6 +293,30 @@ static void walk_expr(walker *w, const py_expr *e) {
       walrus_in_comprehension(w, e->v.NamedExpr.target);
     else
       walk_expr(w, e->v.NamedExpr.target);
+    if (w->lazy && e->v.NamedExpr.target->kind == PY_K_Name) /* it may not happen */
+      sg_vec_push(&w->col->maybe, py_an_sym(w->an, e->v.NamedExpr.target->v.Name.id));
+    return;
+  case PY_K_BoolOp:
+    for (int i = 0; i < PY_SEQ_LEN(e->v.BoolOp.values); i++) {
+      w->lazy += i > 0;
+      walk_expr(w, e->v.BoolOp.values->a[i]);
+      w->lazy -= i > 0;
+    }
+    return;
+  case PY_K_Compare: /* `a < b < c` evaluates c only when a < b */
+    walk_expr(w, e->v.Compare.left);
+    for (int i = 0; i < PY_SEQ_LEN(e->v.Compare.comparators); i++) {
+      w->lazy += i > 0;
+      walk_expr(w, e->v.Compare.comparators->a[i]);
+      w->lazy -= i > 0;
+    }
+    return;
+  case PY_K_IfExp:
+    walk_expr(w, e->v.IfExp.test);
+    w->lazy++;
+    walk_expr(w, e->v.IfExp.body);
+    walk_expr(w, e->v.IfExp.orelse);
+    w->lazy--;
     return;
   case PY_K_Lambda:
     walk_arg_defaults(w, e->v.Lambda.args, false);
@@ -601,7 +627,7 @@ static void finish_scope(py_an *an, an_scope *s) {
 }
 
 void an_activity_module(py_an *an, const py_mod *mod) {
-  walker w = {an, NULL, NULL, true, NULL};
+  walker w = {an, NULL, NULL, true, NULL, 0};
   an_scope *m = scope_new(&w, PY_SCOPE_MODULE, mod);
   w.sc = m;
   w.col = &m->col;
@@ -613,7 +639,7 @@ void an_activity_module(py_an *an, const py_mod *mod) {
 /* ------------------------------------------------------------- per node */
 
 void an_node_activity(py_an *an, an_scope *sc, py_cfg_node *n, an_collector *c) {
-  walker w = {an, sc, c, false, n};
+  walker w = {an, sc, c, false, n, 0};
   switch (n->kind) {
   case PY_CFG_ENTRY:
     for (int i = 0; i < sc->pub.params.n; i++) sg_vec_push(&c->write, sc->pub.params.a[i]);
@@ -709,7 +735,7 @@ py_activity py_an_expr_activity(py_an *an, const py_expr *e, const py_stmt *in) 
   py_activity empty = {{0, NULL}, {0, NULL}, {0, NULL}};
   if (!sc) return empty;
   an_col_clear(&an->scratch);
-  walker w = {an, sc, &an->scratch, false, NULL};
+  walker w = {an, sc, &an->scratch, false, NULL, 0};
   walk_expr(&w, e);
   return an_col_finish(an, &an->scratch);
 }

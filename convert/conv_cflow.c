@@ -144,13 +144,15 @@ static void collect_bound_outside(cf_fn *f, const py_seq *b, py_symset *acc) {
 }
 
 /* Reads, by statements that end up inside helper functions (bodies of converted
- * constructs, `while` tests), of names not definitely defined there. */
+ * constructs, `while` tests) or lambdas (operands the logical / ternary passes move:
+ * `a and b` → `sg__.and_(lambda: a, lambda: b)`, where reading an unbound local would
+ * raise NameError from an empty free variable), of names not definitely defined there. */
 static void collect_undef_reads(cf_fn *f, const py_seq *b, bool inside, py_symset *acc) {
   for (int i = 0; i < PY_SEQ_LEN(b); i++) {
     const py_stmt *s = b->a[i];
     if (s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef || s->kind == PY_K_ClassDef) continue;
     const py_cfg_node *n = py_an_cfg_node(f->c->an, s);
-    if (n && (inside || s->kind == PY_K_While))
+    if (n && (inside || s->kind == PY_K_While || cv_has_lambda_operands(s)))
       add_set(f, acc, py_symset_diff(f->c->an, n->act.read, py_an_defined_in(f->c->an, s)));
     bool in = inside || is_construct(s);
     switch (s->kind) {
@@ -229,43 +231,57 @@ typedef struct ld_ud {
   py_symset undef; /* uinit names not definitely defined at the statement */
 } ld_ud;
 
-/* The scope whose variable Name e (Load) reads (NULL: a global / builtin); *crossed
- * is set when the lookup leaves a function or lambda (a free-variable read). */
-static const py_scope *resolve(cf_fn *f, const py_expr *e, bool *crossed) {
+/* How a read reaches its variable: in its own function, from a nested function or
+ * lambda (a free-variable read: NameError when unbound), or only through list / set /
+ * dict comprehensions (a function of their own before Python 3.12, inlined since). */
+typedef enum ld_kind { LD_LOCAL, LD_FREE, LD_COMP } ld_kind;
+
+/* The scope whose variable Name e (Load) reads (NULL: a global / builtin); *how says
+ * which scopes the lookup leaves on the way. */
+static const py_scope *resolve(cf_fn *f, const py_expr *e, ld_kind *how) {
   const py_scope *s = py_an_scope_of(f->c->an, e);
   py_sym x = py_an_sym(f->c->an, e->v.Name.id);
-  *crossed = false;
+  *how = LD_LOCAL;
   bool first = true;
   for (; s; s = s->parent, first = false) {
     if (s->kind == PY_SCOPE_CLASS && !first) continue; /* invisible to nested functions */
     if (py_symset_has(s->globals, x)) return NULL;
     if (py_symset_has(s->locals, x) || py_symset_has(s->params, x)) return s;
-    if (s->kind == PY_SCOPE_FUNCTION || s->kind == PY_SCOPE_LAMBDA) *crossed = true;
+    bool genexp = s->kind == PY_SCOPE_COMPREHENSION && ((const py_expr *)s->node)->kind == PY_K_GeneratorExp;
+    if (s->kind == PY_SCOPE_FUNCTION || s->kind == PY_SCOPE_LAMBDA || genexp) *how = LD_FREE;
+    else if (s->kind == PY_SCOPE_COMPREHENSION && *how == LD_LOCAL) *how = LD_COMP;
   }
   return NULL;
 }
 
-static py_expr *ld_call(cv *c, py_expr *e, bool free) {
+/* sg__.ld(e), sg__.ld(e, free=True) or sg__.ld(e, comp=True). */
+static py_expr *ld_call(cv *c, py_expr *e, ld_kind how) {
   cv_loc at = cv_loc_of_expr(e);
   py_expr *call = cv_call_sg(c, "ld", at, 1, e);
-  if (free)
-    call->v.Call.keywords = cv_seq1(c, py_new_keyword(c->A, cv_intern(c, "free"), cv_bool(c, true, at), at.l, at.c, at.el, at.ec));
+  if (how != LD_LOCAL)
+    call->v.Call.keywords = cv_seq1(c, py_new_keyword(c->A, cv_intern(c, how == LD_FREE ? "free" : "comp"),
+                                                      cv_bool(c, true, at), at.l, at.c, at.el, at.ec));
   return call;
+}
+
+/* A read of the variable that Name node `at` (any context) names, as the expression e
+ * (a Load of it): e wrapped in sg__.ld / sg__.read__ where needed. */
+static py_expr *ld_read(cv *c, const py_expr *at, py_expr *e, ld_ud *u) {
+  ld_kind how;
+  const py_scope *owner = resolve(u->f, at, &how);
+  if (!owner) return e;
+  py_sym x = py_an_sym(c->an, e->v.Name.id);
+  if (owner == u->f->sc && py_symset_has(u->f->lifted, x)) return cv_call_sg(c, "read__", cv_loc_of_expr(e), 1, e);
+  if (owner == u->f->sc) return py_symset_has(u->undef, x) ? ld_call(c, e, how) : e;
+  for (const cf_fn *a = u->f->parent; a; a = a->parent)
+    if (a->sc == owner) return py_symset_has(a->uinit, x) ? ld_call(c, e, LD_FREE) : e;
+  return e;
 }
 
 static py_expr *ld_wrap(cv *c, py_expr *e, const py_stmt *st, void *ud_) {
   (void)st;
-  ld_ud *u = ud_;
   if (e->kind != PY_K_Name || e->v.Name.ctx != PY_Load) return e;
-  bool crossed;
-  const py_scope *owner = resolve(u->f, e, &crossed);
-  if (!owner) return e;
-  py_sym x = py_an_sym(c->an, e->v.Name.id);
-  if (owner == u->f->sc && py_symset_has(u->f->lifted, x)) return cv_call_sg(c, "read__", cv_loc_of_expr(e), 1, e);
-  if (owner == u->f->sc) return py_symset_has(u->undef, x) ? ld_call(c, e, crossed) : e;
-  for (const cf_fn *a = u->f->parent; a; a = a->parent)
-    if (a->sc == owner) return py_symset_has(a->uinit, x) ? ld_call(c, e, true) : e;
-  return e;
+  return ld_read(c, e, e, ud_);
 }
 
 /* Wraps the reads in the statement's own expressions (not its nested blocks). */
@@ -299,9 +315,13 @@ static void ld_head(cf_fn *f, py_stmt *s, cv_vec *pre) {
   case PY_K_ClassDef: break;
   case PY_K_AugAssign: {
     py_expr *t = s->v.AugAssign.target;
-    if (t->kind == PY_K_Name && py_symset_has(undef, py_an_sym(c->an, t->v.Name.id))) {
+    if (t->kind == PY_K_Name) {
+      /* the read half of `x += …`: ld_wrap's rule for a Load of x (a `nonlocal x` of an
+       * enclosing function's Undefined-bound local included) */
       cv_loc at = cv_loc_of_stmt(s);
-      cv_push(c, pre, cv_expr_stmt(c, cv_call_sg(c, "ld", at, 1, cv_name(c, t->v.Name.id, PY_Load, at)), at));
+      py_expr *rd = ld_read(c, t, cv_name(c, t->v.Name.id, PY_Load, at), &u);
+      if (rd->kind == PY_K_Call && !py_symset_has(f->lifted, py_an_sym(c->an, t->v.Name.id)))
+        cv_push(c, pre, cv_expr_stmt(c, rd, at));
     }
     W(s->v.AugAssign.value);
     if (t->kind != PY_K_Name) W(s->v.AugAssign.target);
@@ -512,6 +532,39 @@ static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent);
 
 static py_expr *name_of_fn(cv *c, const char *n, cv_loc at) { return cv_name(c, n, PY_Load, at); }
 
+/* `del t1, t2, ...` where some ti is a name bound to sg__.Undefined at the top: each
+ * such name becomes `[sg__.ld(x);] x = sg__.Undefined('x')` (ld first where x may be
+ * unbound: Python's `del` of an unbound local raises UnboundLocalError), the other
+ * targets stay `del ti`, in order. Returns false (nothing written) when no target is
+ * such a name. */
+static bool del_names(cf_fn *f, py_stmt *s, cv_vec *out) {
+  cv *c = f->c;
+  py_seq *ts = s->v.Delete.targets;
+  bool any = false;
+  for (int i = 0; i < PY_SEQ_LEN(ts) && !any; i++) {
+    const py_expr *t = ts->a[i];
+    any = t->kind == PY_K_Name && py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id));
+  }
+  if (!any) return false;
+  py_symset undef = py_symset_diff(c->an, f->uinit, py_an_defined_in(c->an, s));
+  for (int i = 0; i < PY_SEQ_LEN(ts); i++) {
+    py_expr *t = ts->a[i];
+    cv_loc at = cv_loc_of_expr(t);
+    if (t->kind == PY_K_Name && py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id))) {
+      if (py_symset_has(undef, py_an_sym(c->an, t->v.Name.id)))
+        cv_push(c, out, cv_expr_stmt(c, cv_call_sg(c, "ld", at, 1, cv_name(c, t->v.Name.id, PY_Load, at)), at));
+      cv_push(c, out, cv_assign_name(c, t->v.Name.id, cv_call_sg(c, "Undefined", at, 1, cv_str(c, t->v.Name.id, at)), at));
+      continue;
+    }
+    py_stmt *d = py_new_Delete(c->A, cv_seq1(c, t), at.l, at.c, at.el, at.ec);
+    cv_vec pre = {0};
+    ld_head(f, d, &pre);
+    cv_push_seq(c, out, cv_seq(c, &pre));
+    cv_push(c, out, d);
+  }
+  return true;
+}
+
 static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
   cv *c = f->c;
   cv_loc at = cv_loc_of_stmt(s);
@@ -522,6 +575,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
     cv_push(c, out, s);
     return;
   }
+  if (s->kind == PY_K_Delete && del_names(f, s, out)) return;
   if (!is_construct(s)) {
     ld_head(f, s, &pre);
     cv_push_seq(c, out, cv_seq(c, &pre));
@@ -763,6 +817,10 @@ static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent) {
   collect_undef_reads(&f, body, false, &early);
   collect_unbound_state(&f, body, &early);
   f.uinit = py_symset_union(c->an, f.uinit, py_symset_inter(c->an, early, locals));
+  /* plus deleted locals: `del x` becomes `x = sg__.Undefined('x')` (del_names), so a
+   * helper reading x afterwards raises UnboundLocalError through sg__.ld, not NameError
+   * from an empty cell */
+  f.uinit = py_symset_union(c->an, f.uinit, py_symset_inter(c->an, py_symset_names(c->an, f.sc->deleted), locals));
   if (c->style == PY_STYLE_SNEK) f.lifted = lift_set(&f, inc, locals);
   bool snek_wrap = c->style == PY_STYLE_SNEK && has_nested_return(body, 0);
   int start = doc_start(body);

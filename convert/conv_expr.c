@@ -302,7 +302,7 @@ static const char *source_of(cv *c, const src_ud *u, const py_expr *e) {
 static py_expr *ternary(cv *c, py_expr *e, const py_stmt *s, void *ud) {
   (void)s;
   if (e->kind != PY_K_IfExp) return e;
-  if (cv_expr_unsafe_in_lambda(e->v.IfExp.body) || cv_expr_unsafe_in_lambda(e->v.IfExp.orelse)) return e;
+  if (!cv_operands_to_lambdas(e)) return e;
   cv_loc at = cv_loc_of_expr(e);
   return cv_call_sg(c, "if_exp", at, 4, e->v.IfExp.test, cv_lambda(c, e->v.IfExp.body, at),
                     cv_lambda(c, e->v.IfExp.orelse, at), cv_str(c, source_of(c, ud, e), at));
@@ -315,10 +315,8 @@ static py_expr *logical(cv *c, py_expr *e, const py_stmt *s, void *ud) {
   (void)ud;
   cv_loc at = cv_loc_of_expr(e);
   if (e->kind == PY_K_UnaryOp && e->v.UnaryOp.op == PY_Not) return cv_call_sg(c, "not_", at, 1, e->v.UnaryOp.operand);
-  if (e->kind != PY_K_BoolOp) return e;
+  if (e->kind != PY_K_BoolOp || !cv_operands_to_lambdas(e)) return e;
   py_seq *vals = e->v.BoolOp.values;
-  for (int i = 0; i < PY_SEQ_LEN(vals); i++)
-    if (cv_expr_unsafe_in_lambda(vals->a[i])) return e;
   cv_vec lams = {0};
   for (int i = 0; i < PY_SEQ_LEN(vals); i++) cv_push(c, &lams, cv_lambda(c, vals->a[i], at));
   return cv_call(c, cv_sg(c, e->v.BoolOp.op == PY_And ? "and_" : "or_", at), cv_seq(c, &lams), NULL, at);

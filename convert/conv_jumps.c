@@ -71,6 +71,18 @@ static py_expr *guarded_test(cv *c, const char *flag, py_expr *test, cv_loc at) 
   return py_new_BoolOp(c->A, PY_And, cv_seq_n(c, 2, (void **)v), at.l, at.c, at.el, at.ec);
 }
 
+/* `try: fin  except BaseException: flag = False; raise` — an exception raised by a
+ * finally block cancels the jump in flight (the flag is unset when the try starts:
+ * statements after a jump are guarded), as Python discards a pending break / continue /
+ * return when its finally raises. */
+static py_stmt *cancel_on_raise(cv *c, py_seq *fin, const char *flag, cv_loc at) {
+  py_stmt *h[2] = {cv_assign_name(c, flag, cv_bool(c, false, at), at),
+                   py_new_Raise(c->A, NULL, NULL, at.l, at.c, at.el, at.ec)};
+  py_excepthandler *eh = py_new_ExceptHandler(c->A, cv_name(c, "BaseException", PY_Load, at), NULL,
+                                              cv_seq_n(c, 2, (void **)h), at.l, at.c, at.el, at.ec);
+  return py_new_Try(c->A, fin, cv_seq1(c, eh), NULL, NULL, at.l, at.c, at.el, at.ec);
+}
+
 /* Rewrites the children of compound statement s in place (flag: the flag of the
  * current level, NULL outside a loop for break/continue). Pushes s and possibly
  * statements after it into out. */
@@ -101,6 +113,7 @@ static void j_stmt(jp *j, py_stmt *s, const char *flag, cv_vec *out) {
   case PY_K_Try:
   case PY_K_TryStar: {
     bool body_jumps = flag && block_has_jump(s->v.Try.body, j->k);
+    bool jumps = flag && has_jump(s, j->k);
     s->v.Try.body = j_block(j, s->v.Try.body, flag);
     for (int i = 0; i < PY_SEQ_LEN(s->v.Try.handlers); i++) {
       py_excepthandler *h = s->v.Try.handlers->a[i];
@@ -112,6 +125,7 @@ static void j_stmt(jp *j, py_stmt *s, const char *flag, cv_vec *out) {
       s->v.Try.orelse = body_jumps ? cv_seq1(c, cv_if(c, cv_not(c, flag_name(c, flag, at), at), e, NULL, at)) : e;
     }
     s->v.Try.finalbody = j_block(j, s->v.Try.finalbody, flag);
+    if (jumps && s->v.Try.finalbody) s->v.Try.finalbody = cv_seq1(c, cancel_on_raise(c, s->v.Try.finalbody, flag, at));
     cv_push(c, out, s);
     return;
   }
@@ -192,7 +206,15 @@ static py_seq *j_block(jp *j, py_seq *body, const char *flag) {
         cv_push(c, dst, cv_assign_name(c, "retval__", v, at));
       }
       cv_push(c, dst, cv_assign_name(c, flag, cv_bool(c, true, at), at));
-      break; /* what follows a jump is unreachable */
+      /* What follows is unreachable but stays, guarded like anything after a jump:
+       * the names it binds are still the function's locals (dropping `x = 1` there
+       * would turn a later read of x into a global lookup, NameError for
+       * UnboundLocalError). */
+      if (i + 1 < body->n) {
+        if (guarding) close_guard(j, &out, &guard, flag, gat);
+        guarding = true;
+      }
+      continue;
     }
     bool may_jump = flag && has_jump(s, j->k);
     j_stmt(j, s, flag, dst);

@@ -303,6 +303,8 @@ static bool stmt_jump_guarded(const py_stmt *s, bool g) {
   case PY_K_While: return jump_in_guarded(s->v.While.body, g) || jump_in_guarded(s->v.While.orelse, g);
   case PY_K_If: return jump_in_guarded(s->v.If.body, g) || jump_in_guarded(s->v.If.orelse, g);
   case PY_K_With: return jump_in_guarded(s->v.With.body, true);
+  /* nested defs are converted with the function, by the same passes */
+  case PY_K_FunctionDef: return jump_in_guarded(s->v.FunctionDef.body, false);
   case PY_K_Match:
     for (int i = 0; i < PY_SEQ_LEN(s->v.Match.cases); i++)
       if (jump_in_guarded(((py_match_case *)s->v.Match.cases->a[i])->body, g)) return true;

@@ -79,6 +79,10 @@ py_stmt *cv_decl(cv *c, bool global, int n, const char *const *names, cv_loc at)
 /* Does the expression contain a walrus, yield or await (which must not move into a
  * lambda)? */
 bool cv_expr_unsafe_in_lambda(const py_expr *e);
+/* Whether the ternary / logical passes move the operands of e (an IfExp / BoolOp)
+ * into lambdas, and whether node contains such an expression. */
+bool cv_operands_to_lambdas(const py_expr *e);
+bool cv_has_lambda_operands(const void *node);
 /* Does the tree under node contain a node of kind k (not looking into nested
  * function / lambda / class scopes when `scoped`)? */
 bool cv_contains(const void *node, py_kind k, bool scoped);

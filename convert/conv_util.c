@@ -177,6 +177,30 @@ bool cv_expr_unsafe_in_lambda(const py_expr *e) {
          cv_contains(e, PY_K_YieldFrom, false) || cv_contains(e, PY_K_Await, false);
 }
 
+bool cv_operands_to_lambdas(const py_expr *e) {
+  if (e->kind == PY_K_IfExp)
+    return !cv_expr_unsafe_in_lambda(e->v.IfExp.body) && !cv_expr_unsafe_in_lambda(e->v.IfExp.orelse);
+  if (e->kind != PY_K_BoolOp) return false;
+  for (int i = 0; i < PY_SEQ_LEN(e->v.BoolOp.values); i++)
+    if (cv_expr_unsafe_in_lambda(e->v.BoolOp.values->a[i])) return false;
+  return true;
+}
+
+static bool lambda_operands_visit(void *node, py_kind kind, void *ud) {
+  bool *found = ud;
+  if ((kind == PY_K_IfExp || kind == PY_K_BoolOp) && cv_operands_to_lambdas(node)) {
+    *found = true;
+    return false;
+  }
+  return py_visit_children(node, lambda_operands_visit, ud);
+}
+
+bool cv_has_lambda_operands(const void *node) {
+  bool found = false;
+  py_visit_children((void *)node, lambda_operands_visit, &found);
+  return found;
+}
+
 bool cv_is_local(cv *c, const py_scope *sc, const char *name) {
   if (!sc || !c->an) return false;
   py_sym s = py_an_sym(c->an, name);

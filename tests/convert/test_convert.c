@@ -209,6 +209,26 @@ static void test_undefined_and_ld(void **state) {
   HAS(r, "y = sg__.Undefined('y')");
   HAS(r, "return sg__.ld(y)");
   py_conv_result_free(&r);
+  /* del of a name bound to Undefined rebinds Undefined (ld first where it may be unbound) */
+  r = conv("def f(c):\n    x = 1\n    while c:\n        del x, c\n", PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "x = sg__.Undefined('x')\n    x = 1");
+  HAS(r, "sg__.ld(x)\n        x = sg__.Undefined('x')\n        del c");
+  py_conv_result_free(&r);
+  /* a name bound only after a break stays local: kept under the flag's guard */
+  r = conv("def f(c):\n    while c:\n        break\n        n = 1\n    return n\n", PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "n = sg__.Undefined('n')");
+  HAS(r, "return sg__.ld(n)");
+  py_conv_result_free(&r);
+  /* reads from list comprehensions (functions before 3.12) and from moved operands */
+  r = conv("def f(c):\n    if c:\n        z = 1\n    return [q for q in c if q != z], c and z\n", PY_STYLE_AUTOGRAPH,
+           NULL);
+  HAS(r, "q != sg__.ld(z, comp=True)");
+  HAS(r, "sg__.and_(lambda: c, lambda: sg__.ld(z))");
+  py_conv_result_free(&r);
+  /* a walrus in a lazy operand may not happen: the read after it is checked */
+  r = conv("def f(a):\n    ok = a or (z := 1)\n    if ok:\n        return z\n", PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "retval__ = sg__.ld(z)");
+  py_conv_result_free(&r);
 }
 
 static void test_ternary_logical(void **state) {

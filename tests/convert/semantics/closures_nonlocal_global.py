@@ -199,6 +199,30 @@ def global_list_rebind(xs):
     return LOG
 
 
+
+# Found by random differential testing (tests/convert/semantics/_convfuzz.py), minimized.
+
+def deleted_then_nonlocal_augassign(a):
+    # `y += p` in the nested def reads an unbound free variable: NameError
+    y = 1
+    del y
+
+    def g1(p):
+        nonlocal y
+        y += p
+    return g1(a)
+
+
+def maybe_bound_nonlocal_augassign(c):
+    if c:
+        y = 1
+
+    def g():
+        nonlocal y
+        y += 1
+        return y
+    return g()
+
 CASES = {
     'make_adder': [(1,), (0.5,), ('a',)],
     'counter_closure': [([1, 2, 3],), ([],), ([1, 'a'],)],
@@ -221,4 +245,6 @@ CASES = {
     'nonlocal_conditional': [(True,), (False,)],
     'recursion_through_closure': [(5,), (0,), (1.5,)],
     'global_list_rebind': [([0, 1, 2, '', 'a'],), ([],)],
+    'deleted_then_nonlocal_augassign': [(1,), (0,)],
+    'maybe_bound_nonlocal_augassign': [(1,), (0,)],
 }

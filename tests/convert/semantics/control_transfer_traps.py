@@ -207,6 +207,46 @@ def exception_context_preserved(x):
         return type(e.__context__).__name__
 
 
+
+# Found by random differential testing (tests/convert/semantics/_convfuzz.py), minimized.
+
+def finally_raise_cancels_break(xs):
+    # the finally raises: the pending break is discarded, the loop goes on
+    g = 0
+    for t in range(3):
+        try:
+            g -= 2
+            try:
+                break
+            finally:
+                xs[5]
+        except IndexError:
+            pass
+    return g
+
+
+def finally_raise_cancels_return(xs):
+    try:
+        try:
+            return 1
+        finally:
+            xs[5]
+    except IndexError:
+        pass
+    return 2
+
+
+def nested_def_return_in_with(a):
+    # snek: a return inside `with` in a nested def must not be an exception the
+    # manager can swallow
+    log = []
+
+    def g1(p):
+        with Swallow(log):
+            if p:
+                return p - 1
+    return g1(a), log
+
 CASES = {
     'return_inside_bare_except': [(1,), (0,)],
     'return_inside_base_exception_handler': [([1, 2, 3],), ([],)],
@@ -225,4 +265,7 @@ CASES = {
     'generator_close_on_break': [([],)],
     'raise_inside_loop_caught_outside': [([1, None],), ([1, 0, None],), ([],)],
     'exception_context_preserved': [(1,), (0,)],
+    'finally_raise_cancels_break': [([1],), ([1, 2, 3, 4, 5, 6],)],
+    'finally_raise_cancels_return': [([1],), ([1, 2, 3, 4, 5, 6],)],
+    'nested_def_return_in_with': [(3,), (0,)],
 }

@@ -129,6 +129,16 @@ def bool_of_objects(x):
     return 'falsy %r' % (x,)
 
 
+
+# Found by random differential testing (tests/convert/semantics/_convfuzz.py), minimized.
+
+def walrus_in_chained_comparison(a):
+    # `4 > abs(a) != (z := a)` binds z only when 4 > abs(a)
+    if 4 > abs(a) != (z := a):
+        pass
+    else:
+        return len([q for q in range(3) if z <= 1])
+
 CASES = {
     'and_returns_operand': [(1, 2), (0, 2), ('', 'x'), ([], None)],
     'or_returns_operand': [(1, 2), (0, 2), ('', 0), (None, [])],
@@ -154,4 +164,5 @@ CASES = {
     'is_and_in': [(None, []), (1, [1]), (2, [1]), (1, None)],
     'walrus_in_condition': [([1, 2, 3],), ([0, 1, 2],), ([],), (None,)],
     'bool_of_objects': [(0,), ([0],), ('',), ({1: 2},)],
+    'walrus_in_chained_comparison': [(4,), (0,), (9,)],
 }

@@ -138,6 +138,74 @@ def both_branches_define(x):
     return r
 
 
+
+# Found by random differential testing (tests/convert/semantics/_convfuzz.py), minimized.
+
+def del_unbound_in_loop(n):
+    # `del` of an unbound local inside a converted loop: UnboundLocalError
+    c = 0
+    while c < n:
+        c += 1
+        del x
+
+
+def del_twice_in_loop(n):
+    x = 1
+    c = 0
+    while c < n:
+        c += 1
+        del x
+    return c
+
+
+def del_then_read_in_branch(a):
+    x = 1
+    del x
+    if a:
+        return x
+    return 0
+
+
+def del_on_one_path(a):
+    x = 1
+    if a:
+        del x
+    return x
+
+
+def bound_only_after_break(a):
+    # `acc` is bound only in code after the `break`: still a local (UnboundLocalError)
+    n = 1
+    c = 0
+    while c < 3:
+        c += 1
+        if a:
+            break
+            acc = 1
+    return (n, acc)
+
+
+def comprehension_reads_unbound(xs):
+    x = sum([1 for q in xs if q != z])
+    for i in xs:
+        z = i
+    return x
+
+
+def and_operand_reads_unbound(a):
+    try:
+        t = a and acc
+    except ValueError:
+        acc = 1
+    return t
+
+
+def walrus_in_or_operand(a):
+    ok = a > 1 or (z := a) < 0
+    if ok >= z:
+        return z
+    return 0
+
 CASES = {
     'assigned_in_if_only': [(1,), (0,)],
     'assigned_in_loop_only': [([1, 2],), ([],)],
@@ -157,4 +225,12 @@ CASES = {
     'maybe_defined_used_in_condition': [(3,), (2,), (0,)],
     'augassign_undefined': [([],), ([1],)],
     'both_branches_define': [(1,), (0,)],
+    'del_unbound_in_loop': [(1,), (0,)],
+    'del_twice_in_loop': [(1,), (2,), (0,)],
+    'del_then_read_in_branch': [(1,), (0,)],
+    'del_on_one_path': [(1,), (0,)],
+    'bound_only_after_break': [(1,), (0,)],
+    'comprehension_reads_unbound': [([1, 2],), ([],)],
+    'and_operand_reads_unbound': [(0,), (1,)],
+    'walrus_in_or_operand': [(5,), (0,), (-1,)],
 }

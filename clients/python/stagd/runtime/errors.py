@@ -105,10 +105,12 @@ class Undefined:
         return f"Undefined({self.name!r})"
 
 
-def ld(value, free=False):
-    """Read a variable that may be Undefined, raising what Python would raise."""
+def ld(value, free=False, comp=False):
+    """Read a variable that may be Undefined, raising what Python would raise: `free`
+    marks a read from a nested function or lambda (NameError), `comp` one from a list /
+    set / dict comprehension (a nested function before Python 3.12, inlined since)."""
     if isinstance(value, Undefined):
-        if free:
+        if free or (comp and sys.version_info < (3, 12)):
             raise NameError(f"cannot access free variable '{value.name}' where it is not "
                             f"associated with a value in enclosing scope")
         raise UnboundLocalError(f"cannot access local variable '{value.name}' where it is not "
