@@ -24,7 +24,9 @@ failures = []
 def enc(a):
     if isinstance(a, int):
         return a
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()}
+    data = [d if isinstance(d, (bool, int)) or np.isfinite(d) else str(d)  # "inf", "nan"
+            for d in a.reshape(-1).tolist()]
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": data}
 
 
 def run(src, args, device):
@@ -225,6 +227,51 @@ case("arange, ones", "(def f (n a) (+ (arange n) (* a (ones (tuple n) int64))))"
       "dispatches": lambda v: v == 4})
 case("int reductions", "(def f (a) (- (sum a 1) (cast (max a 1) int64)))",
      [np.arange(12, dtype="int32").reshape(3, 4)], ONE_REGION)
+
+
+# Divergences found by random differential testing (tests/graph/vkdiff.py; docs/vulkan.md
+# "Random differential testing"): the program, then NumPy's answer, which both backends
+# must give (special values compared exactly, NaN equal to NaN).
+def numpy_case(name, src, args, want):
+    for device in ("cpu", DEVICE):
+        got, _ = run(src, args, device)
+        if got.dtype != want.dtype or got.shape != want.shape or not np.allclose(
+                got, want, rtol=2e-5, atol=0, equal_nan=True) or not np.array_equal(
+                np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)])):
+            failures.append(f"{name} on {device}: got {got!r}, NumPy gives {want!r}")
+
+
+# vkdiff seed 1132: float32 `**` was GLSL's pow, undefined for a zero or negative base
+# (0 ** 0 gave 0 on lavapipe); now C99's special cases (binary.comp pow_)
+POW_X = [0, 0, 0, -0.0, -0.0, -0.0, -0.0, -2, -2, -2, 1, 1, -1, -1, np.inf, -np.inf, -np.inf,
+         0.5, 2, np.nan, 1, np.nan, -8, 3.875]
+POW_Y = [0, -1, 2, 3, -1, 0.5, 2, 3, 0.5, -2, np.nan, np.inf, np.inf, 3, -1, 3, 2, np.inf,
+         -np.inf, 0, np.nan, 1, 1 / 3, 3]
+for dt in ["float32", "float16"]:
+    px, py = np.array(POW_X, dtype=dt), np.array(POW_Y, dtype=dt)
+    with np.errstate(all="ignore"):
+        numpy_case(f"pow special values {dt}", "(def f (a b) (** a b))", [px, py], px ** py)
+
+# vkdiff seed 4360: 3.25 ** 3 = 34.328125 is a float16 rounding tie; GLSL's pow gave
+# a float32 just above it (34.34375 in float16, NumPy 34.3125): integer powers up to 4
+# multiply now, exact like libm's powf
+PB = np.array([3.25, -3.25, 1.5, 2.375, -0.625, 7.5, 0.1], dtype="float16")
+for dt in ["float16", "float32"]:
+    for e in [2, 3, 4, -1, -2, -3]:
+        numpy_case(f"pow {dt} ** {e}", f"(def f (a) (** a {e}.0))", [PB.astype(dt)],
+                   PB.astype(dt) ** np.array(e, dtype=dt))
+
+# vkdiff seeds 8185, 8379: `x % inf` was NaN on the device (fmod_'s q * y is 0 * inf),
+# NumPy x (or inf when the signs differ); then zero results' signs: a zero remainder
+# takes the divisor's sign, a zero floor quotient the sign of x / y
+MX = [-2.75, 1.625, 0, -0.0, np.inf, -1, 2, np.nan, 5, -0.0, -0.0, 0.0, 1, -1, 6, -6]
+MY = [np.inf, np.inf, np.inf, -np.inf, np.inf, -np.inf, -np.inf, np.inf, np.nan, 3, -3, -3, 4, 4,
+      -3, 3]
+for dt in ["float32", "float64", "float16"]:
+    mx, my = np.array(MX, dtype=dt), np.array(MY, dtype=dt)
+    with np.errstate(all="ignore"):
+        numpy_case(f"mod special values {dt}", "(def f (a b) (% a b))", [mx, my], mx % my)
+        numpy_case(f"floordiv special values {dt}", "(def f (a b) (// a b))", [mx, my], mx // my)
 
 print(f"{'FAIL' if failures else 'ok'}: Vulkan executor cases on {DEVICE}")
 for f in failures:
