@@ -28,6 +28,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vkdiff_gen as G  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from json_values import dec, enc  # noqa: E402
 
 OPS_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "graph", "ops.c")
 CASE_TIMEOUT = 60
@@ -77,21 +79,6 @@ class Tool:
             self.p.kill()
             self.p.wait()
             self.p = None
-
-
-def enc(x):
-    data = [d if isinstance(d, (bool, int)) or np.isfinite(d) else str(d)  # "nan", "-inf"
-            for d in x.reshape(-1).tolist()]
-    return {"dtype": str(x.dtype), "shape": list(x.shape), "data": data}
-
-
-def dec(v):
-    if isinstance(v, dict) and "dtype" in v:
-        data = [float(d) if isinstance(d, str) else d for d in v["data"]]
-        return np.array(data, dtype=v["dtype"]).reshape(v["shape"])
-    if isinstance(v, dict) and "tuple" in v:
-        return tuple(dec(e) for e in v["tuple"])
-    return v
 
 
 def error_code(r):

@@ -7,7 +7,9 @@ was opened, that CPU fallbacks are logged once per op and dtype, and that bad de
 names and deadlines fail only their own request.
 """
 import json
+import os
 import re
+import sys
 
 import grpc
 import numpy as np
@@ -15,6 +17,8 @@ import pytest
 
 import harness
 from harness import rpc
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from json_values import dec, enc  # noqa: E402
 
 MLP = """
 (def mlp (x w1 b1 w2 b2)
@@ -37,16 +41,6 @@ BRANCH = """
 
 SPIN = ("(def spin (x) (getitem (while (lambda (v) (> (sum v) -1.0))"
         " (lambda (v) (tuple (+ v 1.0))) (tuple x)) 0))")
-
-
-def enc(a):
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": a.reshape(-1).tolist()}
-
-
-def dec(v):
-    if isinstance(v, dict) and "dtype" in v:
-        return np.array([float(d) for d in v["data"]], dtype=v["dtype"]).reshape(v["shape"])
-    return v
 
 
 @pytest.fixture

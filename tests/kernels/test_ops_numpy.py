@@ -22,6 +22,8 @@ import subprocess
 import sys
 
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from json_values import dec, enc  # noqa: E402
 
 TOOL = sys.argv[1]
 TOOL_OPTIONS = sys.argv[2:]  # e.g. --device vulkan:0
@@ -44,27 +46,6 @@ warnings.simplefilter("ignore", RuntimeWarning)
 DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64"]
 failures = []
 count = 0
-
-
-def enc(x):
-    """numpy array / python scalar → JSON argument value"""
-    if isinstance(x, np.generic):
-        x = np.asarray(x)
-    if isinstance(x, np.ndarray):
-        data = x.reshape(-1).tolist()
-        return {"dtype": str(x.dtype), "shape": list(x.shape), "data": data}
-    if isinstance(x, tuple):
-        return {"tuple": [enc(e) for e in x]}
-    return x
-
-
-def dec(v):
-    if isinstance(v, dict) and "dtype" in v:
-        data = [float(d) if isinstance(d, str) else d for d in v["data"]]
-        return np.array(data, dtype=v["dtype"]).reshape(v["shape"])
-    if isinstance(v, dict) and "tuple" in v:
-        return tuple(dec(e) for e in v["tuple"])
-    return v
 
 
 def run(src, args, entry=None):

@@ -14,19 +14,13 @@ import sys
 import tempfile
 
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from json_values import enc  # noqa: E402
 
 TOOL = sys.argv[1]
 DEVICE = sys.argv[2] if len(sys.argv) > 2 else "vulkan:0"
 rng = np.random.default_rng(99)
 failures = []
-
-
-def enc(a):
-    if isinstance(a, int):
-        return a
-    data = [d if isinstance(d, (bool, int)) or np.isfinite(d) else str(d)  # "inf", "nan"
-            for d in a.reshape(-1).tolist()]
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": data}
 
 
 def run(src, args, device):

@@ -24,25 +24,14 @@ import tempfile
 import warnings
 
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from json_values import dec, enc  # noqa: E402
 
 TOOL = sys.argv[1]
 DEVICE = sys.argv[2] if len(sys.argv) > 2 else "vulkan:0"
 rng = np.random.default_rng(16)
 warnings.simplefilter("ignore", RuntimeWarning)
 failures = []
-
-
-def enc(a):
-    if not isinstance(a, np.ndarray):
-        return a
-    data = ["nan" if np.isnan(v) else ("inf" if v > 0 else "-inf") if np.isinf(v) else float(v)
-            for v in a.reshape(-1).astype("float64")]
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": data}
-
-
-def dec(v):
-    vals = [float(d) for d in v["data"]]  # float() reads "nan", "inf", "-inf"
-    return np.array(vals, dtype="float64").astype(v["dtype"]).reshape(v["shape"])
 
 
 def run_all(cases, device, env=None):
