@@ -236,6 +236,42 @@ static void reshape_is_a_view(void **state) {
   kn_tensor_release(w);
 }
 
+/* Sums and means along a non-last axis (cpu_reduce.c sum_columns: blocks of 1,024
+ * columns, rows added in order): bit-identical to adding each output's values in order
+ * in double, for float32/float64/int32 inputs, across column blocks (inner 1,500),
+ * several outer indices, an empty axis (sum 0, mean NaN), NaN propagating, and large
+ * inputs split across threads. */
+static void axis_sums_match_sequential(void **state) {
+  const int64_t shapes[][3] = {{3, 5, 7}, {2, 4, 1500}, {1, 0, 9}, {4, 300, 257}, {2, 70000, 3}};
+  const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64, KN_INT32};
+  sg_error e = SG_ERROR_INIT;
+  for (size_t si = 0; si < 5; si++)
+    for (size_t di = 0; di < 3; di++)
+      for (int mean = 0; mean < 2; mean++) {
+        const int64_t *sh = shapes[si];
+        kn_tensor *a = kn_tensor_new(dts[di], 3, sh), *o = NULL;
+        for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7919) % 1001) / 8.0 - 60.0);
+        if (a->size > 10 && dts[di] != KN_INT32) kn_set_f64(a, 10, NAN);
+        assert_int_equal(kn_reduce(mean ? KN_MEAN : KN_SUM, a, true, 1, &o, &e), SG_OK);
+        for (int64_t po = 0; po < sh[0]; po++)
+          for (int64_t pi = 0; pi < sh[2]; pi++) {
+            double acc = 0;
+            for (int64_t j = 0; j < sh[1]; j++) acc += kn_get_f64(a, (po * sh[1] + j) * sh[2] + pi);
+            if (mean) acc = sh[1] ? acc / (double)sh[1] : NAN;
+            kn_tensor *w = kn_tensor_new(o->dtype, 0, NULL);
+            kn_set_f64(w, 0, acc);
+            double got = kn_get_f64(o, po * sh[2] + pi), want = kn_get_f64(w, 0);
+            kn_tensor_release(w);
+            if (!(got == want || (isnan(got) && isnan(want))))
+              fail_msg("%s %s [%lld,%lld,%lld] at (%lld,%lld): %.17g, want %.17g", mean ? "mean" : "sum",
+                       kn_dtype_name(dts[di]), (long long)sh[0], (long long)sh[1], (long long)sh[2],
+                       (long long)po, (long long)pi, got, want);
+          }
+        kn_tensor_release(o);
+        kn_tensor_release(a);
+      }
+}
+
 /* kn_fill: every element of every dtype, odd sizes (the byte doubling's last partial
  * copy), -0.0 kept as NumPy's full keeps it. */
 static void fill_every_dtype(void **state) {
@@ -365,6 +401,7 @@ int main(void) {
       cmocka_unit_test(errors_and_limits),
       cmocka_unit_test(parallel_unary_and_reductions),
       cmocka_unit_test(fill_every_dtype),
+      cmocka_unit_test(axis_sums_match_sequential),
       cmocka_unit_test(reshape_is_a_view),
       cmocka_unit_test(vmath_within_one_ulp),
       cmocka_unit_test(softmax_matches_double_formula),
