@@ -194,7 +194,32 @@ static bool fast_f32(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_ten
   return true;
 }
 
-/* The general broadcasting loop over output elements [k0, k1). */
+/* One run along the innermost dimension for float32 + - * / (float32 in and out):
+ * z[i] = x[i*sx] OP y[i*sy] with strides 0 (a broadcast operand) or 1. Float32
+ * arithmetic gives the same bits as the generic path's double arithmetic rounded to
+ * float32 (a double holds the exact sum/product of two floats closely enough that one
+ * rounding to float32 is correct). */
+#define F32_RUN(EXPR)                                                                        \
+  do {                                                                                       \
+    if (sx && sy) for (int64_t i = 0; i < len; i++) { float a_ = x[i], b_ = y[i]; z[i] = EXPR; } \
+    else if (sx) for (int64_t i = 0; i < len; i++) { float a_ = x[i], b_ = y[0]; z[i] = EXPR; } \
+    else if (sy) for (int64_t i = 0; i < len; i++) { float a_ = x[0], b_ = y[i]; z[i] = EXPR; } \
+    else for (int64_t i = 0; i < len; i++) { float a_ = x[0], b_ = y[0]; z[i] = EXPR; }      \
+  } while (0)
+
+static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+                    int64_t len) {
+  switch (op) {
+  case KN_ADD: F32_RUN(a_ + b_); break;
+  case KN_SUB: F32_RUN(a_ - b_); break;
+  case KN_MUL: F32_RUN(a_ * b_); break;
+  default: F32_RUN(a_ / b_); break;
+  }
+}
+
+/* The general broadcasting loop over output elements [k0, k1). float32 + - * / take
+ * whole runs of the innermost dimension (f32_run); the rest goes element by element
+ * through the generic accessors. */
 static void bin_range(void *p, int64_t k0, int64_t k1) {
   bin_job *j = p;
   int n = j->n;
@@ -206,16 +231,36 @@ static void bin_range(void *p, int64_t k0, int64_t k1) {
     ib += idx[d] * j->sb[d];
   }
   kn_dtype rt = j->o->dtype;
-  for (int64_t k = k0; k < k1; k++) {
-    if (j->fdom) {
-      double x = kn_get_f64(j->a, ia), y = kn_get_f64(j->b, ib);
-      double r = kn_binop_f64(j->op, x, y);
-      if (rt == KN_FLOAT32 && j->op == KN_POW) r = powf((float)x, (float)y);
-      kn_set_f64(j->o, k, r);
+  bool runs = n > 0 && j->a->dtype == KN_FLOAT32 && j->b->dtype == KN_FLOAT32 && rt == KN_FLOAT32 &&
+              j->op <= KN_DIV;
+  for (int64_t k = k0; k < k1;) {
+    int step = n - 1; /* the dimension whose index the carry loop below starts from */
+    if (runs) {
+      int64_t len = j->shape[n - 1] - idx[n - 1];
+      if (len > k1 - k) len = k1 - k;
+      f32_run(j->op, (const float *)j->a->data + ia, j->sa[n - 1], (const float *)j->b->data + ib,
+              j->sb[n - 1], (float *)j->o->data + k, len);
+      k += len;
+      ia += len * j->sa[n - 1];
+      ib += len * j->sb[n - 1];
+      idx[n - 1] += len;
+      if (idx[n - 1] < j->shape[n - 1]) continue; /* k == k1 */
+      ia -= j->sa[n - 1] * j->shape[n - 1];
+      ib -= j->sb[n - 1] * j->shape[n - 1];
+      idx[n - 1] = 0;
+      step = n - 2;
     } else {
-      kn_set_i64(j->o, k, kn_binop_i64(j->op, kn_get_i64(j->a, ia), kn_get_i64(j->b, ib)));
+      if (j->fdom) {
+        double x = kn_get_f64(j->a, ia), y = kn_get_f64(j->b, ib);
+        double r = kn_binop_f64(j->op, x, y);
+        if (rt == KN_FLOAT32 && j->op == KN_POW) r = powf((float)x, (float)y);
+        kn_set_f64(j->o, k, r);
+      } else {
+        kn_set_i64(j->o, k, kn_binop_i64(j->op, kn_get_i64(j->a, ia), kn_get_i64(j->b, ib)));
+      }
+      k++;
     }
-    for (int d = n - 1; d >= 0; d--) {
+    for (int d = step; d >= 0; d--) {
       ia += j->sa[d];
       ib += j->sb[d];
       if (++idx[d] < j->shape[d]) break;
@@ -334,6 +379,70 @@ sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err)
   return SG_OK;
 }
 
+/* where over output elements [k0, k1). With a bool condition and both branches of the
+ * result dtype, whole innermost runs copy elements by size (strides 0 or 1, as
+ * broadcasting gives); otherwise element by element through the generic accessors. */
+typedef struct where_job {
+  const kn_tensor *c, *a, *b;
+  kn_tensor *o;
+  int n;
+  const int64_t *shape;
+  int64_t sc[KN_MAX_DIMS], sa[KN_MAX_DIMS], sb[KN_MAX_DIMS];
+  bool copy; /* the typed run path applies */
+} where_job;
+
+#define WHERE_RUN(T)                                                                         \
+  do {                                                                                       \
+    const T *x = (const T *)J->a->data + ia, *y = (const T *)J->b->data + ib;                \
+    T *z = (T *)J->o->data + k;                                                              \
+    for (int64_t i = 0; i < len; i++) z[i] = cc[i * tc] ? x[i * ta] : y[i * tb];             \
+  } while (0)
+
+static void where_range(void *ctx, int64_t k0, int64_t k1) {
+  const where_job *J = ctx;
+  int n = J->n;
+  int64_t idx[KN_MAX_DIMS] = {0}, ic = 0, ia = 0, ib = 0, rem = k0;
+  for (int d = n - 1; d >= 0; d--) {
+    idx[d] = rem % J->shape[d];
+    rem /= J->shape[d];
+    ic += idx[d] * J->sc[d];
+    ia += idx[d] * J->sa[d];
+    ib += idx[d] * J->sb[d];
+  }
+  bool fdom = kn_dtype_is_float(J->o->dtype);
+  size_t es = kn_dtype_size(J->o->dtype);
+  for (int64_t k = k0; k < k1;) {
+    int64_t len = 1;
+    if (J->copy && n > 0) {
+      len = J->shape[n - 1] - idx[n - 1];
+      if (len > k1 - k) len = k1 - k;
+      const uint8_t *cc = (const uint8_t *)J->c->data + ic;
+      int64_t tc = J->sc[n - 1], ta = J->sa[n - 1], tb = J->sb[n - 1];
+      if (es == 1) WHERE_RUN(uint8_t);
+      else if (es == 2) WHERE_RUN(uint16_t);
+      else if (es == 4) WHERE_RUN(uint32_t);
+      else WHERE_RUN(uint64_t);
+    } else {
+      bool take_a = kn_get_f64(J->c, ic) != 0;
+      if (fdom) kn_set_f64(J->o, k, take_a ? kn_get_f64(J->a, ia) : kn_get_f64(J->b, ib));
+      else kn_set_i64(J->o, k, take_a ? kn_get_i64(J->a, ia) : kn_get_i64(J->b, ib));
+    }
+    k += len;
+    /* advance the indices by len along the innermost dimension, then carry */
+    for (int d = n - 1; d >= 0; d--) {
+      int64_t step = d == n - 1 ? len : 1;
+      ic += step * J->sc[d];
+      ia += step * J->sa[d];
+      ib += step * J->sb[d];
+      if ((idx[d] += step) < J->shape[d]) break;
+      ic -= J->sc[d] * J->shape[d];
+      ia -= J->sa[d] * J->shape[d];
+      ib -= J->sb[d] * J->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
                  sg_error *err) {
   int n1, n;
@@ -346,26 +455,11 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_new(rt, n, shape);
   *out = o;
-  int64_t sc[KN_MAX_DIMS], sa[KN_MAX_DIMS], sb[KN_MAX_DIMS], idx[KN_MAX_DIMS] = {0};
-  bcast_strides(c, n, sc);
-  bcast_strides(a, n, sa);
-  bcast_strides(b, n, sb);
-  int64_t ic = 0, ia = 0, ib = 0;
-  bool fdom = kn_dtype_is_float(rt);
-  for (int64_t k = 0; k < o->size; k++) {
-    bool take_a = kn_get_f64(c, ic) != 0;
-    if (fdom) kn_set_f64(o, k, take_a ? kn_get_f64(a, ia) : kn_get_f64(b, ib));
-    else kn_set_i64(o, k, take_a ? kn_get_i64(a, ia) : kn_get_i64(b, ib));
-    for (int d = n - 1; d >= 0; d--) {
-      ic += sc[d];
-      ia += sa[d];
-      ib += sb[d];
-      if (++idx[d] < shape[d]) break;
-      ic -= sc[d] * shape[d];
-      ia -= sa[d] * shape[d];
-      ib -= sb[d] * shape[d];
-      idx[d] = 0;
-    }
-  }
+  where_job J = {.c = c, .a = a, .b = b, .o = o, .n = n, .shape = shape,
+                 .copy = c->dtype == KN_BOOL && a->dtype == rt && b->dtype == rt};
+  bcast_strides(c, n, J.sc);
+  bcast_strides(a, n, J.sa);
+  bcast_strides(b, n, J.sb);
+  kn_parallel_for(o->size, where_range, &J);
   return SG_OK;
 }

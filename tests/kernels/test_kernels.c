@@ -272,6 +272,92 @@ static void axis_sums_match_sequential(void **state) {
       }
 }
 
+/* Broadcasting float32 + - * / in whole innermost runs (cpu_elementwise.c f32_run):
+ * bit-identical to the operation done in double and rounded, element by element, for
+ * every broadcast pattern (scalar, row, column, both sides), and for outputs large
+ * enough to be split across threads mid-run. */
+static void broadcast_runs_match_elementwise(void **state) {
+  const int64_t shapes[][2][3] = {
+      {{3, 4, 5}, {1, 4, 1}}, {{3, 1, 5}, {1, 4, 1}}, {{1, 1, 7}, {3, 1, 1}}, {{2, 3, 1}, {1, 1, 4}},
+      {{1, 1, 1}, {2, 2, 9}}, {{300, 1, 229}, {1, 1, 229}}, {{300, 229, 1}, {1, 1, 1}},
+      {{5, 1, 1}, {1, 70001, 1}}};
+  sg_error e = SG_ERROR_INIT;
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+    for (int op = KN_ADD; op <= KN_DIV; op++) {
+      kn_tensor *a = kn_tensor_new(KN_FLOAT32, 3, shapes[si][0]), *b = kn_tensor_new(KN_FLOAT32, 3, shapes[si][1]);
+      for (int64_t i = 0; i < a->size; i++) ((float *)a->data)[i] = (float)((i * 7919) % 1013) / 7.0f - 50.0f;
+      for (int64_t i = 0; i < b->size; i++) ((float *)b->data)[i] = (float)((i * 31) % 97) / 3.0f - 10.0f;
+      kn_tensor *o = NULL;
+      assert_int_equal(kn_binary((kn_binop)op, a, b, &o, &e), SG_OK);
+      int64_t d[3];
+      for (int k = 0; k < 3; k++) d[k] = shapes[si][0][k] > shapes[si][1][k] ? shapes[si][0][k] : shapes[si][1][k];
+      for (int64_t i0 = 0; i0 < d[0]; i0++)
+        for (int64_t i1 = 0; i1 < d[1]; i1++)
+          for (int64_t i2 = 0; i2 < d[2]; i2++) {
+            const int64_t *sa = a->shape, *sb = b->shape;
+            double x = ((float *)a->data)[((i0 % sa[0]) * sa[1] + i1 % sa[1]) * sa[2] + i2 % sa[2]];
+            double y = ((float *)b->data)[((i0 % sb[0]) * sb[1] + i1 % sb[1]) * sb[2] + i2 % sb[2]];
+            float want = (float)(op == KN_ADD ? x + y : op == KN_SUB ? x - y : op == KN_MUL ? x * y : x / y);
+            float got = ((float *)o->data)[(i0 * d[1] + i1) * d[2] + i2];
+            if (got != want && !(isnan(got) && isnan(want)))
+              fail_msg("shapes %zu op %d at (%lld,%lld,%lld): %a, want %a", si, op, (long long)i0,
+                       (long long)i1, (long long)i2, (double)got, (double)want);
+          }
+      kn_tensor_release(o);
+      kn_tensor_release(a);
+      kn_tensor_release(b);
+    }
+}
+
+/* where with a bool condition and branches of the result dtype copies innermost runs
+ * (cpu_elementwise.c where_range): equal to choosing element by element, for each
+ * element size and broadcast pattern, split across threads mid-run, and mixed dtypes
+ * (the generic path) still promoting. */
+static void where_runs_match_elementwise(void **state) {
+  const int64_t shapes[][3][3] = {{{2, 3, 5}, {2, 3, 5}, {2, 3, 5}}, {{1, 3, 1}, {2, 1, 5}, {1, 1, 1}},
+                                  {{2, 1, 5}, {1, 1, 1}, {2, 3, 1}}, {{3, 100, 301}, {1, 1, 301}, {3, 100, 1}}};
+  const kn_dtype dts[] = {KN_BOOL, KN_FLOAT16, KN_FLOAT32, KN_INT64, KN_INT32};
+  sg_error e = SG_ERROR_INIT;
+  for (size_t si = 0; si < 4; si++)
+    for (size_t di = 0; di < 5; di++) {
+      const int64_t(*sh)[3] = shapes[si];
+      kn_tensor *c = kn_tensor_new(KN_BOOL, 3, sh[0]), *a = kn_tensor_new(dts[di], 3, sh[1]);
+      kn_tensor *b = kn_tensor_new(di == 4 ? KN_FLOAT32 : dts[di], 3, sh[2]), *o = NULL;
+      for (int64_t i = 0; i < c->size; i++) kn_set_i64(c, i, (i * 7) % 3 == 0);
+      for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)(i % 50) + 1);
+      for (int64_t i = 0; i < b->size; i++) kn_set_f64(b, i, -(double)(i % 40) - 0.5 * (di != 4));
+      assert_int_equal(kn_where(c, a, b, &o, &e), SG_OK);
+      assert_int_equal(o->dtype, kn_promote(a->dtype, b->dtype));
+      int64_t d[3];
+      for (int k = 0; k < 3; k++) {
+        int64_t m = sh[0][k];
+        if (sh[1][k] > m) m = sh[1][k];
+        if (sh[2][k] > m) m = sh[2][k];
+        d[k] = m;
+      }
+#define AT(t, i0, i1, i2) \
+  ((((i0) % (t)->shape[0]) * (t)->shape[1] + (i1) % (t)->shape[1]) * (t)->shape[2] + (i2) % (t)->shape[2])
+      for (int64_t i0 = 0; i0 < d[0]; i0++)
+        for (int64_t i1 = 0; i1 < d[1]; i1++)
+          for (int64_t i2 = 0; i2 < d[2]; i2++) {
+            double want = kn_get_i64(c, AT(c, i0, i1, i2)) ? kn_get_f64(a, AT(a, i0, i1, i2))
+                                                          : kn_get_f64(b, AT(b, i0, i1, i2));
+            kn_tensor *w = kn_tensor_new(o->dtype, 0, NULL);
+            kn_set_f64(w, 0, want);
+            double got = kn_get_f64(o, (i0 * d[1] + i1) * d[2] + i2), wv = kn_get_f64(w, 0);
+            kn_tensor_release(w);
+            if (got != wv)
+              fail_msg("where shapes %zu %s at (%lld,%lld,%lld): %g, want %g", si, kn_dtype_name(dts[di]),
+                       (long long)i0, (long long)i1, (long long)i2, got, wv);
+          }
+#undef AT
+      kn_tensor_release(o);
+      kn_tensor_release(a);
+      kn_tensor_release(b);
+      kn_tensor_release(c);
+    }
+}
+
 /* kn_fill: every element of every dtype, odd sizes (the byte doubling's last partial
  * copy), -0.0 kept as NumPy's full keeps it. */
 static void fill_every_dtype(void **state) {
@@ -401,6 +487,8 @@ int main(void) {
       cmocka_unit_test(errors_and_limits),
       cmocka_unit_test(parallel_unary_and_reductions),
       cmocka_unit_test(fill_every_dtype),
+      cmocka_unit_test(where_runs_match_elementwise),
+      cmocka_unit_test(broadcast_runs_match_elementwise),
       cmocka_unit_test(axis_sums_match_sequential),
       cmocka_unit_test(reshape_is_a_view),
       cmocka_unit_test(vmath_within_one_ulp),
