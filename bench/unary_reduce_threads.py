@@ -27,6 +27,8 @@ OPS = [("exp", "(getitem (exp x) 0)", lambda: np.exp(x)), ("tanh", "(getitem (ta
         lambda: x.reshape(n // 64, 64).sum(1)),
        ("sum axis 0", f"(getitem (sum (reshape x (tuple {n // 1024} 1024)) 0) 0)",
         lambda: x.reshape(n // 1024, 1024).sum(0)),
+       ("transpose", f"(getitem (transpose (reshape x (tuple {n // 2048} 2048))) 0)",
+        lambda: np.ascontiguousarray(x.reshape(n // 2048, 2048).T)),
        ("softmax 1024", f"(getitem (softmax (reshape x (tuple {n // 1024} 1024))) 0)",
         lambda: softmax_rows(x.reshape(n // 1024, 1024)))]
 

@@ -358,6 +358,37 @@ static void where_runs_match_elementwise(void **state) {
     }
 }
 
+/* 2-D transposes go through 32x32 tiles (cpu_shape.c transpose_2d): every element lands
+ * where the general permutation puts it, for each element size and for shapes that are
+ * not multiples of the tile; a 3-D permutation still takes the general path. */
+static void transposes_match_indexing(void **state) {
+  const kn_dtype dts[] = {KN_BOOL, KN_FLOAT16, KN_INT32, KN_FLOAT64};
+  const int64_t shapes[][2] = {{1, 1}, {33, 70}, {64, 32}, {5, 1}, {0, 3}};
+  sg_error e = SG_ERROR_INIT;
+  for (size_t di = 0; di < 4; di++)
+    for (size_t si = 0; si < 5; si++) {
+      kn_tensor *a = kn_tensor_new(dts[di], 2, shapes[si]), *o = NULL;
+      for (int64_t i = 0; i < a->size; i++) kn_set_i64(a, i, dts[di] == KN_BOOL ? i % 3 == 0 : i % 1000);
+      assert_int_equal(kn_transpose(a, NULL, 0, &o, &e), SG_OK);
+      assert_int_equal(o->shape[0], shapes[si][1]);
+      for (int64_t i = 0; i < shapes[si][0]; i++)
+        for (int64_t j = 0; j < shapes[si][1]; j++)
+          assert_int_equal(kn_get_i64(o, j * shapes[si][0] + i), kn_get_i64(a, i * shapes[si][1] + j));
+      kn_tensor_release(o);
+      kn_tensor_release(a);
+    }
+  int64_t s3[3] = {2, 3, 4};
+  int perm[3] = {1, 2, 0};
+  kn_tensor *a = kn_tensor_new(KN_INT32, 3, s3), *o = NULL;
+  for (int64_t i = 0; i < a->size; i++) kn_set_i64(a, i, i);
+  assert_int_equal(kn_transpose(a, perm, 3, &o, &e), SG_OK);
+  for (int64_t i = 0; i < 2; i++)
+    for (int64_t j = 0; j < 3; j++)
+      for (int64_t k = 0; k < 4; k++) assert_int_equal(kn_get_i64(o, (j * 4 + k) * 2 + i), (i * 3 + j) * 4 + k);
+  kn_tensor_release(o);
+  kn_tensor_release(a);
+}
+
 /* kn_fill: every element of every dtype, odd sizes (the byte doubling's last partial
  * copy), -0.0 kept as NumPy's full keeps it. */
 static void fill_every_dtype(void **state) {
@@ -487,6 +518,7 @@ int main(void) {
       cmocka_unit_test(errors_and_limits),
       cmocka_unit_test(parallel_unary_and_reductions),
       cmocka_unit_test(fill_every_dtype),
+      cmocka_unit_test(transposes_match_indexing),
       cmocka_unit_test(where_runs_match_elementwise),
       cmocka_unit_test(broadcast_runs_match_elementwise),
       cmocka_unit_test(axis_sums_match_sequential),
