@@ -21,6 +21,9 @@ typedef struct cf_fn {
   bool snek_returns;
   const struct cf_fn *parent; /* the enclosing converted function (nested defs) */
   py_symset lifted; /* Snek: names lifted into sg__.var__() cells */
+  /* locals a nested def deletes through `nonlocal` (also in uinit): the analysis cannot
+   * tell where, so every read of them goes through sg__.ld */
+  py_symset nl_del;
 } cf_fn;
 
 static bool is_construct(const py_stmt *s) {
@@ -145,14 +148,15 @@ static void collect_bound_outside(cf_fn *f, const py_seq *b, py_symset *acc) {
 
 /* Reads, by statements that end up inside helper functions (bodies of converted
  * constructs, `while` tests) or lambdas (operands the logical / ternary passes move:
- * `a and b` → `sg__.and_(lambda: a, lambda: b)`, where reading an unbound local would
- * raise NameError from an empty free variable), of names not definitely defined there. */
+ * `a and b` → `sg__.and_(lambda: a, lambda: b)`; an assert's message, where reading an
+ * unbound local would raise NameError from an empty free variable), of names not
+ * definitely defined there. */
 static void collect_undef_reads(cf_fn *f, const py_seq *b, bool inside, py_symset *acc) {
   for (int i = 0; i < PY_SEQ_LEN(b); i++) {
     const py_stmt *s = b->a[i];
     if (s->kind == PY_K_FunctionDef || s->kind == PY_K_AsyncFunctionDef || s->kind == PY_K_ClassDef) continue;
     const py_cfg_node *n = py_an_cfg_node(f->c->an, s);
-    if (n && (inside || s->kind == PY_K_While || cv_has_lambda_operands(s)))
+    if (n && (inside || s->kind == PY_K_While || cv_has_lambda_operands(s) || cv_assert_msg_to_lambda(s)))
       add_set(f, acc, py_symset_diff(f->c->an, n->act.read, py_an_defined_in(f->c->an, s)));
     bool in = inside || is_construct(s);
     switch (s->kind) {
@@ -284,13 +288,19 @@ static py_expr *ld_wrap(cv *c, py_expr *e, const py_stmt *st, void *ud_) {
   return ld_read(c, e, e, ud_);
 }
 
+/* The uinit names that may be unbound when s starts. */
+static py_symset maybe_undef(cf_fn *f, const py_stmt *s) {
+  if (!f->uinit.n) return f->uinit;
+  return py_symset_union(f->c->an, py_symset_diff(f->c->an, f->uinit, py_an_defined_in(f->c->an, s)), f->nl_del);
+}
+
 /* Wraps the reads in the statement's own expressions (not its nested blocks). */
 static void ld_head(cf_fn *f, py_stmt *s, cv_vec *pre) {
   cv *c = f->c;
   bool outer = false;
   for (const cf_fn *a = f->parent; a && !outer; a = a->parent) outer = a->uinit.n > 0;
   if (!f->uinit.n && !outer && !f->lifted.n) return;
-  py_symset undef = f->uinit.n ? py_symset_diff(c->an, f->uinit, py_an_defined_in(c->an, s)) : f->uinit;
+  py_symset undef = maybe_undef(f, s);
   if (!undef.n && !outer && !f->lifted.n) return;
   ld_ud u = {f, undef};
 #define W(slot) \
@@ -532,27 +542,45 @@ static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent);
 
 static py_expr *name_of_fn(cv *c, const char *n, cv_loc at) { return cv_name(c, n, PY_Load, at); }
 
-/* `del t1, t2, ...` where some ti is a name bound to sg__.Undefined at the top: each
- * such name becomes `[sg__.ld(x);] x = sg__.Undefined('x')` (ld first where x may be
- * unbound: Python's `del` of an unbound local raises UnboundLocalError), the other
- * targets stay `del ti`, in order. Returns false (nothing written) when no target is
- * such a name. */
+/* Is Name t (a `del` target in f) an enclosing function's local bound to
+ * sg__.Undefined at its top (t is a `nonlocal` of f)? */
+static bool enclosing_undef(cf_fn *f, const py_expr *t) {
+  ld_kind how;
+  const py_scope *owner = resolve(f, t, &how);
+  if (!owner || owner == f->sc) return false;
+  for (const cf_fn *a = f->parent; a; a = a->parent)
+    if (a->sc == owner) return py_symset_has(a->uinit, py_an_sym(f->c->an, t->v.Name.id));
+  return false;
+}
+
+/* `del t1, t2, ...` where some ti is a name bound to sg__.Undefined at the top, of f or
+ * (a `nonlocal`) of an enclosing function. f's own such name becomes
+ * `[sg__.ld(x);] x = sg__.Undefined('x')` (ld first where x may be unbound: Python's
+ * `del` of an unbound local raises UnboundLocalError); an enclosing function's becomes
+ * `sg__.ld(x, free=True); x = sg__.Undefined('x')` (NameError while it holds
+ * sg__.Undefined; the enclosing function reads x through sg__.ld everywhere, see
+ * cf_fn.nl_del). The other targets stay `del ti`, in order. Returns false (nothing
+ * written) when no target is such a name. */
 static bool del_names(cf_fn *f, py_stmt *s, cv_vec *out) {
   cv *c = f->c;
   py_seq *ts = s->v.Delete.targets;
   bool any = false;
   for (int i = 0; i < PY_SEQ_LEN(ts) && !any; i++) {
     const py_expr *t = ts->a[i];
-    any = t->kind == PY_K_Name && py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id));
+    any = t->kind == PY_K_Name && (py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id)) || enclosing_undef(f, t));
   }
   if (!any) return false;
-  py_symset undef = py_symset_diff(c->an, f->uinit, py_an_defined_in(c->an, s));
+  py_symset undef = maybe_undef(f, s);
   for (int i = 0; i < PY_SEQ_LEN(ts); i++) {
     py_expr *t = ts->a[i];
     cv_loc at = cv_loc_of_expr(t);
-    if (t->kind == PY_K_Name && py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id))) {
-      if (py_symset_has(undef, py_an_sym(c->an, t->v.Name.id)))
-        cv_push(c, out, cv_expr_stmt(c, cv_call_sg(c, "ld", at, 1, cv_name(c, t->v.Name.id, PY_Load, at)), at));
+    bool own = t->kind == PY_K_Name && py_symset_has(f->uinit, py_an_sym(c->an, t->v.Name.id));
+    bool outer = !own && t->kind == PY_K_Name && enclosing_undef(f, t);
+    py_expr *rd = t->kind == PY_K_Name ? cv_name(c, t->v.Name.id, PY_Load, at) : NULL;
+    if (own || outer) {
+      if (outer) cv_push(c, out, cv_expr_stmt(c, ld_call(c, rd, LD_FREE), at));
+      else if (py_symset_has(undef, py_an_sym(c->an, t->v.Name.id)))
+        cv_push(c, out, cv_expr_stmt(c, ld_call(c, rd, LD_LOCAL), at));
       cv_push(c, out, cv_assign_name(c, t->v.Name.id, cv_call_sg(c, "Undefined", at, 1, cv_str(c, t->v.Name.id, at)), at));
       continue;
     }
@@ -802,8 +830,28 @@ static bool has_nested_return(const py_seq *b, int depth) {
   return false;
 }
 
+/* Names deleted through `nonlocal` in the functions nested in s (any depth). */
+typedef struct nl_del_st {
+  cf_fn *f;
+  py_symset *acc;
+} nl_del_st;
+
+static bool nl_del_visit(void *node, py_kind k, void *ud) {
+  nl_del_st *st = ud;
+  if (k == PY_K_FunctionDef || k == PY_K_AsyncFunctionDef) {
+    const py_scope *sc = py_an_scope(st->f->c->an, node);
+    if (sc) add_set(st->f, st->acc, py_symset_inter(st->f->c->an, sc->deleted, sc->nonlocals));
+  }
+  return py_visit_children(node, nl_del_visit, ud);
+}
+
+static void nested_nonlocal_dels(cf_fn *f, py_stmt *s, py_symset *acc) {
+  nl_del_st st = {f, acc};
+  nl_del_visit(s, s->kind, &st);
+}
+
 static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent) {
-  cf_fn f = {c, py_an_scope(c->an, fn), {0, NULL}, false, parent, {0, NULL}};
+  cf_fn f = {c, py_an_scope(c->an, fn), {0, NULL}, false, parent, {0, NULL}, {0, NULL}};
   if (!f.sc) return;
   py_seq *body = fn->v.FunctionDef.body;
   py_symset inc = {0, NULL}, bound = {0, NULL};
@@ -821,6 +869,11 @@ static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent) {
    * helper reading x afterwards raises UnboundLocalError through sg__.ld, not NameError
    * from an empty cell */
   f.uinit = py_symset_union(c->an, f.uinit, py_symset_inter(c->an, py_symset_names(c->an, f.sc->deleted), locals));
+  /* plus locals a nested def deletes through `nonlocal` (del_names rebinds them to
+   * sg__.Undefined there), read through sg__.ld everywhere */
+  for (int i = 0; i < PY_SEQ_LEN(body); i++) nested_nonlocal_dels(&f, body->a[i], &f.nl_del);
+  f.nl_del = py_symset_inter(c->an, f.nl_del, locals);
+  f.uinit = py_symset_union(c->an, f.uinit, f.nl_del);
   if (c->style == PY_STYLE_SNEK) f.lifted = lift_set(&f, inc, locals);
   bool snek_wrap = c->style == PY_STYLE_SNEK && has_nested_return(body, 0);
   int start = doc_start(body);

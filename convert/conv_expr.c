@@ -90,7 +90,7 @@ void cv_pass_directives(cv *c, py_stmt *fn) {
 
 static void assert_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
   (void)ud;
-  if (s->kind != PY_K_Assert || (s->v.Assert.msg && cv_expr_unsafe_in_lambda(s->v.Assert.msg))) {
+  if (s->kind != PY_K_Assert || (s->v.Assert.msg && !cv_assert_msg_to_lambda(s))) {
     cv_push(c, out, s);
     return;
   }

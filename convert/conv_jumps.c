@@ -72,9 +72,10 @@ static py_expr *guarded_test(cv *c, const char *flag, py_expr *test, cv_loc at) 
 }
 
 /* `try: fin  except BaseException: flag = False; raise` — an exception raised by a
- * finally block cancels the jump in flight (the flag is unset when the try starts:
- * statements after a jump are guarded), as Python discards a pending break / continue /
- * return when its finally raises. */
+ * finally block, or by the `__exit__` of a `with` a jump leaves, cancels the jump in
+ * flight (the flag is unset when the try starts: statements after a jump are guarded),
+ * as Python discards a pending break / continue / return when its finally or
+ * `__exit__` raises. */
 static py_stmt *cancel_on_raise(cv *c, py_seq *fin, const char *flag, cv_loc at) {
   py_stmt *h[2] = {cv_assign_name(c, flag, cv_bool(c, false, at), at),
                    py_new_Raise(c->A, NULL, NULL, at.l, at.c, at.el, at.ec)};
@@ -99,10 +100,12 @@ static void j_stmt(jp *j, py_stmt *s, const char *flag, cv_vec *out) {
     s->v.If.orelse = j_block(j, s->v.If.orelse, flag);
     cv_push(c, out, s);
     return;
-  case PY_K_With:
+  case PY_K_With: {
+    bool jumps = flag && block_has_jump(s->v.With.body, j->k);
     s->v.With.body = j_block(j, s->v.With.body, flag);
-    cv_push(c, out, s);
+    cv_push(c, out, jumps ? cancel_on_raise(c, cv_seq1(c, s), flag, at) : s);
     return;
+  }
   case PY_K_Match:
     for (int i = 0; i < PY_SEQ_LEN(s->v.Match.cases); i++) {
       py_match_case *mc = s->v.Match.cases->a[i];

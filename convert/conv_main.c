@@ -276,7 +276,12 @@ static bool stmt_loop_else(const py_stmt *s) {
   case PY_K_While: return PY_SEQ_LEN(s->v.While.orelse) || loop_has_else(s->v.While.body);
   case PY_K_If: return loop_has_else(s->v.If.body) || loop_has_else(s->v.If.orelse);
   case PY_K_With: return loop_has_else(s->v.With.body);
+  case PY_K_Match:
+    for (int i = 0; i < PY_SEQ_LEN(s->v.Match.cases); i++)
+      if (loop_has_else(((py_match_case *)s->v.Match.cases->a[i])->body)) return true;
+    return false;
   case PY_K_Try:
+  case PY_K_TryStar:
     if (loop_has_else(s->v.Try.body) || loop_has_else(s->v.Try.orelse) || loop_has_else(s->v.Try.finalbody)) return true;
     for (int i = 0; i < PY_SEQ_LEN(s->v.Try.handlers); i++)
       if (loop_has_else(((py_excepthandler *)s->v.Try.handlers->a[i])->v.ExceptHandler.body)) return true;
@@ -348,7 +353,6 @@ static void run_passes(drv *d) {
       cv_pass_continue(c, fn);
     }
     if (!snek || guarded) cv_pass_return(c, fn);
-    cv_pass_assert(c, fn);
   }
   analyse(d);
   for (int i = 0; i < d->ncands; i++) {
@@ -363,6 +367,10 @@ static void run_passes(drv *d) {
   for (int i = 0; i < d->ncands; i++) {
     if (!d->cands[i].ok) continue;
     py_stmt *fn = d->cands[i].fn;
+    /* after control flow, which wraps a possibly unbound read in the message as
+     * sg__.ld(x) (UnboundLocalError) while it is still the function's own read, not a
+     * lambda's free one (NameError) */
+    cv_pass_assert(c, fn);
     cv_pass_ternary_logical(c, fn); /* = ternary, logical */
     cv_pass_wrapper(c, fn);
   }

@@ -79,6 +79,8 @@ py_stmt *cv_decl(cv *c, bool global, int n, const char *const *names, cv_loc at)
 /* Does the expression contain a walrus, yield or await (which must not move into a
  * lambda)? */
 bool cv_expr_unsafe_in_lambda(const py_expr *e);
+/* Whether the assert pass moves the message of s (an `assert c, m`) into a lambda. */
+bool cv_assert_msg_to_lambda(const py_stmt *s);
 /* Whether the ternary / logical passes move the operands of e (an IfExp / BoolOp)
  * into lambdas, and whether node contains such an expression. */
 bool cv_operands_to_lambdas(const py_expr *e);

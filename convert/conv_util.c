@@ -177,6 +177,10 @@ bool cv_expr_unsafe_in_lambda(const py_expr *e) {
          cv_contains(e, PY_K_YieldFrom, false) || cv_contains(e, PY_K_Await, false);
 }
 
+bool cv_assert_msg_to_lambda(const py_stmt *s) {
+  return s->kind == PY_K_Assert && s->v.Assert.msg && !cv_expr_unsafe_in_lambda(s->v.Assert.msg);
+}
+
 bool cv_operands_to_lambdas(const py_expr *e) {
   if (e->kind == PY_K_IfExp)
     return !cv_expr_unsafe_in_lambda(e->v.IfExp.body) && !cv_expr_unsafe_in_lambda(e->v.IfExp.orelse);

@@ -9,12 +9,17 @@ nested `if`/`elif`/`else`, `while`/`for` with `else`, `break`/`continue`/`return
 depth, `try`/`except`/`else`/`finally`, `with` over managers that log or suppress,
 comprehensions, lambdas, nested defs with closures and `nonlocal`, walrus, chained
 comparisons, `and`/`or` with side effects, augmented assignment, tuple unpacking, `del`,
-`global`, dict stores / `pop` / `get`, list `pop`, `print`, the rewritten builtins, and variables bound on only some paths (so
-`UnboundLocalError` / `NameError` must appear exactly where Python raises them).
+`global` (in nested defs too), dict stores / `pop` / `get`, list `pop`, `print`, the
+rewritten builtins, f-strings and a string local, `match` statements, small recursive
+nested defs, a class `K` whose method has a random body, managers whose `__exit__`
+raises, `assert` messages that read locals, `nonlocal` names bound on one path only
+(and `del`eted), and variables bound on only some paths (so `UnboundLocalError` /
+`NameError` must appear exactly where Python raises them).
 
 Every program is valid Python 3.11 and terminates: every `while` carries its own
 counter incremented first in the body and bounded by a small constant, `for` loops run
-over short ranges or lists the body never grows, nothing recurses, and no arithmetic
+over short ranges or lists the body never grows, recursion is bounded by its argument
+(at most 4 deep) and `K.m` never calls itself, and no arithmetic
 can grow without bound quickly (no `**`, small multipliers). Runtime errors
 (`ZeroDivisionError`, `IndexError`, `TypeError`, unbound names, raised exceptions) are
 expected and compared like any other behaviour.
@@ -37,6 +42,8 @@ class CM:
 
     def __exit__(self, et, ev, tb):
         LOG.append(('exit', self.name, et.__name__ if et else None))
+        if self.suppress == 'raise':
+            raise KeyError(self.name)
         return self.suppress
 
 
@@ -58,6 +65,8 @@ class Gen:
         self.lines = []
         self.counter = 0          # fresh names (loop counters, nested functions)
         self.budget = 0           # statements left to emit
+        self.has_class = False    # class K (method m) emitted before f
+        self.method_calls = 0     # calls of K.m emitted in f
 
     # -- helpers ---------------------------------------------------------------
     def fresh(self, prefix):
@@ -74,7 +83,7 @@ class Gen:
     def name(self, ctx):
         """A name to read: usually one that is surely bound here, sometimes any local
         (which may be unbound on this path)."""
-        readable = sorted(ctx["defined"] - {"xs", "out", "d"})
+        readable = sorted(ctx["defined"] - {"xs", "out", "d", "s"})
         if readable and self.chance(0.93):
             return self.pick(readable)
         return self.pick(INTS + LOCALS)
@@ -89,13 +98,17 @@ class Gen:
             return self.pick(("len(xs)", "G", "sum(xs)", "int(flag)"))
         if k == 8 and ctx.get("comp"):
             return ctx["comp"]
+        if k == 8 and ctx.get("method") and self.chance(0.6):
+            return "self.v"
+        if k == 8 and "s" in ctx["defined"] and self.chance(0.5):
+            return "len(s)"
         return self.pick(("abs(a)", "min(a, b)", "max(b, 1)", "len(LOG)"))
 
     def expr(self, ctx, d=0):
         """An int-ish expression (it may raise: division by zero, bad index, ...)."""
         if d >= 2 or self.chance(0.35):
             return self.atom(ctx)
-        k = self.r.randrange(17)
+        k = self.r.randrange(19 if not ctx.get("nostr") else 17)
         e1, e2 = self.expr(ctx, d + 1), self.expr(ctx, d + 1)
         if k < 5:
             return f"({e1} {self.pick(('+', '-', '+', '*'))} {e2})"
@@ -122,7 +135,17 @@ class Gen:
             return f"(lambda u: u {self.pick(('+', '-', '*'))} {e2})({e1})"
         if k == 15:
             return f"int({self.pick(('float', 'bool', 'abs'))}({e1}))"
+        if k == 17:
+            return f"len({self.fstring(ctx)})"
+        if k == 18:
+            return f"int(str({e1}) + {self.pick((repr('0'), repr('1'), repr('')))})"
         return f"(1 if isinstance({e1}, {self.pick(('int', 'bool', 'float'))}) else 0)"
+
+    def fstring(self, ctx):
+        """An f-string of int expressions (no strings inside: 3.11 cannot nest quotes)."""
+        c = dict(ctx, nostr=True)
+        parts = [f"{{{self.expr(c, 1)}{self.pick(('', '!r', ':>3', ':+d', ':03'))}}}" for _ in range(self.r.randint(1, 2))]
+        return 'f"' + self.pick(("", "v=", "<")) + "|".join(parts) + '"'
 
     def small(self):
         return str(self.r.randint(0, 4))
@@ -167,14 +190,18 @@ class Gen:
             self.emit(ind, "pass")
 
     def assign_target(self, ctx):
-        return self.pick(LOCALS)
+        v = self.pick(LOCALS)
+        ctx["ever"].add(v)
+        return v
 
     def stmt(self, ind, ctx):
         self.budget -= 1
         deep = ctx["depth"] >= 3
-        choices = ["assign"] * 6 + ["aug"] * 3 + ["print"] * 2 + ["unpack", "xsstore", "append", "dict", "pop"]
+        choices = ["assign"] * 6 + ["aug"] * 3 + ["print"] * 2 + ["unpack", "xsstore", "append", "dict", "pop", "str"]
         if not deep:
-            choices += ["if"] * 3 + ["while", "for"] * 2 + ["try"] * 2 + ["with", "nested"]
+            choices += ["if"] * 3 + ["while", "for"] * 2 + ["try"] * 2 + ["with", "nested", "match", "recur"]
+        if self.has_class and not ctx.get("method"):
+            choices += ["method"] * 2
         if ctx["loop"]:
             choices += ["break", "continue"] * 2
         choices += ["return", "raise", "del", "global"]
@@ -202,8 +229,10 @@ class Gen:
         ctx["defined"].add(v)
 
     def s_print(self, ind, ctx):
-        k = self.r.randrange(3)
-        if k == 0:
+        k = self.r.randrange(4)
+        if k == 3:
+            self.emit(ind, f"print({self.fstring(ctx)})")
+        elif k == 0:
             self.emit(ind, f"print({self.expr(ctx)}, {self.expr(ctx)})")
         elif k == 1:
             self.emit(ind, f"print('at{len(self.lines)}', {self.name(ctx)}, sep='-')")
@@ -219,6 +248,69 @@ class Gen:
         else:
             self.emit(ind, f"{v}, *{w} = {self.pick(('xs', '[a, b, a]', 'range(3)'))}")
         ctx["defined"] |= {v, w}
+
+    def s_str(self, ind, ctx):
+        """The string local `s`: f-strings, concatenation, slicing, methods."""
+        if "s" not in ctx["defined"] or self.chance(0.3):
+            self.emit(ind, f"s = {self.fstring(ctx)}")
+            ctx["defined"].add("s")
+            return
+        k = self.r.randrange(4)
+        if k == 0:
+            self.emit(ind, f"s += str({self.expr(ctx)})")
+        elif k == 1:
+            self.emit(ind, "s = s" + self.pick(("[::-1]", "[1:]", "[:3]", ".upper()", ".strip('-')")))
+        elif k == 2:
+            self.emit(ind, f"print(s, s.count('1'), {self.pick(('s.find', 's.startswith'))}('-'))")
+        else:
+            v = self.assign_target(ctx)
+            self.emit(ind, f"{v} = int(s) if s.isdigit() else len(s)")
+            ctx["defined"].add(v)
+
+    def s_match(self, ind, ctx):
+        m = self.fresh("m")
+        branches = []
+        if self.chance(0.35):
+            self.emit(ind, f"match {self.pick(('xs', 'xs[:2]', '[a, b]'))}:")
+            pats = [("[]", set()), (f"[{m}]", {m}), (f"[{m}, *{m}r]", {m, m + 'r'}),
+                    (f"[{m}, 0 | 1, *_]", {m})]
+        else:
+            self.emit(ind, f"match {self.expr(ctx)}:")
+            pats = [(f"{self.r.randint(-1, 2)} | {self.r.randint(3, 5)}", set()), (f"int({m}) if {m} > {self.small()}", {m}),
+                    (f"{self.r.randint(-2, 4)}", set()), (f"{m} if {m} < 0", {m}), ("True", set())]
+        for pat, names in self.r.sample(pats, self.r.randint(1, 3)):
+            self.emit(ind + 1, f"case {pat}:")
+            c = self.sub(ctx)
+            c["defined"] |= names
+            self.block(ind + 2, c)
+            branches.append(c)
+        if self.chance(0.6):
+            self.emit(ind + 1, f"case {self.pick(('_', m + 'x'))}:")
+            c = self.sub(ctx)
+            self.block(ind + 2, c)
+            branches.append(c)
+            ctx["defined"] |= set.intersection(*(b["defined"] for b in branches))
+
+    def s_recur(self, ind, ctx):
+        """A small recursive nested function (depth at most 4), reading a closure name."""
+        r = self.fresh("r")
+        self.emit(ind, f"def {r}(k):")
+        self.emit(ind + 1, "if k <= 0:")
+        self.emit(ind + 2, f"return {self.name(ctx)}")
+        self.emit(ind + 1, f"if k {self.pick(('==', '>'))} {self.r.randint(1, 3)}:")
+        self.emit(ind + 2, f"return {r}(k - 1) {self.pick(('+', '-', '*'))} k")
+        self.emit(ind + 1, f"return {r}(k - {self.pick(('1', '2'))}) + side(k)")
+        v = self.assign_target(ctx)
+        self.emit(ind, f"{v} = {r}(min(abs({self.expr(ctx)}), 4))")
+        ctx["defined"].add(v)
+
+    def s_method(self, ind, ctx):
+        v = self.assign_target(ctx)
+        obj = self.fresh("o")
+        self.emit(ind, f"{obj} = K({self.expr(ctx)})")
+        self.emit(ind, f"{v} = {obj}.m(a, b, xs, flag) + {obj}.v")
+        self.method_calls += 1
+        ctx["defined"].add(v)
 
     def s_xsstore(self, ind, ctx):
         self.emit(ind, f"xs[{self.pick(('0', '-1', 'a', '1'))}] = {self.expr(ctx)}")
@@ -330,7 +422,7 @@ class Gen:
 
     def s_with(self, ind, ctx):
         nm = self.fresh("cm")
-        sup = self.pick(("True", "False", "flag"))
+        sup = self.pick(("True", "False", "flag", "'raise'"))
         if self.chance(0.5):
             v = self.assign_target(ctx)
             self.emit(ind, f"with CM('{nm}', {sup}) as {v}:")
@@ -350,16 +442,36 @@ class Gen:
             ctx["defined"].add(v)
             return
         g = self.fresh("g")
+        fresh = sorted(set(LOCALS) - ctx["top_ever"])
+        one_path = None
+        if ctx["fn"] is None and fresh and self.chance(0.15):
+            # a local bound on one path only, then a nonlocal of the nested def
+            v = one_path = self.pick(fresh)
+            self.emit(ind, f"if {self.cond(ctx)}:")
+            self.emit(ind + 1, f"{v} = {self.expr(ctx)}")
+            ctx["top_ever"].add(v)
+            ctx["ever"].add(v)
         self.emit(ind, f"def {g}(p):")
         bound = sorted(n for n in ctx["top_defined"] if n in LOCALS)
-        nl = self.pick(bound) if bound and self.chance(0.6) else None
+        # bound in f somewhere, but not surely here (an Undefined-bound local after conversion)
+        maybe = sorted(n for n in ctx["top_ever"] - ctx["top_defined"] if n in LOCALS)
+        nl = (one_path if one_path else
+              self.pick(bound) if bound and self.chance(0.5) else
+              self.pick(maybe) if maybe and self.chance(0.4) else None)
         inner = {"loop": False, "depth": ctx["depth"] + 1, "fn": g,
                  "defined": {"p", "a", "b", "xs", "flag"} | ({nl} if nl else set()),
-                 "top_defined": set(),
-                 "nojump": False}
+                 "top_defined": set(), "top_ever": set(), "ever": set(),
+                 "nojump": False, "gdecl": self.chance(0.25), "method": ctx.get("method")}
+        if inner["gdecl"]:
+            self.emit(ind + 1, "global G")
+            self.emit(ind + 1, f"G {self.pick(('+=', '='))} p")
         if nl:
             self.emit(ind + 1, f"nonlocal {nl}")
-            self.emit(ind + 1, f"{nl} {self.pick(('+=', '-='))} p")
+            if self.chance(0.5 if one_path else 0.3):
+                self.emit(ind + 1, f"del {nl}")
+                inner["defined"].discard(nl)
+            else:
+                self.emit(ind + 1, f"{nl} {self.pick(('+=', '-='))} p")
         saved = self.budget
         self.budget = min(self.budget, 3)
         self.block(ind + 1, inner)
@@ -391,7 +503,9 @@ class Gen:
         if self.chance(0.5):
             self.emit(ind, f"raise {self.pick(EXC_TYPES)}({self.expr(ctx)})")
         else:
-            self.emit(ind, f"assert {self.cond(ctx)}, 'assert{len(self.lines)}'")
+            msg = self.pick((f"'assert{len(self.lines)}'", self.name(ctx), f"({self.name(ctx)}, 'a{len(self.lines)}')",
+                             self.fstring(ctx)))
+            self.emit(ind, f"assert {self.cond(ctx)}, {msg}")
 
     def s_del(self, ind, ctx):
         if ctx["fn"]:
@@ -402,25 +516,50 @@ class Gen:
         ctx["defined"].discard(v)
 
     def s_global(self, ind, ctx):
-        if ctx["fn"]:
+        if ctx["fn"] and not ctx.get("gdecl"):
             self.s_print(ind, ctx)
             return
         self.emit(ind, f"G {self.pick(('+=', '='))} {self.expr(ctx)}")
 
     # -- the program -----------------------------------------------------------
-    def function(self):
-        self.emit(0, "def f(a, b, xs, flag):")
-        self.emit(1, "global G")
-        top = {"loop": False, "depth": 0, "fn": None,
-               "defined": {"a", "b", "xs", "flag"}, "nojump": False}
-        top["top_defined"] = top["defined"]
+    def body(self, ind, budget, method=False):
+        """The statements of f, or of the method K.m (same parameters), at `ind`."""
+        self.emit(ind, "global G")
+        top = {"loop": False, "depth": 0, "fn": None, "method": method,
+               "defined": {"a", "b", "xs", "flag"}, "nojump": False, "ever": set()}
+        top["top_defined"], top["top_ever"] = top["defined"], top["ever"]
         for v in LOCALS:
             if self.chance(0.3):
-                self.emit(1, f"{v} = {self.r.randint(0, 3)}")
+                self.emit(ind, f"{v} = {self.r.randint(0, 3)}")
                 top["defined"].add(v)
-        self.budget = self.r.randint(6, 18)
+                top["ever"].add(v)
+        self.budget = budget
         while self.budget > 0:
-            self.stmt(1, top)
+            self.stmt(ind, top)
+        return top
+
+    def klass(self):
+        """class K: a method m(self, a, b, xs, flag) with a random body, called from f."""
+        self.emit(0, "class K:")
+        self.emit(1, "def __init__(self, v):")
+        self.emit(2, "self.v = v")
+        self.emit(0, "")
+        self.emit(1, "def m(self, a, b, xs, flag):")
+        top = self.body(2, self.r.randint(2, 6), method=True)
+        if self.chance(0.5):
+            self.emit(2, f"self.v {self.pick(('+=', '-='))} {self.expr(top)}")
+        self.emit(2, f"return {self.expr(top)}")
+        self.emit(0, "")
+        self.emit(0, "")
+
+    def function(self):
+        self.has_class = self.chance(0.3)
+        if self.has_class:
+            self.klass()
+        self.emit(0, "def f(a, b, xs, flag):")
+        top = self.body(1, self.r.randint(6, 18))
+        if self.has_class and not self.method_calls:
+            self.s_method(1, top)
         names = sorted(top["defined"] - {"a", "b", "xs", "flag"})
         if names and self.chance(0.5):
             extra = self.pick(LOCALS)

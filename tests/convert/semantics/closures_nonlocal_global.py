@@ -223,6 +223,21 @@ def maybe_bound_nonlocal_augassign(c):
         return y
     return g()
 
+
+def del_nonlocal_maybe_unbound(n):
+    if n > 0:
+        y = n
+    def drop():
+        nonlocal y
+        del y
+        return 'dropped'
+    r = drop()
+    if n > 1:
+        return y
+    return r
+
+
+
 CASES = {
     'make_adder': [(1,), (0.5,), ('a',)],
     'counter_closure': [([1, 2, 3],), ([],), ([1, 'a'],)],
@@ -247,4 +262,5 @@ CASES = {
     'global_list_rebind': [([0, 1, 2, '', 'a'],), ([],)],
     'deleted_then_nonlocal_augassign': [(1,), (0,)],
     'maybe_bound_nonlocal_augassign': [(1,), (0,)],
+    'del_nonlocal_maybe_unbound': [(1,), (2,), (0,)],
 }

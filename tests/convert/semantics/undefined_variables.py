@@ -206,6 +206,25 @@ def walrus_in_or_operand(a):
         return z
     return 0
 
+
+def assert_message_reads_unbound(n):
+    # the message is evaluated only when the test fails, in the function's own scope
+    if n > 0:
+        note = 'positive'
+    assert n > 5, note
+    return n
+
+
+
+
+def assert_message_reads_later_binding(n):
+    # straight-line code: the name is bound only after the assert
+    assert n > 0, late
+    late = n
+    return late
+
+
+
 CASES = {
     'assigned_in_if_only': [(1,), (0,)],
     'assigned_in_loop_only': [([1, 2],), ([],)],
@@ -233,4 +252,6 @@ CASES = {
     'comprehension_reads_unbound': [([1, 2],), ([],)],
     'and_operand_reads_unbound': [(0,), (1,)],
     'walrus_in_or_operand': [(5,), (0,), (-1,)],
+    'assert_message_reads_unbound': [(1,), (-1,), (6,)],
+    'assert_message_reads_later_binding': [(1,), (0,)],
 }

@@ -163,6 +163,23 @@ def for_over_string_else(s):
     return count
 
 
+
+def for_else_in_match_case(xs, mode):
+    # the loop `else` sits in a match case inside another loop
+    for x in xs:
+        match mode:
+            case 0:
+                break
+            case _:
+                for y in xs:
+                    if y == x + 10:
+                        break
+                else:
+                    return ('else', x)
+    return 'after'
+
+
+
 CASES = {
     'is_prime': [(2,), (9,), (13,), (1,), ('a',)],
     'primes_below': [(20,), (0,), (3,)],
@@ -179,4 +196,5 @@ CASES = {
     'search_with_flag_and_else': [(['abc', 'defg', 'xy', 'hijkl'], 'a'), ([], 'x')],
     'while_else_exception': [([0, 0, 0, 0],), ([0, 0],)],
     'for_over_string_else': [('a1b2',), ('1!2',), ('',), (5,)],
+    'for_else_in_match_case': [([1, 2], 1), ([1], 0), ([], 1), ([1, 11], 1)],
 }

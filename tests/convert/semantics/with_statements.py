@@ -148,6 +148,48 @@ def with_target_tuple(log):
     return first, second
 
 
+
+class ExitRaises:
+    """A manager whose __exit__ raises: Python discards a pending break / continue /
+    return leaving its body."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, ev, tb):
+        self.log.append('exit')
+        raise KeyError('exit')
+
+
+def exit_raises_cancels_break(log, xs):
+    for x in xs:
+        try:
+            with ExitRaises(log):
+                log.append(x)
+                if x > 1:
+                    break
+                continue
+        except KeyError:
+            log.append('caught')
+    else:
+        log.append('else')
+    return log
+
+
+def exit_raises_cancels_return(log, n):
+    try:
+        with ExitRaises(log):
+            if n > 0:
+                return n
+    except KeyError:
+        log.append('caught')
+    return -1
+
+
+
 CASES = {
     'simple_with': [([],)],
     'with_suppress': [([], 0), ([], 1)],
@@ -164,4 +206,6 @@ CASES = {
     'with_redirect_stdout': [(1,), ('s',)],
     'with_var_used_after': [([],)],
     'with_target_tuple': [([],)],
+    'exit_raises_cancels_break': [([], [1, 2, 3]), ([], []), ([], [5])],
+    'exit_raises_cancels_return': [([], 1), ([], 0)],
 }
