@@ -455,6 +455,7 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_new(rt, n, shape);
   *out = o;
+  if (o->size == 0) return SG_OK; /* where_range divides by each dimension */
   where_job J = {.c = c, .a = a, .b = b, .o = o, .n = n, .shape = shape,
                  .copy = c->dtype == KN_BOOL && a->dtype == rt && b->dtype == rt};
   bcast_strides(c, n, J.sc);

@@ -315,10 +315,11 @@ static void broadcast_runs_match_elementwise(void **state) {
  * (the generic path) still promoting. */
 static void where_runs_match_elementwise(void **state) {
   const int64_t shapes[][3][3] = {{{2, 3, 5}, {2, 3, 5}, {2, 3, 5}}, {{1, 3, 1}, {2, 1, 5}, {1, 1, 1}},
-                                  {{2, 1, 5}, {1, 1, 1}, {2, 3, 1}}, {{3, 100, 301}, {1, 1, 301}, {3, 100, 1}}};
+                                  {{2, 1, 5}, {1, 1, 1}, {2, 3, 1}}, {{3, 100, 301}, {1, 1, 301}, {3, 100, 1}},
+                                  {{1, 0, 7}, {1, 1, 1}, {1, 1, 7}}}; /* empty: vkdiff seed 1 */
   const kn_dtype dts[] = {KN_BOOL, KN_FLOAT16, KN_FLOAT32, KN_INT64, KN_INT32};
   sg_error e = SG_ERROR_INIT;
-  for (size_t si = 0; si < 4; si++)
+  for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
     for (size_t di = 0; di < 5; di++) {
       const int64_t(*sh)[3] = shapes[si];
       kn_tensor *c = kn_tensor_new(KN_BOOL, 3, sh[0]), *a = kn_tensor_new(dts[di], 3, sh[1]);
@@ -333,7 +334,8 @@ static void where_runs_match_elementwise(void **state) {
         int64_t m = sh[0][k];
         if (sh[1][k] > m) m = sh[1][k];
         if (sh[2][k] > m) m = sh[2][k];
-        d[k] = m;
+        d[k] = sh[0][k] && sh[1][k] && sh[2][k] ? m : 0; /* broadcasting 0 with 1 gives 0 */
+        assert_int_equal(o->shape[k], d[k]);
       }
 #define AT(t, i0, i1, i2) \
   ((((i0) % (t)->shape[0]) * (t)->shape[1] + (i1) % (t)->shape[1]) * (t)->shape[2] + (i2) % (t)->shape[2])
