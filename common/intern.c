@@ -33,13 +33,21 @@ static void intern_grow(sg_intern *t) {
   t->cap = cap;
 }
 
+/* The slot holding s, or the empty slot where it belongs (t->cap > 0). */
+static size_t intern_slot(const sg_intern *t, const char *s, size_t len) {
+  size_t j = sg_hash_bytes(s, len, 0) & (t->cap - 1);
+  while (t->slots[j] && !(t->lens[j] == len && memcmp(t->slots[j], s, len) == 0)) j = (j + 1) & (t->cap - 1);
+  return j;
+}
+
+const char *sg_intern_find(const sg_intern *t, const char *s, size_t len) {
+  return t->cap ? t->slots[intern_slot(t, s, len)] : NULL;
+}
+
 const char *sg_intern_n(sg_intern *t, const char *s, size_t len) {
   if ((t->len + 1) * 2 > t->cap) intern_grow(t);
-  size_t j = sg_hash_bytes(s, len, 0) & (t->cap - 1);
-  while (t->slots[j]) {
-    if (t->lens[j] == len && memcmp(t->slots[j], s, len) == 0) return t->slots[j];
-    j = (j + 1) & (t->cap - 1);
-  }
+  size_t j = intern_slot(t, s, len);
+  if (t->slots[j]) return t->slots[j];
   const char *copy = sg_arena_strndup(&t->arena, s, len);
   t->slots[j] = copy;
   t->lens[j] = (uint32_t)len;

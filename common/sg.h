@@ -211,6 +211,8 @@ typedef struct sg_intern {
 void sg_intern_init(sg_intern *t);
 const char *sg_intern_n(sg_intern *t, const char *s, size_t len);
 const char *sg_intern_str(sg_intern *t, const char *s);
+/* The interned copy of s if the table has one, else NULL (nothing is added). */
+const char *sg_intern_find(const sg_intern *t, const char *s, size_t len);
 void sg_intern_free(sg_intern *t);
 
 /* ---------------------------------------------------------------------- logging */

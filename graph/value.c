@@ -68,9 +68,7 @@ const char *gv_client_string(const char *s, sg_error *err) {
     r = sg_intern_n(&client_strings, s, len);
     if (client_strings.len != before) client_bytes += len + 1;
   } else { /* full: only strings already held */
-    for (size_t j = 0; j < client_strings.cap && !r; j++)
-      if (client_strings.slots[j] && client_strings.lens[j] == len && !memcmp(client_strings.slots[j], s, len))
-        r = client_strings.slots[j];
+    r = sg_intern_find(&client_strings, s, len);
   }
   pthread_mutex_unlock(&client_lock);
   if (!r)

@@ -24,6 +24,13 @@ static void equal_strings_share_a_pointer(void **state) {
     assert_ptr_equal(sg_intern_str(&t, buf), first[i]);
   }
   assert_int_equal(t.len, 5000);
+  /* find looks up without adding */
+  assert_ptr_equal(sg_intern_find(&t, "name42", 6), first[42]);
+  assert_null(sg_intern_find(&t, "name5000", 8));
+  assert_int_equal(t.len, 5000);
+  sg_intern_free(&t);
+  sg_intern_init(&t);
+  assert_null(sg_intern_find(&t, "x", 1)); /* an empty table */
   sg_intern_free(&t);
 }
 
