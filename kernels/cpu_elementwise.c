@@ -162,6 +162,42 @@ static void bcast_strides(const kn_tensor *t, int n, int64_t *st) {
   }
 }
 
+/* A position in a broadcast loop: the output's multi-index and, per operand (up to 3),
+ * the element offset its broadcast strides give. Loops seek to their first output
+ * element, take a run along the innermost dimension (or one element), and advance. */
+typedef struct bcast_cursor {
+  int n, nops;
+  const int64_t *shape;
+  const int64_t *st[3];
+  int64_t idx[KN_MAX_DIMS], off[3];
+} bcast_cursor;
+
+static void cursor_seek(bcast_cursor *c, int64_t k) {
+  for (int o = 0; o < c->nops; o++) c->off[o] = 0;
+  for (int d = c->n - 1; d >= 0; d--) {
+    c->idx[d] = k % c->shape[d];
+    k /= c->shape[d];
+    for (int o = 0; o < c->nops; o++) c->off[o] += c->idx[d] * c->st[o][d];
+  }
+}
+
+/* the elements left in the current innermost run, at most `left` */
+static int64_t cursor_run(const bcast_cursor *c, int64_t left) {
+  int64_t len = c->shape[c->n - 1] - c->idx[c->n - 1];
+  return len < left ? len : left;
+}
+
+/* advances by len elements along the innermost dimension (len ≤ its run), then carries */
+static void cursor_advance(bcast_cursor *c, int64_t len) {
+  for (int d = c->n - 1; d >= 0; d--) {
+    int64_t step = d == c->n - 1 ? len : 1;
+    for (int o = 0; o < c->nops; o++) c->off[o] += step * c->st[o][d];
+    if ((c->idx[d] += step) < c->shape[d]) return;
+    for (int o = 0; o < c->nops; o++) c->off[o] -= c->st[o][d] * c->shape[d];
+    c->idx[d] = 0;
+  }
+}
+
 typedef struct bin_job {
   kn_binop op;
   const kn_tensor *a, *b;
@@ -223,51 +259,27 @@ static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int
 static void bin_range(void *p, int64_t k0, int64_t k1) {
   bin_job *j = p;
   int n = j->n;
-  int64_t idx[KN_MAX_DIMS] = {0}, ia = 0, ib = 0, rem = k0;
-  for (int d = n - 1; d >= 0; d--) {
-    idx[d] = rem % j->shape[d];
-    rem /= j->shape[d];
-    ia += idx[d] * j->sa[d];
-    ib += idx[d] * j->sb[d];
-  }
+  bcast_cursor cu = {.n = n, .nops = 2, .shape = j->shape, .st = {j->sa, j->sb}};
+  cursor_seek(&cu, k0);
   kn_dtype rt = j->o->dtype;
   bool runs = n > 0 && j->a->dtype == KN_FLOAT32 && j->b->dtype == KN_FLOAT32 && rt == KN_FLOAT32 &&
               j->op <= KN_DIV;
   for (int64_t k = k0; k < k1;) {
-    int step = n - 1; /* the dimension whose index the carry loop below starts from */
+    int64_t len = 1, ia = cu.off[0], ib = cu.off[1];
     if (runs) {
-      int64_t len = j->shape[n - 1] - idx[n - 1];
-      if (len > k1 - k) len = k1 - k;
+      len = cursor_run(&cu, k1 - k);
       f32_run(j->op, (const float *)j->a->data + ia, j->sa[n - 1], (const float *)j->b->data + ib,
               j->sb[n - 1], (float *)j->o->data + k, len);
-      k += len;
-      ia += len * j->sa[n - 1];
-      ib += len * j->sb[n - 1];
-      idx[n - 1] += len;
-      if (idx[n - 1] < j->shape[n - 1]) continue; /* k == k1 */
-      ia -= j->sa[n - 1] * j->shape[n - 1];
-      ib -= j->sb[n - 1] * j->shape[n - 1];
-      idx[n - 1] = 0;
-      step = n - 2;
+    } else if (j->fdom) {
+      double x = kn_get_f64(j->a, ia), y = kn_get_f64(j->b, ib);
+      double r = kn_binop_f64(j->op, x, y);
+      if (rt == KN_FLOAT32 && j->op == KN_POW) r = powf((float)x, (float)y);
+      kn_set_f64(j->o, k, r);
     } else {
-      if (j->fdom) {
-        double x = kn_get_f64(j->a, ia), y = kn_get_f64(j->b, ib);
-        double r = kn_binop_f64(j->op, x, y);
-        if (rt == KN_FLOAT32 && j->op == KN_POW) r = powf((float)x, (float)y);
-        kn_set_f64(j->o, k, r);
-      } else {
-        kn_set_i64(j->o, k, kn_binop_i64(j->op, kn_get_i64(j->a, ia), kn_get_i64(j->b, ib)));
-      }
-      k++;
+      kn_set_i64(j->o, k, kn_binop_i64(j->op, kn_get_i64(j->a, ia), kn_get_i64(j->b, ib)));
     }
-    for (int d = step; d >= 0; d--) {
-      ia += j->sa[d];
-      ib += j->sb[d];
-      if (++idx[d] < j->shape[d]) break;
-      ia -= j->sa[d] * j->shape[d];
-      ib -= j->sb[d] * j->shape[d];
-      idx[d] = 0;
-    }
+    k += len;
+    cursor_advance(&cu, len);
   }
 }
 
@@ -401,21 +413,14 @@ typedef struct where_job {
 static void where_range(void *ctx, int64_t k0, int64_t k1) {
   const where_job *J = ctx;
   int n = J->n;
-  int64_t idx[KN_MAX_DIMS] = {0}, ic = 0, ia = 0, ib = 0, rem = k0;
-  for (int d = n - 1; d >= 0; d--) {
-    idx[d] = rem % J->shape[d];
-    rem /= J->shape[d];
-    ic += idx[d] * J->sc[d];
-    ia += idx[d] * J->sa[d];
-    ib += idx[d] * J->sb[d];
-  }
+  bcast_cursor cu = {.n = n, .nops = 3, .shape = J->shape, .st = {J->sc, J->sa, J->sb}};
+  cursor_seek(&cu, k0);
   bool fdom = kn_dtype_is_float(J->o->dtype);
   size_t es = kn_dtype_size(J->o->dtype);
   for (int64_t k = k0; k < k1;) {
-    int64_t len = 1;
+    int64_t len = 1, ic = cu.off[0], ia = cu.off[1], ib = cu.off[2];
     if (J->copy && n > 0) {
-      len = J->shape[n - 1] - idx[n - 1];
-      if (len > k1 - k) len = k1 - k;
+      len = cursor_run(&cu, k1 - k);
       const uint8_t *cc = (const uint8_t *)J->c->data + ic;
       int64_t tc = J->sc[n - 1], ta = J->sa[n - 1], tb = J->sb[n - 1];
       if (es == 1) WHERE_RUN(uint8_t);
@@ -428,18 +433,7 @@ static void where_range(void *ctx, int64_t k0, int64_t k1) {
       else kn_set_i64(J->o, k, take_a ? kn_get_i64(J->a, ia) : kn_get_i64(J->b, ib));
     }
     k += len;
-    /* advance the indices by len along the innermost dimension, then carry */
-    for (int d = n - 1; d >= 0; d--) {
-      int64_t step = d == n - 1 ? len : 1;
-      ic += step * J->sc[d];
-      ia += step * J->sa[d];
-      ib += step * J->sb[d];
-      if ((idx[d] += step) < J->shape[d]) break;
-      ic -= J->sc[d] * J->shape[d];
-      ia -= J->sa[d] * J->shape[d];
-      ib -= J->sb[d] * J->shape[d];
-      idx[d] = 0;
-    }
+    cursor_advance(&cu, len);
   }
 }
 

@@ -6,7 +6,8 @@
  * walks that view, so one loop shape serves all axes. Large reductions use the cores:
  * many outputs are split among threads; a single output (a full reduction) is summed
  * in fixed blocks of RED_BLOCK elements combined in order, so the result does not
- * depend on the number of threads.
+ * depend on the number of threads. Along a non-last axis, rows are folded into a row of
+ * accumulators (reduce_columns) so memory is read in order.
  */
 #include <math.h>
 
@@ -75,6 +76,24 @@ static double sum_f64(const double *x, int64_t j0, int64_t j1) {
   return sum_lanes(s, tail);
 }
 
+/* Contiguous argmax in two vectorisable passes: the maximum (and whether a NaN occurs),
+ * then the first index holding the first NaN, else the maximum — what the sequential
+ * "first NaN, else first maximum" loop returns. */
+#define LANE_ARGMAX(NAME, T, EXT)                                                   \
+  static int64_t NAME(const T *x, int64_t j0, int64_t j1, double *best) {          \
+    bool nan = false;                                                               \
+    T m = (T)EXT(x + j0, j1 - j0, true, &nan);                                            \
+    int64_t j = j0;                                                                 \
+    if (nan)                                                                        \
+      while (x[j] == x[j]) j++;                                                     \
+    else                                                                            \
+      while (j < j1 - 1 && x[j] != m) j++;                                          \
+    *best = (double)x[j];                                                           \
+    return j;                                                                       \
+  }
+LANE_ARGMAX(argmax_f32, float, kn_vm_extremum_f32)
+LANE_ARGMAX(argmax_f64, double, kn_vm_extremum_f64)
+
 /* Reduces elements base + j*inner for j in [j0, j1): float sum / max / min (with a
  * NaN flag), int sum / max / min, or argmax (index of the first NaN, else of the first
  * maximum) — the same order of operations as a single sequential loop. */
@@ -83,14 +102,12 @@ static void reduce_span(const red_job *J, int64_t base, int64_t j0, int64_t j1, 
   const kn_tensor *a = J->a;
   kn_reduce_op op = J->op;
   int64_t inner = J->inner;
-  if (op == KN_ARGMAX && inner == 1 && a->dtype == KN_FLOAT32) { /* contiguous float32 */
-    const float *x = (const float *)a->data + base;
-    int64_t best = j0;
-    float bv = j1 > j0 ? x[j0] : 0;
-    for (int64_t j = j0 + 1; j < j1 && !isnan(bv); j++)
-      if (x[j] > bv || isnan(x[j])) bv = x[j], best = j;
-    *iacc = best;
-    *facc = bv;
+  if (op == KN_ARGMAX && inner == 1 && j1 > j0 && a->dtype == KN_FLOAT32) {
+    *iacc = argmax_f32((const float *)a->data + base, j0, j1, facc);
+    return;
+  }
+  if (op == KN_ARGMAX && inner == 1 && j1 > j0 && a->dtype == KN_FLOAT64) {
+    *iacc = argmax_f64((const double *)a->data + base, j0, j1, facc);
     return;
   }
   if (op == KN_ARGMAX) {
@@ -116,21 +133,9 @@ static void reduce_span(const red_job *J, int64_t base, int64_t j0, int64_t j1, 
     } else if (inner == 1 && a->dtype == KN_FLOAT64 && sum) {
       acc = sum_f64((const double *)a->data + base, j0, j1);
     } else if (inner == 1 && a->dtype == KN_FLOAT32) { /* max / min, NaN noted apart */
-      const float *x = (const float *)a->data + base;
-      float m = op == KN_MAX ? -INFINITY : INFINITY;
-      bool seen_nan = false;
-      if (op == KN_MAX)
-        for (int64_t j = j0; j < j1; j++) {
-          seen_nan |= x[j] != x[j];
-          m = x[j] > m ? x[j] : m;
-        }
-      else
-        for (int64_t j = j0; j < j1; j++) {
-          seen_nan |= x[j] != x[j];
-          m = x[j] < m ? x[j] : m;
-        }
-      if (seen_nan) *nan = true;
-      acc = m;
+      acc = kn_vm_extremum_f32((const float *)a->data + base + j0, j1 - j0, op == KN_MAX, nan);
+    } else if (inner == 1 && a->dtype == KN_FLOAT64) {
+      acc = kn_vm_extremum_f64((const double *)a->data + base + j0, j1 - j0, op == KN_MAX, nan);
     } else {
       for (int64_t j = j0; j < j1; j++) {
         double v = kn_get_f64(a, base + j * inner);
@@ -175,36 +180,92 @@ static void reduce_outputs(void *ctx, int64_t k0, int64_t k1) {
   }
 }
 
-/* Sums and means along an axis with inner > 1: a work block is up to COL_BLOCK adjacent
- * outputs of one outer index, whose len rows are added into a double row in row order
- * — for each output the same additions in the same order as reduce_outputs, but reading
- * memory row by row instead of with a stride of `inner` (~65x faster for [4096, 1024]
- * along axis 0, the reduction of every broadcast bias's gradient). */
+/* Reductions along an axis with inner > 1: a work block is up to COL_BLOCK adjacent
+ * outputs of one outer index, whose len rows are folded into a row of accumulators in
+ * row order — for each output the same operations in the same order as reduce_outputs
+ * (sums in double; max/min with a NaN flag; argmax keeping the first NaN, else the first
+ * maximum; integer sums wrapping in int64), but reading memory row by row instead of
+ * with a stride of `inner` (~65x faster for a sum of [4096, 1024] along axis 0, the
+ * reduction of every broadcast bias's gradient; max/argmax along axis 0 alike). */
 enum { COL_BLOCK = 1024 };
 
-static void sum_columns(void *ctx, int64_t b0, int64_t b1) {
+typedef struct col_acc {
+  double f[COL_BLOCK];
+  int64_t i[COL_BLOCK];
+  bool nan[COL_BLOCK];
+} col_acc;
+
+/* folds row j (w values at x, typed) into the accumulators */
+#define FOLD_ROW(T, x, w, j, op, A)                                                      \
+  do {                                                                                   \
+    const T *x_ = (const T *)(x);                                                        \
+    if ((op) == KN_SUM || (op) == KN_MEAN)                                               \
+      for (int64_t k = 0; k < (w); k++) (A)->f[k] += (double)x_[k];                      \
+    else if ((op) == KN_MAX)                                                             \
+      for (int64_t k = 0; k < (w); k++) {                                                \
+        double v = (double)x_[k];                                                        \
+        (A)->nan[k] |= v != v;                                                           \
+        (A)->f[k] = v > (A)->f[k] ? v : (A)->f[k];                                       \
+      }                                                                                  \
+    else if ((op) == KN_MIN)                                                             \
+      for (int64_t k = 0; k < (w); k++) {                                                \
+        double v = (double)x_[k];                                                        \
+        (A)->nan[k] |= v != v;                                                           \
+        (A)->f[k] = v < (A)->f[k] ? v : (A)->f[k];                                       \
+      }                                                                                  \
+    else /* argmax: once the best is NaN it stays */                                     \
+      for (int64_t k = 0; k < (w); k++) {                                                \
+        double v = (double)x_[k], bv_ = (A)->f[k];                                       \
+        if (bv_ == bv_ && (v > bv_ || v != v)) (A)->f[k] = v, (A)->i[k] = (j);           \
+      }                                                                                  \
+  } while (0)
+
+static void fold_row_generic(const red_job *J, int64_t row, int64_t w, int64_t j, col_acc *A) {
+  kn_reduce_op op = J->op;
+  if (J->fdom || op == KN_ARGMAX) {
+    for (int64_t k = 0; k < w; k++) {
+      double v = kn_get_f64(J->a, row + k), b = A->f[k];
+      if (op == KN_SUM || op == KN_MEAN) A->f[k] += v;
+      else if (op == KN_ARGMAX) {
+        if (b == b && (v > b || v != v)) A->f[k] = v, A->i[k] = j;
+      } else if (isnan(v)) A->nan[k] = true;
+      else if (op == KN_MAX ? v > b : v < b) A->f[k] = v;
+    }
+    return;
+  }
+  for (int64_t k = 0; k < w; k++) { /* integer sum / max / min */
+    int64_t v = kn_get_i64(J->a, row + k);
+    if (op == KN_SUM) A->i[k] = (int64_t)((uint64_t)A->i[k] + (uint64_t)v);
+    else if (op == KN_MAX ? v > A->i[k] : v < A->i[k]) A->i[k] = v;
+  }
+}
+
+static void reduce_columns(void *ctx, int64_t b0, int64_t b1) {
   const red_job *J = ctx;
   const kn_tensor *a = J->a;
+  kn_reduce_op op = J->op;
   int64_t inner = J->inner, nb = (inner + COL_BLOCK - 1) / COL_BLOCK;
-  double acc[COL_BLOCK];
+  col_acc *A = sg_xcalloc(1, sizeof *A);
+  bool typed = a->dtype == KN_FLOAT32 || a->dtype == KN_FLOAT64;
+  double f0 = op == KN_MAX ? -INFINITY : op == KN_MIN ? INFINITY : 0.0;
+  int64_t i0 = op == KN_MAX ? INT64_MIN : op == KN_MIN ? INT64_MAX : 0;
   for (int64_t b = b0; b < b1; b++) {
     int64_t po = b / nb, c0 = (b % nb) * COL_BLOCK, w = inner - c0 < COL_BLOCK ? inner - c0 : COL_BLOCK;
-    int64_t base = po * J->len * inner + c0;
-    for (int64_t k = 0; k < w; k++) acc[k] = 0;
-    for (int64_t j = 0; j < J->len; j++) {
-      int64_t row = base + j * inner;
-      if (a->dtype == KN_FLOAT32) {
-        const float *x = (const float *)a->data + row;
-        for (int64_t k = 0; k < w; k++) acc[k] += (double)x[k];
-      } else if (a->dtype == KN_FLOAT64) {
-        const double *x = (const double *)a->data + row;
-        for (int64_t k = 0; k < w; k++) acc[k] += x[k];
-      } else {
-        for (int64_t k = 0; k < w; k++) acc[k] += kn_get_f64(a, row + k);
-      }
+    int64_t base = po * J->len * inner + c0, j = 0;
+    for (int64_t k = 0; k < w; k++) A->f[k] = f0, A->i[k] = i0, A->nan[k] = false;
+    if (op == KN_ARGMAX) { /* the first row is the first best */
+      for (int64_t k = 0; k < w; k++) A->f[k] = kn_get_f64(a, base + k), A->i[k] = 0;
+      j = 1;
     }
-    for (int64_t k = 0; k < w; k++) store(J, po * inner + c0 + k, acc[k], 0, false);
+    for (; j < J->len; j++) {
+      int64_t row = base + j * inner;
+      if (!typed) fold_row_generic(J, row, w, j, A);
+      else if (a->dtype == KN_FLOAT32) FOLD_ROW(float, (const float *)a->data + row, w, j, op, A);
+      else FOLD_ROW(double, (const double *)a->data + row, w, j, op, A);
+    }
+    for (int64_t k = 0; k < w; k++) store(J, po * inner + c0 + k, A->f[k], A->i[k], A->nan[k]);
   }
+  free(A);
 }
 
 /* blocks [b0, b1) of a full reduction: partial results, combined in block order */
@@ -270,10 +331,10 @@ sg_code kn_reduce(kn_reduce_op op, const kn_tensor *a, bool has_axis, int axis,
   red_job J = {.op = op, .a = a, .o = o, .len = len, .inner = inner,
                .fdom = kn_dtype_is_float(a->dtype) || op == KN_MEAN};
   int64_t nout = outer * inner;
-  if (has_axis && inner > 1 && J.fdom && (op == KN_SUM || op == KN_MEAN)) {
+  if (has_axis && inner > 1 && nout > 0) {
     int64_t nblocks = outer * ((inner + COL_BLOCK - 1) / COL_BLOCK);
-    if (a->size < KN_PARALLEL_MIN) sum_columns(&J, 0, nblocks);
-    else kn_parallel_blocks(nblocks, sum_columns, &J);
+    if (a->size < KN_PARALLEL_MIN) reduce_columns(&J, 0, nblocks);
+    else kn_parallel_blocks(nblocks, reduce_columns, &J);
   } else if (a->size < KN_PARALLEL_MIN || nout == 0) reduce_outputs(&J, 0, nout);
   else if (nout == 1) reduce_all_parallel(&J); /* one output: split the elements */
   else kn_parallel_blocks(nout, reduce_outputs, &J); /* many outputs: split them */

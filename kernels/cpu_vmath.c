@@ -1,8 +1,8 @@
 /*
- * cpu_vmath.c — float32 exp, sigmoid and tanh over arrays, written so the compiler
- * vectorises them (no library calls in the loops), and built once per instruction set
- * (`target_clones`: AVX-512, AVX2, baseline x86-64), the best one picked when the
- * program loads.
+ * cpu_vmath.c — float32 exp, sigmoid and tanh, and float32/float64 max/min over
+ * arrays, written so the compiler vectorises them (no library calls in the loops), and
+ * built once per instruction set (`target_clones`: AVX-512, AVX2, baseline x86-64), the
+ * best one picked when the program loads.
  *
  * Accuracy: every value is computed in double with a relative error below 1e-13 and
  * rounded once to float32, so results are the correctly rounded ones except where the
@@ -107,3 +107,42 @@ VM_CLONES void kn_vm_exp_shifted(const double *x, double m, double *r, int64_t n
   vm_limits l = vm_limits_opaque();
   for (int64_t i = 0; i < n; i++) r[i] = vm_exp(x[i] - m, l);
 }
+
+/* max / min of x[0, n) over VM_LANES interleaved lanes (vector max/min instructions:
+ * `v > m ? v : m` keeps m when v is NaN, so a NaN is noted in *nan instead), the lanes
+ * combined in a fixed order. The value is the one a sequential loop gives (max and min
+ * do not depend on the order, but for the sign of a zero among equal zeros): -inf/+inf
+ * for n = 0 or when every value is NaN. */
+enum { VM_LANES = 16 };
+
+#define VM_EXTREMUM(NAME, T)                                                        \
+  VM_CLONES double NAME(const T *x, int64_t n, bool max, bool *nan) {               \
+    T m[VM_LANES], init = max ? (T)-INFINITY : (T)INFINITY;                          \
+    int seen = 0;                                                                   \
+    for (int k = 0; k < VM_LANES; k++) m[k] = init;                                 \
+    int64_t j = 0;                                                                  \
+    if (max)                                                                        \
+      for (; j + VM_LANES <= n; j += VM_LANES)                                      \
+        for (int k = 0; k < VM_LANES; k++) {                                        \
+          T v = x[j + k];                                                           \
+          seen |= v != v;                                                           \
+          m[k] = v > m[k] ? v : m[k];                                               \
+        }                                                                           \
+    else                                                                            \
+      for (; j + VM_LANES <= n; j += VM_LANES)                                      \
+        for (int k = 0; k < VM_LANES; k++) {                                        \
+          T v = x[j + k];                                                           \
+          seen |= v != v;                                                           \
+          m[k] = v < m[k] ? v : m[k];                                               \
+        }                                                                           \
+    T r = init;                                                                     \
+    for (int k = 0; k < VM_LANES; k++) r = (max ? m[k] > r : m[k] < r) ? m[k] : r; \
+    for (; j < n; j++) {                                                            \
+      seen |= x[j] != x[j];                                                         \
+      r = (max ? x[j] > r : x[j] < r) ? x[j] : r;                                   \
+    }                                                                               \
+    if (seen) *nan = true;                                                          \
+    return (double)r;                                                               \
+  }
+VM_EXTREMUM(kn_vm_extremum_f32, float)
+VM_EXTREMUM(kn_vm_extremum_f64, double)

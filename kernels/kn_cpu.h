@@ -20,5 +20,8 @@ void kn_vm_exp_f32(const float *x, float *r, int64_t n);
 void kn_vm_sigmoid_f32(const float *x, float *r, int64_t n);
 void kn_vm_tanh_f32(const float *x, float *r, int64_t n);
 void kn_vm_exp_shifted(const double *x, double m, double *r, int64_t n);
+/* max (or min) of x[0, n), sets *nan when a value is NaN (cpu_vmath.c) */
+double kn_vm_extremum_f32(const float *x, int64_t n, bool max, bool *nan);
+double kn_vm_extremum_f64(const double *x, int64_t n, bool max, bool *nan);
 
 #endif

@@ -236,34 +236,80 @@ static void reshape_is_a_view(void **state) {
   kn_tensor_release(w);
 }
 
-/* Sums and means along a non-last axis (cpu_reduce.c sum_columns: blocks of 1,024
- * columns, rows added in order): bit-identical to adding each output's values in order
- * in double, for float32/float64/int32 inputs, across column blocks (inner 1,500),
- * several outer indices, an empty axis (sum 0, mean NaN), NaN propagating, and large
- * inputs split across threads. */
-static void axis_sums_match_sequential(void **state) {
+/* The sequential definition of one output of a reduction along an axis: sums in double
+ * (integer sums wrap in int64), max/min NaN if any value is, argmax the first NaN or
+ * else the first maximum. Written as a single loop, apart from the kernels. */
+static double reduce_ref(kn_reduce_op op, const kn_tensor *a, int64_t base, int64_t len, int64_t inner) {
+  bool fdom = kn_dtype_is_float(a->dtype) || op == KN_MEAN;
+  if (op == KN_ARGMAX) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < len; j++) {
+      double v = kn_get_f64(a, base + j * inner), b = kn_get_f64(a, base + best * inner);
+      if (isnan(b)) break;
+      if (v > b || isnan(v)) best = j;
+    }
+    return (double)best;
+  }
+  if (!fdom) {
+    int64_t acc = op == KN_MAX ? INT64_MIN : op == KN_MIN ? INT64_MAX : 0;
+    for (int64_t j = 0; j < len; j++) {
+      int64_t v = kn_get_i64(a, base + j * inner);
+      acc = op == KN_SUM ? (int64_t)((uint64_t)acc + (uint64_t)v) : op == KN_MAX ? (v > acc ? v : acc) : (v < acc ? v : acc);
+    }
+    return (double)acc;
+  }
+  double acc = op == KN_MAX ? -INFINITY : op == KN_MIN ? INFINITY : 0.0;
+  for (int64_t j = 0; j < len; j++) {
+    double v = kn_get_f64(a, base + j * inner);
+    if (op == KN_SUM || op == KN_MEAN) acc += v;
+    else if (isnan(v) || isnan(acc)) acc = NAN;
+    else acc = op == KN_MAX ? (v > acc ? v : acc) : (v < acc ? v : acc);
+  }
+  if (op == KN_MEAN) acc = len ? acc / (double)len : NAN;
+  return acc;
+}
+
+/* Reductions along a non-last axis (cpu_reduce.c reduce_columns: blocks of 1,024
+ * columns, rows folded in order): bit-identical to the sequential definition
+ * (reduce_ref) for sum, mean, max, min and argmax of float32/float64/int32/bool inputs,
+ * across column blocks (inner 1,500), several outer indices, an empty axis (sum 0, mean
+ * NaN, max an error), NaN (first in some columns, later in others; argmax keeps the first
+ * NaN), ties (argmax keeps the first), and large inputs split across threads. */
+static void axis_reductions_match_sequential(void **state) {
   const int64_t shapes[][3] = {{3, 5, 7}, {2, 4, 1500}, {1, 0, 9}, {4, 300, 257}, {2, 70000, 3}};
-  const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64, KN_INT32};
+  const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64, KN_INT32, KN_BOOL};
+  const kn_reduce_op ops[] = {KN_SUM, KN_MEAN, KN_MAX, KN_MIN, KN_ARGMAX};
   sg_error e = SG_ERROR_INIT;
   for (size_t si = 0; si < 5; si++)
-    for (size_t di = 0; di < 3; di++)
-      for (int mean = 0; mean < 2; mean++) {
+    for (size_t di = 0; di < 4; di++)
+      for (size_t oi = 0; oi < 5; oi++) {
         const int64_t *sh = shapes[si];
+        kn_reduce_op op = ops[oi];
         kn_tensor *a = kn_tensor_new(dts[di], 3, sh), *o = NULL;
         for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7919) % 1001) / 8.0 - 60.0);
-        if (a->size > 10 && dts[di] != KN_INT32) kn_set_f64(a, 10, NAN);
-        assert_int_equal(kn_reduce(mean ? KN_MEAN : KN_SUM, a, true, 1, &o, &e), SG_OK);
+        if (a->size > 40 && kn_dtype_is_float(dts[di])) { /* NaN first in column 2, later in 10 and 12 */
+          kn_set_f64(a, 2, NAN);
+          kn_set_f64(a, 10 + 2 * sh[2], NAN);
+          kn_set_f64(a, 12 + sh[2], NAN);
+          kn_set_f64(a, 12 + 3 * sh[2], NAN);
+        }
+        if (sh[1] == 0 && (op == KN_MAX || op == KN_MIN || op == KN_ARGMAX)) {
+          assert_int_equal(kn_reduce(op, a, true, 1, &o, &e), SG_INVALID_ARGUMENT);
+          sg_error_clear(&e);
+          kn_tensor_release(a);
+          continue;
+        }
+        assert_int_equal(kn_reduce(op, a, true, 1, &o, &e), SG_OK);
         for (int64_t po = 0; po < sh[0]; po++)
           for (int64_t pi = 0; pi < sh[2]; pi++) {
-            double acc = 0;
-            for (int64_t j = 0; j < sh[1]; j++) acc += kn_get_f64(a, (po * sh[1] + j) * sh[2] + pi);
-            if (mean) acc = sh[1] ? acc / (double)sh[1] : NAN;
+            double want = reduce_ref(op, a, po * sh[1] * sh[2] + pi, sh[1], sh[2]);
             kn_tensor *w = kn_tensor_new(o->dtype, 0, NULL);
-            kn_set_f64(w, 0, acc);
-            double got = kn_get_f64(o, po * sh[2] + pi), want = kn_get_f64(w, 0);
+            kn_set_f64(w, 0, want);
+            double got = kn_get_f64(o, po * sh[2] + pi);
+            want = kn_get_f64(w, 0);
             kn_tensor_release(w);
             if (!(got == want || (isnan(got) && isnan(want))))
-              fail_msg("%s %s [%lld,%lld,%lld] at (%lld,%lld): %.17g, want %.17g", mean ? "mean" : "sum",
+              fail_msg("op %d %s [%lld,%lld,%lld] at (%lld,%lld): %.17g, want %.17g", (int)op,
                        kn_dtype_name(dts[di]), (long long)sh[0], (long long)sh[1], (long long)sh[2],
                        (long long)po, (long long)pi, got, want);
           }
@@ -523,7 +569,7 @@ int main(void) {
       cmocka_unit_test(transposes_match_indexing),
       cmocka_unit_test(where_runs_match_elementwise),
       cmocka_unit_test(broadcast_runs_match_elementwise),
-      cmocka_unit_test(axis_sums_match_sequential),
+      cmocka_unit_test(axis_reductions_match_sequential),
       cmocka_unit_test(reshape_is_a_view),
       cmocka_unit_test(vmath_within_one_ulp),
       cmocka_unit_test(softmax_matches_double_formula),
