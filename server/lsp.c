@@ -3,7 +3,7 @@
  * `Content-Length: N\r\n\r\n` headers, over stdio (spawned by an editor) or TCP
  * (many editors sharing one daemon), on libuv streams.
  *
- * The loop thread reads and frames bytes, answers the protocol's lifecycle messages
+ * The loop thread reads bytes, cuts them into messages (lsp_frame.c), answers the protocol's lifecycle messages
  * (initialize, shutdown, exit, $/cancelRequest) and hands every `stagd/...` request
  * to the worker pool, which calls sv_service_invoke_json. Finished replies come back
  * to the loop through a uv_async and are written in order of completion.
@@ -27,11 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "documents.h"
 #include "lsp_features.h"
+#include "lsp_frame.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -46,7 +46,6 @@ enum {
   RPC_SERVER_NOT_INITIALIZED = -32002,
   RPC_SERVER_ERROR = -32000,
   RPC_REQUEST_CANCELLED = -32800,
-  MAX_HEADER_BYTES = 8192,
   DEFAULT_DEBOUNCE_MS = 20,
   DEFAULT_STAGE_TIMEOUT_MS = 30000,
 };
@@ -88,9 +87,7 @@ struct conn {
   bool out_is_in;          /* TCP: one handle both ways */
   uv_fs_t file_read;       /* stdin as a regular file */
   char file_buf[65536];
-  sg_buf inbuf;
-  long long body_len; /* -1: reading a header */
-  uint64_t skip;      /* bytes of an oversized body still to discard */
+  lsp_framer frame;         /* bytes read, cut into messages */
   bool initialized, shutdown_requested, eof, closing, close_started;
   int pending;        /* requests running on workers */
   int handles_open;
@@ -820,112 +817,12 @@ done:
 
 /* ------------------------------------------------------------- framing */
 
-static long find_ci(const char *hay, size_t n, const char *needle) {
-  size_t k = strlen(needle);
-  for (size_t i = 0; i + k <= n; i++)
-    if (!strncasecmp(hay + i, needle, k)) return (long)i;
-  return -1;
-}
-
-static long find_header_end(const char *d, size_t n) {
-  for (size_t i = 0; i + 3 < n; i++)
-    if (d[i] == '\r' && d[i + 1] == '\n' && d[i + 2] == '\r' && d[i + 3] == '\n') return (long)(i + 4);
-  return -1;
-}
-
-/* Do bytes [0, n) consist of well-formed "Name: value\r\n" header lines? */
-static bool valid_header_lines(const char *d, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    size_t start = i;
-    while (i < n && (d[i] == '-' || (d[i] >= 'A' && d[i] <= 'Z') || (d[i] >= 'a' && d[i] <= 'z') ||
-                     (d[i] >= '0' && d[i] <= '9')))
-      i++;
-    if (i == start || i >= n || d[i] != ':') return false;
-    while (i < n && d[i] != '\r') {
-      if ((unsigned char)d[i] < 0x20 && d[i] != '\t') return false;
-      i++;
-    }
-    if (i + 1 >= n || d[i + 1] != '\n') return false;
-    i += 2;
-  }
-  return true;
-}
-
-static void consume(conn *c, size_t n) {
-  memmove(c->inbuf.data, c->inbuf.data + n, c->inbuf.len - n);
-  c->inbuf.len -= n;
-  c->inbuf.data[c->inbuf.len] = '\0';
-}
-
 static void process_input(conn *c) {
   const uint64_t max = sv_service_config(c->l->sv)->max_message_bytes;
-  while (!c->closing) {
-    if (c->skip) {
-      size_t k = c->inbuf.len < c->skip ? c->inbuf.len : (size_t)c->skip;
-      consume(c, k);
-      c->skip -= k;
-      if (c->skip) return;
-      continue;
-    }
-    if (c->body_len >= 0) {
-      if (c->inbuf.len < (size_t)c->body_len) return;
-      size_t n = (size_t)c->body_len;
-      c->body_len = -1;
-      handle_message(c, c->inbuf.data, n);
-      consume(c, n);
-      continue;
-    }
-    const char *d = c->inbuf.data;
-    size_t n = c->inbuf.len;
-    if (!n) return;
-    long cl = find_ci(d, n, "Content-Length:");
-    long end = find_header_end(d, n);
-    if (cl > 0 && (end < 0 || cl < end) && !valid_header_lines(d, (size_t)cl)) {
-      send_error(c, NULL, RPC_PARSE_ERROR,
-                 "invalid message framing: skipped %ld bytes that are not a 'Content-Length: N' header", cl);
-      consume(c, (size_t)cl);
-      continue;
-    }
-    if (end < 0) {
-      if (n > MAX_HEADER_BYTES) {
-        send_error(c, NULL, RPC_PARSE_ERROR,
-                   "invalid message framing: %zu bytes without a complete 'Content-Length: N' header were skipped",
-                   n - 16);
-        consume(c, n - 16); /* keep a tail: a header may be arriving */
-      }
-      return;
-    }
-    if (cl < 0 || cl >= end) { /* the Content-Length found belongs to the next message */
-      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: a header without Content-Length was skipped");
-      consume(c, (size_t)end);
-      continue;
-    }
-    /* Parse the header block: every line "Name: value"; Content-Length digits. */
-    if (!valid_header_lines(d, (size_t)end - 2)) {
-      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: malformed header lines were skipped");
-      consume(c, (size_t)end);
-      continue;
-    }
-    const char *v = d + cl + strlen("Content-Length:");
-    while (*v == ' ' || *v == '\t') v++;
-    char *stop;
-    unsigned long long len = strtoull(v, &stop, 10);
-    while (*stop == ' ' || *stop == '\t') stop++;
-    if (stop == v || *stop != '\r' || *v == '-') {
-      send_error(c, NULL, RPC_PARSE_ERROR, "invalid message framing: Content-Length is not a number");
-      consume(c, (size_t)end);
-      continue;
-    }
-    consume(c, (size_t)end);
-    if (len > max) {
-      send_error(c, NULL, RPC_INVALID_REQUEST,
-                 "message of %llu bytes exceeds the limit of %llu bytes (max-message-bytes); it was skipped",
-                 len, (unsigned long long)max);
-      c->skip = len;
-      continue;
-    }
-    c->body_len = (long long)len;
+  lsp_frame f;
+  while (!c->closing && lsp_framer_next(&c->frame, max, &f) != LSP_FRAME_MORE) {
+    if (f.kind == LSP_FRAME_ERROR) send_error(c, NULL, f.code, "%s", f.message);
+    else handle_message(c, f.body, f.len);
   }
 }
 
@@ -933,9 +830,9 @@ static void process_input(conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   conn *c = h->data;
-  sg_buf_reserve(&c->inbuf, 65536);
-  buf->base = c->inbuf.data + c->inbuf.len;
-  buf->len = c->inbuf.cap - c->inbuf.len - 1;
+  lsp_framer_reserve(&c->frame, 65536);
+  buf->base = c->frame.in.data + c->frame.in.len;
+  buf->len = c->frame.in.cap - c->frame.in.len - 1;
 }
 
 static void on_eof(conn *c) {
@@ -956,8 +853,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     on_eof(c);
     return;
   }
-  c->inbuf.len += (size_t)nread;
-  c->inbuf.data[c->inbuf.len] = '\0';
+  lsp_framer_received(&c->frame, (size_t)nread);
   process_input(c);
 }
 
@@ -974,7 +870,7 @@ static void on_file_read(uv_fs_t *req) {
     on_eof(c);
     return;
   }
-  sg_buf_append(&c->inbuf, c->file_buf, (size_t)n);
+  lsp_framer_feed(&c->frame, c->file_buf, (size_t)n);
   process_input(c);
   if (c->closing) {
     conn_maybe_close(c);
@@ -991,7 +887,7 @@ static conn *conn_new(sv_lsp *l, bool is_stdio) {
   conn *c = sg_xcalloc(1, sizeof *c);
   c->l = l;
   c->is_stdio = is_stdio;
-  c->body_len = -1;
+  lsp_framer_init(&c->frame);
   sv_docs_init(&c->docs);
   const char *env = getenv("STAGD_LSP_DEBOUNCE_MS");
   c->debounce_ms = env && *env ? strtoull(env, NULL, 10) : DEFAULT_DEBOUNCE_MS;
@@ -1013,7 +909,7 @@ static void conn_free(conn *c) {
       break;
     }
   }
-  sg_buf_free(&c->inbuf);
+  lsp_framer_free(&c->frame);
   sg_map_free(&c->running);
   sv_docs_free(&c->docs);
   free(c->python);
