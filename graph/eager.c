@@ -219,6 +219,8 @@ static uint64_t val_bytes(const gr_val *v, int depth) {
 
 uint64_t gr_value_bytes(const gr_value *v) { return val_bytes(&v->v, 0); }
 
+sg_code gr_value_escape(const gr_value *v, sg_error *err) { return gv_escape(&v->v, err); }
+
 char *gr_value_describe(const gr_value *v) {
   sg_buf b = SG_BUF_INIT;
   kn_dtype dt;

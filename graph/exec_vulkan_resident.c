@@ -192,7 +192,7 @@ static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, g
   } else {
     nv = gv_retain(args[op->code == 0 ? 0 : 1]);
   }
-  if (!rc && (rc = keep(x, &nv, err))) gv_release(nv);
+  if (!rc && ((rc = keep(x, &nv, err)) || (rc = gv_own_strings(&nv, cell && atomic_load(&cell->escaped), err)))) gv_release(nv);
   if (rc) {
     if (cell) gv_var_unlock(cell);
     return rc;

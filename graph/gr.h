@@ -136,6 +136,10 @@ void gr_device_stats_get(gr_device_stats *out);
 /* Bytes of tensor data a value holds (a variable: its current value; a device-resident
  * tensor: its device buffer). */
 uint64_t gr_value_bytes(const gr_value *v);
+/* v is about to outlive its request (a handle will hold it): the variables inside it
+ * are marked so that later assigns keep them free of functions; refused
+ * (INVALID_ARGUMENT) when one already holds a function. */
+sg_code gr_value_escape(const gr_value *v, sg_error *err);
 /* One-line summary (type, dtype, shape) for error messages; malloc'd. */
 char *gr_value_describe(const gr_value *v);
 

@@ -108,6 +108,7 @@ struct gr_obj {
   int depth; /* nesting depth of tuples/records, bounded by GR_MAX_VALUE_DEPTH */
   gr_graph *graph;
   const char **names;
+  atomic_bool escaped; /* a variable cell reachable from a handle (gv_var_escape) */
   gr_val items[];
 };
 
@@ -193,6 +194,15 @@ sg_code gv_map_leaves(gr_val *v, gv_pick_fn pick, bool closures, gv_leaf_fn f, v
                       sg_error *err);
 /* dtype and shape of a host or resident tensor; false for anything else. */
 bool gv_tensor_meta(const gr_val *v, kn_dtype *dt, int *ndim, const int64_t **shape);
+/* *v (owned), made fit to live in a variable cell beyond its request and program: its
+ * strings and field names re-pointed at the process-wide string table (a full table:
+ * RESOURCE_EXHAUSTED). For a cell that has escaped (below), functions are refused
+ * (INVALID_ARGUMENT: they point into their program's graphs) and cells inside v escape
+ * too. */
+sg_code gv_own_strings(gr_val *v, bool escaping, sg_error *err);
+/* Marks the cells inside v (nested ones too) as escaped: reachable beyond the request,
+ * from a handle. Refuses (and marks nothing new) when one holds a function. */
+sg_code gv_escape(const gr_val *v, sg_error *err);
 /* A variable cell's replacement (takes nv's reference), under the cell's lock (see
  * gv_var_get above). */
 void gv_var_set(gr_obj *cell, gr_val nv);

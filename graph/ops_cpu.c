@@ -477,9 +477,14 @@ sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
 /* variable / read / assign / assign_add (code 0..3) */
 sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   if (op->code == 0) {
+    gr_val init = gv_retain(args[0]);
+    if (gv_own_strings(&init, false, err)) { /* a new cell: not yet reachable from a handle */
+      gv_release(init);
+      return err->code;
+    }
     gr_val v = {.tag = GV_VAR};
     v.u.o = gv_obj_new(1);
-    v.u.o->items[0] = gv_retain(args[0]);
+    v.u.o->items[0] = init;
     *out = v;
     return SG_OK;
   }
@@ -503,6 +508,11 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
     }
   } else {
     nv = gv_retain(args[1]);
+    if (gv_own_strings(&nv, atomic_load(&cell->escaped), err)) { /* the cell may outlive the request */
+      gv_var_unlock(cell);
+      gv_release(nv);
+      return err->code;
+    }
   }
   gr_val old = cell->items[0];
   cell->items[0] = nv;

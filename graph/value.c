@@ -79,6 +79,86 @@ const char *gv_client_string(const char *s, sg_error *err) {
   return r;
 }
 
+/* Closures may capture closures to any depth (a loop's backpropagators chain one per
+ * iteration): the walk stops with an error past this many levels. */
+enum { MAP_MAX_DEPTH = 10000 };
+
+/* A value about to live in a variable cell may outlive the program or the request it
+ * came from (a cell a handle holds is read by later requests, after the program that
+ * made its strings was evicted from the cache or the request's arena was freed). Its
+ * strings and record field names are re-pointed at the process-wide table above.
+ * Functions point into their program's graphs: a cell that has escaped to a handle may
+ * not hold one (a cell used only inside its request may, as Snek's boxed variables do).
+ * Containers are copied, never changed in place (they may be shared). */
+static bool needs_owning(const gr_val *v) {
+  return v->tag == GV_STR || v->tag == GV_RECORD || v->tag == GV_GRAPH || v->tag == GV_CLOSURE ||
+         v->tag == GV_VAR;
+}
+
+static sg_code function_in_cell(sg_error *err) {
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "a variable that a handle holds cannot hold a function: it would outlive the "
+                      "program that defines it (such variables hold tensors, numbers, strings, and tuples "
+                      "and records of them)");
+}
+
+static sg_code escape(const gr_val *v, int depth, sg_error *err);
+
+static sg_code own_strings(gr_val *v, bool escaping, int depth, sg_error *err) {
+  if (v->tag == GV_STR) {
+    const char *s = gv_client_string(v->u.s, err);
+    if (!s) return err->code;
+    v->u.s = s;
+    return SG_OK;
+  }
+  if (v->tag == GV_GRAPH || v->tag == GV_CLOSURE) return escaping ? function_in_cell(err) : SG_OK;
+  if (v->tag == GV_VAR) return escaping ? escape(v, depth + 1, err) : SG_OK;
+  if (v->tag != GV_TUPLE && v->tag != GV_RECORD) return SG_OK;
+  if (!gv_has_leaf(v, needs_owning, false)) return SG_OK;
+  if (depth > MAP_MAX_DEPTH)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "a value nested deeper than %d levels", MAP_MAX_DEPTH);
+  gr_obj *o = v->u.o, *c = gv_obj_new(o->n);
+  c->depth = o->depth;
+  gr_val r = {.tag = v->tag, .u.o = c};
+  if (o->names) c->names = sg_xcalloc((size_t)o->n + 1, sizeof *c->names);
+  sg_code rc = SG_OK;
+  for (int i = 0; i < o->n && !rc; i++) {
+    if (o->names && !(c->names[i] = gv_client_string(o->names[i], err))) rc = err->code;
+    c->items[i] = gv_retain(o->items[i]);
+    if (!rc) rc = own_strings(&c->items[i], escaping, depth + 1, err);
+  }
+  for (int i = 0; o->names && i < o->n; i++) /* names an error left unset: never NULL */
+    if (!c->names[i]) c->names[i] = "";
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  gv_release(*v);
+  *v = r;
+  return SG_OK;
+}
+
+sg_code gv_own_strings(gr_val *v, bool escaping, sg_error *err) { return own_strings(v, escaping, 0, err); }
+
+static sg_code escape(const gr_val *v, int depth, sg_error *err) {
+  if (depth > MAP_MAX_DEPTH)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "a value nested deeper than %d levels", MAP_MAX_DEPTH);
+  if (v->tag == GV_GRAPH || v->tag == GV_CLOSURE) return function_in_cell(err);
+  if (v->tag == GV_TUPLE || v->tag == GV_RECORD) {
+    for (int i = 0; i < v->u.o->n; i++)
+      if (escape(&v->u.o->items[i], depth + 1, err)) return err->code;
+    return SG_OK;
+  }
+  if (v->tag != GV_VAR || atomic_exchange(&v->u.o->escaped, true)) return SG_OK; /* marked: done */
+  gr_val cur = gv_var_get(v->u.o); /* not under the lock: cells may hold each other */
+  sg_code rc = escape(&cur, depth + 1, err);
+  gv_release(cur);
+  if (rc) atomic_store(&v->u.o->escaped, false);
+  return rc;
+}
+
+sg_code gv_escape(const gr_val *v, sg_error *err) { return escape(v, 0, err); }
+
 gr_val gv_tuple_new(int n) {
   gr_val v = {.tag = GV_TUPLE};
   v.u.o = gv_obj_new(n);
@@ -105,9 +185,6 @@ void gv_release_obj_(gr_val v) {
   free(o);
 }
 
-/* Closures may capture closures to any depth (a loop's backpropagators chain one per
- * iteration): the walk stops with an error past this many levels. */
-enum { MAP_MAX_DEPTH = 10000 };
 
 static bool container(const gr_val *v, bool closures) {
   return v->tag == GV_TUPLE || v->tag == GV_RECORD || (closures && v->tag == GV_CLOSURE);
@@ -186,7 +263,7 @@ bool gv_equal(const gr_val *a, const gr_val *b) {
   case GV_BOOL: return a->u.b == b->u.b;
   case GV_INT: return a->u.i == b->u.i;
   case GV_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-  case GV_STR: return a->u.s == b->u.s;
+  case GV_STR: return a->u.s == b->u.s || strcmp(a->u.s, b->u.s) == 0; /* interned in different tables */
   case GV_PRIM: return a->u.op == b->u.op;
   case GV_GRAPH: return a->u.g == b->u.g;
   case GV_TENSOR:
@@ -196,7 +273,7 @@ bool gv_equal(const gr_val *a, const gr_val *b) {
   case GV_RECORD:
     if (a->u.o->n != b->u.o->n) return false;
     for (int i = 0; i < a->u.o->n; i++) {
-      if (a->tag == GV_RECORD && a->u.o->names[i] != b->u.o->names[i]) return false;
+      if (a->tag == GV_RECORD && strcmp(a->u.o->names[i], b->u.o->names[i])) return false;
       if (!gv_equal(&a->u.o->items[i], &b->u.o->items[i])) return false;
     }
     return true;
@@ -210,7 +287,7 @@ uint64_t gv_hash(const gr_val *v) {
   case GV_BOOL: return h ^ sg_hash_u64(v->u.b);
   case GV_INT: return h ^ sg_hash_u64((uint64_t)v->u.i);
   case GV_FLOAT: return h ^ sg_hash_bytes(&v->u.f, sizeof(double), 1);
-  case GV_STR: return h ^ sg_hash_u64((uintptr_t)v->u.s);
+  case GV_STR: return h ^ sg_hash_bytes(v->u.s, strlen(v->u.s), 0);
   case GV_PRIM: return h ^ sg_hash_u64((uintptr_t)v->u.op);
   case GV_GRAPH: return h ^ sg_hash_u64((uintptr_t)v->u.g);
   case GV_TENSOR:

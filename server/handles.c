@@ -160,6 +160,10 @@ sg_code sv_handles_check_room(sv_handles *h, const char *device, uint64_t bytes,
 
 sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
                        size_t cap, sg_error *err) {
+  if (gr_value_escape(v, err)) { /* variables inside it now outlive their request */
+    gr_value_release(v);
+    return err->code;
+  }
   uint64_t bytes = gr_value_bytes(v); /* device bytes for a device-resident tensor */
   pthread_mutex_lock(&h->lock);
   int d = device_slot(h, device);

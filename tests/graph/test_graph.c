@@ -309,6 +309,80 @@ static void defs_named_like_primitives(void **state) {
   expect_error("(def f (x) (begin (def prim:g (y) y) x))", "[1]", SG_INVALID_ARGUMENT, 1, 24, "reserved", 0);
 }
 
+/* ------------------------------------------------- variables outlive programs */
+/* A variable cell a handle holds outlives the program that filled it (the daemon's
+ * cache evicts programs): strings and field names stored in a cell no longer point
+ * into the program (ASan: read after gr_program_release), on creation and on assign,
+ * through getattr by name too; a function cannot be stored (it would dangle). */
+static void variables_outlive_their_program(void **state) {
+  sg_error e = SG_ERROR_INIT;
+  gr_program *p, *q;
+  const char *src = "(def f () (variable (record (field_one \"a string value\") (field_two (tuple 2 \"s2\")))))";
+  assert_int_equal(gr_stage(src, strlen(src), "v.sexp", NULL, &p, &e), SG_OK);
+  gr_value *var = NULL;
+  char *printed = NULL;
+  assert_int_equal(gr_execute_values(p, NULL, NULL, 0, &var, &printed, &e), SG_OK);
+  free(printed);
+  gr_program_release(p);
+  /* another program assigns a new record with its own strings, then is released too */
+  const char *src2 = "(def g (v) (assign v (record (other_name \"assigned\") (n 3))))";
+  assert_int_equal(gr_stage(src2, strlen(src2), "w.sexp", NULL, &q, &e), SG_OK);
+  gr_value *cur = gr_value_variable_get(var), *res = NULL;
+  char *json = gr_value_to_json_text(cur);
+  assert_string_equal(json, "{\"record\":{\"field_one\":\"a string value\",\"field_two\":{\"tuple\":[2,\"s2\"]}}}");
+  free(json);
+  gr_value_release(cur);
+  assert_int_equal(gr_execute_values(q, NULL, &var, 1, &res, &printed, &e), SG_OK);
+  free(printed);
+  gr_value_release(res);
+  gr_program_release(q);
+  cur = gr_value_variable_get(var);
+  json = gr_value_to_json_text(cur);
+  assert_string_equal(json, "{\"record\":{\"other_name\":\"assigned\",\"n\":3}}");
+  free(json);
+  gr_value_release(cur);
+  /* getattr on the stored record from a third program: names compare by content */
+  const char *src3 = "(def h (v) (getattr (read v) other_name))";
+  assert_int_equal(gr_stage(src3, strlen(src3), "x.sexp", NULL, &q, &e), SG_OK);
+  assert_int_equal(gr_execute_values(q, NULL, &var, 1, &res, &printed, &e), SG_OK);
+  assert_string_equal(gr_value_str_of(res), "assigned");
+  free(printed);
+  gr_value_release(res);
+  gr_program_release(q);
+  gr_value_release(var);
+  /* a cell used inside its request may hold a function (Snek's boxed variables do) */
+  char *r = run_ok("(def f (x) (let v (variable (lambda (y) (+ x y))) ((read v) 2)))", "[1]", false);
+  assert_string_equal(r, "3");
+  free(r);
+  /* a cell a handle holds may not: refused when it escapes holding one, and on assign
+   * after it escaped (nested cells escape with it) */
+  const char *src4 = "(def f (x) (tuple (variable (lambda (y) y)) (variable (tuple 1 (variable 2)))))";
+  assert_int_equal(gr_stage(src4, strlen(src4), "y.sexp", NULL, &p, &e), SG_OK);
+  gr_value *one = gr_value_int(1);
+  assert_int_equal(gr_execute_values(p, NULL, &one, 1, &res, &printed, &e), SG_OK);
+  free(printed);
+  gr_program_release(p);
+  gr_value *holds_fn = gr_value_tuple_item(res, 0), *holds_cell = gr_value_tuple_item(res, 1);
+  assert_int_equal(gr_value_escape(holds_fn, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "cannot hold a function"));
+  sg_error_clear(&e);
+  assert_int_equal(gr_value_escape(holds_cell, &e), SG_OK);
+  const char *src5 = "(def g (v) (assign (getitem (read v) 1) (lambda (y) y)))";
+  assert_int_equal(gr_stage(src5, strlen(src5), "z.sexp", NULL, &q, &e), SG_OK);
+  gr_value *none = NULL;
+  assert_int_equal(gr_execute_values(q, NULL, &holds_cell, 1, &none, &printed, &e), SG_INVALID_ARGUMENT);
+  assert_null(none);
+  assert_non_null(strstr(e.message, "cannot hold a function"));
+  assert_int_equal(e.line, 1);
+  sg_error_clear(&e);
+  free(printed);
+  gr_program_release(q);
+  gr_value_release(holds_fn);
+  gr_value_release(holds_cell);
+  gr_value_release(res);
+  gr_value_release(one);
+}
+
 /* --------------------------------------------------------- boxed records */
 /* gr_value_record / gr_value_string (the daemon's binary Execute arguments): a record
  * of a tensor, a string and a nested record runs through getattr like a JSON one, comes
@@ -521,6 +595,7 @@ int main(void) {
       cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
       cmocka_unit_test(limits),               cmocka_unit_test(floats_print_shortest),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
+      cmocka_unit_test(variables_outlive_their_program),
       cmocka_unit_test(boxed_records_and_strings), cmocka_unit_test(defs_named_like_primitives),
       cmocka_unit_test(client_strings_are_bounded), /* last: fills the table */
   };

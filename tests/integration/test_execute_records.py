@@ -202,3 +202,53 @@ def test_return_handles_with_json_arguments_is_refused(channel, pb2):
     assert "return_handles takes its arguments as args" in e.value.details()
     r = execute(channel, pb2, gid, f32(pb2, 1.0), return_handles=True)
     assert r.result.handle.id
+
+
+def test_variables_outlive_their_program(fresh_daemon):
+    """A variable a handle holds keeps its strings and field names after the program that
+    made them left the graph cache (1,024 programs) — it read freed memory before — on
+    each device; a function cannot be stored in it (refused with the reason, the daemon
+    serving on), while a variable used only inside its request may hold one."""
+    import stagd
+    client = stagd.Client(fresh_daemon.addr)
+
+    def stage(src):
+        return client.call("Stage", {"sexpr": src}).graph_id
+
+    def evict(tag):
+        for i in range(1030):
+            stage(f"(def {tag}{i} (x) (+ x {i}))")
+
+    def fetch_fields(hid):
+        rec = client.call("Fetch", client.pb2.FetchRequest(ids=[hid])).values[0].record
+        return [(f.name, f.value) for f in rec.fields]
+
+    try:
+        pb2 = client.pb2
+        devices = [d.name for d in client.list_devices() if d.name in ("cpu", "vulkan:0")]
+        made = stage('(def f () (variable (record (label_one "first") (pair (tuple 2 "second")))))')
+        ids = {dev: client.call("Execute", pb2.ExecuteRequest(graph_id=made, device=dev, return_handles=True)
+                                ).result.handle.id for dev in devices}
+        evict("a")
+        with pytest.raises(stagd.NotFound):
+            client.call("Execute", pb2.ExecuteRequest(graph_id=made))  # evicted indeed
+        for dev in devices:
+            fields = fetch_fields(ids[dev])
+            assert [n for n, _ in fields] == ["label_one", "pair"], dev
+            assert fields[0][1].string_value == "first"
+            assert fields[1][1].tuple.items[1].string_value == "second"
+        for dev in devices:
+            handle = pb2.Value(handle=pb2.TensorHandle(id=ids[dev], device=dev, variable=True))
+            client.call("Execute", pb2.ExecuteRequest(
+                graph_id=stage('(def g (v) (assign v (record (other "third"))))'), device=dev, args=[handle]))
+            with pytest.raises(stagd.InvalidArgument, match="cannot hold a function"):
+                client.call("Execute", pb2.ExecuteRequest(
+                    graph_id=stage("(def k (v) (assign v (lambda (y) y)))"), device=dev, args=[handle]))
+            r = client.call("Execute", pb2.ExecuteRequest(
+                graph_id=stage("(def m (x) (let v (variable (lambda (y) (* x y))) ((read v) 3)))"),
+                device=dev, args=[pb2.Value(int_value=2)]))
+            assert r.result.int_value == 6, dev
+            evict("b" + dev.replace(":", "_"))
+            assert [(n, v.string_value) for n, v in fetch_fields(ids[dev])] == [("other", "third")], dev
+    finally:
+        client.close()
