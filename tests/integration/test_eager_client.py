@@ -668,3 +668,31 @@ def test_staged_function_mutates_a_variable_on_vulkan0():
     np.testing.assert_allclose(w_gpu.numpy(), want, rtol=1e-5)
     np.testing.assert_allclose(r.numpy(), want + 1.0, rtol=1e-5)
     assert f.trace_count == 1 and r.device == "vulkan:0"
+
+
+def test_staged_calls_survive_graph_cache_eviction(client):
+    """The daemon's graph cache keeps the 1,024 most recent programs (a shared daemon
+    stages other clients' too): a stagd.function whose graph was dropped stages it again
+    on its next call (NOT_FOUND before), and so does a gradient through it, without a
+    new trace."""
+    @stagd.function
+    def f(x):
+        return stagd.exp(x) * 2.0
+
+    x = stagd.constant(np.array([0.0, 1.0], np.float32))
+
+    def grad_of_f():
+        with stagd.GradientTape() as t:
+            t.watch(x)
+            y = stagd.reduce_sum(f(x))
+        return t.gradient(y, x).numpy()
+
+    want, g_want = f(x).numpy(), grad_of_f()
+    for round_ in range(2):
+        for i in range(1030):
+            client.call("Stage", {"sexpr": f"(def evict{round_}_{i} (x) (+ x {i}))"})
+        np.testing.assert_array_equal(f(x).numpy(), want)
+        for i in range(1030):
+            client.call("Stage", {"sexpr": f"(def again{round_}_{i} (x) (- x {i}))"})
+        np.testing.assert_array_equal(grad_of_f(), g_want)
+    assert f.trace_count == 1

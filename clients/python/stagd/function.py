@@ -349,7 +349,6 @@ class Function:
         except Exception as e:
             _reraise_located(e, conc)
             raise
-        del keep
 
     # -- calling
     def __call__(self, *args, **kwargs):
@@ -367,9 +366,13 @@ class Function:
         from . import segments
 
         def execute(seg, args):
-            if seg.graph_id is None:
+            def restage():
                 seg.graph_id = self._stage(conc, entry=seg.name).graph_id
-            return self._run(conc, seg.graph_id, args)
+                return seg.graph_id
+
+            if seg.graph_id is None:
+                restage()
+            return self._run(conc, seg.graph_id, args, restage)
 
         def call_py(fn, args):
             with init_scope():
@@ -378,15 +381,24 @@ class Function:
         params = self._dynamic_values(conc, values) + list(conc.captures)
         return segments.run(conc.segments, params, execute, call_py)
 
-    def _run(self, conc, graph_id, args):
-        """Executes staged graph `graph_id` on `args`; results stay in the daemon."""
+    def _run(self, conc, graph_id, args, restage=None):
+        """Executes staged graph `graph_id` on `args`; results stay in the daemon. When the
+        daemon no longer has the graph (its cache keeps the 1,024 most recent programs),
+        `restage()` stages it again and the call is made once more."""
+        from .client import NotFound
         from .tensor import _arg_values, _wrap, current_device
         client = self.client()
         values, keep = _arg_values(client, args, current_device())
         req = client.pb2.ExecuteRequest(graph_id=graph_id, return_handles=True, args=values,
                                         device=current_device())
         try:
-            reply = client.call("Execute", req)
+            try:
+                reply = client.call("Execute", req)
+            except NotFound:
+                if restage is None:
+                    raise
+                req.graph_id = restage()
+                reply = client.call("Execute", req)
         except Exception as e:
             _reraise_located(e, conc)
             raise
@@ -401,7 +413,11 @@ class Function:
 
     def _execute(self, conc, values):
         args = self._dynamic_values(conc, values) + list(conc.captures)
-        out = self._run(conc, conc.graph_id, args)
+        def restage():
+            conc.graph_id = self._stage(conc).graph_id
+            return conc.graph_id
+
+        out = self._run(conc, conc.graph_id, args, restage)
         from . import tape
         if tape._active:
             tape.record_call(conc, args, out)

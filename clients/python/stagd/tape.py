@@ -20,6 +20,7 @@ Staged function calls are recorded as calls of their defs, the same way.
 import re
 
 from .runtime import sexpr as _sx
+from .client import NotFound
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _active = []  # active tapes, innermost last
@@ -242,17 +243,23 @@ def backward_slice(target, bindings, symbols, cut=()):
 def _run(program, entry, inputs):
     from .tensor import _arg_values, _wrap, current_device, Tensor, Variable
     client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) or _client()
-    gid = _stage_cache.get((client, program))
-    if gid is None:
+    def stage():
         gid = client.call("Stage", {"sexpr": program, "entry": entry,
                                     "filename": "<stagd gradient>"}).graph_id
         if len(_stage_cache) > 4096:
             _stage_cache.clear()
         _stage_cache[(client, program)] = gid
+        return gid
+
+    gid = _stage_cache.get((client, program)) or stage()
     pb2 = client.pb2
     values, keep = _arg_values(client, inputs, current_device())
-    reply = client.call("Execute", pb2.ExecuteRequest(
-        graph_id=gid, args=values, return_handles=True, device=current_device()))
+    req = pb2.ExecuteRequest(graph_id=gid, args=values, return_handles=True, device=current_device())
+    try:
+        reply = client.call("Execute", req)
+    except NotFound:  # the daemon's graph cache dropped it: stage it again, once
+        req.graph_id = stage()
+        reply = client.call("Execute", req)
     del keep
     return _wrap(reply.result, client)
 
