@@ -1,5 +1,8 @@
 // cast.comp — converts n elements to another dtype (NumPy astype: float → int
-// truncates toward zero, anything → bool is "!= 0", NaN → bool is true). The source
+// truncates toward zero, anything → bool is "!= 0", NaN → bool is true). Float → int
+// is defined everywhere as on the CPU (kernels/tensor.c f2i), where SPIR-V leaves
+// out-of-range conversions undefined: NaN → 0, beyond int64 saturated, then int32 keeps
+// the low 32 bits of the int64. The source
 // type is chosen at build time (float32 default, -DKN_F64, -DKN_I32, -DKN_I64,
 // -DKN_BOOL, -DKN_F16), the destination by specialization constant 1 (kn_dtype
 // numbering: 0 bool, 1 int32, 2 int64, 3 float16, 4 float32, 5 float64). Bools (bytes)
@@ -56,6 +59,19 @@ uint to_f16(T x) {
 #endif
 }
 
+// x as int64_t like the CPU's f2i (integer sources convert exactly)
+int64_t to_i64(T x) {
+#if defined(KN_I64) || defined(KN_I32) || defined(KN_BOOL)
+  return int64_t(x);
+#else
+  double d = double(x);
+  if (d != d) return 0l;
+  if (d >= 9.2233720368547758e18) return 0x7fffffffffffffffl;
+  if (d <= -9.2233720368547758e18) return -0x7fffffffffffffffl - 1l;
+  return int64_t(d);
+#endif
+}
+
 void main() {
   uint words = (pc.n + 3u) / 4u;
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
@@ -68,9 +84,9 @@ void main() {
       if (DST == 0u) {
         if (x != T(0) || x != x) packed |= 1u << (j * 8u);
       } else if (DST == 1u) {
-        c[i] = uint(int(x));
+        c[i] = uint(to_i64(x) & 0xffffffffl);
       } else if (DST == 2u) {
-        int64_t v = int64_t(x);
+        int64_t v = to_i64(x);
         c[2u * i] = uint(v & 0xffffffffl);
         c[2u * i + 1u] = uint(v >> 32);
       } else if (DST == 3u) {

@@ -554,7 +554,7 @@ class Gen:
         e = self.rng.choice(cand) if cand else None
         if e is None or (e.dtype != t.dtype and e.dtype in FLOATS and t.dtype not in FLOATS
                          and not e.exact):
-            return None  # a NaN or rounded float cast to an integer: undefined, as in NumPy
+            return None  # a rounded float cast to an integer: 1 ulp apart may truncate apart
         eexpr = e.name if e.dtype == t.dtype else f"(cast {e.name} {t.dtype})"
         texpr = block_expr(then.stmts, t.name)
         eexpr = block_expr([s for s in els.stmts], eexpr)

@@ -2,7 +2,8 @@
  * test_vulkan_cast.c — the cast kernels (cast.comp) against the CPU's conversions
  * (kn_f16_to_f32, kn_f32_to_f16, kn_cast) bit for bit: every one of the 65536 halves to
  * float32 and back, float32 values on and between halves (ties round to even,
- * subnormals, overflow to infinity, NaN), and float16 to and from every other dtype;
+ * subnormals, overflow to infinity, NaN), float16 to and from every other dtype, floats
+ * to integers where SPIR-V leaves it undefined (NaN, infinities, out of range);
  * the float16 elementwise kernels (binary_f16, unary_f16, compare_f16, which share
  * cast.comp's conversions: half.glsl) on every half against float32 arithmetic rounded
  * by kn_f32_to_f16; element types and sizes without a kernel refused.
@@ -80,8 +81,8 @@ static const struct {
 } types[] = {{KN_VK_BOOL, KN_BOOL}, {KN_VK_I32, KN_INT32}, {KN_VK_I64, KN_INT64},
              {KN_VK_F32, KN_FLOAT32}, {KN_VK_F64, KN_FLOAT64}};
 
-/* float16 → every dtype for every finite half (int results are undefined in shaders
- * for infinities and NaN, so those go to float and bool only), against kn_cast. */
+/* float16 → every dtype for every half against kn_cast (infinities and NaN to integers
+ * too: 0 and saturated, as on the CPU). */
 static void f16_to_every_dtype(void **state) {
   int64_t shape[1] = {65536};
   kn_tensor *h = kn_tensor_new(KN_FLOAT16, 1, shape);
@@ -92,7 +93,6 @@ static void f16_to_every_dtype(void **state) {
     size_t es = kn_dtype_size(types[t].dt);
     for (uint32_t i = 0; i < 65536; i++) {
       bool finite = ((i >> 10) & 0x1f) != 0x1f;
-      if (!finite && !kn_dtype_is_float(types[t].dt) && types[t].dt != KN_BOOL) continue;
       bool nan = !finite && (i & 0x3ff);
       if (nan && kn_dtype_is_float(types[t].dt)) {
         /* kn_cast goes through double, which quiets a signalling NaN; the kernel keeps
@@ -110,6 +110,37 @@ static void f16_to_every_dtype(void **state) {
     kn_tensor_release(want);
   }
   kn_tensor_release(h);
+}
+
+/* float32 and float64 → int32 and int64 where SPIR-V leaves the conversion undefined
+ * (NaN, infinities, beyond the integer's range) and around it: the CPU's values
+ * (kernels/tensor.c f2i: NaN → 0, saturated at int64, int32 the low 32 bits) bit for
+ * bit, so both backends agree on every input. */
+static void float_to_int_everywhere(void **state) {
+  const double vals[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 2.7, -2.7, 2147483647.0, 2147483648.0,
+                         -2147483648.0, -2147483649.0, 3e9, -3e9, 4294967296.5, 1e18, 9.2233720368547758e18,
+                         -9.2233720368547758e18, 1e19, -1e19, 1e300, -1e300, 123456789.9};
+  int64_t n = sizeof vals / sizeof vals[0], shape[1] = {n};
+  const struct { kn_vk_elem e; kn_dtype dt; } srcs[] = {{KN_VK_F32, KN_FLOAT32}, {KN_VK_F64, KN_FLOAT64}},
+                                            dsts[] = {{KN_VK_I32, KN_INT32}, {KN_VK_I64, KN_INT64}};
+  for (int s = 0; s < 2; s++) {
+    kn_tensor *a = kn_tensor_new(srcs[s].dt, 1, shape);
+    for (int64_t i = 0; i < n; i++) kn_set_f64(a, i, vals[i]);
+    for (int d = 0; d < 2; d++) {
+      kn_tensor *want = kn_cast(a, dsts[d].dt);
+      unsigned char *got = device_cast(*state, srcs[s].e, dsts[d].e, a->data, n);
+      size_t es = kn_dtype_size(dsts[d].dt);
+      for (int64_t i = 0; i < n; i++)
+        if (memcmp(got + i * es, (unsigned char *)want->data + i * es, es))
+          fail_msg("%s %.17g → %s: device %lld, CPU %lld", kn_dtype_name(srcs[s].dt), kn_get_f64(a, i),
+                   kn_dtype_name(dsts[d].dt),
+                   (long long)(es == 4 ? *(int32_t *)(void *)(got + i * es) : *(int64_t *)(void *)(got + i * es)),
+                   (long long)kn_get_i64(want, i));
+      free(got);
+      kn_tensor_release(want);
+    }
+    kn_tensor_release(a);
+  }
 }
 
 /* every dtype → float16 against kn_cast: values on, between and beyond halves. */
@@ -266,6 +297,7 @@ int main(void) {
       cmocka_unit_test(f32_to_f16_rounding),
       cmocka_unit_test(f16_to_every_dtype),
       cmocka_unit_test(every_dtype_to_f16),
+      cmocka_unit_test(float_to_int_everywhere),
       cmocka_unit_test(f16_elementwise_all_halves),
       cmocka_unit_test(f16_result_buffer_too_small),
       cmocka_unit_test(bad_element_types_refused),
