@@ -200,22 +200,65 @@ static py_expr *get_item(cv *c, py_expr *e, const py_stmt *s, void *ud) {
   return cv_call_sg(c, "get_item", cv_loc_of_expr(e), 2, e->v.Subscript.value, sl);
 }
 
+/* An index `x[K] = v` / `x[K] op= v` is rewritten for: simple parts, slices of simple
+ * parts (`a:b:c`, any part omitted) and tuples of those (NumPy basic indexing). */
+static bool settable_part(const py_expr *i) {
+  if (i->kind == PY_K_Slice)
+    return (!i->v.Slice.lower || simple_index(i->v.Slice.lower)) &&
+           (!i->v.Slice.upper || simple_index(i->v.Slice.upper)) &&
+           (!i->v.Slice.step || simple_index(i->v.Slice.step));
+  return simple_index(i);
+}
+
+static bool settable_index(const py_expr *i) {
+  if (i->kind != PY_K_Tuple) return settable_part(i);
+  if (PY_SEQ_LEN(i->v.Tuple.elts) > 16) return false;
+  for (int k = 0; k < PY_SEQ_LEN(i->v.Tuple.elts); k++)
+    if (!settable_part(i->v.Tuple.elts->a[k])) return false;
+  return true;
+}
+
+/* K as a value (a fresh copy each call: the augmented form reads it twice): a slice
+ * becomes sg__.slice_(LOWER, UPPER, STEP), a tuple a tuple of those. */
+static py_expr *index_value(cv *c, py_expr *i, cv_loc at) {
+  if (i->kind == PY_K_Name) return cv_name(c, i->v.Name.id, PY_Load, at);
+  if (i->kind == PY_K_Slice) {
+    py_expr *p[3] = {i->v.Slice.lower, i->v.Slice.upper, i->v.Slice.step};
+    for (int k = 0; k < 3; k++) p[k] = p[k] ? index_value(c, p[k], at) : cv_none(c, at);
+    return cv_call_sg(c, "slice_", at, 3, p[0], p[1], p[2]);
+  }
+  if (i->kind == PY_K_Tuple) {
+    int n = PY_SEQ_LEN(i->v.Tuple.elts);
+    void *items[16]; /* settable_index: at most 16 */
+    for (int k = 0; k < n; k++) items[k] = index_value(c, i->v.Tuple.elts->a[k], at);
+    return cv_tuple(c, cv_seq_n(c, n, items), PY_Load, at);
+  }
+  return i; /* constants are never rewritten: shared */
+}
+
 static void set_item_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
   (void)ud;
-  if (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1) {
-    py_expr *t = s->v.Assign.targets->a[0];
-    if (t->kind == PY_K_Subscript && t->v.Subscript.value->kind == PY_K_Name && simple_index(t->v.Subscript.slice)) {
-      const char *x = t->v.Subscript.value->v.Name.id;
-      const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
-      if (sc && sc->kind == PY_SCOPE_FUNCTION && cv_is_local(c, sc, x)) {
-        cv_loc at = cv_loc_of_stmt(s);
-        cv_push(c, out,
-                cv_assign_name(c, x,
-                               cv_call_sg(c, "set_item", at, 3, cv_name(c, x, PY_Load, at), t->v.Subscript.slice,
-                                          s->v.Assign.value),
-                               at));
-        return;
-      }
+  py_expr *t = NULL, *value = NULL;
+  bool aug = s->kind == PY_K_AugAssign;
+  if (s->kind == PY_K_Assign && PY_SEQ_LEN(s->v.Assign.targets) == 1)
+    t = s->v.Assign.targets->a[0], value = s->v.Assign.value;
+  else if (aug)
+    t = s->v.AugAssign.target, value = s->v.AugAssign.value;
+  if (t && t->kind == PY_K_Subscript && t->v.Subscript.value->kind == PY_K_Name &&
+      settable_index(t->v.Subscript.slice)) {
+    const char *x = t->v.Subscript.value->v.Name.id;
+    const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
+    if (sc && sc->kind == PY_SCOPE_FUNCTION && cv_is_local(c, sc, x)) {
+      cv_loc at = cv_loc_of_stmt(s);
+      py_expr *k = t->v.Subscript.slice;
+      if (aug) /* x[K] op= v  ->  x = sg__.set_item(x, K, sg__.aug_item('Op', x[K], v)) */
+        value = cv_call_sg(c, "aug_item", at, 3, cv_str(c, py_operator_name(s->v.AugAssign.op), at),
+                           cv_call_sg(c, "get_item", at, 2, cv_name(c, x, PY_Load, at), index_value(c, k, at)),
+                           value);
+      cv_push(c, out,
+              cv_assign_name(c, x, cv_call_sg(c, "set_item", at, 3, cv_name(c, x, PY_Load, at), index_value(c, k, at), value),
+                             at));
+      return;
     }
   }
   cv_push(c, out, s);

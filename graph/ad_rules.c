@@ -327,11 +327,21 @@ static sg_code join(gr_ad *c, gr_node *n, gr_node *g) {
   return SG_OK;
 }
 
-/* slice: g written into zeros shaped like x */
+/* slice: g written into zeros shaped like x. slice_update X V BOUNDS...: x gets g with
+ * the slice zeroed, v the slice of g summed back to v's shape. */
 static sg_code slice(gr_ad *c, gr_node *n, gr_node *g) {
   gr_node *args[6] = {n->inputs[1], g, NULL, NULL, NULL, NULL};
-  for (int i = 2; i < n->ninputs; i++) args[i] = n->inputs[i];
-  accum(c, n->inputs[1], gr_ad_mkn(c, "slice_grad", args, n->ninputs));
+  if (!gr_node_prim(n)->code) {
+    for (int i = 2; i < n->ninputs; i++) args[i] = n->inputs[i];
+    accum(c, n->inputs[1], gr_ad_mkn(c, "slice_grad", args, n->ninputs));
+    return SG_OK;
+  }
+  gr_node *x = n->inputs[1], *v = n->inputs[2];
+  args[0] = g, args[1] = gr_ad_float(c, 0.0);
+  for (int i = 3; i < n->ninputs; i++) args[i - 1] = n->inputs[i];
+  if (!is_const(x)) accum(c, x, gr_ad_mkn(c, "slice_update", args, n->ninputs - 1));
+  args[1] = g;
+  if (!is_const(v)) accum(c, v, mk(c, "sum_like", gr_ad_mkn(c, "slice", args + 1, n->ninputs - 2), v));
   return SG_OK;
 }
 

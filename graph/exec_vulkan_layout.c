@@ -1,6 +1,6 @@
 /*
  * exec_vulkan_layout.c — the Vulkan executor's recorders for where, cast, the layout
- * ops (concat, stack, slice, gather, one_hot) and the constructors (zeros, ones, fill,
+ * ops (concat, stack, slice, slice_update, gather, one_hot) and the constructors (zeros, ones, fill,
  * arange). Each returns with *done false (SG_OK) whenever its case is not covered —
  * mixed dtypes of where, bad arguments (the CPU kernel then reports them with its
  * message) — and the caller runs the CPU kernel. Elements of every dtype (1, 2, 4 or 8
@@ -151,16 +151,64 @@ static sg_code run_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   return gr_vkx_finish(r, rc, out, done);
 }
 
-/* slice(a, START, STOP [STEP [AXIS]]): one strided copy (negative steps included) */
+/* (slice_update X V START STOP [STEP [AXIS]]) after the bounds are resolved: X copied,
+ * then V (cast to X's dtype, broadcast: stride 0 on its size-1 / missing dims) copied
+ * into the slice by a second strided copy. *done false when V does not fit (the CPU
+ * kernel reports it). */
+static sg_code slice_update(struct gr_vk_exec *x, gr_dtensor *da, const gr_val *v, kn_dtype dt,
+                            const kn_vk_shape *s, int64_t ooff, const int64_t *ostride,
+                            gr_val *out, bool *done, sg_error *err) {
+  gr_dtensor *dv, *r;
+  bool tv;
+  int nd = da->ndim;
+  kn_dtype vdt;
+  bool tensor = v->tag == GV_DEVICE || v->tag == GV_TENSOR, number = gv_is_scalar(v);
+  if (!(tensor || number) || (tensor && ndim_of(v) > nd) ||
+      (v->tag == GV_DEVICE && (!gr_vkx_tensor_dtype(v, &vdt) || vdt != dt)))
+    return SG_OK; /* a device V of another dtype: the CPU kernel casts it */
+  /* a host tensor of another dtype is cast before its upload */
+  gr_val hv = v->tag == GV_TENSOR && v->u.t->dtype != dt ? gv_tensor(kn_cast(v->u.t, dt)) : gv_retain(*v);
+  sg_code rc = gr_vkx_operand_as(x, &hv, dt, &dv, &tv, err);
+  gv_release(hv);
+  if (rc) return rc;
+  int64_t vstride[KN_MAX_DIMS], full[KN_MAX_DIMS], sv = 1;
+  bool fits = true;
+  for (int d = nd - 1; d >= 0; d--) {
+    int vd = d - (nd - dv->ndim);
+    int64_t len = vd >= 0 ? dv->shape[vd] : 1;
+    fits = fits && (len == 1 || len == s->dims[d]);
+    vstride[d] = len == 1 ? 0 : sv;
+    sv *= len;
+  }
+  row_major(nd, da->shape, full);
+  kn_vk_batch *bt = NULL;
+  size_t es = kn_dtype_size(dt);
+  if (fits && !(rc = gr_vkx_new_output(x, dt, nd, da->shape, &r, err))) {
+    kn_vk_shape whole = gr_vkx_vshape(da);
+    if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
+      rc = kn_vk_copy_strided(bt, da->db->buf, &whole, 0, full, r->db->buf, 0, full, es, err);
+    if (!rc && r->size) {
+      int64_t cnt = 1;
+      for (int d = 0; d < nd; d++) cnt *= s->dims[d];
+      if (cnt) rc = kn_vk_copy_strided(bt, dv->db->buf, s, 0, vstride, r->db->buf, ooff, ostride, es, err);
+    }
+    rc = gr_vkx_finish(r, rc, out, done);
+  }
+  if (tv) gr_vkx_dt_release(dv);
+  return rc;
+}
+
+/* slice(a, START, STOP [STEP [AXIS]]): one strided copy (negative steps included);
+ * slice_update (code 1, V second): the same slice as the destination of V */
 static sg_code run_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                          bool *done, sg_error *err) {
-  (void)op;
   struct gr_vk_exec *x = ctx->vk;
+  int b = op->code ? 2 : 1; /* where the bounds start */
   int64_t v[4] = {0, 0, 1, 0};
   bool has[2] = {true, true};
-  for (int i = 1; i < n; i++) {
-    if (args[i].tag == GV_NONE && i <= 2) has[i - 1] = false;
-    else if (args[i].tag == GV_INT) v[i - 1] = args[i].u.i;
+  for (int i = b; i < n; i++) {
+    if (args[i].tag == GV_NONE && i < b + 2) has[i - b] = false;
+    else if (args[i].tag == GV_INT) v[i - b] = args[i].u.i;
     else return SG_OK;
   }
   kn_dtype dt;
@@ -183,7 +231,8 @@ static sg_code run_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   int64_t ioff = start * istride[axis];
   istride[axis] *= step;
   kn_vk_batch *bt;
-  if (!(rc = gr_vkx_new_output(x, dt, nd, s.dims, &r, err))) {
+  if (op->code) rc = slice_update(x, da, &args[1], dt, &s, ioff, istride, out, done, err);
+  else if (!(rc = gr_vkx_new_output(x, dt, nd, s.dims, &r, err))) {
     if (r->size && !(rc = gr_vkx_batch(x, &bt, err)))
       rc = kn_vk_copy_strided(bt, da->db->buf, &s, ioff, istride, r->db->buf, 0, ostride, es, err);
     rc = gr_vkx_finish(r, rc, out, done);

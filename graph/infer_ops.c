@@ -1,6 +1,6 @@
 /*
  * infer_ops.c — static shape/dtype rules (the op table's `infer` column) for joining,
- * slicing and indexing (concat, stack, slice, gather, one_hot), constructors (arange,
+ * slicing and indexing (concat, stack, slice, slice_update, gather, one_hot), constructors (arange,
  * random_*), records (record, getattr), variables (variable, read, assign,
  * assign_add) and seq. Each rule mirrors its CPU kernel (ops_cpu.c, kernels/): an
  * unknown input (`any`, an unknown rank, a `?` dim, a non-constant axis) gives an
@@ -142,38 +142,62 @@ GR_INFER(gr_infer_join) {
   return SG_OK;
 }
 
-/* slice: (slice X START STOP [STEP [AXIS]]), Python's clamping of the bounds */
+/* V (a tensor or scalar) broadcast into the slice's shape: a definite mismatch is an
+ * error; unknown dims and ranks pass. */
+static sg_code update_fits(const gr_aval *sl, const gr_aval *v, sg_error *err) {
+  gr_aval t;
+  if (is_any(v) || !as_tensor(v, &t) || t.ndim < 0 || sl->ndim < 0) return SG_OK;
+  bool ok = t.ndim <= sl->ndim;
+  for (int d = 0; ok && d < t.ndim; d++) {
+    int64_t vl = t.shape[t.ndim - 1 - d], sd = sl->shape[sl->ndim - 1 - d];
+    ok = vl < 0 || sd < 0 || vl == 1 || vl == sd;
+  }
+  if (ok) return SG_OK;
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_puts(&b, "slice_update: could not broadcast a value of shape (");
+  for (int i = 0; i < t.ndim; i++) sg_buf_printf(&b, i ? ",%lld" : "%lld", (long long)t.shape[i]);
+  sg_buf_puts(&b, ") into a slice of shape (");
+  for (int i = 0; i < sl->ndim; i++) sg_buf_printf(&b, i ? ",%lld" : "%lld", (long long)sl->shape[i]);
+  sg_buf_puts(&b, ")");
+  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", b.data);
+  sg_buf_free(&b);
+  return SG_INVALID_ARGUMENT;
+}
+
+/* slice: (slice X START STOP [STEP [AXIS]]), Python's clamping of the bounds; code 1,
+ * (slice_update X V START STOP [STEP [AXIS]]): X's type, V must fit the slice */
 GR_INFER(gr_infer_slice) {
   gr_aval x;
+  int b = op->code ? 2 : 1; /* where the bounds start */
   if (is_any(args[0])) return SG_OK;
   if (!as_tensor(args[0], &x)) return expected_tensor(op, args[0], err);
+  if (op->code && !is_any(args[1]) && args[1]->kind != GA_TENSOR && args[1]->kind != GA_SCALAR)
+    return expected_tensor(op, args[1], err);
   int64_t v[4] = {0, 0, 1, 0};
   bool has[2] = {true, true}, known = true;
-  for (int i = 1; i < n; i++) {
-    if (args[i]->kind == GA_NONE && i <= 2) has[i - 1] = false;
-    else if (!const_int(args[i], &v[i - 1])) known = false;
+  for (int i = b; i < n; i++) {
+    if (args[i]->kind == GA_NONE && i < b + 2) has[i - b] = false;
+    else if (!const_int(args[i], &v[i - b])) known = false;
   }
   out->kind = GA_TENSOR;
   out->dtype = x.dtype;
   if (x.ndim < 0) return SG_OK;
-  if (x.ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice: cannot slice a 0-d tensor");
+  if (x.ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: cannot slice a 0-d tensor", op->name);
   out->ndim = x.ndim;
   memcpy(out->shape, x.shape, sizeof out->shape);
   int64_t axis = v[3];
-  if (n > 4 && !const_int(args[4], &axis)) { /* which axis is unknown: every dim may change */
-    for (int d = 0; d < x.ndim; d++) out->shape[d] = -1;
+  if (n > b + 3 && !const_int(args[b + 3], &axis)) { /* which axis is unknown: every dim may change */
+    for (int d = 0; d < x.ndim && !op->code; d++) out->shape[d] = -1;
     return SG_OK;
   }
   if (axis_check(op, &axis, x.ndim, err)) return err->code;
-  if (n > 3 && known && v[2] == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice: step cannot be zero");
+  if (n > b + 2 && known && v[2] == 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: step cannot be zero", op->name);
   int64_t len = x.shape[axis], start = v[0], stop = v[1], step = v[2];
-  if (!known || len < 0) {
-    out->shape[axis] = -1;
-    return SG_OK;
-  }
-  int64_t cnt = kn_slice_adjust(len, &start, has[0], &stop, has[1], step);
-  out->shape[axis] = cnt;
-  return SG_OK;
+  gr_aval sl = *out;
+  sl.shape[axis] = !known || len < 0 ? -1 : kn_slice_adjust(len, &start, has[0], &stop, has[1], step);
+  if (!op->code) *out = sl;
+  return op->code ? update_fits(&sl, args[1], err) : SG_OK;
 }
 
 /* gather: (gather X IDX [AXIS]) → X.shape[:axis] + IDX.shape + X.shape[axis+1:] */

@@ -69,6 +69,7 @@ static const gr_op ops[] = {
     ROW("concat", NULL, 1, -1, P, 0, gr_infer_join, gr_cpu_join),
     ROW("stack", NULL, 1, -1, P, 1, gr_infer_join, gr_cpu_join),
     ROW("slice", NULL, 3, 5, P, 0, gr_infer_slice, gr_cpu_slice),
+    ROW("slice_update", NULL, 4, 6, P, 1, gr_infer_slice, gr_cpu_slice),
     ROW("gather", NULL, 2, 3, P, 0, gr_infer_gather, gr_cpu_gather),
     ROW("one_hot", NULL, 2, 2, P, 0, gr_infer_one_hot, gr_cpu_one_hot),
     /* constructors */

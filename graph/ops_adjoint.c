@@ -255,19 +255,12 @@ static sg_code slice_grad(const gr_op *op, gr_val *args, int n, gr_val *out, sg_
     }
     if (gr_int_arg(op, &args[i], &v[i - 2], err)) return err->code;
   }
-  int64_t axis = v[3] < 0 ? v[3] + xt->ndim : v[3];
-  if (axis < 0 || axis >= xt->ndim || v[2] == 0) return adj_err(err, op, "bad axis or step");
-  int64_t cnt = kn_slice_adjust(xt->shape[axis], &v[0], has[0], &v[1], has[1], v[2]);
-  int64_t outer, inner;
-  split_at(xt, (int)axis, &outer, &inner);
-  kn_tensor *r = zeros_for(xt, &args[1]);
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t k = 0; k < cnt; k++)
-      for (int64_t in = 0; in < inner; in++)
-        kn_set_f64(r, (o * xt->shape[axis] + v[0] + k * v[2]) * inner + in,
-                   g_at(&args[1], (o * cnt + k) * inner + in));
-  *out = gv_tensor(r);
-  return SG_OK;
+  kn_tensor *z = zeros_for(xt, &args[1]), *g = gv_to_tensor(&args[1], z->dtype), *r;
+  sg_code rc = kn_slice_update(z, g, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err);
+  kn_tensor_release(z);
+  kn_tensor_release(g);
+  if (!rc) *out = gv_tensor(r);
+  return rc;
 }
 
 static sg_code gather_grad(const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {

@@ -330,20 +330,28 @@ sg_code gr_cpu_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
   return rc;
 }
 
+/* (slice X START STOP [STEP [AXIS]]) and, code 1, (slice_update X V START STOP [STEP [AXIS]]) */
 sg_code gr_cpu_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  int b = op->code ? 2 : 1; /* where the bounds start */
   int64_t v[4] = {0, 0, 1, 0};
   bool has[2] = {true, true};
-  for (int i = 1; i < n; i++) {
-    if (args[i].tag == GV_NONE && i <= 2) {
-      has[i - 1] = false;
+  for (int i = b; i < n; i++) {
+    if (args[i].tag == GV_NONE && i < b + 2) {
+      has[i - b] = false;
       continue;
     }
-    if (gr_int_arg(op, &args[i], &v[i - 1], err)) return err->code;
+    if (gr_int_arg(op, &args[i], &v[i - b], err)) return err->code;
   }
-  kn_tensor *t, *r;
+  kn_tensor *t, *u = NULL, *r;
   if (tensor_arg(op, &args[0], &t, err)) return err->code;
-  sg_code rc = kn_slice(t, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err);
+  if (op->code && tensor_arg(op, &args[1], &u, err)) {
+    kn_tensor_release(t);
+    return err->code;
+  }
+  sg_code rc = op->code ? kn_slice_update(t, u, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err)
+                        : kn_slice(t, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err);
   kn_tensor_release(t);
+  kn_tensor_release(u);
   if (!rc) *out = gv_tensor(r);
   return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * cpu_shape.c — kernels that move data without arithmetic: transpose, reshape,
- * concat, stack, slice, gather (np.take), one_hot, indexing, and the constructors
+ * concat, stack, slice (a view when contiguous), slice_update, gather (np.take),
+ * one_hot, indexing, and the constructors
  * fill / arange / random.
  */
 #include <math.h>
@@ -213,16 +214,78 @@ sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int6
   int64_t shape[KN_MAX_DIMS];
   memcpy(shape, a->shape, sizeof shape);
   shape[axis] = cnt;
-  kn_tensor *o = kn_tensor_new(a->dtype, a->ndim, shape);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; d++) outer *= a->shape[d];
   for (int d = axis + 1; d < a->ndim; d++) inner *= a->shape[d];
   size_t es = kn_dtype_size(a->dtype);
+  if (outer == 1 && (step == 1 || cnt <= 1)) { /* one contiguous run: a view, no copy */
+    kn_tensor *v = kn_tensor_view(a, a->ndim, shape);
+    if (cnt) v->data = (char *)a->data + (size_t)(start * inner) * es;
+    *out = v;
+    return SG_OK;
+  }
+  kn_tensor *o = kn_tensor_new(a->dtype, a->ndim, shape);
   for (int64_t po = 0; po < outer; po++)
     for (int64_t j = 0; j < cnt; j++)
       memcpy((char *)o->data + ((po * cnt + j) * inner) * es,
              (const char *)a->data + ((po * len + start + j * step) * inner) * es,
              (size_t)inner * es);
+  *out = o;
+  return SG_OK;
+}
+
+/* The strides (in elements) that read v broadcast to shape (ndim dims, v's aligned
+ * to the right); false when v does not broadcast to it. */
+static bool broadcast_strides(const kn_tensor *v, int ndim, const int64_t *shape, int64_t *stride) {
+  if (v->ndim > ndim) return false;
+  int64_t s = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    int vd = d - (ndim - v->ndim);
+    int64_t len = vd >= 0 ? v->shape[vd] : 1;
+    if (len != 1 && len != shape[d]) return false;
+    stride[d] = len == 1 ? 0 : s;
+    s *= len;
+  }
+  return true;
+}
+
+sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
+                        int64_t stop, int64_t step, bool has_start, bool has_stop,
+                        kn_tensor **out, sg_error *err) {
+  if (x->ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice_update: cannot slice a 0-d tensor");
+  if (norm_axis(x->ndim, &axis, "slice_update", err)) return err->code;
+  if (step == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "slice_update: step cannot be zero");
+  int64_t cnt = kn_slice_adjust(x->shape[axis], &start, has_start, &stop, has_stop, step);
+  int64_t shape[KN_MAX_DIMS], vstride[KN_MAX_DIMS], xstride[KN_MAX_DIMS], s = 1;
+  memcpy(shape, x->shape, sizeof shape);
+  shape[axis] = cnt;
+  if (!broadcast_strides(v, x->ndim, shape, vstride)) {
+    sg_buf m = SG_BUF_INIT;
+    sg_buf_puts(&m, "slice_update: could not broadcast a value of shape (");
+    for (int i = 0; i < v->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)v->shape[i]);
+    sg_buf_puts(&m, ") into a slice of shape (");
+    for (int i = 0; i < x->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)shape[i]);
+    sg_buf_puts(&m, ")");
+    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
+    sg_buf_free(&m);
+    return SG_INVALID_ARGUMENT;
+  }
+  for (int d = x->ndim - 1; d >= 0; d--) xstride[d] = s, s *= x->shape[d];
+  kn_tensor *vc = v->dtype == x->dtype ? kn_tensor_retain((kn_tensor *)v) : kn_cast(v, x->dtype);
+  kn_tensor *o = kn_tensor_copy(x);
+  size_t es = kn_dtype_size(x->dtype);
+  int64_t total = 1, idx[KN_MAX_DIMS] = {0};
+  for (int d = 0; d < x->ndim; d++) total *= shape[d];
+  for (int64_t i = 0; i < total; i++) { /* odometer over the slice's coordinates */
+    int64_t xo = 0, vo = 0;
+    for (int d = 0; d < x->ndim; d++) {
+      xo += (d == axis ? start + idx[d] * step : idx[d]) * xstride[d];
+      vo += idx[d] * vstride[d];
+    }
+    memcpy((char *)o->data + (size_t)xo * es, (const char *)vc->data + (size_t)vo * es, es);
+    for (int d = x->ndim - 1; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
+  }
+  kn_tensor_release(vc);
   *out = o;
   return SG_OK;
 }

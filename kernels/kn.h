@@ -153,6 +153,11 @@ int64_t kn_slice_adjust(int64_t len, int64_t *start, bool has_start, int64_t *st
 sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int64_t step,
                  bool has_start, bool has_stop, kn_tensor **out, sg_error *err);
 /* np.take(a, idx, axis) */
+/* x with x[start:stop:step] along axis replaced by v (cast to x's dtype, broadcast
+ * NumPy-style to the slice's shape): a new tensor. */
+sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
+                        int64_t stop, int64_t step, bool has_start, bool has_stop,
+                        kn_tensor **out, sg_error *err);
 sg_code kn_gather(const kn_tensor *a, const kn_tensor *idx, int axis, kn_tensor **out,
                   sg_error *err);
 /* np.eye(depth, dtype=float32)[idx] */

@@ -154,6 +154,21 @@ static void test_tail_return_kept(void **state) {
   py_conv_result_free(&r);
 }
 
+/* item assignment with NumPy basic-indexing keys, plain and augmented */
+static void test_set_item_keys(void **state) {
+  (void)state;
+  py_conv_result r = conv("def f(x, i, v):\n    x[1:i, 0] = v\n    x[..., ::2] = v\n    x[:, i] += v\n"
+                          "    x[None, -1] *= 2\n    x[g(i)] = v\n    return x\n",
+                          PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "x = sg__.set_item(x, (sg__.slice_(1, i, None), 0), v)");
+  HAS(r, "x = sg__.set_item(x, (..., sg__.slice_(None, None, 2)), v)");
+  HAS(r, "x = sg__.set_item(x, (sg__.slice_(None, None, None), i), sg__.aug_item('Add', "
+         "sg__.get_item(x, (sg__.slice_(None, None, None), i)), v))");
+  HAS(r, "x = sg__.set_item(x, (None, -1), sg__.aug_item('Mult', sg__.get_item(x, (None, -1)), 2))");
+  HAS(r, "x[sg__.converted_call(g, (i,), {})] = v"); /* not a simple key: Python's own */
+  py_conv_result_free(&r);
+}
+
 static void test_assert_lists_slices(void **state) {
   (void)state;
   py_conv_result r = conv("def f(x, i):\n    l = []\n    l.append(x)\n    v = l.pop()\n    x[0] = v\n"
@@ -494,7 +509,7 @@ int main(void) {
       cmocka_unit_test(test_return_single_exit),
       cmocka_unit_test(test_flat_guards),
       cmocka_unit_test(test_tail_return_kept),
-      cmocka_unit_test(test_assert_lists_slices),
+      cmocka_unit_test(test_assert_lists_slices), cmocka_unit_test(test_set_item_keys),
       cmocka_unit_test(test_builtins_and_calls),
       cmocka_unit_test(test_control_flow_state),
       cmocka_unit_test(test_undefined_and_ld),

@@ -193,6 +193,21 @@ static void fd_layout(void **state) {
   check("(sum (* (transpose a (tuple 1 2 0)) (reshape (arange 12.0) (tuple 3 2 2))))", p3, 1);
 }
 
+/* slice_update X V ...: X gets g with the slice zeroed, V the slice summed to its shape */
+static void fd_slice_update(void **state) {
+  (void)state;
+  param p[2] = {P23("a"), P3("b")};
+  const char *bodies[] = {
+      "(sum (** (slice_update a b 1 2) 2.0))",
+      "(sum (** (slice_update (* a b) (* 3.0 (slice a 0 2 1 1)) 1 3 1 1) 3.0))",
+      "(sum (* (slice_update a (sum b) none none -2 1) (exp a)))",
+      "(sum (** (slice_update a (reshape b (tuple 1 3)) -1 none) 3.0))",
+      "(sum (** (slice_update (* a b) 2.0 0 1) 2.0))",
+      "(sum (** (slice_update (* a b) (slice_update b (getitem a 0) none none) 0 2 1 0) 3.0))",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) check(bodies[i], p, 2);
+}
+
 static void fd_structures(void **state) {
   (void)state;
   param p[2] = {P23("a"), P3("b")};
@@ -209,7 +224,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fd_broadcast_binary), cmocka_unit_test(fd_unary_tensors),
       cmocka_unit_test(fd_reductions),       cmocka_unit_test(fd_layout),
-      cmocka_unit_test(fd_structures),
+      cmocka_unit_test(fd_structures),       cmocka_unit_test(fd_slice_update),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

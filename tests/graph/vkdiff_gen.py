@@ -52,6 +52,7 @@ OP_COVERAGE = {
     **{op: "gen_reduce" for op in REDUCE},
     "softmax": "gen_softmax", "log_softmax": "gen_softmax",
     "concat": "gen_join", "stack": "gen_join", "slice": "gen_slice",
+    "slice_update": "gen_slice_update",
     "gather": "gen_gather", "one_hot": "gen_one_hot",
     "zeros": "gen_fill", "ones": "gen_fill", "fill": "gen_fill", "arange": "gen_arange",
     "random_normal": "gen_random", "random_uniform": "gen_random",
@@ -400,10 +401,9 @@ class Gen:
         return self.emit(f"(reshape {a.name} (tuple {' '.join(map(str, dims))}))", a.dtype, shape,
                          a.exact, a.tol)
 
-    def gen_slice(self):
-        a = self.pick(lambda v: len(v.shape) >= 1, shape=self.random_shape(3) or (4,))
-        if not a.shape:
-            return None
+    def slice_bounds(self, a):
+        """Random bounds for a slice of a (an axis, Python's clamping): the text of
+        START STOP STEP AXIS and the slice's shape."""
         nd = len(a.shape)
         axis = self.rng.randrange(-nd, nd)
         n = a.shape[axis]
@@ -414,8 +414,33 @@ class Gen:
         length = len(range(*slice(ss(start), ss(stop), step).indices(n)))
         shape = list(a.shape)
         shape[axis] = length
-        return self.emit(f"(slice {a.name} {start} {stop} {step} {axis})", a.dtype, tuple(shape),
-                         a.exact, a.tol)
+        return f"{start} {stop} {step} {axis}", tuple(shape)
+
+    def gen_slice(self):
+        a = self.pick(lambda v: len(v.shape) >= 1, shape=self.random_shape(3) or (4,))
+        if not a.shape:
+            return None
+        bounds, shape = self.slice_bounds(a)
+        return self.emit(f"(slice {a.name} {bounds})", a.dtype, shape, a.exact, a.tol)
+
+    def gen_slice_update(self):
+        """(slice_update A V BOUNDS): V of A's dtype broadcast into the slice (a trailing
+        part of its shape, some dims 1), or a Python number."""
+        a = self.pick(lambda v: len(v.shape) >= 1, shape=self.random_shape(3) or (4,))
+        if not a.shape:
+            return None
+        bounds, shape = self.slice_bounds(a)
+        if a.dtype != "bool" and self.rng.random() < 0.2:
+            v = self.rng.choice([2, -1, 3] if a.dtype in INTS else [2, -1, 0.5, 1.5])
+            return self.emit(f"(slice_update {a.name} {fmt_num(v)} {bounds})", a.dtype, a.shape,
+                             a.exact, a.tol)
+        vshape = tuple(1 if self.rng.random() < 0.2 else d
+                       for d in shape[self.rng.randrange(len(shape) + 1):])
+        v = self.pick(lambda w: w.dtype == a.dtype and w.shape == vshape, dtype=a.dtype, shape=vshape)
+        if v.dtype != a.dtype or v.shape != vshape:
+            return None
+        return self.emit(f"(slice_update {a.name} {v.name} {bounds})", a.dtype, a.shape,
+                         a.exact and v.exact, self.join_tol(a, v))
 
     def gen_join(self):
         a = self.pick(lambda v: len(v.shape) >= 1, shape=self.random_shape(3) or (3,))
@@ -644,6 +669,7 @@ class Gen:
     GENERATORS = [("gen_binary", 6), ("gen_compare", 2), ("gen_logic", 1), ("gen_unary", 5),
                   ("gen_where", 2), ("gen_cast", 2), ("gen_reduce", 3), ("gen_softmax", 1),
                   ("gen_matmul", 2), ("gen_transpose", 2), ("gen_reshape", 1), ("gen_slice", 2),
+                  ("gen_slice_update", 1),
                   ("gen_join", 2), ("gen_gather", 1), ("gen_one_hot", 1), ("gen_fill", 1),
                   ("gen_arange", 1), ("gen_random", 1), ("gen_shape_of", 1), ("gen_getitem", 1),
                   ("gen_if", 2), ("gen_while", 2), ("gen_call", 1)]

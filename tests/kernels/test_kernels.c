@@ -236,6 +236,42 @@ static void reshape_is_a_view(void **state) {
   kn_tensor_release(w);
 }
 
+/* kn_slice of one contiguous run (axis 0 or an outer size of 1, step 1) is a view of
+ * the buffer at an offset; other slices copy. kn_slice_update writes V (cast,
+ * broadcast) into a copy of X and leaves X alone. */
+static void slice_views_and_updates(void **state) {
+  (void)state;
+  int64_t s34[2] = {3, 4}, s4 = 4;
+  kn_tensor *a = kn_tensor_new(KN_INT32, 2, s34), *v = NULL, *c = NULL, *u = NULL;
+  for (int i = 0; i < 12; i++) ((int32_t *)a->data)[i] = i;
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_slice(a, 0, 1, 3, 1, true, true, &v, &e), SG_OK);
+  assert_ptr_equal(v->base, a);
+  assert_ptr_equal(v->data, (int32_t *)a->data + 4);
+  assert_int_equal(v->shape[0], 2);
+  assert_int_equal(kn_get_i64(v, 7), 11);
+  assert_int_equal(kn_slice(a, 1, 1, 3, 1, true, true, &c, &e), SG_OK); /* a column range: copies */
+  assert_null(c->base);
+  assert_int_equal(kn_get_i64(c, 3), 6);
+  kn_tensor *row = kn_tensor_new(KN_FLOAT64, 1, &s4);
+  for (int i = 0; i < 4; i++) kn_set_f64(row, i, 100.5 + i);
+  assert_int_equal(kn_slice_update(a, row, 0, -1, 0, -2, true, false, &u, &e), SG_OK); /* a[::-2] = row */
+  int32_t want[12] = {100, 101, 102, 103, 4, 5, 6, 7, 100, 101, 102, 103};
+  for (int i = 0; i < 12; i++) assert_int_equal(kn_get_i64(u, i), want[i]);
+  assert_int_equal(kn_get_i64(a, 0), 0); /* x itself unchanged */
+  kn_tensor_release(u);
+  kn_tensor *bad = kn_tensor_new(KN_INT32, 1, (int64_t[]){3});
+  assert_int_equal(kn_slice_update(a, bad, 1, 0, 2, 1, true, true, &u, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "could not broadcast a value of shape (3) into a slice of shape (3,2)"));
+  sg_error_clear(&e);
+  kn_tensor_release(bad);
+  kn_tensor_release(row);
+  kn_tensor_release(a);
+  kn_tensor_release(c);
+  assert_int_equal(kn_get_i64(v, 0), 4); /* the view keeps the buffer */
+  kn_tensor_release(v);
+}
+
 /* The sequential definition of one output of a reduction along an axis: sums in double
  * (integer sums wrap in int64), max/min NaN if any value is, argmax the first NaN or
  * else the first maximum. Written as a single loop, apart from the kernels. */
@@ -571,6 +607,7 @@ int main(void) {
       cmocka_unit_test(broadcast_runs_match_elementwise),
       cmocka_unit_test(axis_reductions_match_sequential),
       cmocka_unit_test(reshape_is_a_view),
+      cmocka_unit_test(slice_views_and_updates),
       cmocka_unit_test(vmath_within_one_ulp),
       cmocka_unit_test(softmax_matches_double_formula),
       cmocka_unit_test(parallel_loops_from_threads),

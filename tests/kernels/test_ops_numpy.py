@@ -38,6 +38,7 @@ if ON_DEVICE:
 HOST_ONLY = [
     (r"^(max|argmax) empty$", "error reported by the CPU kernel"),
     (r"^concat mismatch$", "error reported by the CPU kernel"),
+    (r"^slice_update (mismatch|0-d|step 0)$", "error reported by the CPU kernel"),
 ]
 device_fallbacks = []
 ran_on_device = []  # every case whose counters were read
@@ -387,12 +388,39 @@ with np.errstate(all="ignore"):
                          ("-100 100", np.s_[-100:100]), ("3 1", np.s_[3:1])]:
             check(f"slice {dt} {args}", f"(def f (a) (slice a {args}))", [x], x[sl])
         check(f"slice axis1 {dt}", "(def f (a) (slice a 1 4 1 1))", [x], x[:, 1:4])
+        # slice_update: X with the slice replaced by V (cast to X's dtype, broadcast)
+        for args, sl, vshape, axis in [
+                ("1 3", np.s_[1:3], (2, 5), 0), ("0 6 2", np.s_[0:6:2], (5,), 0),
+                ("-3 -1", np.s_[-3:-1], (1, 5), 0), ("none none -1", np.s_[::-1], (6, 5), 0),
+                ("4 1 -2", np.s_[4:1:-2], (2, 1), 0), ("-100 100", np.s_[-100:100], (), 0),
+                ("3 1", np.s_[3:1], (5,), 0), ("1 4 1 1", np.s_[1:4], (6, 3), 1),
+                ("none none -2 -1", np.s_[::-2], (3,), 1), ("2 3 1 1", np.s_[2:3], (6, 1), 1)]:
+            v = rand(dt, vshape)
+            want = x.copy()
+            (want.__setitem__(sl, v) if axis == 0 else want.__setitem__((slice(None), sl), v))
+            check(f"slice_update {dt} {args} {vshape}", f"(def f (a v) (slice_update a v {args}))",
+                  [x, v], want)
+        if dt in ("int64", "float32"):
+            want = x.copy()
+            want[1:5:3] = 2.75
+            check(f"slice_update {dt} python float", "(def f (a) (slice_update a 2.75 1 5 3))", [x], want)
+            v64 = rand("float64", (5,))
+            want = x.copy()
+            want[2] = v64
+            check(f"slice_update {dt} cast v", "(def f (a v) (slice_update a v 2 3))", [x, v64], want)
         idx = rng.integers(-5, 5, size=(2, 2)).astype("int64")
         check(f"gather {dt}", "(def f (a i) (gather a i 1))", [x, idx], np.take(x, idx, axis=1))
         check(f"gather0 {dt}", "(def f (a i) (gather a i))", [x, idx % 6], np.take(x, idx % 6, axis=0))
         check(f"getitem {dt}", "(def f (a) (getitem a -1))", [x], x[-1])
     idx = rng.integers(0, 4, size=(5,)).astype("int32")
     check("one_hot", "(def f (i) (one_hot i 4))", [idx], np.eye(4, dtype="float32")[idx])
+    check_error("slice_update mismatch", "(def f (a v) (slice_update a v 1 3))",
+                [rand("float32", (6, 5)), rand("float32", (3, 5))], "INVALID_ARGUMENT",
+                "could not broadcast a value of shape (3,5) into a slice of shape (2,5)")
+    check_error("slice_update 0-d", "(def f (a v) (slice_update a v 0 1))",
+                [np.float32(1), np.float32(2)], "INVALID_ARGUMENT", "cannot slice a 0-d tensor")
+    check_error("slice_update step 0", "(def f (a v) (slice_update a v 0 1 0))",
+                [rand("float32", (6, 5)), np.float32(2)], "INVALID_ARGUMENT", "step cannot be zero")
     check_error("concat mismatch", "(def f (a b) (concat a b 0))",
                 [rand("float32", (2, 3)), rand("float32", (2, 4))], "INVALID_ARGUMENT", "1:")
 

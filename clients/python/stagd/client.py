@@ -11,6 +11,7 @@ e.g. the converter runtime in an editor's staging process — does not pay ~0.9 
 import atexit
 import os
 import threading
+import re
 import weakref
 
 from . import _proto
@@ -99,7 +100,24 @@ def error_from_rpc(err):
     code = err.code() if hasattr(err, "code") else None
     details = err.details() if hasattr(err, "details") else str(err)
     cls = next((c for c in _CODED if c.code == code), StagdError)
+    if cls is InvalidArgument and _OUT_OF_BOUNDS.search(details or ""):
+        cls = IndexOutOfBounds
+    elif cls is InvalidArgument and _NO_BROADCAST.search(details or ""):
+        cls = ShapeMismatch
     return cls(details or "", code)
+
+
+class IndexOutOfBounds(InvalidArgument, IndexError):
+    """An index or axis out of bounds (getitem, gather, slice axes...): also an
+    IndexError, as NumPy raises for the same indexing."""
+
+
+class ShapeMismatch(InvalidArgument, ValueError):
+    """Shapes that do not broadcast: also a ValueError, as NumPy raises."""
+
+
+_NO_BROADCAST = re.compile(r"could not broadcast|cannot be broadcast together")
+_OUT_OF_BOUNDS = re.compile(r"\b(index|axis) -?\d+ is out of bounds for ")
 
 
 _live = weakref.WeakSet()

@@ -467,7 +467,30 @@ class Tensor(_Handle):
     def __le__(self, o): return eager("<=", self, o)
     def __gt__(self, o): return eager(">", self, o)
     def __ge__(self, o): return eager(">=", self, o)
-    def __getitem__(self, i): return eager("getitem", self, i)
+    def __getitem__(self, key):
+        """NumPy basic indexing (runtime/indexing.py): slice / getitem / gather / stack."""
+        from .runtime import indexing
+        return indexing.read(eager, self, key, self.shape)
+
+    def __setitem__(self, key, value):
+        """`t[key] = value`: t's handle now names a new daemon tensor equal to t except
+        t[key] (value broadcast to it, cast to t's dtype), as NumPy's in-place write
+        looks from Python. Not while a GradientTape records (the tape holds t's old
+        value): write into a Variable or in a staged function there."""
+        from . import tape
+        from .runtime import indexing
+        if tape._active:
+            raise TypeError("stagd: item assignment on a Tensor while a GradientTape is "
+                            "recording; use a stagd.Variable or a staged function")
+        new = indexing.write(eager, self, key, value, self.shape, _value_shape(value))
+        if isinstance(new, Staged):
+            raise TypeError("stagd: item assignment on a captured Tensor inside a staged "
+                            "function; assign the result to a local name instead")
+        for f in ("_c", "_id", "dtype", "shape", "device"):  # swap: `new` releases the old handle
+            a, b = getattr(self, f), getattr(new, f)
+            setattr(self, f, b)
+            setattr(new, f, a)
+        self._np = None
 
     @property
     def T(self):
@@ -620,11 +643,27 @@ class Variable(_Handle):
     def __rmatmul__(self, o): return eager("matmul", o, self.read_value())
     def __neg__(self): return -self.read_value()
     def __getitem__(self, i): return self.read_value()[i]
+
+    def __setitem__(self, key, value):
+        """`v[key] = value`: assigns the variable its value with v[key] replaced."""
+        from .runtime import indexing
+        self.assign(indexing.write(eager, self.read_value(), key, value, self.shape,
+                                   _value_shape(value)))
     def __lt__(self, o): return self.read_value() < o
     def __gt__(self, o): return self.read_value() > o
 
 
 # --------------------------------------------------------------- op functions
+
+def _value_shape(v):
+    """The shape of a value written into a tensor: NumPy's for numbers and arrays."""
+    if isinstance(v, _Handle):
+        return v.shape
+    try:
+        return np.shape(v)
+    except Exception:
+        return None
+
 
 def _v(x):
     return x.read_value() if isinstance(x, Variable) else x

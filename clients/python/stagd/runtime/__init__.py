@@ -9,6 +9,6 @@ from .snek import (var__, assign__, read__, if__, while__, for__, return__, brea
                    continue__, NonLocalReturnValue, BreakLoop, ContinueLoop)
 from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bool_,
                         abs_, min_, max_, sum_, isinstance_, new_list, list_append,
-                        list_pop, get_item, set_item)
+                        list_pop, get_item, set_item, slice_, aug_item)
 from .calls import converted_call, rep_fun, set_converter
 from .directives import set_loop_options, set_element_type, StagedList

@@ -118,7 +118,7 @@ def list_pop(lst, index):
 
 def get_item(obj, key):
     if isinstance(obj, Staged):
-        return _sx.apply("getitem", obj, key)
+        return obj[key]
     check_plain(key)
     return obj[key]
 
@@ -134,17 +134,27 @@ def set_item(obj, key, value):
     return obj
 
 
+def slice_(start, stop, step):
+    """`a:b:c` in an item assignment's key (the converter's form of a slice)."""
+    return slice(start, stop, step)
+
+
+_IOPS = {"Add": "iadd", "Sub": "isub", "Mult": "imul", "MatMult": "imatmul", "Div": "itruediv",
+         "Mod": "imod", "Pow": "ipow", "LShift": "ilshift", "RShift": "irshift", "BitOr": "ior",
+         "BitXor": "ixor", "BitAnd": "iand", "FloorDiv": "ifloordiv"}
+
+
+def aug_item(op, current, value):
+    """`x[k] op= value`: Python's in-place operator on the item (the converter then
+    assigns the result back with set_item), e.g. aug_item('Add', x[k], v) is x[k] += v."""
+    import operator
+    return getattr(operator, _IOPS[op])(current, value)
+
+
 def staged_set_item(x, key, value):
-    """`x[key] = value` on a staged tensor: a new tensor (graph values are immutable)
-    equal to x except item `key` along the first axis, which becomes `value`
-    (broadcast to the item's shape). The converted code rebinds x to it."""
-    if isinstance(key, (slice, tuple)) or not (isinstance(key, (int, Staged))
-                                               and not isinstance(key, bool)):
-        raise TypeError(f"stagd: x[key] = value on a staged tensor takes one integer index "
-                        f"along the first axis, got {key!r}")
-    # a mask that is non-zero exactly on item `key` (x*0+1 is never 0, even for inf/nan)
-    one = _sx.apply("+", _sx.apply("*", _sx.apply("getitem", x, key), 0), 1)
-    mask = _sx.apply("item_grad", x, key, one)
-    return _sx.apply("where", _sx.apply("!=", mask, 0), value, x)
-
-
+    """`x[key] = value` on a staged tensor, NumPy basic indexing (runtime/indexing.py):
+    a new tensor (graph values are immutable) equal to x except x[key], which becomes
+    value broadcast to it, built from `slice_update`s. The converted code rebinds x."""
+    from . import indexing
+    from .staged import _op
+    return indexing.write(_op, x, key, value)

@@ -56,7 +56,18 @@ class Staged:
     def __le__(self, o): return _op("<=", self, o)
     def __gt__(self, o): return _op(">", self, o)
     def __ge__(self, o): return _op(">=", self, o)
-    def __getitem__(self, i): return _op("getitem", self, i)
+    def __getitem__(self, key):
+        from . import indexing
+        return indexing.read(_op, self, key)
+
+    def __setitem__(self, key, value):
+        # the converter rewrites `x[K] = v` / `x[K] op= v` on a local name x whose key K
+        # is names, constants, slices and tuples of those into sg__.set_item; other
+        # forms reach here
+        raise TypeError(f"stagd: cannot assign an item of staged {self.sexpr} here: item "
+                        "assignment on a staged tensor needs a local variable and a key of "
+                        "names, constants, slices and tuples of those (bind a computed index "
+                        "to a name first: k = i - 1; x[k] = v)")
     __hash__ = object.__hash__
 
 
