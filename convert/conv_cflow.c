@@ -24,6 +24,9 @@ typedef struct cf_fn {
   /* locals a nested def deletes through `nonlocal` (also in uinit): the analysis cannot
    * tell where, so every read of them goes through sg__.ld */
   py_symset nl_del;
+  /* state names of the enclosing constructs: their get_state reads these after a
+   * nested construct, so a nested staged if must restore them too (live or not) */
+  py_symset outer_state;
 } cf_fn;
 
 static bool is_construct(const py_stmt *s) {
@@ -190,6 +193,20 @@ static void collect_undef_reads(cf_fn *f, const py_seq *b, bool inside, py_symse
   }
 }
 
+/* The names a construct's state must hold when modified in it: live after it (an if),
+ * live at its head too (a loop), live where an if's orelse starts (a staged if runs
+ * the body, then the orelse from the same state: what the body modifies and the
+ * orelse reads must be restored), and the enclosing constructs' state names (their
+ * get_state reads them after this one, live or not). */
+static py_symset state_live(cf_fn *f, const py_stmt *s) {
+  py_an *an = f->c->an;
+  py_symset live = py_an_live_out(an, s);
+  if (s->kind != PY_K_If) live = py_symset_union(an, live, py_an_live_in(an, s));
+  if (s->kind == PY_K_If && PY_SEQ_LEN(s->v.If.orelse) > 0)
+    live = py_symset_union(an, live, py_an_live_in(an, s->v.If.orelse->a[0]));
+  return py_symset_union(an, live, f->outer_state);
+}
+
 /* State variables of a construct (modified in it and live after it / at a loop head)
  * that may be unbound when it starts: get_state must see sg__.Undefined there, as in
  * AutoGraph, rather than an empty cell. */
@@ -199,8 +216,7 @@ static void collect_unbound_state(cf_fn *f, const py_seq *b, py_symset *acc) {
     const py_stmt *s = b->a[i];
     if (is_construct(s)) {
       py_symset mod = py_symset_names(an, py_an_activity(an, s).modified);
-      py_symset live = py_an_live_out(an, s);
-      if (s->kind != PY_K_If) live = py_symset_union(an, live, py_an_live_in(an, s));
+      py_symset live = state_live(f, s);
       add_set(f, acc, py_symset_diff(an, py_symset_inter(an, mod, live), py_an_defined_in(an, s)));
     }
     switch (s->kind) {
@@ -674,8 +690,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
   /* queries first (the analysis knows only the original nodes) */
   py_an *an = c->an;
   py_symset mod = py_symset_names(an, py_an_activity(an, s).modified);
-  py_symset live = py_an_live_out(an, s);
-  if (s->kind != PY_K_If) live = py_symset_union(an, live, py_an_live_in(an, s));
+  py_symset live = state_live(f, s);
   decls d;
   make_decls(f, mod, &d);
   py_symset state = {0, NULL};
@@ -689,6 +704,8 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
         tmp[n++] = mod.a[i];
     state = (py_symset){n, tmp};
   }
+  py_symset saved_outer = f->outer_state;
+  f->outer_state = py_symset_union(an, f->outer_state, state);
   ld_head(f, s, &pre);
   cv_push_seq(c, out, cv_seq(c, &pre));
   bool saved_ret = f->snek_returns;
@@ -698,6 +715,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
 
   if (s->kind == PY_K_If) {
     py_seq *body = cf_block(f, s->v.If.body), *orelse = cf_block(f, s->v.If.orelse);
+    f->outer_state = saved_outer;
     f->snek_returns = saved_ret;
     const char *t = cv_fresh(c, snek ? "then" : "if_true", n), *e = cv_fresh(c, snek ? "else" : "if_false", n);
     cv_push(c, out, helper(c, t, 0, NULL, &d, NULL, body, at));
@@ -717,6 +735,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
 
   if (s->kind == PY_K_While) {
     py_seq *body = cf_block(f, s->v.While.body);
+    f->outer_state = saved_outer;
     f->snek_returns = saved_ret;
     const char *tn = cv_fresh(c, snek ? "cond" : "loop_test", n), *bn = cv_fresh(c, snek ? "body" : "loop_body", n);
     /* a walrus in the test binds in the function: declare it in the test function */
@@ -746,6 +765,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
 
   /* For */
   py_seq *body = cf_block(f, s->v.For.body);
+  f->outer_state = saved_outer;
   f->snek_returns = saved_ret;
   const char *bn = cv_fresh(c, snek ? "body" : "loop_body", n);
   const char *itr = cv_fresh(c, "itr", n);
@@ -851,7 +871,7 @@ static void nested_nonlocal_dels(cf_fn *f, py_stmt *s, py_symset *acc) {
 }
 
 static void cf_function(cv *c, py_stmt *fn, const cf_fn *parent) {
-  cf_fn f = {c, py_an_scope(c->an, fn), {0, NULL}, false, parent, {0, NULL}, {0, NULL}};
+  cf_fn f = {c, py_an_scope(c->an, fn), {0, NULL}, false, parent, {0, NULL}, {0, NULL}, {0, NULL}};
   if (!f.sc) return;
   py_seq *body = fn->v.FunctionDef.body;
   py_symset inc = {0, NULL}, bound = {0, NULL};

@@ -497,3 +497,85 @@ def lambda_free_pop_empty(x):
     rows = []
     stagd.set_element_type(rows, "float64")
     return rows.pop()
+
+
+# ------------------------------------- found by random differential testing (_stagefuzz.py)
+
+
+def tuple_return_in_one_branch(x, a):
+    if a > 1.0:
+        return x * 2.0, a
+    return x, 0.5
+
+
+def tuple_return_in_nested_loops(x, n):
+    for i in range(n):
+        for row in x:
+            if sum(row) > 3.0:
+                return row * 2.0, i
+    return x[0], -1
+
+
+def test_tuple_returned_in_one_branch_of_a_staged_if_and_inside_staged_loops(client):
+    """A returned tuple in one path: the other path's placeholder is a tuple of 0s (was a
+    TypeError: 'retval__' is not a number or staged value in both branches)."""
+    f = stagd.function(tuple_return_in_one_branch, client=client)
+    for a in (2.0, 0.0):
+        got, want = f(np.array([1.0, -2.0]), a), tuple_return_in_one_branch(np.array([1.0, -2.0]), a)
+        assert np.asarray(got[0]).tolist() == want[0].tolist() and float(got[1]) == want[1]
+    g = stagd.function(tuple_return_in_nested_loops, client=client)
+    m = np.array([[1.0, 1.0], [2.0, 2.5], [0.0, 0.0]])
+    for n in (0, 2):
+        got, want = g(m, n), tuple_return_in_nested_loops(m, n)
+        assert np.asarray(got[0]).tolist() == want[0].tolist() and int(got[1]) == want[1], n
+
+
+def bound_after_a_staged_return(x, n):
+    if n % 2 == 0:
+        return x
+    v = x * 2.0
+    if sum(x) > 0.0:
+        return x * 3.0
+    return v + 1.0
+
+
+def test_variable_bound_after_a_staged_return(client):
+    """Code after a staged return runs under `if not do_return__`: a name bound there is
+    unbound on the returning path; it carries a placeholder there (was a TypeError)."""
+    f = stagd.function(bound_after_a_staged_return, client=client)
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, -2.0])):
+        for n in (1, 2):
+            assert np.asarray(f(x, n)).tolist() == bound_after_a_staged_return(x, n).tolist()
+
+
+def modified_in_body_read_in_orelse(x, a):
+    j = x * 0.0
+    if a > 0.0:
+        if a > 1.0:
+            j += 1
+    elif j > -1:
+        x = x + 1.0
+    return x
+
+
+def test_name_modified_in_a_branch_and_read_in_the_orelse_is_restored(client):
+    """The body's `j += 1` (dead after the if) leaked into the staged orelse, which read
+    a name bound inside the other branch (daemon: unknown name 't$N')."""
+    f = stagd.function(modified_in_body_read_in_orelse, client=client)
+    for a in (2.0, 0.5, -1.0):
+        assert float(f(1.5, a)) == modified_in_body_read_in_orelse(1.5, a)
+
+
+def return_in_plain_loop_under_staged_condition(x):
+    for i in range(3):
+        if len(x) > i + 1:
+            return x * float(i)
+    return x
+
+
+def test_return_in_an_unrolled_loop_under_a_staged_condition(client):
+    """The plain loop's break/return flag became staged (TypeError: the truth value of
+    staged … is unknown); the remaining items now run under a staged if on it."""
+    f = stagd.function(return_in_plain_loop_under_staged_condition, client=client)
+    for x in (np.ones(1), np.ones(2), np.ones(4)):
+        assert np.asarray(f(x)).tolist() == return_in_plain_loop_under_staged_condition(x).tolist()

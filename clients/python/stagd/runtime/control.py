@@ -24,30 +24,64 @@ def _branch(fn, init, set_state, get_state):
     return b, out
 
 
+def _is_placeholder(v):
+    return v is None or isinstance(v, Undefined)
+
+
+def _is_undefined(v):
+    return isinstance(v, Undefined)
+
+
+def _liftable_leaves(v):
+    return all(_sx.liftable(e) for e in v) if isinstance(v, tuple) else _sx.liftable(v)
+
+
+def _placeholder_like(v):
+    """The value of retval__ (or of a name) on a path that did not set it: 0, or a tuple
+    of 0s shaped like the tuple the other path returns (read only where Python would
+    have set it: where do_return__ is true)."""
+    return tuple(0 for _ in v) if isinstance(v, tuple) else 0
+
+
 def _staged_if(cond, body, orelse, get_state, set_state, names):
     init = tuple(get_state())
     b1, out1 = _branch(body, init, set_state, get_state)
     b2, out2 = _branch(orelse, init, set_state, get_state)
     differ = [i for i in range(len(init)) if not _same(out1[i], out2[i])]
     out1, out2 = list(out1), list(out2)
-    for i in differ:
-        # A return in one branch only: retval__ is read only where do_return__ is set,
-        # so the other branch carries a placeholder.
-        if names[i] == "retval__":
-            if out1[i] is None or isinstance(out1[i], Undefined):
-                out1[i] = 0
-            if out2[i] is None or isinstance(out2[i], Undefined):
-                out2[i] = 0
-        if not (_sx.liftable(out1[i]) and _sx.liftable(out2[i])):
-            raise TypeError(f"stagd: {names[i]!r} is not a number or staged value in both "
-                            f"branches of a staged if ({out1[i]!r} / {out2[i]!r})")
-    t1 = b1.close(_sx.literal(tuple(out1[i] for i in differ)))
-    t2 = b2.close(_sx.literal(tuple(out2[i] for i in differ)))
-    r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
     final = list(out1)
-    for k, i in enumerate(differ):
-        final[i] = _rebuild(out1[i], _sx.apply("getitem", r, k))
-    set_state(tuple(final))
+    leaves = []  # (state index, tuple position or None, value in body, value in orelse)
+    for i in differ:
+        # A return in one branch only (retval__), or a variable bound in one branch only
+        # (code after a staged return runs under `if not do_return__`): the other
+        # branch carries a placeholder, read only where Python would have bound it.
+        unset = _is_placeholder if names[i] == "retval__" else _is_undefined
+        for this, other in ((out1, out2), (out2, out1)):
+            if unset(this[i]) and _liftable_leaves(other[i]):
+                this[i] = _placeholder_like(other[i])
+            elif (names[i] == "retval__" and isinstance(other[i], tuple)
+                  and not isinstance(this[i], tuple) and _sx.liftable(this[i])):
+                # the placeholder of an enclosing staged loop (a parameter) before its
+                # retry with a tuple placeholder (_staged_loop)
+                this[i] = _placeholder_like(other[i])
+        if isinstance(out1[i], Undefined) or isinstance(out2[i], Undefined):
+            final[i] = Undefined(names[i], "it is bound in only one branch of a staged if")
+            continue
+        a, b = out1[i], out2[i]
+        final[i] = a  # the template of the result (a placeholder filled in above)
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+            leaves += [(i, j, a[j], b[j]) for j in range(len(a))]  # a returned tuple
+        else:
+            leaves.append((i, None, a, b))
+    for i, j, a, b in leaves:
+        if not (_sx.liftable(a) and _sx.liftable(b)):
+            raise TypeError(f"stagd: {names[i]!r} is not a number or staged value in both "
+                            f"branches of a staged if ({a!r} / {b!r})")
+    t1 = b1.close(_sx.literal(tuple(a for _, _, a, _ in leaves)))
+    t2 = b2.close(_sx.literal(tuple(b for _, _, _, b in leaves)))
+    r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
+    set_state(_with_slots(tuple(final), [(i, j) for i, j, _, _ in leaves],
+                          [_sx.apply("getitem", r, k) for k in range(len(leaves))]))
 
 
 def _rebuild(template, staged):
@@ -72,18 +106,62 @@ def _staged_loop(get_state, set_state, names, test, body, extra=(), max_iter=Non
             return tuple(b0(ex[:n0])) + (_sx.apply("+", ex[n0], 1),)
     init = list(get_state())
     for i, n in enumerate(names):  # see _staged_if: a placeholder until a return sets it
-        if n == "retval__" and (init[i] is None or isinstance(init[i], Undefined)):
+        if n == "retval__" and _is_placeholder(init[i]):
             init[i] = 0
-    init = tuple(init)
-    idx = [i for i, v in enumerate(init) if _sx.liftable(v)]
-    params = [_sx.fresh("s") for _ in idx] + [_sx.fresh(n) for n, _ in extra]
-    nx = len(idx)
+    try:
+        return _loop_once(tuple(init), set_state, get_state, names, test, body, extra)
+    except _TupleReturn as e:  # a tuple returned in the body: a tuple of placeholders
+        init[e.index] = _placeholder_like(e.value)
+        return _loop_once(tuple(init), set_state, get_state, names, test, body, extra)
+
+
+class _TupleReturn(Exception):
+    def __init__(self, index, value):
+        super().__init__(index, value)
+        self.index, self.value = index, value
+
+
+def _leaf_slots(init):
+    """(state index, tuple position or None) of each loop value: numbers and Staged, and
+    the items of a tuple of them (a returned tuple)."""
+    slots = []
+    for i, v in enumerate(init):
+        if isinstance(v, tuple) and v and _liftable_leaves(v):
+            slots += [(i, j) for j in range(len(v))]
+        elif _sx.liftable(v):
+            slots.append((i, None))
+    return slots
+
+
+def _get_slot(state, slot):
+    i, j = slot
+    return state[i] if j is None else state[i][j]
+
+
+def _with_slots(init, slots, values):
+    """`init` with `values` at `slots` (each rebuilt to its template's kind, a
+    StagedList staying one)."""
+    st = list(init)
+    parts = {}
+    for (i, j), v in zip(slots, values):
+        v = _rebuild(init[i] if j is None else init[i][j], v)
+        if j is None:
+            st[i] = v
+        else:
+            parts.setdefault(i, list(init[i]))[j] = v
+    for i, p in parts.items():
+        st[i] = tuple(p)
+    return tuple(st)
+
+
+def _loop_once(init, set_state, get_state, names, test, body, extra):
+    slots = _leaf_slots(init)
+    params = [_sx.fresh("s") for _ in slots] + [_sx.fresh(n) for n, _ in extra]
+    nx = len(slots)
+    used = {i for i, _ in slots}
 
     def start():
-        st = list(init)
-        for k, i in enumerate(idx):
-            st[i] = _rebuild(init[i], Staged(params[k]))
-        set_state(tuple(st))
+        set_state(_with_slots(init, slots, [Staged(p) for p in params[:nx]]))
         return [Staged(p) for p in params[nx:]]
 
     b = _sx.push()
@@ -97,19 +175,18 @@ def _staged_loop(get_state, set_state, names, test, body, extra=(), max_iter=Non
         new_extra = body(start())
         out = get_state()
         for i, v in enumerate(out):
-            if i not in idx and not _same(v, init[i]):
+            if names[i] == "retval__" and isinstance(v, tuple) and not isinstance(init[i], tuple):
+                raise _TupleReturn(i, v)
+            if i not in used and not _same(v, init[i]):
                 raise TypeError(f"stagd: staged loop changes {names[i]!r} to {v!r}, which "
                                 "is not a number or staged value")
-        res = b.close(_sx.literal(tuple(out[i] for i in idx) + tuple(new_extra)))
+        res = b.close(_sx.literal(tuple(_get_slot(out, sl) for sl in slots) + tuple(new_extra)))
     finally:
         _sx.pop(b)
     ps = " ".join(params)
-    inits = _sx.literal(tuple(init[i] for i in idx) + tuple(v for _, v in extra))
+    inits = _sx.literal(tuple(_get_slot(init, sl) for sl in slots) + tuple(v for _, v in extra))
     r = _sx.emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
-    final = list(init)
-    for k, i in enumerate(idx):
-        final[i] = _rebuild(init[i], _sx.apply("getitem", r, k))
-    set_state(tuple(final))
+    set_state(_with_slots(init, slots, [_sx.apply("getitem", r, k) for k in range(nx)]))
 
 
 def _probe(fn):
@@ -184,7 +261,23 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
     # extra_test (the break flag) is checked before the next item is fetched, as
     # Python's `break` leaves a shared iterator positioned after the last item used.
     it = iter(iterable)
-    while extra_test():
+    while True:
+        go = extra_test()
+        if isinstance(go, Staged):
+            # a break / return under a staged condition: the loop stays unrolled, each
+            # further item's body under a staged if on the flag
+            for item in it:
+                go = extra_test()
+                if isinstance(go, Staged):
+                    _staged_if(go, lambda item=item: body(item), lambda: None, get_state,
+                               set_state, names)
+                elif go:
+                    body(item)
+                else:
+                    return
+            return
+        if not go:
+            return
         try:
             item = next(it)
         except StopIteration:

@@ -95,11 +95,13 @@ def _install_excepthook():
 
 
 class Undefined:
-    """Marks a variable that may not be bound yet (`x = sg__.Undefined('x')`)."""
-    __slots__ = ("name",)
+    """Marks a variable that may not be bound yet (`x = sg__.Undefined('x')`); `reason`
+    says why, when staging left it unbound (docs/runtime.md "Staging")."""
+    __slots__ = ("name", "reason")
 
-    def __init__(self, name):
+    def __init__(self, name, reason=None):
         self.name = name
+        self.reason = reason
 
     def __repr__(self):
         return f"Undefined({self.name!r})"
@@ -114,7 +116,8 @@ def ld(value, free=False, comp=False):
             raise NameError(f"cannot access free variable '{value.name}' where it is not "
                             f"associated with a value in enclosing scope")
         raise UnboundLocalError(f"cannot access local variable '{value.name}' where it is not "
-                                f"associated with a value")
+                                f"associated with a value"
+                                + (f" (stagd: {value.reason})" if value.reason else ""))
     return value
 
 
