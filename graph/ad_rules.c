@@ -19,6 +19,8 @@
 
 static bool is_const(const gr_node *x) { return x->kind == GR_CONST; }
 
+static gr_node *copy_const(gr_ad *c, gr_node *k);
+
 static gr_node *zero_like_g(gr_ad *c, gr_node *g) { return mk(c, "*", g, fconst(c, 0.0)); }
 
 static sg_code no_rule(gr_ad *c, gr_node *n, const char *what) {
@@ -111,11 +113,17 @@ static sg_code unary(gr_ad *c, gr_node *n, gr_node *g) {
   return SG_OK;
 }
 
-/* 2-D: d(a @ b) = g @ b^T, a^T @ g */
+/* (matmul_grad G A B K): the adjoint for operand K (NumPy semantics, ops_adjoint.c) */
+static gr_node *matmul_adj(gr_ad *c, gr_node *g, gr_node *a, gr_node *b, int k) {
+  gr_node *args[4] = {g, copy_const(c, a), copy_const(c, b), gr_ad_int(c, k)};
+  return gr_ad_mkn(c, "matmul_grad", args, 4);
+}
+
+/* d(a @ b) = g @ b^T, a^T @ g, with 1-D operands and broadcast batches (matmul_grad) */
 static sg_code matmul(gr_ad *c, gr_node *n, gr_node *g) {
   gr_node *a = n->inputs[1], *b = n->inputs[2];
-  if (!is_const(a)) accum(c, a, mk(c, "matmul", g, mk(c, "transpose", b, NULL)));
-  if (!is_const(b)) accum(c, b, mk(c, "matmul", mk(c, "transpose", a, NULL), g));
+  if (!is_const(a)) accum(c, a, matmul_adj(c, g, a, b, 0));
+  if (!is_const(b)) accum(c, b, matmul_adj(c, g, a, b, 1));
   return SG_OK;
 }
 
@@ -285,13 +293,42 @@ static sg_code adjoint(gr_ad *c, gr_node *n, gr_node *g) {
     accum_s(c, n->inputs[3], mk(c, field ? "getattr" : "getitem", g, k));
     break;
   }
+  case GR_ADJ_SLICE: { /* linear in G: G gets the same slice of g */
+    gr_node *args[5] = {g, NULL, NULL, NULL, NULL};
+    for (int i = 3; i < n->ninputs; i++) args[i - 2] = n->inputs[i];
+    accum(c, n->inputs[2], gr_ad_mkn(c, "slice", args, n->ninputs - 2));
+    break;
+  }
+  case GR_ADJ_MATMUL: { /* bilinear: dA = G @ B^T, dB = A^T @ G (their adjoints) */
+    gr_node *k = n->inputs[4], *gs = n->inputs[1], *x = n->inputs[2], *y = n->inputs[3];
+    if (k->kind != GR_CONST || k->value.tag != GV_INT) return no_rule(c, n, " with a computed operand index");
+    if (k->value.u.i == 0) { /* out = G @ B^T (A's shape): G gets g @ B, B gets (g @ B)'s B-adjoint */
+      if (!is_const(gs)) accum(c, gs, mk(c, "matmul", g, y));
+      if (!is_const(y)) accum(c, y, matmul_adj(c, gs, g, y, 1));
+    } else { /* out = A^T @ G (B's shape) */
+      if (!is_const(gs)) accum(c, gs, mk(c, "matmul", x, g));
+      if (!is_const(x)) accum(c, x, matmul_adj(c, gs, x, g, 0));
+    }
+    break;
+  }
+  case GR_ADJ_JOIN: { /* G gets the items of g (none: zeros) joined again */
+    gr_node *k = n->inputs[4];
+    if (k->kind != GR_CONST || k->value.tag != GV_INT) return no_rule(c, n, " with a computed kind");
+    gr_node *full = mk(c, "add_grad", g, mk(c, "zeros_like", n->inputs[2], NULL));
+    accum(c, n->inputs[1], mk(c, k->value.u.i ? "stack" : "concat", full, n->inputs[3]));
+    break;
+  }
+  case GR_ADJ_GATHER: /* a scatter-add: G gets g gathered at the same indices */
+    accum(c, n->inputs[2], gr_ad_mk3(c, "gather", g, n->inputs[3], n->inputs[4]));
+    break;
   default: return no_rule(c, n, "");
   }
   return SG_OK;
 }
 
 /* concat T... [AXIS] / stack T... [AXIS] (or one literal (tuple T ...)): each input
- * gets its slice of g */
+ * gets its slice of g; one other argument (a tuple known at run time, or one tensor)
+ * gets join_grad's tuple of slices */
 static sg_code join(gr_ad *c, gr_node *n, gr_node *g) {
   const gr_op *op = gr_node_prim(n);
   int last = n->ninputs - 1;
@@ -308,6 +345,12 @@ static sg_code join(gr_ad *c, gr_node *n, gr_node *g) {
     tup = n->inputs[1];
     ts = tup->inputs + 1;
     nt = tup->ninputs - 1;
+  } else if (last == 1) {
+    if (!is_const(n->inputs[1])) {
+      gr_node *args[4] = {g, n->inputs[1], axis, gr_ad_int(c, op->code ? 1 : 0)};
+      accum_s(c, n->inputs[1], gr_ad_mkn(c, "join_grad", args, 4));
+    }
+    return SG_OK;
   }
   gr_node **pieces = sg_xcalloc((size_t)nt + 1, sizeof(gr_node *));
   gr_node *off = gr_ad_int(c, 0);

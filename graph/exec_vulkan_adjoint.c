@@ -9,6 +9,7 @@
  *   sens_item               item K of a tuple/record sensitivity (no data moves)
  *   slice_grad (any step)   zeros (fill), then G copied into place by one strided copy
  *   item_grad (tensor row)  the same, G as one row at K along axis 0
+ *   matmul_grad             ops_adjoint.c's chain (reshape, transpose, matmul, sum_like)
  *   gather_grad             one_hot(idx)^T @ G per outer block (`matmul`): the scatter-add
  *                           as a deterministic product, indices checked on the host (read
  *                           back when computed on the device; G stays there)
@@ -355,6 +356,9 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   case GR_ADJ_SLICE: return slice_grad(ctx, args, n, out, done, err);
   case GR_ADJ_ITEM: return item_grad(ctx, args, out, done, err);
   case GR_ADJ_GATHER: return gather_grad(ctx, args, out, done, err);
+  case GR_ADJ_MATMUL: /* reshapes, transposes, matmul, sum_like: each through gr_prim */
+    *done = true;
+    return gr_cpu_adjoint(ctx, op, args, n, out, err);
   default: return SG_OK;
   }
 }

@@ -330,7 +330,7 @@ enum {
 /* kernel codes of the AD helper rows (gr_cpu_adjoint, ops_adjoint.c) */
 enum {
   GR_ADJ_ZEROS_LIKE, GR_ADJ_ADD, GR_ADJ_SUM_LIKE, GR_ADJ_EXPAND_LIKE, GR_ADJ_ITEM,
-  GR_ADJ_SLICE, GR_ADJ_GATHER, GR_ADJ_SENS_ITEM, GR_ADJ_OR_ZEROS
+  GR_ADJ_SLICE, GR_ADJ_GATHER, GR_ADJ_SENS_ITEM, GR_ADJ_OR_ZEROS, GR_ADJ_MATMUL, GR_ADJ_JOIN
 };
 
 struct gr_op {

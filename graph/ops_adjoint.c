@@ -16,6 +16,12 @@
  *   (gather_grad X G IDX AXIS)                 zeros shaped like X, G added at IDX
  *   (sens_item S K)         item K of a tuple/record sensitivity S; none when S is none
  *   (or_zeros S X)          S, or zeros_like X when S is none
+ *   (matmul_grad G A B K)   the adjoint of (matmul A B) for A (K 0) or B (K 1) with
+ *                           NumPy semantics: 1-D operands promoted to a row / column,
+ *                           batch dimensions broadcast and summed back
+ *   (join_grad G T AXIS STACK)  the adjoint of (concat T AXIS) (STACK 0) / (stack T AXIS)
+ *                           (STACK 1) for a T known only at run time: a tuple of G's
+ *                           slices, one per item (a tensor T: its slice)
  */
 #include <string.h>
 
@@ -315,6 +321,174 @@ static sg_code sens_item(const gr_op *op, gr_val *args, gr_val *out, sg_error *e
   return adj_err(err, op, "no such item in the sensitivity");
 }
 
+/* (OP ARGS...) through gr_prim (on a Vulkan device the value stays there). */
+static sg_code prim(gr_ctx *ctx, const char *name, gr_val *args, int n, gr_val *out, sg_error *err) {
+  return gr_prim(ctx, gr_op_lookup(name), args, n, out, err);
+}
+
+/* A tuple of ints. */
+static gr_val int_tuple(const int64_t *v, int n) {
+  gr_val t = {.tag = GV_TUPLE};
+  t.u.o = gv_obj_new(n);
+  for (int i = 0; i < n; i++) t.u.o->items[i] = gv_int(v[i]);
+  return t;
+}
+
+/* x's shape (through the `shape` primitive, so device values work too); -1 when x is
+ * not a tensor. */
+static int shape_of(gr_ctx *ctx, gr_val *x, int64_t *dims, sg_error *err) {
+  gr_val s = gv_none();
+  if (x->tag == GV_TENSOR) { /* on the host: no tuple to build */
+    memcpy(dims, x->u.t->shape, sizeof(int64_t) * (size_t)x->u.t->ndim);
+    return x->u.t->ndim;
+  }
+  if (x->tag != GV_DEVICE) return -1;
+  if (prim(ctx, "shape", x, 1, &s, err)) return -1;
+  int n = s.tag == GV_TUPLE && s.u.o->n <= KN_MAX_DIMS ? s.u.o->n : -1;
+  for (int i = 0; i < n; i++) dims[i] = s.u.o->items[i].tag == GV_INT ? s.u.o->items[i].u.i : 1;
+  gv_release(s);
+  return n;
+}
+
+/* x reshaped to its shape with a 1 inserted before its last `from_end` axes. */
+static sg_code insert_axis(gr_ctx *ctx, gr_val *x, int from_end, gr_val *out, sg_error *err) {
+  int64_t d[KN_MAX_DIMS + 1], e[KN_MAX_DIMS + 1];
+  int n = shape_of(ctx, x, d, err);
+  if (n < 0) n = 0; /* a number: a 0-d value */
+  if (err->code) return err->code;
+  if (n >= KN_MAX_DIMS || from_end > n) return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul_grad: bad sensitivity");
+  for (int i = 0, k = 0; i <= n; i++) e[i] = i == n - from_end ? 1 : d[k++];
+  gr_val args[2] = {*x, int_tuple(e, n + 1)};
+  sg_code rc = prim(ctx, "reshape", args, 2, out, err);
+  gv_release(args[1]);
+  return rc;
+}
+
+/* x with its last two axes swapped (rank >= 2). */
+static sg_code swap_last(gr_ctx *ctx, gr_val *x, int nd, gr_val *out, sg_error *err) {
+  int64_t p[KN_MAX_DIMS];
+  for (int i = 0; i < nd; i++) p[i] = i < nd - 2 ? i : i == nd - 2 ? nd - 1 : nd - 2;
+  gr_val args[2] = {*x, int_tuple(p, nd)};
+  sg_code rc = prim(ctx, "transpose", args, 2, out, err);
+  gv_release(args[1]);
+  return rc;
+}
+
+/* matmul_grad: with A1, B1 the operands promoted to at least 2-D and G1 the sensitivity
+ * reshaped to A1 @ B1's shape, dA = sum_like(G1 @ B1^T, A) and dB = sum_like(A1^T @ G1,
+ * B) (for a 1-D B, (G1^T @ A1) is summed instead: a row, which sums to B's shape). */
+static sg_code matmul_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
+  int64_t da[KN_MAX_DIMS], db[KN_MAX_DIMS], k;
+  int na = shape_of(ctx, &args[1], da, err), nb = shape_of(ctx, &args[2], db, err);
+  if (err->code) return err->code;
+  if (na < 1 || nb < 1) return adj_err(err, op, "expected tensors of rank 1 or more");
+  if (gr_int_arg(op, &args[3], &k, err)) return err->code;
+  gr_val a1 = gv_retain(args[1]), b1 = gv_retain(args[2]), g1 = gv_retain(args[0]), t = gv_none(),
+         u = gv_none(), p = gv_none();
+  sg_code rc = SG_OK;
+  int64_t row[2] = {1, -1}, col[2] = {-1, 1};
+  if (na == 1) { /* A as a row: G gains the row axis */
+    gr_val r[2] = {args[1], int_tuple(row, 2)};
+    gv_release(a1);
+    a1 = gv_none();
+    rc = prim(ctx, "reshape", r, 2, &a1, err);
+    gv_release(r[1]);
+    if (!rc) rc = insert_axis(ctx, &g1, nb == 1 ? 0 : 1, &t, err);
+    if (!rc) gv_release(g1), g1 = t, t = gv_none();
+  }
+  if (!rc && nb == 1) { /* B as a column: G gains the column axis */
+    gr_val r[2] = {args[2], int_tuple(col, 2)};
+    gv_release(b1);
+    b1 = gv_none();
+    rc = prim(ctx, "reshape", r, 2, &b1, err);
+    gv_release(r[1]);
+    if (!rc) rc = insert_axis(ctx, &g1, 0, &t, err);
+    if (!rc) gv_release(g1), g1 = t, t = gv_none();
+  }
+  int ra = na == 1 ? 2 : na, rb = nb == 1 ? 2 : nb;
+  int64_t gdims[KN_MAX_DIMS];
+  int rg = rc ? 0 : shape_of(ctx, &g1, gdims, err);
+  if (!rc && err->code) rc = err->code;
+  if (!rc && k == 0) { /* G1 @ B1^T */
+    rc = swap_last(ctx, &b1, rb, &t, err);
+    gr_val m[2] = {g1, t};
+    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
+  } else if (!rc && nb == 1) { /* (G1^T @ A1): B's gradient as a row */
+    rc = swap_last(ctx, &g1, rg, &t, err);
+    gr_val m[2] = {t, a1};
+    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
+  } else if (!rc) { /* A1^T @ G1 */
+    rc = swap_last(ctx, &a1, ra, &t, err);
+    gr_val m[2] = {t, g1};
+    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
+  }
+  if (!rc) {
+    gr_val s[2] = {p, args[k == 0 ? 1 : 2]};
+    rc = prim(ctx, "sum_like", s, 2, &u, err);
+  }
+  gv_release(a1), gv_release(b1), gv_release(g1), gv_release(t), gv_release(p);
+  if (rc) {
+    gv_release(u);
+    return rc;
+  }
+  *out = u;
+  return SG_OK;
+}
+
+/* join_grad: item i gets G[off_i : off_i + len_i] along AXIS (len 1 for stack, then
+ * reshaped to the item's shape; a Python-float item gets a Python float). */
+static sg_code join_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
+  gr_val *t = &args[1];
+  int64_t axis, stack;
+  if (gr_int_arg(op, &args[2], &axis, err) || gr_int_arg(op, &args[3], &stack, err)) return err->code;
+  bool tup = t->tag == GV_TUPLE;
+  int n = tup ? t->u.o->n : 1;
+  gr_val r = {.tag = GV_TUPLE};
+  r.u.o = gv_obj_new(n);
+  int64_t off = 0;
+  sg_code rc = SG_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    gr_val *item = tup ? &t->u.o->items[i] : t, piece = gv_none();
+    int64_t d[KN_MAX_DIMS];
+    int nd = gv_is_scalar(item) ? 0 : shape_of(ctx, item, d, err);
+    if (nd < 0) {
+      rc = err->code ? err->code : adj_err(err, op, "expected tensors or numbers");
+      break;
+    }
+    int64_t ax = axis < 0 ? axis + nd + (stack ? 1 : 0) : axis, len = 1;
+    if (ax < 0 || ax > nd || (!stack && ax == nd)) {
+      rc = adj_err(err, op, "axis out of range");
+      break;
+    }
+    if (!stack) len = d[ax];
+    gr_val sa[5] = {args[0], gv_int(off), gv_int(off + len), gv_int(1), gv_int(ax)};
+    rc = prim(ctx, "slice", sa, 5, &piece, err);
+    if (!rc && stack && nd > 0) {
+      gr_val ra[2] = {piece, int_tuple(d, nd)};
+      rc = prim(ctx, "reshape", ra, 2, &r.u.o->items[i], err);
+      gv_release(ra[1]);
+    } else if (!rc && stack) { /* a number: the one element, as sum_like gives it */
+      gr_val sa2[2] = {piece, *item};
+      rc = prim(ctx, "sum_like", sa2, 2, &r.u.o->items[i], err);
+    } else if (!rc) {
+      r.u.o->items[i] = gv_retain(piece);
+    }
+    gv_release(piece);
+    off += len;
+  }
+  if (rc) {
+    gv_release(r);
+    return rc;
+  }
+  if (tup) {
+    *out = r;
+  } else {
+    *out = gv_retain(r.u.o->items[0]);
+    gv_release(r);
+  }
+  return SG_OK;
+}
+
 sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   switch (op->code) {
   case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, err);
@@ -325,6 +499,8 @@ sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
   case GR_ADJ_SLICE: return slice_grad(op, args, n, out, err);
   case GR_ADJ_GATHER: return gather_grad(op, args, out, err);
   case GR_ADJ_SENS_ITEM: return sens_item(op, args, out, err);
+  case GR_ADJ_MATMUL: return matmul_grad(ctx, op, args, out, err);
+  case GR_ADJ_JOIN: return join_grad(ctx, op, args, out, err);
   case GR_ADJ_OR_ZEROS:
     if (args[0].tag == GV_NONE) return zeros_like(ctx, &args[1], out, err);
     *out = gv_retain(args[0]);
@@ -353,6 +529,15 @@ GR_INFER(gr_infer_adjoint) {
         args[1]->dtype == KN_FLOAT64) {
       out->kind = GA_SCALAR;
       out->dtype = KN_FLOAT64;
+    }
+    break;
+  case GR_ADJ_MATMUL: /* the operand's type (K known): a float tensor's */
+    if (args[3]->kind == GA_SCALAR && args[3]->has_const && args[3]->cval.tag == GV_INT) {
+      gr_aval *t = args[3]->cval.u.i == 0 ? args[1] : args[2];
+      if (t->kind == GA_TENSOR && float_dt(t->dtype) && x->kind == GA_TENSOR && x->dtype == t->dtype) {
+        *out = *t;
+        out->has_const = false;
+      }
     }
     break;
   case GR_ADJ_SUM_LIKE:

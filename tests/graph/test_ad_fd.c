@@ -2,7 +2,7 @@
  * test_ad_fd.c — gradients of every differentiable tensor primitive (graph/ad_rules.c)
  * against central finite differences in float64, per element of every input, with
  * NumPy broadcasting between inputs of different shapes (the gradient is summed back
- * to each input's shape), optimized and not.
+ * to each input's shape), optimized and not; matmul with 1-D and batched operands.
  */
 #include "ad_test_util.h"
 
@@ -208,6 +208,41 @@ static void fd_slice_update(void **state) {
   for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) check(bodies[i], p, 2);
 }
 
+/* matmul with NumPy semantics (matmul_grad): 1-D operands on either side or both, batched
+ * operands, batch dimensions broadcast (summed back), and the gradient of a gradient */
+static void fd_matmul(void **state) {
+  (void)state;
+  param mv[2] = {P23("a"), P3("b")}, vm[2] = {{"a", 1, {2}}, P23("b")}, vv[2] = {P3("a"), P3("b")};
+  check("(sum (tanh (matmul a b)))", mv, 2);
+  check("(sum (tanh (matmul a b)))", vm, 2);
+  check("(tanh (matmul a b))", vv, 2);
+  param bb[2] = {{"a", 3, {2, 2, 3}}, {"b", 3, {2, 3, 2}}}, bm[2] = {{"a", 3, {2, 2, 3}}, {"b", 2, {3, 2}}};
+  check("(sum (tanh (matmul a b)))", bb, 2);
+  check("(sum (tanh (matmul a b)))", bm, 2); /* b broadcast over the batch: summed back */
+  param mb[2] = {{"a", 2, {2, 3}}, {"b", 3, {2, 3, 2}}}, b1[2] = {{"a", 3, {2, 2, 3}}, P3("b")};
+  check("(sum (tanh (matmul a b)))", mb, 2);
+  check("(sum (tanh (matmul a b)))", b1, 2);
+  param vb[2] = {{"a", 1, {2}}, {"b", 3, {3, 2, 3}}};
+  check("(sum (tanh (matmul a b)))", vb, 2);
+}
+
+/* concat / stack of a tuple known only at run time (join_grad): chosen by an `if`, taken
+ * out of a nested tuple, of Python floats (second order: test_ad_flow.c) */
+static void fd_join_runtime_tuple(void **state) {
+  (void)state;
+  param p[2] = {P23("a"), P21("b")};
+  const char *bodies[] = {
+      "(sum (** (concat (if (> (sum a) 0.0) (tuple a (* b a)) (tuple b b)) 1) 2.0))",
+      "(sum (** (concat (getitem (tuple (tuple (* a 2.0) (sin b)) 1.0) 0) -1) 3.0))",
+      "(sum (** (stack (getitem (tuple (tuple a (* a b)) 1.0) 0) 1) 3.0))",
+      "(sum (** (stack (getitem (tuple (tuple a (* a b)) 1.0) 0) -1) 3.0))",
+      "(sum (** (concat (getitem (tuple a 1.0) 0) 0) 3.0))",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) check(bodies[i], p, 2);
+  param s[2] = {PS("a"), PS("b")};
+  check("(sum (** (stack (getitem (tuple (tuple a (* a b)) 1.0) 0)) 3.0))", s, 2);
+}
+
 static void fd_structures(void **state) {
   (void)state;
   param p[2] = {P23("a"), P3("b")};
@@ -225,6 +260,7 @@ int main(void) {
       cmocka_unit_test(fd_broadcast_binary), cmocka_unit_test(fd_unary_tensors),
       cmocka_unit_test(fd_reductions),       cmocka_unit_test(fd_layout),
       cmocka_unit_test(fd_structures),       cmocka_unit_test(fd_slice_update),
+      cmocka_unit_test(fd_matmul),           cmocka_unit_test(fd_join_runtime_tuple),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,6 +152,45 @@ static void ad_through_closures(void **state) {
   close_to(run_num(pm, "[2.0]"), 12.0, 1e-12);
 }
 
+/* Second-order gradients through the AD helpers' own rules (found by the random
+ * tester, tests/graph/adfuzz.py: "no gradient rule for 'slice_grad'"): grad of a
+ * function that itself takes the gradient of a slice, a gather, a matmul with a 1-D
+ * operand (matmul_grad for both operands) and a stack of a run-time tuple (join_grad). */
+static void ad_second_order_helpers(void **state) {
+  (void)state;
+  const char *sl = "(def g (a) (sum (sin (slice a 0 2))))\n"
+                   "(def d (a) (sum (* ((grad g 0) a) a)))\n(def main (a) ((grad d 0) a))";
+  const char *a3 = "[{\"dtype\":\"float64\",\"shape\":[3],\"data\":[0.5,-1.25,2.0]}]";
+  double v[3], a[3] = {0.5, -1.25, 2.0};
+  for (int no_opt = 0; no_opt < 2; no_opt++) {
+    char *r = run_ok(sl, a3, no_opt);
+    assert_int_equal(nums(r, v, 3), 3);
+    free(r);
+    for (int i = 0; i < 2; i++) close_to(v[i], cos(a[i]) - a[i] * sin(a[i]), 1e-12);
+    close_to(v[2], 0.0, 1e-12);
+    r = run_ok("(def g (a) (sum (sin (gather a (tensor int64 (3) 0 0 2)))))\n"
+               "(def d (a) (sum (* ((grad g 0) a) a)))\n(def main (a) ((grad d 0) a))", a3, no_opt);
+    assert_int_equal(nums(r, v, 3), 3);
+    free(r);
+    close_to(v[0], 2 * (cos(a[0]) - a[0] * sin(a[0])), 1e-12);
+    close_to(v[1], 0.0, 1e-12);
+    close_to(v[2], cos(a[2]) - a[2] * sin(a[2]), 1e-12);
+  }
+  const char *mm = "(def g (a b) (sum (sin (matmul a b))))\n"
+                   "(def d (x) (let a (stack x (* 0.5 x))\n"
+                   "  (let b (reshape (stack x 1.0 (* x x) 0.3 x 2.0) (tuple 2 3))\n"
+                   "    (let gs ((grad g 0 1) a b)\n"
+                   "      (+ (sum (* (getitem gs 0) a)) (sum (* (getitem gs 1) (sin b))))))))\n";
+  char src[1024];
+  snprintf(src, sizeof src, "%s(def main (x) ((grad d 0) x))", mm);
+  close_to(run_num(src, "[0.7]"), fd1(mm, 0.7), 1e-6);
+  /* a stack of a run-time tuple (join_grad's own rule): d = 3x^3 + 3y^3, dd/dx = 9x^2 */
+  const char *jn = "(def g (x y) (sum (** (stack (getitem (tuple (tuple x y) 1.0) 0)) 3.0)))\n"
+                   "(def d (x y) (let gs ((grad g 0 1) x y) (+ (* (getitem gs 0) x) (* (getitem gs 1) y))))\n"
+                   "(def main (x y) ((grad d 0) x y))";
+  close_to(run_num(jn, "[0.7, 1.3]"), 9 * 0.7 * 0.7, 1e-12);
+}
+
 /* The optimizer steps against the formulas, and no gradient through them. */
 static void ad_optimizer_steps(void **state) {
   (void)state;
@@ -196,6 +235,7 @@ int main(void) {
       cmocka_unit_test(ad_through_if),       cmocka_unit_test(ad_through_while),
       cmocka_unit_test(ad_through_recursion), cmocka_unit_test(ad_through_closures),
       cmocka_unit_test(ad_optimizer_steps),  cmocka_unit_test(ad_flow_errors),
+      cmocka_unit_test(ad_second_order_helpers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
