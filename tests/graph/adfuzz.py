@@ -44,38 +44,20 @@ FD_TOL = 1e-5         # |AD - Richardson(FD)| relative
 OPT_TOL = 1e-12
 DEVICE_TOL = 1e-9
 POINTS = 3            # points tried before a program counts as non-smooth
+CASE_TIMEOUT = 120    # seconds a case may take (finite differences run many points)
 
 
 class Tools:
     def __init__(self, tool, device):
-        self.opt = Tool(tool, "cpu")
-        self.noopt = Tool(tool, "cpu")
+        self.opt = Tool(tool, "cpu", CASE_TIMEOUT)
+        self.noopt = Tool(tool, "cpu", CASE_TIMEOUT)
         self.noopt.cmd.append("--no-optimize")
-        self.dev = Tool(tool, device) if device != "none" else None
+        self.dev = Tool(tool, device, CASE_TIMEOUT) if device != "none" else None
 
     def stop(self):
         for t in (self.opt, self.noopt, self.dev):
             if t:
                 t.stop()
-
-
-def run(tool, src, args, entry):
-    """One case on a vkdiff.Tool process, calling def `entry` (Tool.run knows no entry:
-    the same batch protocol with the entry in the header)."""
-    s, a = src.encode(), json.dumps([enc(x) for x in args]).encode()
-    if tool.p is None or tool.p.poll() is not None:
-        tool.start()
-    try:
-        tool.p.stdin.write(f"case {len(s)} {len(a)} {entry}\n".encode() + s + a)
-        tool.p.stdin.flush()
-    except BrokenPipeError:
-        pass
-    r, _, _ = select.select([tool.p.stdout], [], [], 120)
-    line = tool.p.stdout.readline() if r else b""
-    if not line:
-        tool.stop()
-        return {"rc": -1, "stdout": "", "stderr": "gr_tool crashed or hung"}
-    return json.loads(line)
 
 
 def flat(v):
@@ -86,7 +68,7 @@ def flat(v):
 
 
 def grads(tool, prog, src, args):
-    r = run(tool, src, args + [prog.n], "grad_all")
+    r = tool.run(src, args + [prog.n], "grad_all")
     if r["rc"] != 0:
         return None, f"grad_all failed (rc {r['rc']}): {r['stderr'].strip()[-400:]}"
     g = flat(dec(json.loads(r["stdout"])))
@@ -125,7 +107,7 @@ def fd_check(tools, prog, src, args, g):
                 pts.append(a)
             where.append((pi, idx))
     fsrc = prog.fd_source(len(pts))
-    r = run(tools.noopt, fsrc, [x for a in pts for x in a], "fd_all")
+    r = tools.noopt.run(fsrc, [x for a in pts for x in a], "fd_all")
     if r["rc"] != 0:
         return f"f failed (rc {r['rc']}): {r['stderr'].strip()[-400:]}"
     vals = [float(np.asarray(v)) for v in dec(json.loads(r["stdout"]))]
@@ -152,7 +134,7 @@ def check(tools, prog, rng_seed=0):
         args = prog.point(rng)
         g, err = grads(tools.opt, prog, src, args)
         if err:
-            fv = run(tools.opt, src, args + [prog.n], "fval")
+            fv = tools.opt.run(src, args + [prog.n], "fval")
             if fv["rc"] != 0:  # f itself fails: the generator's typing is wrong
                 return "generator", "f fails too: " + fv["stderr"].strip()[-300:]
             return "error", err

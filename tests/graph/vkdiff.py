@@ -49,25 +49,28 @@ class Tool:
     """One `gr_tool batch` process: a case in, its result line out; restarted after a
     crash or hang (which is that case's result)."""
 
-    def __init__(self, tool, device):
+    def __init__(self, tool, device, timeout=CASE_TIMEOUT):
         self.cmd = [tool, "batch", "--device", device] + (["--stats"] if device != "cpu" else [])
         self.p = None
+        self.timeout = timeout
 
     def start(self):
         self.p = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE)
         os.set_blocking(self.p.stderr.fileno(), False)
 
-    def run(self, src, args):
+    def run(self, src, args, entry=None):
+        """One case (calling def `entry`, default the last); a crash or hang is rc -1."""
         if self.p is None or self.p.poll() is not None:
             self.start()
         s, a = src.encode(), json.dumps([enc(x) for x in args]).encode()
+        head = f"case {len(s)} {len(a)}" + (f" {entry}" if entry else "")
         try:
-            self.p.stdin.write(f"case {len(s)} {len(a)}\n".encode() + s + a)
+            self.p.stdin.write(f"{head}\n".encode() + s + a)
             self.p.stdin.flush()
         except BrokenPipeError:
             pass
-        r, _, _ = select.select([self.p.stdout], [], [], CASE_TIMEOUT)
+        r, _, _ = select.select([self.p.stdout], [], [], self.timeout)
         line = self.p.stdout.readline() if r else b""
         if not line:
             self.stop()
