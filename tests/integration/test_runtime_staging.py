@@ -247,6 +247,26 @@ def test_converted_call_converts_an_unconverted_callee_with_staged_arguments(cli
         assert f(x) == uses_helper(x)
 
 
+def test_callees_convert_through_the_functions_own_client(client, daemon):
+    """stagd.function(client=c) converts callees met while tracing through c, not through
+    the default client — which may talk to another daemon or be closed (a closed default
+    failed every on-the-fly conversion with 'closed channel')."""
+    import stagd.runtime.calls as calls
+    closed = stagd.Client(daemon.addr)
+    closed.close()
+    previous = stagd._default_client
+    stagd.set_default_client(closed)
+    calls._converted.clear()  # abs_helper converts again, now
+    try:
+        f = stagd.function(uses_helper, client=client)
+        assert "(if " in f.sexpr(1.0)
+        assert f(-3.0) == uses_helper(-3.0)
+        with pytest.raises(stagd.FailedPrecondition, match="which was closed"):
+            stagd.constant(1.0)  # the closed default says so
+    finally:
+        stagd.set_default_client(previous)
+
+
 def test_converted_call_without_a_converter_runs_the_callee_as_written(client):
     old = sg__.set_converter(False)
     try:

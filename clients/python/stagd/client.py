@@ -178,12 +178,16 @@ class Client:
         self._primitives = frozenset()
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
+        self._closed = False
         _live.add(self)
 
     # -- generic ----------------------------------------------------------------
     def call(self, method_name, request=None, timeout=None):
         """Calls `method_name` ("Version", or "Health.Check"); `request` is a message of
         the method's request type, a dict of its fields, or None (empty)."""
+        if self._closed:
+            raise FailedPrecondition(f"stagd: {method_name} on {self!r}, which was closed "
+                                     "(connect again, or set_default_client another)", None)
         try:
             path, req_cls, reply_cls = self._methods[method_name]
         except KeyError:
@@ -292,7 +296,10 @@ class Client:
 
     # -- lifetime -----------------------------------------------------------------
     def close(self):
+        if self._closed:
+            return
         self.end_session()
+        self._closed = True
         self._channel.close()
 
     def __enter__(self):

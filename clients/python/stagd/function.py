@@ -288,6 +288,8 @@ class Function:
         b = _sx.push()
         tr = _Trace(b, params)
         _traces.append(tr)
+        from .runtime.calls import tracing_client
+        token = tracing_client.set(self.client())
         try:
             result = conv(*call_args)
             arity = len(result) if isinstance(result, tuple) else None
@@ -295,6 +297,7 @@ class Function:
             last_bindings = list(b.bindings)
             body = b.close(result_expr)
         finally:
+            tracing_client.reset(token)
             _sx.pop(b)
             _traces.pop()
         self.trace_count += 1

@@ -6,6 +6,7 @@
 #    staged arguments is converted on the fly (through the Convert RPC, or the
 #    converter set with `set_converter`), so its control flow stages too.
 # Plain arguments always get a plain Python call.
+import contextvars
 import functools
 import inspect
 import sys
@@ -145,9 +146,15 @@ def _convertible(fn):
     return bool(path) and not path.startswith(_library_dirs())
 
 
+# The client of the stagd.function being traced: callees met while tracing convert
+# through its daemon, not the default client's (which may be another or closed).
+tracing_client = contextvars.ContextVar("stagd_tracing_client", default=None)
+
+
 def _default_convert(source, filename):
     from .. import _client
-    reply = _client().call("Convert", {"source": source, "filename": filename})
+    client = tracing_client.get() or _client()
+    reply = client.call("Convert", {"source": source, "filename": filename})
     if any(d.severity == 1 or d.code in ("unsupported-construct", "reserved-name")
            for d in reply.diagnostics):
         return None
