@@ -2,7 +2,9 @@
  * ad.c — reverse-mode automatic differentiation on the graph IR (issue #7), Myia
  * style. `(grad f i ...)` lowers to an apply of the `grad` primitive; after lowering,
  * gr_ad_expand replaces each such node whose function is a top-level def by a constant
- * naming a new gradient graph `grad_f`.
+ * naming a new gradient graph `grad_f`; for a closure f (a lambda or nested def),
+ * `grad_f` is nested where f is and takes what f captured as constants, each
+ * `(captured X)` (fwd_captured).
  *
  * The gradient graph replays f's primitive applies (a tape, in forward order) and
  * walks the tape backwards, adding each input's adjoint with the primitive's rule
@@ -427,6 +429,33 @@ static scope *owner_scope(scope *s, const gr_node *x) {
 
 static gr_node *fwd_apply(adc *c, scope *s, gr_node *x);
 
+static bool encloses(const gr_graph *outer, const gr_graph *g) {
+  for (g = g ? g->parent : NULL; g; g = g->parent)
+    if (g == outer) return true;
+  return false;
+}
+
+/* A node of a graph enclosing the differentiated closure (grad of a lambda or nested
+ * def): a constant of the gradient, (captured X) in the gradient graph, which is
+ * nested where the closure is. `captured` fails at run time on a function value,
+ * whose ▶ version a call inside the gradient would need; in grad of grad it is the
+ * identity, so the outer gradient flows through the capture. */
+static gr_node *fwd_captured(scope *s, gr_node *x) {
+  scope *top = s;
+  while (top->up) top = top->up;
+  adc *c = top->c;
+  if (!encloses(x->graph, top->orig)) {
+    gr_error_at(c->err, SG_INTERNAL, c->m, x, "internal: grad: node of an unknown scope");
+    return NULL;
+  }
+  void *got;
+  if (sg_map_get(&top->map, (uintptr_t)x, &got)) return got;
+  gr_node *in[2] = {prim(c, "captured"), x};
+  gr_node *r = fnode(c, in, 2, x);
+  sg_map_put(&top->map, (uintptr_t)x, r);
+  return r;
+}
+
 /* The node that stands for original node x in the forward graphs. */
 static gr_node *fwd(adc *c, scope *s, gr_node *x) {
   void *got;
@@ -444,10 +473,7 @@ static gr_node *fwd(adc *c, scope *s, gr_node *x) {
     return r;
   }
   scope *o = owner_scope(s, x);
-  if (!o) {
-    gr_error_at(c->err, SG_INTERNAL, c->m, x, "internal: grad: node of an unknown scope");
-    return NULL;
-  }
+  if (!o) return fwd_captured(s, x);
   if (o != s) return fwd(o->c, o, x);
   if (sg_map_get(&s->map, (uintptr_t)x, &got)) return got;
   if (x->kind == GR_PARAM) {
@@ -534,6 +560,13 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
   }
   /* a call of a function value or of a recursive def: its ▶ version */
   gr_node *h2 = fwd(c, s, head);
+  if (h2 && is_prim(h2, "captured")) {
+    gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, x,
+                "grad: the differentiated closure calls '%s', a function value captured from "
+                "its enclosing def; not implemented (pass it as a parameter of a top-level "
+                "def, or use a literal lambda)", head->name ? head->name : "?");
+    goto out;
+  }
   if (h2) r = jcall(c, x, h2, in + 1, na);
 out:
   free(in);
@@ -663,7 +696,10 @@ done:
 static gr_graph *build_grad(gr_module *m, ad_state *st, gr_graph *f, const int *idx, int nidx,
                             const gr_node *site, sg_error *err) {
   adc c = {.m = m, .err = err, .site = site, .st = st};
-  c.g = c.fg = generated_graph(m, "grad", f->name ? f->name : "fn");
+  /* a closure's gradient is nested where the closure is: it sees what the closure
+   * captured (fwd_captured) */
+  c.g = c.fg = f->parent ? gr_graph_new(m, jname(m, "grad", f), f->parent)
+                         : generated_graph(m, "grad", f->name ? f->name : "fn");
   c.g->line = f->line;
   c.g->col = f->col;
   scope s = {SG_MAP_INIT, NULL, f, &c};
@@ -704,10 +740,11 @@ static _Thread_local ad_state *cur_state;
 static sg_code expand_node(gr_module *m, gr_node *n, sg_error *err) {
   int na = n->ninputs - 1;
   gr_node *fn = n->inputs[1];
-  if (!gr_is_const_graph(fn) || fn->value.u.g->parent)
+  if (!gr_is_const_graph(fn))
     return gr_error_at(err, SG_UNIMPLEMENTED, m, n,
-                       "grad: the function must name a top-level def (take the gradient of "
-                       "a def that calls the closure instead)");
+                       "grad: the function must be a def, nested def or lambda written where "
+                       "grad is taken; grad of a function value known only at run time (a "
+                       "parameter, a tuple item, the result of an 'if') is not implemented");
   gr_graph *f = fn->value.u.g;
   if (expand_graph(m, f, err)) return err->code;
   int *idx = sg_xcalloc((size_t)(na > 1 ? na : 1), sizeof(int));

@@ -276,7 +276,8 @@ static sg_code adjoint(gr_ad *c, gr_node *n, gr_node *g) {
   case GR_ADJ_SENS_ITEM: /* (sens_item S K): S gets a sensitivity with slot K set */
     accum_s(c, a, gr_ad_mk3(c, "item_grad", a, n->inputs[2], g));
     break;
-  case GR_ADJ_OR_ZEROS: accum_s(c, a, g); break;
+  case GR_ADJ_OR_ZEROS:
+  case GR_ADJ_CAPTURED: accum_s(c, a, g); break;
   case GR_ADJ_ADD:
     accum_s(c, a, g);
     accum_s(c, n->inputs[2], g);

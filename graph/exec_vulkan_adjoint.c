@@ -7,9 +7,11 @@
  *   sum_like                `sum` over the broadcast axes (last first), then `reshape`
  *   expand_like             `reshape` (re-inserting the reduced axis), then `+` onto zeros
  *   sens_item               item K of a tuple/record sensitivity (no data moves)
+ *   captured                the value itself (no data moves)
  *   slice_grad (any step)   zeros (fill), then G copied into place by one strided copy
  *   item_grad (tensor row)  the same, G as one row at K along axis 0
  *   matmul_grad             ops_adjoint.c's chain (reshape, transpose, matmul, sum_like)
+ *   join_grad               ops_adjoint.c's slices of G, one per item (reshaped for stack)
  *   gather_grad             one_hot(idx)^T @ G per outer block (`matmul`): the scatter-add
  *                           as a deterministic product, indices checked on the host (read
  *                           back when computed on the device; G stays there)
@@ -304,10 +306,10 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   kn_dtype dt, gdt;
   int nd, gn;
   const int64_t *shape, *gs;
-  /* moving no data itself: sens_item, and the rows on tuples and records, which
+  /* moving no data itself: sens_item, captured, and the rows on tuples and records, which
    * ops_adjoint.c builds item by item through gr_prim (each item on the device) */
   bool none0 = args[0].tag == GV_NONE;
-  if (op->code == GR_ADJ_SENS_ITEM ||
+  if (op->code == GR_ADJ_SENS_ITEM || op->code == GR_ADJ_CAPTURED ||
       (composite(&args[0]) && (op->code == GR_ADJ_ZEROS_LIKE || op->code == GR_ADJ_ITEM ||
                                (op->code == GR_ADJ_ADD && args[1].tag == args[0].tag))) ||
       (op->code == GR_ADJ_OR_ZEROS && (!none0 || composite(&args[1]))) ||
@@ -357,6 +359,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   case GR_ADJ_ITEM: return item_grad(ctx, args, out, done, err);
   case GR_ADJ_GATHER: return gather_grad(ctx, args, out, done, err);
   case GR_ADJ_MATMUL: /* reshapes, transposes, matmul, sum_like: each through gr_prim */
+  case GR_ADJ_JOIN:   /* one slice (and reshape) per item, each through gr_prim */
     *done = true;
     return gr_cpu_adjoint(ctx, op, args, n, out, err);
   default: return SG_OK;

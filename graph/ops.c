@@ -100,6 +100,7 @@ static const gr_op ops[] = {
     ROW("or_zeros", NULL, 2, 2, P, GR_ADJ_OR_ZEROS, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("matmul_grad", NULL, 4, 4, P, GR_ADJ_MATMUL, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("join_grad", NULL, 4, 4, P, GR_ADJ_JOIN, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("captured", NULL, 1, 1, P, GR_ADJ_CAPTURED, gr_infer_adjoint, gr_cpu_adjoint),
     /* optimizer steps (ops_optim.c): no gradient flows through an update */
     ROW("sgd_momentum", NULL, 5, 5, NG, 0, gr_infer_optim, gr_cpu_optim),
     ROW("adam", NULL, 6, 9, NG, 1, gr_infer_optim, gr_cpu_optim),

@@ -11,7 +11,8 @@
  *   (expand_like G X [AX])  G broadcast to X's shape (after re-inserting the reduced
  *                           axis AX): the adjoint of a reduction
  *   (item_grad X K G)       zeros_like X with item K (tuple index, record field, row of
- *                           a tensor) set to G: the adjoint of getitem/getattr
+ *                           a tensor) set to G: the adjoint of getitem/getattr;
+ *                           none for a none X (the adjoint of (sens_item none K))
  *   (slice_grad X G START STOP [STEP [AXIS]])  zeros shaped like X, the slice set to G
  *   (gather_grad X G IDX AXIS)                 zeros shaped like X, G added at IDX
  *   (sens_item S K)         item K of a tuple/record sensitivity S; none when S is none
@@ -22,6 +23,10 @@
  *   (join_grad G T AXIS STACK)  the adjoint of (concat T AXIS) (STACK 0) / (stack T AXIS)
  *                           (STACK 1) for a T known only at run time: a tuple of G's
  *                           slices, one per item (a tensor T: its slice)
+ *   (captured X)            X itself: a value a differentiated closure captures from its
+ *                           enclosing def (a constant of that gradient); an error for a
+ *                           function value (also inside a tuple or record), whose
+ *                           forward/backward version the gradient would need
  */
 #include <string.h>
 
@@ -218,6 +223,10 @@ static double g_at(const gr_val *g, int64_t i) {
 
 static sg_code item_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
   const gr_val *x = &args[0], *k = &args[1], *g = &args[2];
+  if (x->tag == GV_NONE) { /* the adjoint of (sens_item none K): nothing flowed */
+    *out = gv_none();
+    return SG_OK;
+  }
   if (composite(x)) {
     int idx = -1;
     if (x->tag == GV_TUPLE && k->tag == GV_INT && k->u.i >= -x->u.o->n && k->u.i < x->u.o->n)
@@ -489,6 +498,16 @@ static sg_code join_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out
   return SG_OK;
 }
 
+/* captured: a function value (also inside a tuple or record) cannot be a constant of
+ * a gradient, since calling it there would need its forward/backward version */
+static bool holds_function(const gr_val *v) {
+  if (v->tag == GV_GRAPH || v->tag == GV_CLOSURE || v->tag == GV_PRIM) return true;
+  if (!composite(v)) return false;
+  for (int i = 0; i < v->u.o->n; i++)
+    if (holds_function(&v->u.o->items[i])) return true;
+  return false;
+}
+
 sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   switch (op->code) {
   case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, err);
@@ -501,6 +520,13 @@ sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
   case GR_ADJ_SENS_ITEM: return sens_item(op, args, out, err);
   case GR_ADJ_MATMUL: return matmul_grad(ctx, op, args, out, err);
   case GR_ADJ_JOIN: return join_grad(ctx, op, args, out, err);
+  case GR_ADJ_CAPTURED:
+    if (holds_function(&args[0]))
+      return adj_err(err, op, "differentiating a closure that uses a function value captured from "
+                              "its enclosing def is not implemented (pass it as a parameter of a "
+                              "top-level def, or bind it with a literal lambda)");
+    *out = gv_retain(args[0]);
+    return SG_OK;
   case GR_ADJ_OR_ZEROS:
     if (args[0].tag == GV_NONE) return zeros_like(ctx, &args[1], out, err);
     *out = gv_retain(args[0]);
@@ -514,6 +540,7 @@ sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
 GR_INFER(gr_infer_adjoint) {
   gr_aval *x = args[0];
   switch (op->code) {
+  case GR_ADJ_CAPTURED: *out = *x; break;
   case GR_ADJ_OR_ZEROS:
     x = args[1];
     /* fall through */

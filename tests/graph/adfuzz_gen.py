@@ -13,8 +13,9 @@ literal tuple and of one known at run time), tuples and records built and
 taken apart, `if` on a data-dependent predicate, functional `while` loops carrying a
 tensor with a bounded counter, calls of helper defs, closures (let-bound and called
 later, passed to the higher-order def `twice`, stored in a tuple, returned by a def),
-recursion on `n`, and the gradient of a helper def used as a value inside f (so grad f
-is a second-order gradient). Values are kept bounded (tanh/sin/sigmoid squash deep
+recursion on `n`, the gradient of a helper def used as a value inside f (so grad f
+is a second-order gradient), and the gradient of a closure (a lambda or nested def over
+f's values). Values are kept bounded (tanh/sin/sigmoid squash deep
 expressions; log/sqrt/`/`/`**` get positive arguments) so finite differences work.
 
 The minimizer (adfuzz.py) shrinks a program by replacing a node by a child of the same
@@ -199,7 +200,8 @@ class Gen:
             gens += [(self.g_softmax, 1.2), (self.g_getitem, 1), (self.g_slice, 1.2),
                      (self.g_gather, 1), (self.g_concat, 1.2), (self.g_stack, 1)]
         gens += [(self.g_while, 1), (self.g_closure, 1.2), (self.g_twice, 0.8),
-                 (self.g_mk, 0.8), (self.g_rec, 0.8), (self.g_grad, 0.8 if in_f else 0.3)]
+                 (self.g_mk, 0.8), (self.g_rec, 0.8), (self.g_grad, 0.8 if in_f else 0.3),
+                 (self.g_gradclo, 0.8 if in_f else 0.3)]
         fs, ws = zip(*gens)
         g = self.rng.choices(fs, ws)[0]
         return g(env, shape, depth - 1, in_f)
@@ -472,6 +474,29 @@ class Gen:
         fmt = f"(getitem ((grad {name} 0 1) {{0}} {{1}}) 0)" if both else f"((grad {name} 0) {{0}} {{1}})"
         return Node(shape, fmt,
                     [self.expr(env, shape, d, in_f), self.expr(env, other, d, in_f)], in_f)
+
+    def g_gradclo(self, env, shape, d, in_f):
+        """The gradient of a closure over f's values: `((grad c 0) ARG)` of a lambda
+        (or a nested def, or `(grad c 0 1)` of two parameters, item 0 taken) whose
+        scalar body reads its parameter and captured values (constants of that
+        gradient, differentiated by grad f: second order through the capture). The
+        body calls no captured closure (unsupported: a located error)."""
+        vals = [(v, s) for v, s in env if is_val(s)]
+        c, q, r = self.fresh("c"), self.fresh("q"), self.fresh("q")
+        other = self.rng.choice(SHAPES)
+        two = self.rng.random() < 0.25
+        scope = vals + [(q, shape)] + ([(r, other)] if two else [])
+        body = self.expr(scope, (), min(d, 2), in_f)
+        if q not in body.text():
+            body = Node((), "(* {0} (sum (sin %s)))" % q, [body], in_f)
+        kids = [body, self.expr(env, shape, d, in_f)]
+        ps, call = q, f"((grad {c} 0) {{1}})"
+        if two:
+            kids.append(self.expr(env, other, d, in_f))
+            ps, call = f"{q} {r}", f"(getitem ((grad {c} 0 1) {{1}} {{2}}) 0)"
+        if self.rng.random() < 0.3:
+            return Node(shape, f"(begin (def {c} ({ps}) {{0}}) {call})", kids, in_f)
+        return Node(shape, f"(let {c} (lambda ({ps}) {{0}}) {call})", kids, in_f)
 
 
 def generate(seed, size=5, depth=3):

@@ -64,7 +64,7 @@ OP_COVERAGE = {
     "grad": "out of scope: AD (graph.ad_train_vulkan compares it with the CPU)",
     **{op: "out of scope: emitted by AD only (graph.ad_train_vulkan)" for op in
        ["zeros_like", "add_grad", "sum_like", "expand_like", "item_grad", "slice_grad",
-        "gather_grad", "sens_item", "or_zeros", "matmul_grad", "join_grad"]},
+        "gather_grad", "sens_item", "or_zeros", "matmul_grad", "join_grad", "captured"]},
     "sgd_momentum": "out of scope: optimizer step (graph.ad_train_vulkan)",
     "adam": "out of scope: optimizer step (graph.ad_train_vulkan)",
     **{op: "out of scope: host effect, no kernel" for op in

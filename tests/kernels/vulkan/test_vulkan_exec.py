@@ -185,6 +185,18 @@ case("gather_grad repeated and negative indices",
 case("gather_grad float64 axis 0",
      "(def f (x g) (gather_grad x g (tensor int32 (3) 1 1 3) 0))",
      [f32(4, 3).astype("float64"), f32(3, 3).astype("float64")], ADJ_ON_DEVICE)
+# join_grad (concat/stack of a tuple known only at run time): one slice per item
+case("join_grad concat of a run-time tuple",
+     "(def f (g a b) (let t (tuple (exp a) (neg b)) (getitem (join_grad (neg g) t 0 0) 1)))",
+     [f32(5, 3), f32(2, 3), f32(3, 3)], ADJ_ON_DEVICE)
+case("join_grad stack axis 1", "(def f (g a b) (getitem (join_grad (exp g) (tuple a b) 1 1) 1))",
+     [f32(3, 2), f32(3), f32(3)], ADJ_ON_DEVICE)
+case("join_grad concat axis -1 float64", "(def f (g a b) (getitem (join_grad g (tuple a b) -1 0) 0))",
+     [f32(2, 5).astype("float64"), f32(2, 2).astype("float64"), f32(2, 3).astype("float64")],
+     ADJ_ON_DEVICE)
+case("grad through stack of a run-time tuple",
+     "(def loss (a b) (sum (* (stack (getitem (tuple (tuple a b) 1.0) 0)) (exp (stack b a)))))"
+     "(def f (a b) ((grad loss 0) a b))", [f32(4), f32(4)], {"cpu_fallbacks": lambda v: v == 0})
 case("grad through gather and getitem",
      "(def loss (w) (sum (* (gather w (tensor int64 (3) 0 2 2) 0) (getitem w 1))))"
      "(def f (w) ((grad loss 0) w))", [f32(4, 3)], {"cpu_fallbacks": lambda v: v == 0})
