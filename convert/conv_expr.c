@@ -200,9 +200,20 @@ static py_expr *get_item(cv *c, py_expr *e, const py_stmt *s, void *ud) {
   return cv_call_sg(c, "get_item", cv_loc_of_expr(e), 2, e->v.Subscript.value, sl);
 }
 
-/* An index `x[K] = v` / `x[K] op= v` is rewritten for: simple parts, slices of simple
- * parts (`a:b:c`, any part omitted) and tuples of those (NumPy basic indexing). */
-static bool settable_part(const py_expr *i) {
+/* `x[K] = v` / `x[K] op= v` on a local name x becomes `x = sg__.set_item(x, K', v)`
+ * (docs/converter.md "Item assignment"), K' being K as a value. Python evaluates v, x,
+ * K, then calls setitem (augmented: x, K, getitem, v, op, setitem), each once; the
+ * rewrite keeps that order with fresh temporaries where it could be observed:
+ *   - a duplicable key (names, constants, `...`, slices and tuples of those) is
+ *     written out again wherever it is needed; any other key is bound once to key__N
+ *     (after x is read: through obj__N when x may be unbound there);
+ *   - v is bound to value__N first unless it is quiet (cannot raise, runs no code,
+ *     and K cannot rebind a name it reads) or x and K are.
+ * A statement whose key (augmented: or value) can rebind x — a walrus on x, a call
+ * when a nested function declares x nonlocal — keeps Python's own statement. */
+
+/* K itself, or one part of a tuple K: slices are allowed here */
+static bool dup_part(const py_expr *i) {
   if (i->kind == PY_K_Slice)
     return (!i->v.Slice.lower || simple_index(i->v.Slice.lower)) &&
            (!i->v.Slice.upper || simple_index(i->v.Slice.upper)) &&
@@ -210,16 +221,78 @@ static bool settable_part(const py_expr *i) {
   return simple_index(i);
 }
 
-static bool settable_index(const py_expr *i) {
-  if (i->kind != PY_K_Tuple) return settable_part(i);
-  if (PY_SEQ_LEN(i->v.Tuple.elts) > 16) return false;
+/* A key that may be evaluated twice: the same value, the same (absent) effects. */
+static bool dup_index(const py_expr *i) {
+  if (i->kind != PY_K_Tuple) return dup_part(i);
   for (int k = 0; k < PY_SEQ_LEN(i->v.Tuple.elts); k++)
-    if (!settable_part(i->v.Tuple.elts->a[k])) return false;
+    if (!dup_part(i->v.Tuple.elts->a[k])) return false;
   return true;
 }
 
-/* K as a value (a fresh copy each call: the augmented form reads it twice): a slice
- * becomes sg__.slice_(LOWER, UPPER, STEP), a tuple a tuple of those. */
+typedef struct item_ctx {
+  cv *c;
+  const py_scope *sc;
+  py_symset defined;    /* definitely bound on entry to the statement */
+  py_expr *key, *value; /* the statement's K and v */
+  const char *name;     /* the visitors' name */
+  bool found;
+} item_ctx;
+
+static bool walrus_on_name(void *node, py_kind kind, void *ud) {
+  item_ctx *q = ud;
+  if (kind == PY_K_NamedExpr) {
+    const py_expr *t = ((py_expr *)node)->v.NamedExpr.target;
+    if (t->kind == PY_K_Name && !strcmp(t->v.Name.id, q->name)) q->found = true;
+  }
+  return !q->found && py_visit_children(node, walrus_on_name, ud);
+}
+
+static bool nonlocal_name(void *node, py_kind kind, void *ud) {
+  item_ctx *q = ud;
+  if (kind == PY_K_FunctionDef || kind == PY_K_AsyncFunctionDef) {
+    const py_scope *inner = py_an_scope(q->c->an, node);
+    if (inner && py_symset_has(inner->nonlocals, py_an_sym(q->c->an, q->name))) q->found = true;
+  }
+  return !q->found && py_visit_children(node, nonlocal_name, ud);
+}
+
+/* Can evaluating e rebind the local `name` (a walrus on it; a call, when a nested
+ * function declares it nonlocal)? */
+static bool may_rebind(item_ctx *q, py_expr *e, const char *name) {
+  q->name = name;
+  q->found = false;
+  walrus_on_name(e, e->kind, q);
+  py_seq *body = ((const py_stmt *)q->sc->node)->v.FunctionDef.body;
+  for (int i = 0; i < PY_SEQ_LEN(body) && !q->found; i++) nonlocal_name(body->a[i], ((py_stmt *)body->a[i])->kind, q);
+  return q->found;
+}
+
+/* e cannot raise, runs no code, and has the same value whenever the statement reads
+ * it: a constant, a number's negation, a local name bound on every path to the
+ * statement that neither K nor v can rebind, and slices / tuples of those. */
+static bool quiet(item_ctx *q, const py_expr *e) {
+  switch (e->kind) {
+  case PY_K_Constant: return true;
+  case PY_K_UnaryOp:
+    return (e->v.UnaryOp.op == PY_USub || e->v.UnaryOp.op == PY_UAdd) && e->v.UnaryOp.operand->kind == PY_K_Constant &&
+           (e->v.UnaryOp.operand->v.Constant.value.kind == PY_CONST_INT ||
+            e->v.UnaryOp.operand->v.Constant.value.kind == PY_CONST_FLOAT);
+  case PY_K_Name:
+    return cv_is_local(q->c, q->sc, e->v.Name.id) && py_symset_has(q->defined, py_an_sym(q->c->an, e->v.Name.id)) &&
+           !may_rebind(q, q->key, e->v.Name.id) && !may_rebind(q, q->value, e->v.Name.id);
+  case PY_K_Slice:
+    return (!e->v.Slice.lower || quiet(q, e->v.Slice.lower)) && (!e->v.Slice.upper || quiet(q, e->v.Slice.upper)) &&
+           (!e->v.Slice.step || quiet(q, e->v.Slice.step));
+  case PY_K_Tuple:
+    for (int k = 0; k < PY_SEQ_LEN(e->v.Tuple.elts); k++)
+      if (!quiet(q, e->v.Tuple.elts->a[k])) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* K as a value (a fresh copy each call: the augmented form reads a duplicable key
+ * twice): a slice becomes sg__.slice_(LOWER, UPPER, STEP), a tuple a tuple of those. */
 static py_expr *index_value(cv *c, py_expr *i, cv_loc at) {
   if (i->kind == PY_K_Name) return cv_name(c, i->v.Name.id, PY_Load, at);
   if (i->kind == PY_K_Slice) {
@@ -228,12 +301,11 @@ static py_expr *index_value(cv *c, py_expr *i, cv_loc at) {
     return cv_call_sg(c, "slice_", at, 3, p[0], p[1], p[2]);
   }
   if (i->kind == PY_K_Tuple) {
-    int n = PY_SEQ_LEN(i->v.Tuple.elts);
-    void *items[16]; /* settable_index: at most 16 */
-    for (int k = 0; k < n; k++) items[k] = index_value(c, i->v.Tuple.elts->a[k], at);
-    return cv_tuple(c, cv_seq_n(c, n, items), PY_Load, at);
+    cv_vec items = {0};
+    for (int k = 0; k < PY_SEQ_LEN(i->v.Tuple.elts); k++) cv_push(c, &items, index_value(c, i->v.Tuple.elts->a[k], at));
+    return cv_tuple(c, cv_seq(c, &items), PY_Load, at);
   }
-  return i; /* constants are never rewritten: shared */
+  return i; /* constants are shared (never rewritten); any other part is used once */
 }
 
 static void set_item_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
@@ -244,24 +316,44 @@ static void set_item_stmt(cv *c, py_stmt *s, cv_vec *out, void *ud) {
     t = s->v.Assign.targets->a[0], value = s->v.Assign.value;
   else if (aug)
     t = s->v.AugAssign.target, value = s->v.AugAssign.value;
-  if (t && t->kind == PY_K_Subscript && t->v.Subscript.value->kind == PY_K_Name &&
-      settable_index(t->v.Subscript.slice)) {
-    const char *x = t->v.Subscript.value->v.Name.id;
-    const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
-    if (sc && sc->kind == PY_SCOPE_FUNCTION && cv_is_local(c, sc, x)) {
-      cv_loc at = cv_loc_of_stmt(s);
-      py_expr *k = t->v.Subscript.slice;
-      if (aug) /* x[K] op= v  ->  x = sg__.set_item(x, K, sg__.aug_item('Op', x[K], v)) */
-        value = cv_call_sg(c, "aug_item", at, 3, cv_str(c, py_operator_name(s->v.AugAssign.op), at),
-                           cv_call_sg(c, "get_item", at, 2, cv_name(c, x, PY_Load, at), index_value(c, k, at)),
-                           value);
-      cv_push(c, out,
-              cv_assign_name(c, x, cv_call_sg(c, "set_item", at, 3, cv_name(c, x, PY_Load, at), index_value(c, k, at), value),
-                             at));
-      return;
-    }
+  const py_scope *sc = c->an ? py_an_scope_of(c->an, s) : NULL;
+  if (!t || t->kind != PY_K_Subscript || t->v.Subscript.value->kind != PY_K_Name || !sc ||
+      sc->kind != PY_SCOPE_FUNCTION || !cv_is_local(c, sc, t->v.Subscript.value->v.Name.id)) {
+    cv_push(c, out, s);
+    return;
   }
-  cv_push(c, out, s);
+  const char *x = t->v.Subscript.value->v.Name.id;
+  py_expr *k = t->v.Subscript.slice, *xe = t->v.Subscript.value;
+  item_ctx q = {c, sc, py_an_defined_in(c->an, s), k, value, NULL, false};
+  bool dup = dup_index(k), qx = quiet(&q, xe), qk = quiet(&q, k), qv = quiet(&q, value);
+  bool rk = !qk && may_rebind(&q, k, x), rv = !qv && may_rebind(&q, value, x);
+  if (rk || (aug && rv)) { /* x = set_item(the x read first, ...) would undo the rebinding */
+    cv_push(c, out, s);
+    return;
+  }
+  cv_loc at = cv_loc_of_stmt(s);
+  const char *o = x, *kn = NULL; /* x is read through o; a bound key is kn */
+  if (aug && !dup) {
+    int n = ++c->counter;
+    if (!qx) { /* x before K: it may be unbound */
+      o = cv_fresh(c, "obj", n);
+      cv_push(c, out, cv_assign_name(c, o, cv_name(c, x, PY_Load, at), at));
+    }
+    kn = cv_fresh(c, "key", n);
+    cv_push(c, out, cv_assign_name(c, kn, index_value(c, k, at), at));
+  }
+  if (aug) /* x[K] op= v  ->  x = sg__.set_item(x, K, sg__.aug_item('Op', sg__.get_item(x, K), v)) */
+    value = cv_call_sg(c, "aug_item", at, 3, cv_str(c, py_operator_name(s->v.AugAssign.op), at),
+                       cv_call_sg(c, "get_item", at, 2, cv_name(c, o, PY_Load, at),
+                                  kn ? cv_name(c, kn, PY_Load, at) : index_value(c, k, at)),
+                       value);
+  else if (!qv && !(qx && qk)) { /* v before x and K (a v that may rebind x makes x not quiet) */
+    const char *vn = cv_fresh(c, "value", ++c->counter);
+    cv_push(c, out, cv_assign_name(c, vn, value, at));
+    value = cv_name(c, vn, PY_Load, at);
+  }
+  py_expr *key = kn ? cv_name(c, kn, PY_Load, at) : index_value(c, k, at);
+  cv_push(c, out, cv_assign_name(c, x, cv_call_sg(c, "set_item", at, 3, cv_name(c, o, PY_Load, at), key, value), at));
 }
 
 /* ------------------------------------------------------------------ builtins */

@@ -165,7 +165,47 @@ static void test_set_item_keys(void **state) {
   HAS(r, "x = sg__.set_item(x, (sg__.slice_(None, None, None), i), sg__.aug_item('Add', "
          "sg__.get_item(x, (sg__.slice_(None, None, None), i)), v))");
   HAS(r, "x = sg__.set_item(x, (None, -1), sg__.aug_item('Mult', sg__.get_item(x, (None, -1)), 2))");
-  HAS(r, "x[sg__.converted_call(g, (i,), {})] = v"); /* not a simple key: Python's own */
+  HAS(r, "x = sg__.set_item(x, sg__.converted_call(g, (i,), {}), v)"); /* v quiet: no temporary */
+  py_conv_result_free(&r);
+}
+
+/* item assignment with computed keys: Python's order (v, x, K; augmented x, K, get, v)
+ * through temporaries only where it could be observed */
+static void test_set_item_computed_keys(void **state) {
+  (void)state;
+  py_conv_result r = conv("def f(x, i, v, idx):\n    x[i + 1] = h(v)\n    x[g(i)] += v\n    x[:, i - 1] = v\n"
+                          "    x[idx[i]] = v\n    x[i] = h(v)\n    if i:\n        y = x\n    y[i - 1] -= v\n"
+                          "    x[(x := v)[0]] = 1\n    x[*idx, 1] = 2\n    z[i] = h(v)\n    x[i:-1] += h(v)\n"
+                          "    x[0] = (x := h(v))\n    x[(v := i)] = v\n    x[i] = (i := v)\n    return x\n",
+                          PY_STYLE_AUTOGRAPH, NULL);
+  /* a computed key and a value that runs code: the value first */
+  HAS(r, "value__1 = sg__.converted_call(h, (v,), {})\n    x = sg__.set_item(x, i + 1, value__1)\n");
+  /* augmented: the key once, before the read */
+  HAS(r, "key__2 = sg__.converted_call(g, (i,), {})\n"
+         "    x = sg__.set_item(x, key__2, sg__.aug_item('Add', sg__.get_item(x, key__2), v))\n");
+  /* a quiet value: no temporary, whatever the key */
+  HAS(r, "x = sg__.set_item(x, (sg__.slice_(None, None, None), i - 1), v)");
+  HAS(r, "x = sg__.set_item(x, sg__.get_item(idx, i), v)");
+  /* a simple key on a bound target: the value's place does not matter */
+  HAS(r, "x = sg__.set_item(x, i, sg__.converted_call(h, (v,), {}))");
+  /* a possibly unbound target is read before the key */
+  HAS(r, "obj__3 = sg__.ld(y)\n    key__3 = i - 1\n"
+         "    y = sg__.set_item(obj__3, key__3, sg__.aug_item('Sub', sg__.get_item(obj__3, key__3), v))\n");
+  /* the key rebinds x: Python's own statement */
+  HAS(r, "x[(x := v)[0]] = 1");
+  HAS(r, "x = sg__.set_item(x, (*idx, 1), 2)");
+  /* z is not a local (a global): Python's own statement */
+  HAS(r, "z[i] = sg__.converted_call(h, (v,), {})");
+  /* a duplicable key is written out twice, no temporary */
+  HAS(r, "x = sg__.set_item(x, sg__.slice_(i, -1, None), sg__.aug_item('Add', "
+         "sg__.get_item(x, sg__.slice_(i, -1, None)), sg__.converted_call(h, (v,), {})))");
+  /* the value rebinds x: it goes first, even with a quiet key */
+  HAS(r, " = (x := sg__.converted_call(h, (v,), {}))\n    x = sg__.set_item(x, 0, value__");
+  /* a name the key (the value) rebinds is not quiet: the value goes first */
+  HAS(r, " = v\n    x = sg__.set_item(x, (v := i), value__");
+  HAS(r, " = (i := v)\n    x = sg__.set_item(x, i, value__");
+  LACKS(r, "key__4");
+  LACKS(r, "obj__2");
   py_conv_result_free(&r);
 }
 
@@ -510,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_flat_guards),
       cmocka_unit_test(test_tail_return_kept),
       cmocka_unit_test(test_assert_lists_slices), cmocka_unit_test(test_set_item_keys),
+      cmocka_unit_test(test_set_item_computed_keys),
       cmocka_unit_test(test_builtins_and_calls),
       cmocka_unit_test(test_control_flow_state),
       cmocka_unit_test(test_undefined_and_ld),

@@ -1,7 +1,8 @@
 # NumPy basic indexing through the daemon (runtime/indexing.py; docs/runtime.md
 # "Indexing", docs/client.md "Indexing"): reading and writing staged values
 # (stagd.function) and eager tensors against NumPy over a table of keys, on the CPU and
-# vulkan:0; augmented item assignment; staged ints as indices and bounds; the errors
+# vulkan:0; augmented item assignment; staged ints as indices and bounds; computed keys
+# (`x[i + 1] = v`, `x[idx[j]] += d`, computed slice bounds) and gradients through them; the errors
 # NumPy raises (same exception types, located at the user's line) with the daemon
 # serving on; gradients through a staged function that writes slices.
 import numpy as np
@@ -60,8 +61,20 @@ def dynamic_key(x, i, j, v):
     return y, x
 
 
-def computed_key(x, i):
-    x[i - 1] = 0.0
+def nested_key(x, i):
+    x[0][i] = 0.0  # the target is an item, not a local name
+    return x
+
+
+def computed_keys(x, idx, i, v):
+    # computed keys (the converter binds the key, and the value first where it must):
+    # arithmetic on a staged int, an item of an index tensor, computed slice bounds
+    x[i + 1] = v * 2.0
+    x[idx[1], 1:i + 3] += 2.0
+    x[:, i - 1, ::2] *= v[0, ::2]
+    x[idx[0] - 1, ..., i * 2] = x[0, 0, i]
+    for k in range(i):
+        x[k + 1, k] -= 1.0
     return x
 
 
@@ -128,6 +141,21 @@ def test_staged_ints_as_indices_and_bounds(device):
     assert f.trace_count == 1  # one graph for every index value
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_computed_keys_match_numpy(device):
+    f = stagd.function(computed_keys)
+    g = stagd.function(computed_keys)
+    idx = np.array([2, 0, 3], np.int64)
+    v = value_of((5, 6), 7)
+    with stagd.device(device):
+        for i in (1, 2):
+            want = computed_keys(X.copy(), idx, i, v)  # plain Python on NumPy arrays
+            for h, ii in ((f, i), (g, stagd.constant(np.int64(i)))):
+                got = h(X, stagd.constant(idx), ii, v)
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=f"i={ii!r}")
+    assert g.trace_count == 1  # one graph for every staged i
+
+
 def test_index_errors_are_numpys_types_at_the_users_line():
     f = stagd.function(read_key, static_argnames=("key",))
     w = stagd.function(write_key, static_argnames=("key",))
@@ -147,8 +175,8 @@ def test_index_errors_are_numpys_types_at_the_users_line():
                 call()
             if e.type is TypeError:
                 assert "gather" in str(e.value) and "where" in str(e.value)
-    with pytest.raises(TypeError, match="bind a computed index to a name first"):
-        stagd.function(computed_key)(X, 1)
+    with pytest.raises(TypeError, match="item assignment on a staged tensor needs a local variable"):
+        stagd.function(nested_key)(X, 1)
     with pytest.raises(ValueError, match="step cannot be zero"):
         t[::0]
     # a value that does not broadcast to the item
@@ -182,6 +210,22 @@ def staged_writes_np(x, v):
     return np.sum(y * y)
 
 
+def computed_writes(x, v, i):
+    y = x * 2.0
+    y[i + 1, 0] = v[0] * v[1]
+    y[i - 1:i + 1, 2] += v[0]
+    y[-i, ::-2] *= v[1]
+    return stagd.reduce_sum(y * y)
+
+
+def computed_writes_np(x, v, i):
+    y = x * 2.0
+    y[i + 1, 0] = v[0] * v[1]
+    y[i - 1:i + 1, 2] += v[0]
+    y[-i, ::-2] *= v[1]
+    return np.sum(y * y)
+
+
 def tape_in_function(x, v):
     with stagd.GradientTape() as t:
         t.watch([x, v])
@@ -189,11 +233,8 @@ def tape_in_function(x, v):
     return t.gradient(z, [x, v])
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_gradients_through_a_staged_function_that_writes_slices(device):
-    x0 = np.linspace(-1, 1, 12).reshape(4, 3)
-    v0 = np.array([0.5, -0.25])
-    # central differences in float64
+def central_differences(fn, x0, v0):
+    """d fn / d x and d fn / d v by central differences in float64."""
     fd = []
     for a, shape in ((x0, x0.shape), (v0, v0.shape)):
         g = np.zeros(shape)
@@ -202,8 +243,16 @@ def test_gradients_through_a_staged_function_that_writes_slices(device):
             e[k] = 1e-6
             args_p = (x0 + e, v0) if a is x0 else (x0, v0 + e)
             args_m = (x0 - e, v0) if a is x0 else (x0, v0 - e)
-            g[k] = (staged_writes_np(*args_p) - staged_writes_np(*args_m)) / 2e-6
+            g[k] = (fn(*args_p) - fn(*args_m)) / 2e-6
         fd.append(g)
+    return fd
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_through_a_staged_function_that_writes_slices(device):
+    x0 = np.linspace(-1, 1, 12).reshape(4, 3)
+    v0 = np.array([0.5, -0.25])
+    fd = central_differences(staged_writes_np, x0, v0)
     f = stagd.function(staged_writes)
     with stagd.device(device):
         x = stagd.constant(x0)
@@ -216,6 +265,24 @@ def test_gradients_through_a_staged_function_that_writes_slices(device):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
         for got, want in zip(stagd.function(tape_in_function)(x, v), fd):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradients_through_computed_keys(device):
+    x0 = np.linspace(-1, 1, 12).reshape(4, 3)
+    v0 = np.array([0.5, -0.25])
+    f = stagd.function(computed_writes)
+    with stagd.device(device):
+        x = stagd.constant(x0)
+        v = stagd.constant(v0)
+        for i in (1, 2):
+            fd = central_differences(lambda a, b: computed_writes_np(a, b, i), x0, v0)
+            with stagd.GradientTape() as t:
+                t.watch([x, v])
+                z = f(x, v, stagd.constant(np.int64(i)))
+            assert float(z) == pytest.approx(computed_writes_np(x0, v0, i))
+            for got, want in zip(t.gradient(z, [x, v]), fd):
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
 
 
 def test_tensor_item_assignment_under_a_tape_is_refused():

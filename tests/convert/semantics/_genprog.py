@@ -9,7 +9,9 @@ nested `if`/`elif`/`else`, `while`/`for` with `else`, `break`/`continue`/`return
 depth, `try`/`except`/`else`/`finally`, `with` over managers that log or suppress,
 comprehensions, lambdas, nested defs with closures and `nonlocal`, walrus, chained
 comparisons, `and`/`or` with side effects, augmented assignment, tuple unpacking, `del`,
-`global` (in nested defs too), dict stores / `pop` / `get`, list `pop`, `print`, the
+`global` (in nested defs too), item assignment with computed keys (walrus and side
+effects in the key, slices with computed bounds, nested subscripts `g[i][j] = v`), dict
+stores / `pop` / `get`, list `pop`, `print`, the
 rewritten builtins, f-strings and a string local, `match` statements, small recursive
 nested defs, a class `K` whose method has a random body, managers whose `__exit__`
 raises, `assert` messages that read locals, `nonlocal` names bound on one path only
@@ -83,7 +85,7 @@ class Gen:
     def name(self, ctx):
         """A name to read: usually one that is surely bound here, sometimes any local
         (which may be unbound on this path)."""
-        readable = sorted(ctx["defined"] - {"xs", "out", "d", "s"})
+        readable = sorted(ctx["defined"] - {"xs", "out", "d", "s", "g"})
         if readable and self.chance(0.93):
             return self.pick(readable)
         return self.pick(INTS + LOCALS)
@@ -313,7 +315,22 @@ class Gen:
         ctx["defined"].add(v)
 
     def s_xsstore(self, ind, ctx):
-        self.emit(ind, f"xs[{self.pick(('0', '-1', 'a', '1'))}] = {self.expr(ctx)}")
+        """Item assignment: simple and computed keys (Python evaluates the value, then
+        the target, then the key), slices with computed bounds (never growing xs), and
+        nested subscripts (the outer item is loaded, the inner one stored)."""
+        k = self.r.randrange(7)
+        if k < 2:
+            self.emit(ind, f"xs[{self.pick(('0', '-1', 'a', '1'))}] = {self.expr(ctx)}")
+        elif k < 4:
+            self.emit(ind, f"xs[{self.expr(ctx, 1)}] {self.pick(('=', '=', '+=', '*='))} {self.expr(ctx)}")
+        elif k == 4:
+            step = f":{self.expr(ctx, 2)}" if self.chance(0.3) else ""
+            self.emit(ind, f"xs[{self.expr(ctx, 2)}:{self.expr(ctx, 2)}{step}] = []")
+        else:
+            if "g" not in ctx["defined"]:
+                self.emit(ind, f"g = [[{self.expr(ctx, 2)}, 0], [1, {self.expr(ctx, 2)}]]")
+                ctx["defined"].add("g")
+            self.emit(ind, f"g[{self.expr(ctx, 2)}][{self.expr(ctx, 2)}] {self.pick(('=', '+='))} {self.expr(ctx)}")
 
     def s_append(self, ind, ctx):
         if "out" in ctx["defined"]:

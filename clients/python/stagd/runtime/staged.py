@@ -61,13 +61,12 @@ class Staged:
         return indexing.read(_op, self, key)
 
     def __setitem__(self, key, value):
-        # the converter rewrites `x[K] = v` / `x[K] op= v` on a local name x whose key K
-        # is names, constants, slices and tuples of those into sg__.set_item; other
-        # forms reach here
+        # the converter rewrites `x[K] = v` / `x[K] op= v` on a local name x (any key K)
+        # into sg__.set_item; other targets (`obj.attr[K]`, `x[i][j]`, a global) reach here
         raise TypeError(f"stagd: cannot assign an item of staged {self.sexpr} here: item "
-                        "assignment on a staged tensor needs a local variable and a key of "
-                        "names, constants, slices and tuples of those (bind a computed index "
-                        "to a name first: k = i - 1; x[k] = v)")
+                        "assignment on a staged tensor needs a local variable as its target "
+                        "(bind the tensor to one and assign it back: row = x[i]; row[j] = v; "
+                        "x[i] = row)")
     __hash__ = object.__hash__
 
 
