@@ -96,14 +96,15 @@ static void add_name(cf_fn *f, py_symset *acc, const char *n) {
   *acc = py_symset_union(f->c->an, *acc, one);
 }
 
-typedef struct capture_st {
+/* A tree walk that collects names into *acc (capture_visit, nl_del_visit). */
+typedef struct name_walk {
   cf_fn *f;
   py_symset *acc;
-} capture_st;
+} name_walk;
 
 /* Names a match pattern captures. */
 static bool capture_visit(void *node, py_kind k, void *ud) {
-  capture_st *st = ud;
+  name_walk *st = ud;
   const py_pattern *p = node;
   if (k == PY_K_MatchAs) add_name(st->f, st->acc, p->v.MatchAs.name);
   else if (k == PY_K_MatchStar) add_name(st->f, st->acc, p->v.MatchStar.name);
@@ -139,7 +140,7 @@ static void collect_bound_outside(cf_fn *f, const py_seq *b, py_symset *acc) {
     case PY_K_Match:
       for (int k = 0; k < PY_SEQ_LEN(s->v.Match.cases); k++) {
         const py_match_case *mc = s->v.Match.cases->a[k];
-        capture_st st = {f, acc};
+        name_walk st = {f, acc};
         capture_visit(mc->pattern, mc->pattern->kind, &st);
         collect_bound_outside(f, mc->body, acc);
       }
@@ -851,13 +852,8 @@ static bool has_nested_return(const py_seq *b, int depth) {
 }
 
 /* Names deleted through `nonlocal` in the functions nested in s (any depth). */
-typedef struct nl_del_st {
-  cf_fn *f;
-  py_symset *acc;
-} nl_del_st;
-
 static bool nl_del_visit(void *node, py_kind k, void *ud) {
-  nl_del_st *st = ud;
+  name_walk *st = ud;
   if (k == PY_K_FunctionDef || k == PY_K_AsyncFunctionDef) {
     const py_scope *sc = py_an_scope(st->f->c->an, node);
     if (sc) add_set(st->f, st->acc, py_symset_inter(st->f->c->an, sc->deleted, sc->nonlocals));
@@ -866,7 +862,7 @@ static bool nl_del_visit(void *node, py_kind k, void *ud) {
 }
 
 static void nested_nonlocal_dels(cf_fn *f, py_stmt *s, py_symset *acc) {
-  nl_del_st st = {f, acc};
+  name_walk st = {f, acc};
   nl_del_visit(s, s->kind, &st);
 }
 

@@ -152,16 +152,7 @@ static sg_code update_fits(const gr_aval *sl, const gr_aval *v, sg_error *err) {
     int64_t vl = t.shape[t.ndim - 1 - d], sd = sl->shape[sl->ndim - 1 - d];
     ok = vl < 0 || sd < 0 || vl == 1 || vl == sd;
   }
-  if (ok) return SG_OK;
-  sg_buf b = SG_BUF_INIT;
-  sg_buf_puts(&b, "slice_update: could not broadcast a value of shape (");
-  for (int i = 0; i < t.ndim; i++) sg_buf_printf(&b, i ? ",%lld" : "%lld", (long long)t.shape[i]);
-  sg_buf_puts(&b, ") into a slice of shape (");
-  for (int i = 0; i < sl->ndim; i++) sg_buf_printf(&b, i ? ",%lld" : "%lld", (long long)sl->shape[i]);
-  sg_buf_puts(&b, ")");
-  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", b.data);
-  sg_buf_free(&b);
-  return SG_INVALID_ARGUMENT;
+  return ok ? SG_OK : kn_slice_misfit(err, t.ndim, t.shape, sl->ndim, sl->shape);
 }
 
 /* slice: (slice X START STOP [STEP [AXIS]]), Python's clamping of the bounds; code 1,

@@ -289,11 +289,11 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
   int64_t shape[KN_MAX_DIMS];
   if (!kn_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &n, shape)) {
     sg_buf m = SG_BUF_INIT;
-    sg_buf_puts(&m, "shapes (");
-    for (int i = 0; i < a->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)a->shape[i]);
-    sg_buf_puts(&m, ") and (");
-    for (int i = 0; i < b->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)b->shape[i]);
-    sg_buf_puts(&m, ") cannot be broadcast together");
+    sg_buf_puts(&m, "shapes ");
+    kn_put_shape(&m, a->ndim, a->shape);
+    sg_buf_puts(&m, " and ");
+    kn_put_shape(&m, b->ndim, b->shape);
+    sg_buf_puts(&m, " cannot be broadcast together");
     sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
     sg_buf_free(&m);
     return SG_INVALID_ARGUMENT;

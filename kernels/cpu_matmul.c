@@ -115,12 +115,6 @@ static void dgemm(int64_t m, int64_t n, int64_t k, const double *a, const double
     }
 }
 
-static void fmt_shape(sg_buf *b, const kn_tensor *t) {
-  sg_buf_putc(b, '(');
-  for (int i = 0; i < t->ndim; i++) sg_buf_printf(b, i ? ",%lld" : "%lld", (long long)t->shape[i]);
-  sg_buf_putc(b, ')');
-}
-
 sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_error *err) {
   if (a0->ndim == 0 || b0->ndim == 0)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: operands must be at least 1-d");
@@ -132,9 +126,9 @@ sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_
   if (k != kb) {
     sg_buf msg = SG_BUF_INIT;
     sg_buf_puts(&msg, "matmul: shapes ");
-    fmt_shape(&msg, a0);
+    kn_put_shape(&msg, a0->ndim, a0->shape);
     sg_buf_puts(&msg, " and ");
-    fmt_shape(&msg, b0);
+    kn_put_shape(&msg, b0->ndim, b0->shape);
     sg_buf_printf(&msg, " do not align (%lld != %lld)", (long long)k, (long long)kb);
     sg_error_set(err, SG_INVALID_ARGUMENT, "%s", msg.data);
     sg_buf_free(&msg);

@@ -249,6 +249,17 @@ static bool broadcast_strides(const kn_tensor *v, int ndim, const int64_t *shape
   return true;
 }
 
+sg_code kn_slice_misfit(sg_error *err, int vn, const int64_t *vshape, int sn, const int64_t *sshape) {
+  sg_buf m = SG_BUF_INIT;
+  sg_buf_puts(&m, "slice_update: could not broadcast a value of shape ");
+  kn_put_shape(&m, vn, vshape);
+  sg_buf_puts(&m, " into a slice of shape ");
+  kn_put_shape(&m, sn, sshape);
+  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
+  sg_buf_free(&m);
+  return SG_INVALID_ARGUMENT;
+}
+
 sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
                         int64_t stop, int64_t step, bool has_start, bool has_stop,
                         kn_tensor **out, sg_error *err) {
@@ -259,17 +270,7 @@ sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_
   int64_t shape[KN_MAX_DIMS], vstride[KN_MAX_DIMS], xstride[KN_MAX_DIMS], s = 1;
   memcpy(shape, x->shape, sizeof shape);
   shape[axis] = cnt;
-  if (!broadcast_strides(v, x->ndim, shape, vstride)) {
-    sg_buf m = SG_BUF_INIT;
-    sg_buf_puts(&m, "slice_update: could not broadcast a value of shape (");
-    for (int i = 0; i < v->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)v->shape[i]);
-    sg_buf_puts(&m, ") into a slice of shape (");
-    for (int i = 0; i < x->ndim; i++) sg_buf_printf(&m, i ? ",%lld" : "%lld", (long long)shape[i]);
-    sg_buf_puts(&m, ")");
-    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
-    sg_buf_free(&m);
-    return SG_INVALID_ARGUMENT;
-  }
+  if (!broadcast_strides(v, x->ndim, shape, vstride)) return kn_slice_misfit(err, v->ndim, v->shape, x->ndim, shape);
   for (int d = x->ndim - 1; d >= 0; d--) xstride[d] = s, s *= x->shape[d];
   kn_tensor *vc = v->dtype == x->dtype ? kn_tensor_retain((kn_tensor *)v) : kn_cast(v, x->dtype);
   kn_tensor *o = kn_tensor_copy(x);

@@ -155,6 +155,10 @@ sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int6
 /* np.take(a, idx, axis) */
 /* x with x[start:stop:step] along axis replaced by v (cast to x's dtype, broadcast
  * NumPy-style to the slice's shape): a new tensor. */
+/* Appends "(d0,d1,...)" to b: the shape in error messages. */
+void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape);
+/* The INVALID_ARGUMENT of a slice_update value that does not fit its slice. */
+sg_code kn_slice_misfit(sg_error *err, int vn, const int64_t *vshape, int sn, const int64_t *sshape);
 sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
                         int64_t stop, int64_t step, bool has_start, bool has_stop,
                         kn_tensor **out, sg_error *err);

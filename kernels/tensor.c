@@ -228,6 +228,12 @@ void kn_set_i64(kn_tensor *t, int64_t i, int64_t v) {
   }
 }
 
+void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape) {
+  sg_buf_putc(b, '(');
+  for (int i = 0; i < ndim; i++) sg_buf_printf(b, i ? ",%lld" : "%lld", (long long)shape[i]);
+  sg_buf_putc(b, ')');
+}
+
 kn_tensor *kn_cast(const kn_tensor *a, kn_dtype dt) {
   kn_tensor *o = kn_tensor_new(dt, a->ndim, a->shape);
   if (a->dtype == dt) {

@@ -24,7 +24,9 @@ import itertools
 import re
 import textwrap
 
+from .client import NotFound
 from .runtime import sexpr as _sx
+from .runtime.calls import tracing_client
 from .runtime.staged import Staged
 
 _traces = []  # the traces being built, innermost last
@@ -288,7 +290,6 @@ class Function:
         b = _sx.push()
         tr = _Trace(b, params)
         _traces.append(tr)
-        from .runtime.calls import tracing_client
         token = tracing_client.set(self.client())
         try:
             result = conv(*call_args)
@@ -388,7 +389,6 @@ class Function:
         """Executes staged graph `graph_id` on `args`; results stay in the daemon. When the
         daemon no longer has the graph (its cache keeps the 1,024 most recent programs),
         `restage()` stages it again and the call is made once more."""
-        from .client import NotFound
         from .tensor import _arg_values, _wrap, current_device
         client = self.client()
         values, keep = _arg_values(client, args, current_device())
