@@ -66,6 +66,7 @@ python3 bench/vulkan/torch_compare.py "$bench" --out "$out/gpu.md" "$@"
 rc=$?
 
 echo "== Vulkan kernel tests (output in $out/tests.txt)"
+export STAGD_VK_TEST_NO_LAVAPIPE=1 # the lent machines' loader lists the NVIDIA driver alone
 : > "$out/tests.txt"
 # name[:flavour]: the matmul test once per cooperative-matrix flavour (STAGD_VK_COOP)
 for run in device cast matmul:khr matmul:nv kernels; do

@@ -72,6 +72,18 @@ int64_t to_i64(T x) {
 #endif
 }
 
+// the float64 bits of x; a float32 NaN keeps its sign and payload and is quieted, as
+// the CPU's float → double conversion does (some drivers return one positive NaN)
+uvec2 to_f64_bits(T x) {
+#if defined(KN_F16) || !(defined(KN_I64) || defined(KN_I32) || defined(KN_BOOL) || defined(KN_F64))
+  if (isnan(x)) {
+    uint b = floatBitsToUint(x), mant = b & 0x7fffffu;
+    return uvec2((mant & 7u) << 29, (b & 0x80000000u) | 0x7ff80000u | (mant >> 3));
+  }
+#endif
+  return unpackDouble2x32(double(x));
+}
+
 void main() {
   uint words = (pc.n + 3u) / 4u;
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
@@ -94,7 +106,7 @@ void main() {
       } else if (DST == 4u) {
         c[i] = floatBitsToUint(float(x));
       } else {
-        uvec2 bits = unpackDouble2x32(double(x));
+        uvec2 bits = to_f64_bits(x);
         c[2u * i] = bits.x;
         c[2u * i + 1u] = bits.y;
       }

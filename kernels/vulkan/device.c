@@ -93,6 +93,7 @@ sg_code kn_vk_context_create(int index, const kn_vk_options *opts, kn_vk_context
   ctx->subgroup_ops = !ctx->opts.no_subgroup_ops && kn_vk_subgroup_usable(&ctx->info);
   if ((ctx->opts.matmul_variant == KN_VK_MATMUL_AUTO &&
        (code = kn_vk_matmul_env_variant(&ctx->opts.matmul_variant, err)) != SG_OK) ||
+      (code = kn_vk_matmul_bk_resolve(&ctx->opts.matmul_bk, err)) != SG_OK ||
       (ctx->opts.coop_flavour == KN_VK_COOP_AUTO &&
        (code = kn_vk_coop_env_flavour(&ctx->opts.coop_flavour, err)) != SG_OK)) {
     free(ctx);

@@ -1,6 +1,6 @@
 /*
  * kernels_matmul.c — the matmul variants (tiled shared-memory, subgroup K-split,
- * cooperative matrix), which of them a device and dtype can run, the selection policy
+ * cooperative matrix, blocked 128x128), which of them a device and dtype can run, the selection policy
  * (kn_vk_matmul_choice, a pure function of the device description and the product's
  * shape; kn_vk_coop_choice for the coop variant's KHR or NV kernel) and the launcher
  * that records the chosen one.
@@ -33,7 +33,19 @@ static const struct {
                                 [KN_VK_I64] = "matmul_subgroup_i64",
                                 [KN_VK_F16] = "matmul_subgroup_f16"}},
     [KN_VK_MATMUL_COOP] = {"coop", {[KN_VK_F16] = "matmul_coop"}},
+    [KN_VK_MATMUL_BLOCKED] = {"blocked",
+                              {[KN_VK_F32] = "matmul_blocked",
+                               [KN_VK_F64] = "matmul_blocked_f64",
+                               [KN_VK_F16] = "matmul_blocked_f16"}},
 };
+
+/* The blocked kernel: 256 invocations, and two A and two B tiles of BK x 128 elements of
+ * its accumulation type (float32 for float16 storage) in shared memory. */
+enum { BLOCKED_INVOCATIONS = 256, BLOCKED_MIN_BK = 4, BLOCKED_BK = 16 };
+
+static uint32_t blocked_shared_bytes(kn_vk_elem et, uint32_t bk) {
+  return 4u * bk * 128u * (et == KN_VK_F64 ? 8u : 4u);
+}
 
 /* The auto policy's skinny shapes: few output columns and a long reduction. */
 enum { SKINNY_MAX_N = 4, SKINNY_MIN_K = 64 };
@@ -90,6 +102,26 @@ sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err) {
   return code;
 }
 
+sg_code kn_vk_matmul_bk_resolve(uint32_t *bk, sg_error *err) {
+  const char *env = *bk ? NULL : getenv("STAGD_VK_MATMUL_BK");
+  if (env && *env) {
+    char *end;
+    unsigned long v = strtoul(env, &end, 10);
+    *bk = *end || v > 64 ? 0 : (uint32_t)v;
+  } else if (*bk == 0) {
+    *bk = BLOCKED_BK;
+  }
+  if (*bk == 4 || *bk == 8 || *bk == 16)
+    return SG_OK;
+  if (env)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "environment STAGD_VK_MATMUL_BK: '%s' is not a K step of the blocked "
+                        "matmul: expected 4, 8 or 16", env);
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "vulkan: matmul_bk %u is not a K step of the blocked matmul: expected 4, "
+                      "8 or 16", *bk);
+}
+
 /* Whether d can run kernels of element type et at all (NULL: yes). */
 static const char *elem_missing(const kn_vk_device_info *d, kn_vk_elem et) {
   switch (et) {
@@ -114,6 +146,11 @@ bool kn_vk_matmul_available(const kn_vk_device_info *d, kn_vk_elem et, kn_vk_mat
     no = v == KN_VK_MATMUL_COOP ? "the cooperative-matrix kernel is float16 only (float32 "
                                   "inputs are never rounded to float16)"
                                 : "no kernel of this variant for the element type";
+  else if (v == KN_VK_MATMUL_BLOCKED && d->max_workgroup_invocations < BLOCKED_INVOCATIONS)
+    no = "the device's workgroups hold fewer than 256 invocations";
+  else if (v == KN_VK_MATMUL_BLOCKED &&
+           d->max_shared_memory_bytes < blocked_shared_bytes(et, BLOCKED_MIN_BK))
+    no = "the device's shared memory is too small for the blocked kernel's tiles";
   else if (v == KN_VK_MATMUL_SUBGROUP && !kn_vk_subgroup_usable(d))
     no = "the device offers no subgroup arithmetic in compute shaders";
   else if (v == KN_VK_MATMUL_SUBGROUP && et == KN_VK_I64 && !d->subgroup_extended_types)
@@ -221,6 +258,17 @@ kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_matmul_shape *shape, kn_vk_ele
   if (kn_vk_matmul_available(d, et, KN_VK_MATMUL_COOP, NULL))
     return plan_of(KN_VK_MATMUL_COOP, et,
                    "float16 on cooperative-matrix units, float32 accumulation", d);
+  bool large = !shape || ((shape->m + 127) / 128) * ((shape->n + 127) / 128) *
+                                 (shape->batch > 1 ? shape->batch : 1) >=
+                             KN_VK_BLOCKED_MIN_BLOCKS;
+  if (large && kn_vk_matmul_available(d, et, KN_VK_MATMUL_BLOCKED, NULL))
+    return plan_of(KN_VK_MATMUL_BLOCKED, et,
+                   d->cooperative_matrix && et == KN_VK_F32
+                       ? "large product; cooperative matrix offers no float32 shape this "
+                         "build uses (float32 is never rounded to float16): 128x128 blocks "
+                         "with 8x8 register blocks"
+                       : "large product: 128x128 blocks with 8x8 register blocks",
+                   d);
   if (et == KN_VK_F16)
     return plan_of(KN_VK_MATMUL_TILED, et,
                    d->cooperative_matrix_f16 || d->cooperative_matrix_khr_f16
@@ -292,7 +340,21 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
   matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
                     (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
   uint32_t spec[2] = {16, 16}, nspec = 2, groups[3];
-  if (plan.variant == KN_VK_MATMUL_SUBGROUP) {
+  if (plan.variant == KN_VK_MATMUL_BLOCKED) {
+    /* 128x128 blocks of C; the K step as asked, halved until the tiles fit; 4-vector
+     * loads and stores where every row and batch starts on a multiple of 4 */
+    uint32_t bk = ctx->opts.matmul_bk ? ctx->opts.matmul_bk : BLOCKED_BK;
+    while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
+      bk /= 2;
+    spec[0] = bk;
+    spec[1] = k % 4 == 0 && n % 4 == 0 && stride_a % 4 == 0 && stride_b % 4 == 0;
+    if ((m + 127) / 128 > KN_VK_MAX_GROUPS || (n + 127) / 128 > KN_VK_MAX_GROUPS)
+      return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
+                          (long long)m, (long long)n);
+    groups[0] = (uint32_t)((n + 127) / 128);
+    groups[1] = (uint32_t)((m + 127) / 128);
+    groups[2] = (uint32_t)batch;
+  } else if (plan.variant == KN_VK_MATMUL_SUBGROUP) {
     /* 1-D: each subgroup of a workgroup takes one output element (grid-stride) */
     uint32_t sg = ctx->info.subgroup_size;
     spec[0] = kn_vk_wg_size(ctx, 128);

@@ -118,6 +118,8 @@ typedef struct kn_vk_context kn_vk_context;
 
 /* Matmul kernel variants (kernels/vulkan/kernels_matmul.c):
  *   tiled    — 64x64 shared-memory tiles, 4x4 register blocks (every dtype, every device);
+ *   blocked  — 128x128 double-buffered tiles, 8x8 register blocks, 4-vector loads where
+ *              K and N are multiples of 4 (float32, float64, float16; large products);
  *   subgroup — one subgroup per output element, subgroupAdd over a K split (skinny
  *              shapes: matrix @ vector, n <= 4 with a long K);
  *   coop     — cooperative-matrix units (VK_KHR_cooperative_matrix, else
@@ -128,6 +130,7 @@ typedef enum kn_vk_matmul_variant {
   KN_VK_MATMUL_TILED,
   KN_VK_MATMUL_SUBGROUP,
   KN_VK_MATMUL_COOP,
+  KN_VK_MATMUL_BLOCKED,
   KN_VK_MATMUL_NVARIANTS
 } kn_vk_matmul_variant;
 
@@ -148,8 +151,11 @@ typedef struct kn_vk_options {
   bool no_subgroup_ops;      /* use the shared-memory reductions even where subgroup
                                 arithmetic is offered (tests the fallback) */
   /* Matmul variant for every product; AUTO → the environment's
-   * STAGD_VK_MATMUL=auto|tiled|subgroup|coop, else the shape-based choice. */
+   * STAGD_VK_MATMUL=auto|tiled|subgroup|coop|blocked, else the shape-based choice. */
   kn_vk_matmul_variant matmul_variant;
+  /* The blocked kernel's step along K: 4, 8 or 16 (halved where the device's shared
+   * memory is too small); 0 → the environment's STAGD_VK_MATMUL_BK, else 16. */
+  uint32_t matmul_bk;
   /* Cooperative-matrix extension; AUTO → the environment's STAGD_VK_COOP=nv|khr, else
    * KHR where offered. Only the chosen extension is enabled on the device. */
   kn_vk_coop_flavour coop_flavour;
@@ -380,12 +386,17 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
                            int64_t stride_a, int64_t stride_b, sg_error *err);
 
 const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v); /* "auto", "tiled", ... */
-/* Parses auto|tiled|subgroup|coop (NULL or "" is auto); SG_INVALID_ARGUMENT otherwise. */
+/* Parses auto|tiled|subgroup|coop|blocked (NULL or "" is auto); SG_INVALID_ARGUMENT
+ * otherwise. */
 sg_code kn_vk_matmul_variant_parse(const char *s, kn_vk_matmul_variant *out, sg_error *err);
 /* The product's shape; batch 1 for a single matrix. */
 typedef struct kn_vk_matmul_shape {
   int64_t batch, m, n, k;
 } kn_vk_matmul_shape;
+/* The auto policy's large products: at least this many 128x128 blocks of C (over the
+ * batch) run the blocked kernel where it is available; fewer keep more workgroups in
+ * flight with the tiled kernel's 64x64 blocks. */
+enum { KN_VK_BLOCKED_MIN_BLOCKS = 64 };
 typedef struct kn_vk_matmul_plan {
   kn_vk_matmul_variant variant;
   const char *kernel; /* "matmul", "matmul_subgroup_f64", ...; NULL: none can run */
@@ -394,7 +405,8 @@ typedef struct kn_vk_matmul_plan {
 /* The selection policy, a pure function of the device description (tests feed it
  * devices this machine lacks). forced = AUTO: coop for float16 where the device has the
  * cooperative-matrix shape, subgroup for skinny shapes (n <= 4 and k >= 64) where
- * subgroup arithmetic is offered, else tiled. shape NULL = a large square product (for
+ * subgroup arithmetic is offered, blocked for large products (KN_VK_BLOCKED_MIN_BLOCKS)
+ * where available, else tiled. shape NULL = a large square product (for
  * logs and device listings). Another forced variant is used where available for
  * (et, device); else kernel is NULL and reason says why. */
 kn_vk_matmul_plan kn_vk_matmul_choice(const kn_vk_matmul_shape *shape, kn_vk_elem et,
@@ -408,6 +420,9 @@ bool kn_vk_matmul_variant_offered(const kn_vk_device_info *d, kn_vk_matmul_varia
 /* The variant named by the environment's STAGD_VK_MATMUL (unset or "" → AUTO);
  * SG_INVALID_ARGUMENT naming the variable for anything else. */
 sg_code kn_vk_matmul_env_variant(kn_vk_matmul_variant *out, sg_error *err);
+/* The blocked kernel's K step: *bk 0 → the environment's STAGD_VK_MATMUL_BK (unset or
+ * "" → 16); a step other than 4, 8 or 16 (from either) is SG_INVALID_ARGUMENT. */
+sg_code kn_vk_matmul_bk_resolve(uint32_t *bk, sg_error *err);
 /* The cooperative-matrix kernel d runs for the coop variant: with forced = AUTO,
  * matmul_coop_khr where the device offers the shape through VK_KHR_cooperative_matrix,
  * else matmul_coop through VK_NV; a forced flavour only where offered. Returns the

@@ -36,7 +36,8 @@ def test_devices_matmul_variants(stagctl_bin):
         assert "tiled" in x["matmulVariants"], x
         assert x["matmulKernel"] and x["matmulReason"], x
         if x["description"].startswith("llvmpipe"):  # lavapipe: subgroups, no coop
-            assert x["matmulVariants"] == ["tiled", "subgroup"], x
+            assert x["matmulVariants"] == ["tiled", "subgroup", "blocked"], x
+            assert x["matmulKernel"] == "matmul_blocked", x  # a large float32 product
             assert x["float16"] and not x.get("cooperativeMatrix"), x
     forced = ok_json(stagctl("--local", "devices",
                              env=harness.base_env(STAGD_VK_MATMUL="subgroup")))["devices"]

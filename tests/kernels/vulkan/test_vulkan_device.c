@@ -1,5 +1,6 @@
 /*
- * test_vulkan_device.c — the device layer: enumeration (lavapipe must be found), the
+ * test_vulkan_device.c — the device layer: enumeration (lavapipe must be found, except
+ * on a GPU machine without it that says so: STAGD_VK_TEST_NO_LAVAPIPE=1), the
  * `--device` policy, context creation, the memory pool, upload/download round trips
  * through direct mapping and through staging, the persisted pipeline cache, and the
  * generic dispatch's error paths.
@@ -33,7 +34,11 @@ static void enumerate_finds_lavapipe(void **state) {
       assert_true(devs[i].subgroup_size >= 4);
     }
   }
-  assert_true(found);
+  /* CI and every machine without a GPU run on lavapipe; scripts/gpu-run.sh runs these
+   * tests on a lent GPU machine, whose loader lists the NVIDIA driver alone */
+  if (!found && getenv("STAGD_VK_TEST_NO_LAVAPIPE") == NULL)
+    fail_msg("no lavapipe (llvmpipe) device among %zu; set STAGD_VK_TEST_NO_LAVAPIPE=1 "
+             "where that is expected", n);
   sg_buf json = SG_BUF_INIT;
   kn_vk_device_info_json(&devs[0], &json);
   assert_true(strncmp(json.data, "{\"name\":\"vulkan:0\",\"description\":\"", 33) == 0);
@@ -44,15 +49,18 @@ static void enumerate_finds_lavapipe(void **state) {
     /* the kernel choices: lavapipe has subgroup arithmetic, no cooperative matrix */
     assert_non_null(strstr(json.data, "\"cooperative_matrix\":false,\"cooperative_matrix_f32\":false"));
     assert_non_null(strstr(json.data, "\"kernels\":{\"reduce\":\"reduce_subgroup\","
-                                      "\"softmax\":\"softmax_subgroup\",\"matmul\":\"matmul\","
-                                      "\"matmul_reason\":\"no cooperative matrix"));
-    /* float16 storage, int64 subgroup sums: every dtype runs tiled and subgroup */
+                                      "\"softmax\":\"softmax_subgroup\","
+                                      "\"matmul\":\"matmul_blocked\","
+                                      "\"matmul_reason\":\"large product"));
+    /* float16 storage, int64 subgroup sums: every dtype runs tiled and subgroup, the
+     * float ones blocked */
     assert_non_null(strstr(json.data, "\"cooperative_matrix_f16\":false,\"float16\":true,"
                                       "\"subgroup_extended_types\":true"));
     assert_non_null(strstr(json.data,
                            "\"matmul_variants\":{\"tiled\":[\"float32\",\"float64\",\"int32\","
                            "\"int64\",\"float16\"],\"subgroup\":[\"float32\",\"float64\","
-                           "\"int32\",\"int64\",\"float16\"],\"coop\":[]}}}"));
+                           "\"int32\",\"int64\",\"float16\"],\"coop\":[],"
+                           "\"blocked\":[\"float32\",\"float64\",\"float16\"]}}}"));
   }
   /* well-formed for Python's json module */
   char path[] = "/tmp/stagd-vk-json-XXXXXX";
@@ -108,8 +116,16 @@ static void choose_device_strings(void **state) {
   sg_error e = SG_ERROR_INIT;
   VT_OK(kn_vk_choose_device("cpu", &idx, err));
   assert_int_equal(idx, -1);
+  /* auto is the policy (auto_policy) over this machine's devices: -1 (the CPU backend)
+   * where lavapipe is alone, the GPU's index on a GPU machine */
+  kn_vk_device_info *devs;
+  size_t n;
+  VT_OK(kn_vk_enumerate(&devs, &n, err));
   VT_OK(kn_vk_choose_device("auto", &idx, err));
-  assert_int_equal(idx, -1); /* only lavapipe here: a CPU-type device */
+  assert_int_equal(idx, kn_vk_pick_auto(devs, n));
+  if (getenv("STAGD_VK_TEST_NO_LAVAPIPE") == NULL && n == 1)
+    assert_int_equal(idx, -1); /* lavapipe alone: a CPU-type device */
+  free(devs);
   VT_OK(kn_vk_choose_device("vulkan:0", &idx, err));
   assert_int_equal(idx, 0);
   VT_OK(kn_vk_choose_device("vulkan", &idx, err));

@@ -1,5 +1,6 @@
 /*
- * test_vulkan_matmul.c — the matmul variants (tiled, subgroup, cooperative matrix) on
+ * test_vulkan_matmul.c — the matmul variants (tiled, subgroup, cooperative matrix,
+ * blocked: its 4-vector path where K and N are multiples of 4, the element path else) on
  * the first Vulkan device against the CPU backend's kn_matmul: every variant the device
  * offers, forced through kn_vk_options.matmul_variant, for every element type it runs
  * (float32, float64, int32, int64, float16) over odd sizes, k = 0, n = 1, m = 1, long k
@@ -24,6 +25,9 @@ static const int64_t SHAPES[][5] = {
     {0, 0, 1, 1, 1},    {0, 0, 7, 7, 7},     {0, 0, 65, 63, 33}, {0, 0, 129, 1, 200},
     {0, 0, 1, 129, 7},  {0, 0, 5, 3, 0},     {0, 0, 0, 5, 5},    {0, 0, 3, 4, 300},
     {0, 0, 70, 2, 517}, {0, 3, 5, 70, 33},   {3, 0, 17, 1, 90},  {2, 2, 33, 31, 65},
+    /* K and N multiples of 4 (the blocked kernel's 4-vector loads): partial 128x128
+     * blocks in both directions, K not a multiple of the K step, batched operands */
+    {0, 0, 130, 132, 36}, {0, 2, 64, 256, 20}, {2, 0, 129, 8, 12}, {2, 2, 200, 136, 4},
 };
 
 static kn_tensor *random_tensor(kn_dtype dt, int ndim, const int64_t *shape) {
@@ -158,6 +162,23 @@ static void coop_vs_cpu(void **state) {
   (void)state;
   each_variant_vs_cpu(KN_VK_MATMUL_COOP);
 }
+static void blocked_vs_cpu(void **state) {
+  (void)state;
+  each_variant_vs_cpu(KN_VK_MATMUL_BLOCKED);
+  /* every K step the option takes */
+  static const uint32_t steps[] = {4, 8};
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    kn_vk_options opts = {.pipeline_cache_dir = "", .matmul_variant = KN_VK_MATMUL_BLOCKED,
+                          .matmul_bk = steps[i]};
+    kn_vk_context *ctx;
+    VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
+    if (kn_vk_matmul_available(kn_vk_context_info(ctx), KN_VK_F32, KN_VK_MATMUL_BLOCKED, NULL))
+      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+        check_product(ctx, KN_FLOAT32, KN_VK_F32, SHAPES[s], steps[i] == 4 ? "blocked bk 4"
+                                                                             : "blocked bk 8");
+    kn_vk_context_destroy(ctx);
+  }
+}
 
 /* The auto choice on this device, shape by shape, against the CPU too. */
 static void auto_vs_cpu(void **state) {
@@ -242,11 +263,53 @@ static void choice_policy(void **state) {
   assert_true(kn_vk_matmul_variant_offered(&gpu, KN_VK_MATMUL_COOP));
   assert_false(kn_vk_matmul_variant_offered(&khr_only, KN_VK_MATMUL_COOP));
   assert_false(kn_vk_matmul_variant_offered(&plain, KN_VK_MATMUL_SUBGROUP));
+  /* large products: blocked where the device has 256 invocations and room for its
+   * tiles in shared memory, for float32, float64 and float16 without coop */
+  kn_vk_matmul_shape big = {1, 1024, 1024, 1024}, batched = {4, 512, 512, 64},
+                     fewer = {1, 1024, 896, 64};
+  kn_vk_device_info roomy = plain;
+  roomy.max_shared_memory_bytes = 32768;
+  roomy.float64 = roomy.float16 = true;
+  p = kn_vk_matmul_choice(&big, KN_VK_F32, &roomy, AUTO);
+  assert_string_equal(p.kernel, "matmul_blocked");
+  assert_int_equal(p.variant, KN_VK_MATMUL_BLOCKED);
+  assert_non_null(strstr(p.reason, "large product"));
+  assert_string_equal(kn_vk_matmul_choice(&batched, KN_VK_F32, &roomy, AUTO).kernel,
+                      "matmul_blocked"); /* 4 x 4 x 4 blocks */
+  assert_string_equal(kn_vk_matmul_choice(&fewer, KN_VK_F32, &roomy, AUTO).kernel, "matmul");
+  assert_string_equal(kn_vk_matmul_choice(NULL, KN_VK_F32, &roomy, AUTO).kernel, "matmul_blocked");
+  assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_F64, &roomy, AUTO).kernel,
+                      "matmul_blocked_f64");
+  assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_F16, &roomy, AUTO).kernel,
+                      "matmul_blocked_f16");
+  assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_I32, &roomy, AUTO).kernel, "matmul_i32");
+  p = kn_vk_matmul_choice(&big, KN_VK_I32, &roomy, KN_VK_MATMUL_BLOCKED);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "no kernel of this variant"));
+  kn_vk_device_info coop_roomy = gpu;
+  coop_roomy.max_shared_memory_bytes = 32768;
+  assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_F16, &coop_roomy, AUTO).kernel,
+                      "matmul_coop");
+  p = kn_vk_matmul_choice(&big, KN_VK_F32, &coop_roomy, AUTO);
+  assert_string_equal(p.kernel, "matmul_blocked");
+  assert_non_null(strstr(p.reason, "never rounded to float16"));
+  kn_vk_device_info cramped = roomy;
+  cramped.max_shared_memory_bytes = 4096;
+  assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_F32, &cramped, AUTO).kernel, "matmul");
+  p = kn_vk_matmul_choice(&big, KN_VK_F32, &cramped, KN_VK_MATMUL_BLOCKED);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "shared memory"));
+  cramped = roomy;
+  cramped.max_workgroup_invocations = 128;
+  p = kn_vk_matmul_choice(&big, KN_VK_F32, &cramped, KN_VK_MATMUL_BLOCKED);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "256 invocations"));
   /* every kernel the table can name is embedded */
   for (int v = KN_VK_MATMUL_TILED; v < KN_VK_MATMUL_NVARIANTS; v++)
     for (size_t d = 0; d < NDTYPES; d++) {
       kn_vk_device_info all = gpu;
       all.float64 = all.int64 = all.subgroup_extended_types = true;
+      all.max_shared_memory_bytes = 49152;
       const char *want = kn_vk_matmul_choice(&square, DTYPES[d].et, &all, v).kernel;
       bool found = want == NULL;
       for (const char *const *nm = kn_vk_kernel_names(); *nm && !found; nm++)
@@ -269,7 +332,7 @@ static void variant_names(void **state) {
   sg_error e = SG_ERROR_INIT;
   assert_int_equal(kn_vk_matmul_variant_parse("fast", &v, &e), SG_INVALID_ARGUMENT);
   assert_non_null(strstr(e.message, "'fast'"));
-  assert_non_null(strstr(e.message, "auto, tiled, subgroup or coop"));
+  assert_non_null(strstr(e.message, "auto, tiled, subgroup, coop or blocked"));
   sg_error_clear(&e);
 }
 
@@ -293,15 +356,42 @@ static void environment_override(void **state) {
   assert_non_null(strstr(e.message, "'bogus'"));
   sg_error_clear(&e);
   unsetenv("STAGD_VK_MATMUL");
+  /* STAGD_VK_MATMUL_BK: 4, 8 or 16 where the options leave the step 0 */
+  const char *bad[] = {"12", "8x", "-8", "0", "99999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("STAGD_VK_MATMUL_BK", bad[i], 1);
+    assert_int_equal(kn_vk_context_create(0, &opts, &ctx, &e), SG_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(e.message, "STAGD_VK_MATMUL_BK"));
+    assert_non_null(strstr(e.message, bad[i]));
+    sg_error_clear(&e);
+  }
+  setenv("STAGD_VK_MATMUL_BK", "8", 1);
+  uint32_t bk = 0;
+  VT_OK(kn_vk_matmul_bk_resolve(&bk, err));
+  assert_int_equal(bk, 8);
+  bk = 4; /* the options win */
+  VT_OK(kn_vk_matmul_bk_resolve(&bk, err));
+  assert_int_equal(bk, 4);
+  unsetenv("STAGD_VK_MATMUL_BK");
+  bk = 0;
+  VT_OK(kn_vk_matmul_bk_resolve(&bk, err));
+  assert_int_equal(bk, 16);
+  opts.matmul_bk = 5;
+  assert_int_equal(kn_vk_context_create(0, &opts, &ctx, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "matmul_bk 5"));
+  sg_error_clear(&e);
 }
 
 int main(void) {
-  unsetenv("STAGD_VK_MATMUL"); /* the forced runs below choose their own variant */
+  /* the forced runs below choose their own variant and K step */
+  unsetenv("STAGD_VK_MATMUL");
+  unsetenv("STAGD_VK_MATMUL_BK");
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(choice_policy),        cmocka_unit_test(variant_names),
       cmocka_unit_test(environment_override), cmocka_unit_test(tiled_vs_cpu),
       cmocka_unit_test(subgroup_vs_cpu),      cmocka_unit_test(coop_vs_cpu),
-      cmocka_unit_test(auto_vs_cpu),
+      cmocka_unit_test(blocked_vs_cpu),       cmocka_unit_test(auto_vs_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
