@@ -43,6 +43,10 @@ static const struct {
  * its accumulation type (float32 for float16 storage) in shared memory. */
 enum { BLOCKED_INVOCATIONS = 256, BLOCKED_MIN_BK = 4, BLOCKED_BK = 16 };
 
+/* matmul_coop.comp's shared memory: two 128x40 A and two 32x136 B tiles of halves, and
+ * 8 float 16x16 result tiles. */
+enum { COOP_SHARED_BYTES = 2 * (128 * 40 + 32 * 136) * 2 + 8 * 16 * 16 * 4 };
+
 static uint32_t blocked_shared_bytes(kn_vk_elem et, uint32_t bk) {
   return 4u * bk * 128u * (et == KN_VK_F64 ? 8u : 4u);
 }
@@ -162,8 +166,10 @@ bool kn_vk_matmul_available(const kn_vk_device_info *d, kn_vk_elem et, kn_vk_mat
                "subgroup shape, and vulkanMemoryModel)"
              : "the device offers no cooperative matrix";
   else if (v == KN_VK_MATMUL_COOP && (d->subgroup_size == 0 || d->subgroup_size > 128 ||
-                                      4 * d->subgroup_size > d->max_workgroup_invocations))
-    no = "4 subgroups do not fit in a workgroup";
+                                      8 * d->subgroup_size > d->max_workgroup_invocations))
+    no = "8 subgroups do not fit in a workgroup";
+  else if (v == KN_VK_MATMUL_COOP && d->max_shared_memory_bytes < COOP_SHARED_BYTES)
+    no = "the device's shared memory is too small for the cooperative-matrix kernel's tiles";
   if (why)
     *why = no;
   return no == NULL;
@@ -340,14 +346,21 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
   matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
                     (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
   uint32_t spec[2] = {16, 16}, nspec = 2, groups[3];
-  if (plan.variant == KN_VK_MATMUL_BLOCKED) {
-    /* 128x128 blocks of C; the K step as asked, halved until the tiles fit; 4-vector
-     * loads and stores where every row and batch starts on a multiple of 4 */
-    uint32_t bk = ctx->opts.matmul_bk ? ctx->opts.matmul_bk : BLOCKED_BK;
-    while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
-      bk /= 2;
-    spec[0] = bk;
-    spec[1] = k % 4 == 0 && n % 4 == 0 && stride_a % 4 == 0 && stride_b % 4 == 0;
+  if (plan.variant == KN_VK_MATMUL_BLOCKED || plan.variant == KN_VK_MATMUL_COOP) {
+    /* 128x128 blocks of C. blocked: the K step as asked, halved until the tiles fit, and
+     * 4-vector loads and stores where every row and batch starts on a multiple of 4;
+     * coop: 8 subgroups, and 8-half vector loads where rows start on multiples of 8 */
+    uint32_t vec = 8;
+    if (plan.variant == KN_VK_MATMUL_BLOCKED) {
+      uint32_t bk = ctx->opts.matmul_bk ? ctx->opts.matmul_bk : BLOCKED_BK;
+      while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
+        bk /= 2;
+      spec[0] = bk;
+      vec = 4;
+    } else {
+      spec[0] = 8 * ctx->info.subgroup_size;
+    }
+    spec[1] = k % vec == 0 && n % vec == 0 && stride_a % vec == 0 && stride_b % vec == 0;
     if ((m + 127) / 128 > KN_VK_MAX_GROUPS || (n + 127) / 128 > KN_VK_MAX_GROUPS)
       return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
                           (long long)m, (long long)n);
@@ -364,13 +377,10 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
     groups[0] = kn_vk_grid(batch * m * n, spec[0] / sg);
     groups[1] = groups[2] = 1;
   } else {
-    /* 64x64 blocks of C: tiled = 16x16 invocations with 4x4 register blocks (8 rows of
-     * invocations on small devices); coop = 4 subgroups of 2x2 16x16 tiles each */
+    /* 64x64 blocks of C: 16x16 invocations with 4x4 register blocks (8 rows of
+     * invocations on small devices) */
     uint32_t bm = 64, bn = 64;
-    if (plan.variant == KN_VK_MATMUL_COOP) {
-      spec[0] = 4 * ctx->info.subgroup_size;
-      nspec = 1;
-    } else if (ctx->limits.maxComputeWorkGroupInvocations < 256) {
+    if (ctx->limits.maxComputeWorkGroupInvocations < 256) {
       spec[1] = 8;
       bm = 32;
     }

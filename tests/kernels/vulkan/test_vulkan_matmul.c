@@ -28,6 +28,9 @@ static const int64_t SHAPES[][5] = {
     /* K and N multiples of 4 (the blocked kernel's 4-vector loads): partial 128x128
      * blocks in both directions, K not a multiple of the K step, batched operands */
     {0, 0, 130, 132, 36}, {0, 2, 64, 256, 20}, {2, 0, 129, 8, 12}, {2, 2, 200, 136, 4},
+    /* multiples of 8 (the float16 cooperative-matrix kernel's 8-half vectors): several
+     * K steps of 32 and a partial one, a broadcast left operand */
+    {0, 0, 136, 264, 104}, {2, 0, 72, 16, 24},
 };
 
 static kn_tensor *random_tensor(kn_dtype dt, int ndim, const int64_t *shape) {
@@ -201,6 +204,7 @@ static void choice_policy(void **state) {
                            .max_workgroup_invocations = 1024, .float16 = true};
   kn_vk_device_info gpu = sub;
   gpu.cooperative_matrix = gpu.cooperative_matrix_f16 = true;
+  gpu.max_shared_memory_bytes = 49152; /* NVIDIA's */
   kn_vk_device_info khr_only = sub;
   khr_only.cooperative_matrix = true;
   kn_vk_device_info f32coop = gpu;
@@ -287,7 +291,6 @@ static void choice_policy(void **state) {
   assert_null(p.kernel);
   assert_non_null(strstr(p.reason, "no kernel of this variant"));
   kn_vk_device_info coop_roomy = gpu;
-  coop_roomy.max_shared_memory_bytes = 32768;
   assert_string_equal(kn_vk_matmul_choice(&big, KN_VK_F16, &coop_roomy, AUTO).kernel,
                       "matmul_coop");
   p = kn_vk_matmul_choice(&big, KN_VK_F32, &coop_roomy, AUTO);
@@ -304,6 +307,18 @@ static void choice_policy(void **state) {
   p = kn_vk_matmul_choice(&big, KN_VK_F32, &cramped, KN_VK_MATMUL_BLOCKED);
   assert_null(p.kernel);
   assert_non_null(strstr(p.reason, "256 invocations"));
+  /* the cooperative-matrix kernel: 8 subgroups and 45 KiB of tiles */
+  kn_vk_device_info coop_small = gpu;
+  coop_small.max_shared_memory_bytes = 32768;
+  p = kn_vk_matmul_choice(&big, KN_VK_F16, &coop_small, KN_VK_MATMUL_COOP);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "shared memory"));
+  coop_small = gpu;
+  coop_small.subgroup_size = 64;
+  coop_small.max_workgroup_invocations = 256;
+  p = kn_vk_matmul_choice(&big, KN_VK_F16, &coop_small, KN_VK_MATMUL_COOP);
+  assert_null(p.kernel);
+  assert_non_null(strstr(p.reason, "8 subgroups"));
   /* every kernel the table can name is embedded */
   for (int v = KN_VK_MATMUL_TILED; v < KN_VK_MATMUL_NVARIANTS; v++)
     for (size_t d = 0; d < NDTYPES; d++) {
