@@ -1,6 +1,7 @@
 /*
- * error.c — status-code names and the sg_error object: a code, a message and an
- * optional source location, formatted the way compilers print diagnostics.
+ * error.c — status-code and reason names and the sg_error object: a code, a message,
+ * an optional source location (formatted the way compilers print diagnostics) and a
+ * reason clients map to exception types.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,23 @@ const char *sg_code_name(sg_code code) {
   };
   if ((unsigned)code < sizeof names / sizeof names[0]) return names[code];
   return "UNKNOWN_CODE";
+}
+
+static const char *const reason_names[SG_REASON_COUNT] = {
+    "none", "index_out_of_bounds", "shape_mismatch", "assertion",
+};
+
+const char *sg_reason_name(sg_reason reason) {
+  return (unsigned)reason < SG_REASON_COUNT ? reason_names[reason] : reason_names[SG_REASON_NONE];
+}
+
+bool sg_reason_parse(const char *name, sg_reason *out) {
+  for (int r = 0; name && r < SG_REASON_COUNT; r++)
+    if (!strcmp(name, reason_names[r])) {
+      *out = (sg_reason)r;
+      return true;
+    }
+  return false;
 }
 
 void sg_error_clear(sg_error *err) {
@@ -41,6 +59,16 @@ sg_code sg_error_set(sg_error *err, sg_code code, const char *fmt, ...) {
   va_start(ap, fmt);
   sg_error_setv(err, code, fmt, ap);
   va_end(ap);
+  return code;
+}
+
+sg_code sg_error_set_reason(sg_error *err, sg_reason reason, sg_code code, const char *fmt, ...) {
+  if (!err) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  sg_error_setv(err, code, fmt, ap);
+  va_end(ap);
+  err->reason = reason;
   return code;
 }
 

@@ -53,6 +53,24 @@ const char *sg_code_name(sg_code code);
 
 /* ----------------------------------------------------------------------- errors */
 
+/* Why an error happened, for clients that catch errors by kind (NumPy's IndexError,
+ * ValueError) instead of reading the message: set where the error is made (sg_error_set_reason,
+ * through the family helpers of kernels/kn_errors.c), kept by sg_error_prefix and sg_error_move, reset by
+ * sg_error_set. Its name (sg_reason_name) is the wire form: the `stagd-reason` gRPC
+ * trailing metadata, `reason` in LSP error data and stagctl's JSON (docs/api.md). */
+typedef enum sg_reason {
+  SG_REASON_NONE,
+  SG_REASON_INDEX_OUT_OF_BOUNDS, /* an index or axis outside a tensor or tuple */
+  SG_REASON_SHAPE_MISMATCH,      /* shapes that do not broadcast */
+  SG_REASON_ASSERTION,           /* a staged program's own `assert` failed */
+  SG_REASON_COUNT
+} sg_reason;
+
+/* "index_out_of_bounds" etc.; "none" for SG_REASON_NONE and numbers outside the enum. */
+const char *sg_reason_name(sg_reason reason);
+/* The reason named `name`; false (and *out untouched) for a name that is none of them. */
+bool sg_reason_parse(const char *name, sg_reason *out);
+
 /* An error with an optional location. line/col are 1-based; 0 means "unknown".
  * file may be NULL. The strings are owned by the error (sg_error_clear frees them). */
 typedef struct sg_error {
@@ -61,21 +79,26 @@ typedef struct sg_error {
   char *file;
   int line;
   int col;
+  sg_reason reason;
 } sg_error;
 
-#define SG_ERROR_INIT {SG_OK, NULL, NULL, 0, 0}
+#define SG_ERROR_INIT {SG_OK, NULL, NULL, 0, 0, SG_REASON_NONE}
 
 /* Fills err (replacing what it held) and returns code, so callers can write
  * `return sg_error_set(err, SG_INVALID_ARGUMENT, ...)`. err may be NULL. */
 sg_code sg_error_set(sg_error *err, sg_code code, const char *fmt, ...) SG_PRINTF(3, 4);
 sg_code sg_error_setv(sg_error *err, sg_code code, const char *fmt, va_list ap);
+/* Same, with a reason: for the family helpers (kernels/kn_errors.c) that own each
+ * family's wording. */
+sg_code sg_error_set_reason(sg_error *err, sg_reason reason, sg_code code, const char *fmt, ...)
+    SG_PRINTF(4, 5);
 /* Same, with a location. */
 sg_code sg_error_set_at(sg_error *err, sg_code code, const char *file, int line, int col,
                         const char *fmt, ...) SG_PRINTF(6, 7);
 void sg_error_clear(sg_error *err);
-/* Moves src into dst (dst's old contents are freed; src becomes empty). */
-/* Sets err's code and puts "PREFIX: " before its message (the location is kept). */
+/* Sets err's code and puts "PREFIX: " before its message (location and reason kept). */
 sg_code sg_error_prefix(sg_error *err, sg_code code, const char *fmt, ...) SG_PRINTF(3, 4);
+/* Moves src into dst (dst's old contents are freed; src becomes empty). */
 void sg_error_move(sg_error *dst, sg_error *src);
 /* "FILE:LINE:COL: error: MESSAGE" (parts that are unknown are left out) into a
  * malloc'd string the caller frees. */

@@ -171,17 +171,7 @@ static sg_code bcast(const gr_op *op, const gr_aval *x, const gr_aval *y, gr_ava
     else if (b == 1) r = a;
     else if (a < 0) r = b;
     else if (b < 0) r = a;
-    else {
-      sg_buf m = SG_BUF_INIT;
-      sg_buf_printf(&m, "%s: shapes ", op->name);
-      shape_str(&m, x);
-      sg_buf_puts(&m, " and ");
-      shape_str(&m, y);
-      sg_buf_puts(&m, " cannot be broadcast together");
-      sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
-      sg_buf_free(&m);
-      return SG_INVALID_ARGUMENT;
-    }
+    else return kn_err_broadcast(err, op->name, x->ndim, x->shape, y->ndim, y->shape);
     out->shape[i] = r;
   }
   out->ndim = n;
@@ -287,9 +277,7 @@ GR_INFER(gr_infer_reduce) {
     return SG_OK;
   }
   int64_t ax = args[1]->cval.u.i;
-  if (ax < -nd || ax >= nd)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: axis %lld is out of bounds for a %d-d tensor",
-                        op->name, (long long)ax, nd);
+  if (ax < -nd || ax >= nd) return kn_err_axis(err, op->name, ax, nd);
   if (ax < 0) ax += nd;
   out->ndim = 0;
   for (int i = 0; i < nd; i++)
@@ -317,9 +305,7 @@ GR_INFER(gr_infer_getitem) {
   gr_aval *x = args[0], *i = args[1];
   if (x->kind == GA_TUPLE && i->kind == GA_SCALAR && i->has_const && i->cval.tag == GV_INT) {
     int64_t k = i->cval.u.i;
-    if (k < -x->n || k >= x->n)
-      return sg_error_set(err, SG_INVALID_ARGUMENT, "getitem: tuple index %lld out of range (length %d)",
-                          (long long)k, x->n);
+    if (k < -x->n || k >= x->n) return kn_err_tuple_index(err, k, x->n);
     *out = *x->elems[k < 0 ? k + x->n : k];
     return SG_OK;
   }
@@ -509,7 +495,9 @@ static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, b
         rc = c->err->code;
         if (c->err->line == 0) {
           char *msg = sg_xstrdup(c->err->message ? c->err->message : "");
+          sg_reason why = c->err->reason;
           gr_error_at(c->err, rc, c->m, n, "%s", msg);
+          c->err->reason = why; /* the same error, now located */
           free(msg);
         }
       } else if (tmp.kind != GA_ANY) {

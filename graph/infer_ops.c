@@ -56,9 +56,7 @@ static sg_code expected_tensor(const gr_op *op, const gr_aval *x, sg_error *err)
 }
 
 static sg_code axis_check(const gr_op *op, int64_t *axis, int nd, sg_error *err) {
-  if (*axis < -nd || *axis >= nd)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: axis %lld is out of bounds for a %d-d tensor",
-                        op->name, (long long)*axis, nd);
+  if (*axis < -nd || *axis >= nd) return kn_err_axis(err, op->name, *axis, nd);
   if (*axis < 0) *axis += nd;
   return SG_OK;
 }

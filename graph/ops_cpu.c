@@ -157,11 +157,7 @@ sg_code gr_cpu_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   kn_tensor_release(ta);
   kn_tensor_release(tb);
   if (rc) {
-    if (err && err->message) {
-      char *m = sg_xasprintf("%s: %s", op->name, err->message);
-      sg_error_set(err, rc, "%s", m);
-      free(m);
-    }
+    if (err && err->message) sg_error_prefix(err, rc, "%s", op->name);
     return rc;
   }
   *out = gv_tensor(r);
@@ -261,7 +257,7 @@ sg_code gr_cpu_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (tensor_arg(op, &args[0], &t, err)) return err->code;
   sg_code rc = kn_reduce((kn_reduce_op)op->code, t, has_axis, (int)axis, &r, err);
   kn_tensor_release(t);
-  if (rc) return bad(err, op, "%s", err->message);
+  if (rc) return sg_error_prefix(err, SG_INVALID_ARGUMENT, "%s", op->name);
   *out = gv_tensor(r);
   return SG_OK;
 }
@@ -273,7 +269,7 @@ sg_code gr_cpu_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
   if (tensor_arg(op, &args[0], &t, err)) return err->code;
   sg_code rc = kn_softmax(t, (int)axis, op->code != 0, &r, err);
   kn_tensor_release(t);
-  if (rc) return bad(err, op, "%s", err->message);
+  if (rc) return sg_error_prefix(err, SG_INVALID_ARGUMENT, "%s", op->name);
   *out = gv_tensor(r);
   return SG_OK;
 }
@@ -474,7 +470,8 @@ sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (!ok) {
     sg_buf m = SG_BUF_INIT;
     if (n > 1) gv_print_py(&m, &args[1]);
-    sg_error_set(err, SG_FAILED_PRECONDITION, "assertion failed%s%s", n > 1 ? ": " : "", n > 1 ? m.data : "");
+    sg_error_set_reason(err, SG_REASON_ASSERTION, SG_FAILED_PRECONDITION, "assertion failed%s%s",
+                        n > 1 ? ": " : "", n > 1 ? m.data : "");
     sg_buf_free(&m);
     return SG_FAILED_PRECONDITION;
   }
@@ -557,9 +554,7 @@ sg_code gr_cpu_getitem(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
   if (gr_int_arg(op, &args[1], &i, err)) return err->code;
   if (args[0].tag == GV_TUPLE) {
     int len = args[0].u.o->n;
-    if (i < -len || i >= len)
-      return sg_error_set(err, SG_INVALID_ARGUMENT, "getitem: tuple index %lld out of range (length %d)",
-                          (long long)i, len);
+    if (i < -len || i >= len) return kn_err_tuple_index(err, i, len);
     *out = gv_retain(args[0].u.o->items[i < 0 ? i + len : i]);
     return SG_OK;
   }

@@ -287,17 +287,8 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
                   sg_error *err) {
   int n;
   int64_t shape[KN_MAX_DIMS];
-  if (!kn_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &n, shape)) {
-    sg_buf m = SG_BUF_INIT;
-    sg_buf_puts(&m, "shapes ");
-    kn_put_shape(&m, a->ndim, a->shape);
-    sg_buf_puts(&m, " and ");
-    kn_put_shape(&m, b->ndim, b->shape);
-    sg_buf_puts(&m, " cannot be broadcast together");
-    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
-    sg_buf_free(&m);
-    return SG_INVALID_ARGUMENT;
-  }
+  if (!kn_broadcast_shape(a->ndim, a->shape, b->ndim, b->shape, &n, shape))
+    return kn_err_broadcast(err, NULL, a->ndim, a->shape, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_binop_result(op, a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_new(rt, n, shape);
@@ -441,10 +432,10 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
                  sg_error *err) {
   int n1, n;
   int64_t s1[KN_MAX_DIMS] = {0}, shape[KN_MAX_DIMS] = {0};
-  if (!kn_broadcast_shape(c->ndim, c->shape, a->ndim, a->shape, &n1, s1) ||
-      !kn_broadcast_shape(n1, s1, b->ndim, b->shape, &n, shape))
-    return sg_error_set(err, SG_INVALID_ARGUMENT,
-                        "where: condition and branches cannot be broadcast together");
+  if (!kn_broadcast_shape(c->ndim, c->shape, a->ndim, a->shape, &n1, s1))
+    return kn_err_broadcast(err, "where", c->ndim, c->shape, a->ndim, a->shape);
+  if (!kn_broadcast_shape(n1, s1, b->ndim, b->shape, &n, shape))
+    return kn_err_broadcast(err, "where", n1, s1, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_new(rt, n, shape);

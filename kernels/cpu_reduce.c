@@ -26,9 +26,7 @@ kn_dtype kn_reduce_result(kn_reduce_op op, kn_dtype a) {
 
 static sg_code norm_axis(int ndim, int *axis, sg_error *err) {
   int a = *axis;
-  if (a < -ndim || a >= ndim || ndim == 0)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "axis %d is out of bounds for a %d-d tensor",
-                        a, ndim);
+  if (a < -ndim || a >= ndim || ndim == 0) return kn_err_axis(err, NULL, a, ndim);
   *axis = a < 0 ? a + ndim : a;
   return SG_OK;
 }

@@ -12,9 +12,7 @@
 
 static sg_code norm_axis(int ndim, int *axis, const char *what, sg_error *err) {
   int a = *axis;
-  if (a < -ndim || a >= ndim)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: axis %d is out of bounds for a %d-d tensor",
-                        what, a, ndim);
+  if (a < -ndim || a >= ndim) return kn_err_axis(err, what, a, ndim);
   *axis = a < 0 ? a + ndim : a;
   return SG_OK;
 }
@@ -249,17 +247,6 @@ static bool broadcast_strides(const kn_tensor *v, int ndim, const int64_t *shape
   return true;
 }
 
-sg_code kn_slice_misfit(sg_error *err, int vn, const int64_t *vshape, int sn, const int64_t *sshape) {
-  sg_buf m = SG_BUF_INIT;
-  sg_buf_puts(&m, "slice_update: could not broadcast a value of shape ");
-  kn_put_shape(&m, vn, vshape);
-  sg_buf_puts(&m, " into a slice of shape ");
-  kn_put_shape(&m, sn, sshape);
-  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
-  sg_buf_free(&m);
-  return SG_INVALID_ARGUMENT;
-}
-
 sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
                         int64_t stop, int64_t step, bool has_start, bool has_stop,
                         kn_tensor **out, sg_error *err) {
@@ -310,10 +297,7 @@ sg_code kn_gather(const kn_tensor *a, const kn_tensor *idx, int axis, kn_tensor 
   for (int d = axis + 1; d < a->ndim; d++) inner *= a->shape[d];
   for (int64_t j = 0; j < idx->size; j++) {
     int64_t i = kn_get_i64(idx, j);
-    if (i < -len || i >= len)
-      return sg_error_set(err, SG_INVALID_ARGUMENT,
-                          "gather: index %lld is out of bounds for axis %d with size %lld",
-                          (long long)i, axis, (long long)len);
+    if (i < -len || i >= len) return kn_err_index(err, "gather", i, axis, len);
   }
   if (kn_check_shape(nd, shape, err)) return err->code;
   kn_tensor *o = kn_tensor_new(a->dtype, nd, shape);
@@ -357,10 +341,7 @@ sg_code kn_one_hot(const kn_tensor *idx, int64_t depth, kn_tensor **out, sg_erro
 sg_code kn_index(const kn_tensor *a, int64_t i, kn_tensor **out, sg_error *err) {
   if (a->ndim == 0) return sg_error_set(err, SG_INVALID_ARGUMENT, "getitem: cannot index a 0-d tensor");
   int64_t len = a->shape[0];
-  if (i < -len || i >= len)
-    return sg_error_set(err, SG_INVALID_ARGUMENT,
-                        "getitem: index %lld is out of bounds for axis 0 with size %lld",
-                        (long long)i, (long long)len);
+  if (i < -len || i >= len) return kn_err_index(err, "getitem", i, 0, len);
   if (i < 0) i += len;
   kn_tensor *o = kn_tensor_new(a->dtype, a->ndim - 1, a->shape + 1);
   size_t es = kn_dtype_size(a->dtype);

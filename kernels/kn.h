@@ -155,9 +155,21 @@ sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int6
 /* np.take(a, idx, axis) */
 /* x with x[start:stop:step] along axis replaced by v (cast to x's dtype, broadcast
  * NumPy-style to the slice's shape): a new tensor. */
-/* Appends "(d0,d1,...)" to b: the shape in error messages. */
+/* Appends "(d0,d1,...)" to b: the shape in error messages ('?' for an unknown dim). */
 void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape);
-/* The INVALID_ARGUMENT of a slice_update value that does not fit its slice. */
+/* The error families clients catch by type (kn_errors.c): each sets err's reason and
+ * returns SG_INVALID_ARGUMENT. op names the op that failed (NULL: no prefix, for callers
+ * that add their own).
+ *   kn_err_axis       "OP: axis A is out of bounds for a N-d tensor"   index_out_of_bounds
+ *   kn_err_index      "OP: index I is out of bounds for axis A with size S"   (the same)
+ *   kn_err_tuple_index  "getitem: tuple index I out of range (length N)"   (the same)
+ *   kn_err_broadcast  "OP: shapes (..) and (..) cannot be broadcast together"   shape_mismatch
+ *   kn_slice_misfit   a slice_update value that does not fit its slice   shape_mismatch */
+sg_code kn_err_axis(sg_error *err, const char *op, int64_t axis, int ndim);
+sg_code kn_err_index(sg_error *err, const char *op, int64_t index, int axis, int64_t size);
+sg_code kn_err_tuple_index(sg_error *err, int64_t index, int len);
+sg_code kn_err_broadcast(sg_error *err, const char *op, int an, const int64_t *as, int bn,
+                         const int64_t *bs);
 sg_code kn_slice_misfit(sg_error *err, int vn, const int64_t *vshape, int sn, const int64_t *sshape);
 sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
                         int64_t stop, int64_t step, bool has_start, bool has_stop,

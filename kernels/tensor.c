@@ -230,7 +230,11 @@ void kn_set_i64(kn_tensor *t, int64_t i, int64_t v) {
 
 void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape) {
   sg_buf_putc(b, '(');
-  for (int i = 0; i < ndim; i++) sg_buf_printf(b, i ? ",%lld" : "%lld", (long long)shape[i]);
+  for (int i = 0; i < ndim; i++) {
+    if (i) sg_buf_putc(b, ',');
+    if (shape[i] < 0) sg_buf_putc(b, '?');
+    else sg_buf_printf(b, "%lld", (long long)shape[i]);
+  }
   sg_buf_putc(b, ')');
 }
 

@@ -54,7 +54,7 @@ struct gcall {
   atomic_int refs;
   grpc_slice status_details;
   bool has_details;
-  grpc_metadata trailing[3]; /* the error's location, for clients that show it */
+  grpc_metadata trailing[4]; /* the error's location and reason (add_trailing) */
   size_t n_trailing;
   sg_arena arena;
 };
@@ -138,9 +138,14 @@ static uint64_t deadline_of(const gpr_timespec *d) {
 }
 
 /* Trailing metadata stagd-file-bin / stagd-line / stagd-column carry an error's
- * location apart from the human-readable status details (docs/api.md). */
-static void add_location(gcall *gc, const sg_error *err) {
+ * location apart from the human-readable status details, stagd-reason its reason
+ * (sg_reason_name: what clients map to exception types), docs/api.md. */
+static void add_trailing(gcall *gc, const sg_error *err) {
   char num[24];
+  if (err->reason) {
+    gc->trailing[gc->n_trailing].key = grpc_slice_from_static_string("stagd-reason");
+    gc->trailing[gc->n_trailing++].value = grpc_slice_from_static_string(sg_reason_name(err->reason));
+  }
   if (err->file) {
     gc->trailing[gc->n_trailing].key = grpc_slice_from_static_string("stagd-file-bin");
     gc->trailing[gc->n_trailing++].value = grpc_slice_from_copied_string(err->file);
@@ -209,7 +214,7 @@ static void run_call(void *arg) {
     n++;
   }
   char *details = rc == SG_OK ? NULL : sv_error_details(&err);
-  if (rc != SG_OK) add_location(gc, &err);
+  if (rc != SG_OK) add_trailing(gc, &err);
   gc->status_details = grpc_slice_from_copied_string(details ? details : "");
   gc->has_details = true;
   free(details);

@@ -215,7 +215,7 @@ static void send_error(conn *c, const cJSON *id, int code, const char *fmt, ...)
 }
 
 /* The JSON-RPC error for a service error: bad params are -32602, a cancelled request
- * -32800, anything else -32000 with the status name and location in `data`. */
+ * -32800, anything else -32000 with the status name, location and reason in `data`. */
 static cJSON *service_error(const cJSON *id, const sg_error *err, bool decoding) {
   int code = err->code == SG_CANCELLED ? RPC_REQUEST_CANCELLED
              : decoding && err->code == SG_INVALID_ARGUMENT ? RPC_INVALID_PARAMS
@@ -225,6 +225,7 @@ static cJSON *service_error(const cJSON *id, const sg_error *err, bool decoding)
   if (err->file) cJSON_AddStringToObject(data, "file", err->file);
   if (err->line > 0) cJSON_AddNumberToObject(data, "line", err->line);
   if (err->col > 0) cJSON_AddNumberToObject(data, "column", err->col);
+  if (err->reason) cJSON_AddStringToObject(data, "reason", sg_reason_name(err->reason));
   char *details = sv_error_details(err);
   cJSON *r = make_error(id, code, details, data);
   free(details);

@@ -1,8 +1,9 @@
 /*
  * rpc.c — stagctl's two ways to call a method: in-process through the service
  * layer, or as a unary gRPC call with gRPC core's client API. Remote errors are
- * rebuilt into an sg_error, location included (trailing metadata stagd-file-bin,
- * stagd-line, stagd-column), so both modes print the same diagnostics.
+ * rebuilt into an sg_error, location and reason included (trailing metadata
+ * stagd-file-bin, stagd-line, stagd-column, stagd-reason), so both modes print the
+ * same diagnostics.
  */
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
@@ -91,11 +92,13 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
       char *msg = slice_str(details);
       char *file = NULL;
       int line = 0, col = 0;
+      sg_reason reason = SG_REASON_NONE;
       for (size_t i = 0; i < trailing.count; i++) {
         char *k = slice_str(trailing.metadata[i].key), *v = slice_str(trailing.metadata[i].value);
         if (!strcmp(k, "stagd-file-bin")) file = sg_xstrdup(v);
         else if (!strcmp(k, "stagd-line")) line = atoi(v);
         else if (!strcmp(k, "stagd-column")) col = atoi(v);
+        else if (!strcmp(k, "stagd-reason")) sg_reason_parse(v, &reason); /* unknown: none */
         free(k);
         free(v);
       }
@@ -109,6 +112,7 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
         rc = sg_error_set(err, SG_UNAVAILABLE, "cannot reach stagd at %s: %s", r->addr, text);
       else
         rc = sg_error_set_at(err, (sg_code)status, file, line, col, "%s", text);
+      if (err) err->reason = reason;
       free(msg);
       free(file);
     } else if (!recv) {

@@ -3,8 +3,9 @@
  * calls the service (in-process with --local, else over gRPC) and prints the reply:
  * JSON for admin commands, the plain text a command promises otherwise
  * (ARCHITECTURE.md "Command line"). Diagnostics go to stderr as
- * FILE:LINE:COL: error: MESSAGE; exit 0 on success, 1 on bad input, 2 on usage,
- * connection or internal errors.
+ * FILE:LINE:COL: error: MESSAGE (with --json-errors as one JSON object, reason
+ * included); exit 0 on success, 1 on bad input, 2 on usage, connection or internal
+ * errors.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +23,8 @@ typedef struct ctx {
   sg_arena arena;
   sg_error err;
   int argc;
-  char **argv; /* the command's own arguments, after its name */
+  char **argv;      /* the command's own arguments, after its name */
+  bool json_errors; /* --json-errors: report() prints one JSON object */
 } ctx;
 
 /* ---------------------------------------------------------------- helpers */
@@ -54,7 +56,27 @@ static int exit_code_for(sg_code code) {
   }
 }
 
+/* The error as one line of JSON for scripts: status, message, the location when known
+ * and the reason (sg_reason_name) when it has one — the fields of the LSP error data. */
+static void report_json(const sg_error *e) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "status", sg_code_name(e->code));
+  cJSON_AddStringToObject(j, "message", e->message ? e->message : "");
+  if (e->file) cJSON_AddStringToObject(j, "file", e->file);
+  if (e->line > 0) cJSON_AddNumberToObject(j, "line", e->line);
+  if (e->col > 0) cJSON_AddNumberToObject(j, "column", e->col);
+  if (e->reason) cJSON_AddStringToObject(j, "reason", sg_reason_name(e->reason));
+  char *s = cJSON_PrintUnformatted(j);
+  fprintf(stderr, "%s\n", s);
+  cJSON_free(s);
+  cJSON_Delete(j);
+}
+
 static int report(ctx *c) {
+  if (c->json_errors) {
+    report_json(&c->err);
+    return exit_code_for(c->err.code);
+  }
   char *msg = sg_error_format(&c->err);
   if (c->err.file || c->err.line) fprintf(stderr, "%s\n", msg);
   else fprintf(stderr, "stagctl: %s (%s)\n", msg, sg_code_name(c->err.code));
@@ -404,10 +426,12 @@ static const command commands[] = {
 
 static void print_help(FILE *out) {
   fprintf(out,
-          "usage: stagctl [--addr ADDR | --local] [--timeout SECONDS] COMMAND [ARGS]\n\n"
+          "usage: stagctl [--addr ADDR | --local] [--timeout SECONDS] [--json-errors] COMMAND [ARGS]\n\n"
           "  --addr ADDR     the daemon: host:port or unix:PATH (default: $STAGD_ADDR, else %s)\n"
           "  --local         run the service in this process; no daemon\n"
-          "  --timeout S     give up after S seconds (default: none)\n\n"
+          "  --timeout S     give up after S seconds (default: none)\n"
+          "  --json-errors   report a failed call as one JSON object on stderr: status, message,\n"
+          "                  file/line/column, reason\n\n"
           "commands:\n",
           SV_DEFAULT_ADDR);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(out, "  %s\n", commands[i].usage);
@@ -433,6 +457,8 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--local")) {
       c.rpc.local = true;
+    } else if (!strcmp(a, "--json-errors")) {
+      c.json_errors = true;
     } else if (!strcmp(a, "--addr") && i + 1 < argc) {
       c.rpc.addr = argv[++i];
     } else if (!strncmp(a, "--addr=", 7)) {

@@ -178,10 +178,10 @@ sg_code kn_vk_broadcast_shape(const kn_vk_shape *a, const kn_vk_shape *b, kn_vk_
   for (int i = 0; i < nd; i++) {
     int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
     int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return sg_error_set(err, SG_INVALID_ARGUMENT,
-                          "vulkan: shapes do not broadcast: dimension %d is %lld vs %lld", i,
-                          (long long)da, (long long)db);
+    if (da != db && da != 1 && db != 1) /* kn_err_broadcast's family (this folder has no kn.h) */
+      return sg_error_set_reason(err, SG_REASON_SHAPE_MISMATCH, SG_INVALID_ARGUMENT,
+                                 "vulkan: shapes do not broadcast: dimension %d is %lld vs %lld", i,
+                                 (long long)da, (long long)db);
     r.dims[i] = da == 1 ? db : da;
   }
   *out = r;

@@ -1,4 +1,5 @@
-/* test_error.c — sg_error: set, locations, formatting, move; code names; log levels. */
+/* test_error.c — sg_error: set, locations, formatting, move, reasons; code and reason
+ * names; log levels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,49 @@ static void prefix_keeps_message_and_location(void **state) {
   sg_error_clear(&err);
 }
 
+/* A reason is set with the error, kept while the error is prefixed, located or moved,
+ * and reset by the next sg_error_set (a new error). */
+static void reasons_follow_the_error(void **state) {
+  sg_error e = SG_ERROR_INIT, f = SG_ERROR_INIT;
+  assert_int_equal(e.reason, SG_REASON_NONE);
+  assert_int_equal(sg_error_set_reason(&e, SG_REASON_SHAPE_MISMATCH, SG_INVALID_ARGUMENT, "shapes %s",
+                                       "(2) and (3)"),
+                   SG_INVALID_ARGUMENT);
+  assert_string_equal(e.message, "shapes (2) and (3)");
+  assert_int_equal(e.reason, SG_REASON_SHAPE_MISMATCH);
+  sg_error_prefix(&e, SG_INVALID_ARGUMENT, "op '%s'", "add");
+  assert_int_equal(e.reason, SG_REASON_SHAPE_MISMATCH);
+  sg_error_move(&f, &e);
+  assert_int_equal(f.reason, SG_REASON_SHAPE_MISMATCH);
+  assert_int_equal(e.reason, SG_REASON_NONE);
+  sg_error_set(&f, SG_INVALID_ARGUMENT, "another error");
+  assert_int_equal(f.reason, SG_REASON_NONE);
+  sg_error_set_reason(&f, SG_REASON_ASSERTION, SG_FAILED_PRECONDITION, "assertion failed");
+  sg_error_set_at(&f, SG_INVALID_ARGUMENT, "f.py", 1, 2, "located");
+  assert_int_equal(f.reason, SG_REASON_NONE);
+  sg_error_set_reason(&f, SG_REASON_INDEX_OUT_OF_BOUNDS, SG_INVALID_ARGUMENT, "x");
+  sg_error_clear(&f);
+  assert_int_equal(f.reason, SG_REASON_NONE);
+  assert_int_equal(sg_error_set_reason(NULL, SG_REASON_ASSERTION, SG_ABORTED, "ignored"), SG_ABORTED);
+}
+
+/* The names are the wire form (gRPC metadata stagd-reason, LSP data, stagctl). */
+static void reason_names_round_trip(void **state) {
+  const char *want[] = {"none", "index_out_of_bounds", "shape_mismatch", "assertion"};
+  assert_int_equal(sizeof want / sizeof *want, SG_REASON_COUNT);
+  for (int r = 0; r < SG_REASON_COUNT; r++) {
+    assert_string_equal(sg_reason_name((sg_reason)r), want[r]);
+    sg_reason got = SG_REASON_COUNT;
+    assert_true(sg_reason_parse(want[r], &got));
+    assert_int_equal(got, r);
+  }
+  assert_string_equal(sg_reason_name((sg_reason)99), "none");
+  sg_reason keep = SG_REASON_SHAPE_MISMATCH;
+  assert_false(sg_reason_parse("Shape_Mismatch", &keep));
+  assert_false(sg_reason_parse(NULL, &keep));
+  assert_int_equal(keep, SG_REASON_SHAPE_MISMATCH);
+}
+
 static void code_names_match_grpc(void **state) {
   assert_string_equal(sg_code_name(SG_OK), "OK");
   assert_string_equal(sg_code_name(SG_UNIMPLEMENTED), "UNIMPLEMENTED");
@@ -79,6 +123,8 @@ int main(void) {
       cmocka_unit_test(format_with_and_without_location),
       cmocka_unit_test(move_transfers_ownership),
       cmocka_unit_test(prefix_keeps_message_and_location),
+      cmocka_unit_test(reasons_follow_the_error),
+      cmocka_unit_test(reason_names_round_trip),
       cmocka_unit_test(code_names_match_grpc),
       cmocka_unit_test(log_levels_parse),
   };

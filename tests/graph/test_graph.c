@@ -2,7 +2,8 @@
  * test_graph.c — graph/ through its public API (gr.h): the SEXPR.md examples, located
  * errors for bad input, limits (depth, deadline, node count), language features,
  * effects in order, dump round trips (defs named like primitives too), the program
- * cache under threads, and boxed records and strings (the daemon's binary arguments).
+ * cache under threads, boxed records and strings (the daemon's binary arguments), and
+ * the reasons of the error families (sg_reason) through inference and the executor.
  * The optimization passes have their own tests in test_opt.c.
  */
 #include <math.h>
@@ -588,11 +589,63 @@ static void floats_print_shortest(void **state) {
   sg_buf_free(&b);
 }
 
+/* An error's reason (what clients map to IndexError / ValueError / AssertionError)
+ * survives inference (which relocates the error at the node) and the CPU executor
+ * (whose op wrappers prefix the kernel's message); other errors carry none. */
+static void expect_reason(const char *src, const char *args, sg_code code, sg_reason reason,
+                          const char *needle) {
+  expect_error(src, args, code, 0, 0, needle, 0); /* the message and code */
+  gr_stage_options so = {0};
+  gr_exec_options xo = {0};
+  char *res = NULL, *printed = NULL;
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(gr_run_source(src, strlen(src), "bad.sexp", &so, &xo, args, &res, &printed, &e), code);
+  if (e.reason != reason) fprintf(stderr, "%s: reason %s\n", e.message, sg_reason_name(e.reason));
+  assert_int_equal(e.reason, reason);
+  assert_int_not_equal(e.line, 0); /* located too */
+  sg_error_clear(&e);
+  free(printed);
+}
+
+static void error_reasons(void **state) {
+  const sg_code IA = SG_INVALID_ARGUMENT;
+  /* found by inference (shapes known from the signature) */
+  expect_reason("(def f ((x float32 (2 3)) (y float32 (4)))\n  (+ x y))", "[]", IA,
+                SG_REASON_SHAPE_MISMATCH, "+: shapes (2,3) and (4) cannot be broadcast together");
+  expect_reason("(def f ((x float32 (2 3)) (v float32 (3)))\n  (slice_update x v 0 2 1 1))", "[]", IA,
+                SG_REASON_SHAPE_MISMATCH, "could not broadcast a value of shape (3) into a slice of shape (2,2)");
+  expect_reason("(def f ((x float32 (2 3)))\n  (sum x 2))", "[]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "sum: axis 2 is out of bounds for a 2-d tensor");
+  expect_reason("(def f ((x float32 (2 3)))\n  (slice x 0 1 1 -3))", "[]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "slice: axis -3 is out of bounds for a 2-d tensor");
+  expect_reason("(def f (x)\n  (getitem (tuple x x) 2))", "[1]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "getitem: tuple index 2 out of range (length 2)");
+  /* found by the kernels at run time (the index or axis is an argument) */
+  expect_reason("(def f (x i)\n  (getitem x i))", "[[1,2,3], 7]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "getitem: index 7 is out of bounds for axis 0 with size 3");
+  expect_reason("(def f (x i)\n  (gather x i))", "[[1,2,3], [0,-4]]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "gather: index -4 is out of bounds for axis 0 with size 3");
+  expect_reason("(def f (x a)\n  (sum x a))", "[[1,2,3], 1]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "sum: axis 1 is out of bounds for a 1-d tensor");
+  expect_reason("(def f (x a)\n  (softmax x a))", "[[1,2,3], -2]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "softmax: axis -2 is out of bounds for a 1-d tensor");
+  expect_reason("(def f (x i)\n  (getitem (tuple x x) i))", "[1, -3]", IA, SG_REASON_INDEX_OUT_OF_BOUNDS,
+                "getitem: tuple index -3 out of range (length 2)");
+  expect_reason("(def f (x y)\n  (while (lambda (i s) (< i 1)) (lambda (i s) (tuple (+ i 1) (+ s y))) (tuple 0 x)))",
+                "[[1,2,3], [1,2]]", IA, SG_REASON_SHAPE_MISMATCH, "shapes (3) and (2) cannot be broadcast together");
+  /* a staged assert */
+  expect_reason("(def f (x)\n  (assert (> x 5) \"x is small\"))", "[1]", SG_FAILED_PRECONDITION,
+                SG_REASON_ASSERTION, "assertion failed: ");
+  /* other errors: no reason */
+  expect_reason("(def f ((x float32 (2 3)))\n  (matmul x x))", "[]", IA, SG_REASON_NONE, "do not align");
+  expect_reason("(def f (x)\n  (+ x y))", "[1]", IA, SG_REASON_NONE, "unknown name 'y'");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
-      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
+      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located), cmocka_unit_test(error_reasons),
       cmocka_unit_test(limits),               cmocka_unit_test(floats_print_shortest),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
       cmocka_unit_test(variables_outlive_their_program),

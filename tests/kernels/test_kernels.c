@@ -73,6 +73,51 @@ static void blocked_sgemm_matches_naive(void **state) {
   free(D);
 }
 
+/* Each kernel site of an error family sets its reason (kn_errors.c) with the family's
+ * wording; other errors carry none. */
+static void error_families_set_their_reason(void **state) {
+  sg_error e = SG_ERROR_INIT;
+  int64_t s23[] = {2, 3}, s4[] = {4}, s2[] = {2};
+  kn_tensor *a = kn_tensor_new(KN_FLOAT32, 2, s23), *b = kn_tensor_new(KN_FLOAT32, 1, s4), *o = NULL;
+  kn_tensor *c = kn_tensor_new(KN_BOOL, 1, s2), *idx = kn_tensor_new(KN_INT64, 1, s2);
+#define FAMILY(call, r, t)                                                                  \
+  do {                                                                                      \
+    assert_int_not_equal((call), SG_OK);                                                    \
+    if (!strstr(e.message, t)) fail_msg("'%s' lacks '%s'", e.message, t);                   \
+    assert_int_equal(e.reason, r);                                                          \
+    assert_null(o);                                                                         \
+  } while (0)
+  FAMILY(kn_binary(KN_ADD, a, b, &o, &e), SG_REASON_SHAPE_MISMATCH, "shapes (2,3) and (4) cannot be broadcast together");
+  FAMILY(kn_where(c, a, a, &o, &e), SG_REASON_SHAPE_MISMATCH, "where: shapes (2) and (2,3) cannot be broadcast together");
+  FAMILY(kn_where(a, a, b, &o, &e), SG_REASON_SHAPE_MISMATCH, "where: shapes (2,3) and (4) cannot be broadcast together");
+  FAMILY(kn_slice_update(a, b, 1, 0, 2, 1, true, true, &o, &e), SG_REASON_SHAPE_MISMATCH,
+         "slice_update: could not broadcast a value of shape (4) into a slice of shape (2,2)");
+  FAMILY(kn_reduce(KN_SUM, a, true, 2, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "axis 2 is out of bounds for a 2-d tensor");
+  FAMILY(kn_softmax(a, -3, false, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "axis -3 is out of bounds for a 2-d tensor");
+  FAMILY(kn_concat(&a, 1, 3, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "concat: axis 3 is out of bounds for a 2-d tensor");
+  FAMILY(kn_slice(a, 2, 0, 1, 1, true, true, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "slice: axis 2 is out of bounds");
+  FAMILY(kn_gather(a, idx, 5, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "gather: axis 5 is out of bounds for a 2-d tensor");
+  kn_set_i64(idx, 1, 3);
+  FAMILY(kn_gather(a, idx, 1, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "gather: index 3 is out of bounds for axis 1 with size 3");
+  FAMILY(kn_index(a, -3, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "getitem: index -3 is out of bounds for axis 0 with size 2");
+  FAMILY(kn_err_tuple_index(&e, 4, 2), SG_REASON_INDEX_OUT_OF_BOUNDS, "getitem: tuple index 4 out of range (length 2)");
+  /* other errors carry no reason */
+  FAMILY(kn_matmul(a, a, &o, &e), SG_REASON_NONE, "do not align");
+  int64_t big[] = {1 << 20, 1 << 20};
+  FAMILY(kn_check_shape(2, big, &e), SG_REASON_NONE, "");
+#undef FAMILY
+  /* the shape printer of the messages marks unknown dims (inference) */
+  sg_buf sb = SG_BUF_INIT;
+  kn_put_shape(&sb, 3, (int64_t[]){2, -1, 4});
+  assert_string_equal(sb.data, "(2,?,4)");
+  sg_buf_free(&sb);
+  sg_error_clear(&e);
+  kn_tensor_release(a);
+  kn_tensor_release(b);
+  kn_tensor_release(c);
+  kn_tensor_release(idx);
+}
+
 static void errors_and_limits(void **state) {
   sg_error e = SG_ERROR_INIT;
   int64_t s1[] = {2, 3}, s2[] = {4, 5};
@@ -600,6 +645,7 @@ int main(void) {
       cmocka_unit_test(promotion_and_broadcast),
       cmocka_unit_test(blocked_sgemm_matches_naive),
       cmocka_unit_test(errors_and_limits),
+      cmocka_unit_test(error_families_set_their_reason),
       cmocka_unit_test(parallel_unary_and_reductions),
       cmocka_unit_test(fill_every_dtype),
       cmocka_unit_test(transposes_match_indexing),

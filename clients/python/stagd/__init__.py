@@ -26,9 +26,10 @@ The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.T
 """
 import os
 
-from .client import (DEFAULT_ADDR, Cancelled, Client, DaemonUnavailable, DeadlineExceeded,
-                     FailedPrecondition, IndexOutOfBounds, Internal, InvalidArgument, NotFound,
-                     ResourceExhausted, ShapeMismatch, StagdError, Unavailable, Unimplemented)
+from .client import (DEFAULT_ADDR, AssertionFailed, Cancelled, Client, DaemonUnavailable,
+                     DeadlineExceeded, FailedPrecondition, IndexOutOfBounds, Internal,
+                     InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch, StagdError,
+                     Unavailable, Unimplemented)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
@@ -62,7 +63,7 @@ __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError
            "rep_fun", "set_element_type", "set_loop_options",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
-           "Internal", "IndexOutOfBounds", "ShapeMismatch", "DEFAULT_ADDR"]
+           "Internal", "IndexOutOfBounds", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
 
 CONNECT_TIMEOUT = 2.0  # seconds a daemon gets to answer the first health check
 

@@ -3,7 +3,9 @@
 A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`. Every method of the
 `stagd.v1.Stagd` service is reachable through `call(name, request)`; the common admin
 calls have their own methods. gRPC failures are raised as `StagdError` subclasses that
-carry the status code and the daemon's message.
+carry the status code, the daemon's message and its reason: the `stagd-reason` trailing
+metadata picks the class (`IndexOutOfBounds`, `ShapeMismatch`, `AssertionFailed`), never
+the message's wording (docs/api.md "Error reasons").
 
 grpc is imported on first use (a connection or a status code), so importing stagd —
 e.g. the converter runtime in an editor's staging process — does not pay ~0.9 s for it.
@@ -11,7 +13,6 @@ e.g. the converter runtime in an editor's staging process — does not pay ~0.9 
 import atexit
 import os
 import threading
-import re
 import weakref
 
 from . import _proto
@@ -34,15 +35,17 @@ class _StatusCode:
 
 class StagdError(Exception):
     """A call to the daemon failed. `code` is a grpc.StatusCode (or None), `details` the
-    daemon's message."""
+    daemon's message, `reason` the daemon's name for the kind of error
+    (`"index_out_of_bounds"`, ...; None when it sent none)."""
 
     code = None
 
-    def __init__(self, details, code=None):
+    def __init__(self, details, code=None, reason=None):
         super().__init__(details)
         if code is not None:
             self.code = code
         self.details = details
+        self.reason = reason
 
     def __str__(self):
         name = self.code.name if self.code is not None else "ERROR"
@@ -96,28 +99,38 @@ _CODED = (InvalidArgument, NotFound, DeadlineExceeded, Cancelled, FailedPrecondi
 
 
 def error_from_rpc(err):
-    """Converts a grpc.RpcError into the matching StagdError subclass."""
+    """Converts a grpc.RpcError into the matching StagdError subclass: the status code's
+    class, or the subclass of the `stagd-reason` trailing metadata when the daemon sent
+    one that this client knows for that code (an unknown reason keeps the code's class)."""
     code = err.code() if hasattr(err, "code") else None
     details = err.details() if hasattr(err, "details") else str(err)
+    trailing = err.trailing_metadata() if hasattr(err, "trailing_metadata") else None
+    reason = dict(trailing or ()).get(REASON_KEY)
     cls = next((c for c in _CODED if c.code == code), StagdError)
-    if cls is InvalidArgument and _OUT_OF_BOUNDS.search(details or ""):
-        cls = IndexOutOfBounds
-    elif cls is InvalidArgument and _NO_BROADCAST.search(details or ""):
-        cls = ShapeMismatch
-    return cls(details or "", code)
+    by_reason = _REASONS.get(reason)
+    if by_reason is not None and issubclass(by_reason, cls):
+        cls = by_reason
+    return cls(details or "", code, reason)
 
 
 class IndexOutOfBounds(InvalidArgument, IndexError):
-    """An index or axis out of bounds (getitem, gather, slice axes...): also an
-    IndexError, as NumPy raises for the same indexing."""
+    """An index or axis out of bounds (getitem, gather, slice axes, a tuple index): also
+    an IndexError, as NumPy raises for the same indexing. Reason `index_out_of_bounds`."""
 
 
 class ShapeMismatch(InvalidArgument, ValueError):
-    """Shapes that do not broadcast: also a ValueError, as NumPy raises."""
+    """Shapes that do not broadcast: also a ValueError, as NumPy raises. Reason
+    `shape_mismatch`."""
 
 
-_NO_BROADCAST = re.compile(r"could not broadcast|cannot be broadcast together")
-_OUT_OF_BOUNDS = re.compile(r"\b(index|axis) -?\d+ is out of bounds for ")
+class AssertionFailed(FailedPrecondition, AssertionError):
+    """A staged program's own `assert` failed: also an AssertionError, as the same
+    assert raises in Python. Reason `assertion`."""
+
+
+REASON_KEY = "stagd-reason"
+_REASONS = {"index_out_of_bounds": IndexOutOfBounds, "shape_mismatch": ShapeMismatch,
+            "assertion": AssertionFailed}
 
 
 _live = weakref.WeakSet()

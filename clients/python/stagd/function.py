@@ -490,7 +490,7 @@ def _reraise_located(e, conc):
         return
     filename, lineno = loc
     err = type(e)(f"{filename}:{lineno}: {m.group(4)} (staged in {conc.name}, "
-                  f"S-expression line {line})", e.code)
+                  f"S-expression line {line})", e.code, e.reason)
     err.filename, err.lineno, err._stagd_located = filename, lineno, True
     # raise from a frame that sits at the user's line, so the traceback shows it
     code = compile("\n" * (lineno - 1) + "raise __stagd_error__", filename, "exec")
