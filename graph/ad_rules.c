@@ -113,17 +113,20 @@ static sg_code unary(gr_ad *c, gr_node *n, gr_node *g) {
   return SG_OK;
 }
 
-/* (matmul_grad G A B K): the adjoint for operand K (NumPy semantics, ops_adjoint.c) */
-static gr_node *matmul_adj(gr_ad *c, gr_node *g, gr_node *a, gr_node *b, int k) {
-  gr_node *args[4] = {g, copy_const(c, a), copy_const(c, b), gr_ad_int(c, k)};
-  return gr_ad_mkn(c, "matmul_grad", args, 4);
+/* (matmul_grad G A B K [T]): the adjoint for operand K of a matmul row with code T
+ * (operands read transposed; NumPy semantics, ops_adjoint.c) */
+static gr_node *matmul_adj(gr_ad *c, gr_node *g, gr_node *a, gr_node *b, int k, int trans) {
+  gr_node *args[5] = {g, copy_const(c, a), copy_const(c, b), gr_ad_int(c, k), trans ? gr_ad_int(c, trans) : NULL};
+  return gr_ad_mkn(c, "matmul_grad", args, trans ? 5 : 4);
 }
 
-/* d(a @ b) = g @ b^T, a^T @ g, with 1-D operands and broadcast batches (matmul_grad) */
+/* d(op(a) @ op(b)) = op(g @ op(b)^T), op(op(a)^T @ g), op a transpose where the row's
+ * code says so, with 1-D operands and broadcast batches (matmul_grad) */
 static sg_code matmul(gr_ad *c, gr_node *n, gr_node *g) {
   gr_node *a = n->inputs[1], *b = n->inputs[2];
-  if (!is_const(a)) accum(c, a, matmul_adj(c, g, a, b, 0));
-  if (!is_const(b)) accum(c, b, matmul_adj(c, g, a, b, 1));
+  int trans = gr_node_prim(n)->code;
+  if (!is_const(a)) accum(c, a, matmul_adj(c, g, a, b, 0, trans));
+  if (!is_const(b)) accum(c, b, matmul_adj(c, g, a, b, 1, trans));
   return SG_OK;
 }
 
@@ -300,15 +303,21 @@ static sg_code adjoint(gr_ad *c, gr_node *n, gr_node *g) {
     accum(c, n->inputs[2], gr_ad_mkn(c, "slice", args, n->ninputs - 2));
     break;
   }
-  case GR_ADJ_MATMUL: { /* bilinear: dA = G @ B^T, dB = A^T @ G (their adjoints) */
+  case GR_ADJ_MATMUL: { /* bilinear: with T the forward's code and mm its matmul row,
+                          * <g, dA> = <G, mm(g, B)>, <g, dB> = <G, mm(A, g)> */
     gr_node *k = n->inputs[4], *gs = n->inputs[1], *x = n->inputs[2], *y = n->inputs[3];
     if (k->kind != GR_CONST || k->value.tag != GV_INT) return no_rule(c, n, " with a computed operand index");
-    if (k->value.u.i == 0) { /* out = G @ B^T (A's shape): G gets g @ B, B gets (g @ B)'s B-adjoint */
-      if (!is_const(gs)) accum(c, gs, mk(c, "matmul", g, y));
-      if (!is_const(y)) accum(c, y, matmul_adj(c, gs, g, y, 1));
-    } else { /* out = A^T @ G (B's shape) */
-      if (!is_const(gs)) accum(c, gs, mk(c, "matmul", x, g));
-      if (!is_const(x)) accum(c, x, matmul_adj(c, gs, x, g, 0));
+    gr_node *t = n->ninputs > 5 ? n->inputs[5] : NULL;
+    if (t && (t->kind != GR_CONST || t->value.tag != GV_INT || t->value.u.i < 0 || t->value.u.i > 3))
+      return no_rule(c, n, " with computed transpose flags");
+    int trans = t ? (int)t->value.u.i : 0;
+    const char *mm = gr_op_matmul(trans)->name;
+    if (k->value.u.i == 0) { /* out = op(G @ op(B)^T) (A's shape) */
+      if (!is_const(gs)) accum(c, gs, mk(c, mm, g, y));
+      if (!is_const(y)) accum(c, y, matmul_adj(c, gs, g, y, 1, trans));
+    } else { /* out = op(op(A)^T @ G) (B's shape) */
+      if (!is_const(gs)) accum(c, gs, mk(c, mm, x, g));
+      if (!is_const(x)) accum(c, x, matmul_adj(c, gs, x, g, 0, trans));
     }
     break;
   }

@@ -906,11 +906,14 @@ static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
  * dropped from the result) and batches whose leading dims broadcast, where each
  * operand's batch is either the whole broadcast batch or a single matrix (stride 0);
  * other broadcasts run on the host. float32, float64, int32, int64, float16 (the only
- * float16 kernel: float32 accumulation). */
+ * float16 kernel: float32 accumulation). The matmul_tn / _nt / _tt rows (op->code) read
+ * an operand transposed: the kernel swaps its index arithmetic (kn_vk_matmul_trans). */
+_Static_assert((int)KN_VK_MATMUL_TRANS_A == (int)KN_MATMUL_TRANS_A && (int)KN_VK_MATMUL_TRANS_B == (int)KN_MATMUL_TRANS_B,
+               "one encoding of the transpose flags");
 static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
-  (void)op;
   (void)n;
+  bool tra = op->code & KN_MATMUL_TRANS_A, trb = op->code & KN_MATMUL_TRANS_B;
   struct gr_vk_exec *x = ctx->vk;
   const gr_val *a = &args[0], *b = &args[1];
   kn_dtype dt, dt2;
@@ -924,9 +927,10 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
   const int64_t *sa = a->tag == GV_DEVICE ? a->u.d->shape : a->u.t->shape;
   const int64_t *sb = b->tag == GV_DEVICE ? b->u.d->shape : b->u.t->shape;
-  if (na == 0 || nb == 0) return SG_OK;
-  int64_t m = na == 1 ? 1 : sa[na - 2], k = sa[na - 1];
-  int64_t kb = nb == 1 ? sb[0] : sb[nb - 2], nn = nb == 1 ? 1 : sb[nb - 1];
+  if (na == 0 || nb == 0 || (tra && na < 2) || (trb && nb < 2)) return SG_OK; /* the CPU's error */
+  int64_t m = tra ? sa[na - 1] : na == 1 ? 1 : sa[na - 2], k = tra ? sa[na - 2] : sa[na - 1];
+  int64_t kb = trb ? sb[nb - 1] : nb == 1 ? sb[0] : sb[nb - 2];
+  int64_t nn = trb ? sb[nb - 2] : nb == 1 ? 1 : sb[nb - 1];
   if (k != kb) return SG_OK; /* the CPU kernel reports the mismatch */
   /* batch dims: a's sa[0..na-2), b's sb[0..nb-2), broadcast */
   int bna = na > 2 ? na - 2 : 0, bnb = nb > 2 ? nb - 2 : 0;
@@ -966,8 +970,8 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
       if (k == 0 && dt != KN_FLOAT16) /* an empty sum: zeros (float16: the kernel writes them) */
         rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(dt, r->size), 0, false, err);
       else
-        rc = kn_vk_matmul_typed(bt, (kn_vk_elem)et, da->db->buf, db->db->buf, r->db->buf, batch, m,
-                                nn, k, pa == 1 ? 0 : m * k, pb == 1 ? 0 : k * nn, err);
+        rc = kn_vk_matmul_trans(bt, (kn_vk_elem)et, op->code, da->db->buf, db->db->buf, r->db->buf,
+                                batch, m, nn, k, pa == 1 ? 0 : m * k, pb == 1 ? 0 : k * nn, err);
     }
     rc = gr_vkx_finish(r, rc, out, done);
   }

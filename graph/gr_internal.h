@@ -351,6 +351,13 @@ const gr_op *gr_op_lookup(const char *name);
  * Composite kernels (optimizer steps, AD helpers) chain their steps through it. */
 sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
 const gr_op *gr_op_table(int *n);
+/* The matmul row reading its operands transposed as trans says (KN_MATMUL_TRANS_A |
+ * KN_MATMUL_TRANS_B; 0: plain matmul): matmul, matmul_tn, matmul_nt, matmul_tt. */
+const gr_op *gr_op_matmul(int trans);
+/* Whether transposes are folded into matmuls (opt_matmul.c, and matmul_grad's products):
+ * on unless the environment sets STAGD_MATMUL_TRANSPOSE_FOLD=0 (the benchmark's
+ * baseline: transposes materialized as before). */
+bool gr_matmul_fold_enabled(void);
 extern const gr_op *const gr_op_if, *const gr_op_seq, *const gr_op_while, *const gr_op_add,
     *const gr_op_sub, *const gr_op_mul, *const gr_op_div;
 
@@ -413,6 +420,7 @@ bool gr_opt_cse(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 bool gr_opt_dce(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 bool gr_opt_algebra(gr_module *m, gr_graph *entry, gr_pass_stats *st);
+bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 void gr_optimize(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 
 sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err);

@@ -229,23 +229,40 @@ GR_INFER(gr_infer_unary) {
   return SG_OK;
 }
 
+/* matmul and its transposed-operand rows (op->code: KN_MATMUL_TRANS_A / _B): a
+ * transposed operand is looked at with its last two axes swapped */
+static sg_code matmul_operand(const gr_op *op, const gr_aval *x, bool trans, gr_aval *out,
+                              sg_error *err) {
+  *out = *x;
+  if (!trans || x->ndim < 0) return SG_OK;
+  if (x->ndim < 2)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: a transposed operand must be at least 2-d", op->name);
+  out->shape[x->ndim - 2] = x->shape[x->ndim - 1];
+  out->shape[x->ndim - 1] = x->shape[x->ndim - 2];
+  return SG_OK;
+}
+
 GR_INFER(gr_infer_matmul) {
-  gr_aval *x = args[0], *y = args[1];
-  if (x->kind == GA_ANY || y->kind == GA_ANY) return SG_OK;
-  if (x->kind != GA_TENSOR || y->kind != GA_TENSOR)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: expected two tensors");
+  gr_aval xv, yv, *x = &xv, *y = &yv;
+  if (args[0]->kind == GA_ANY || args[1]->kind == GA_ANY) return SG_OK;
+  if (args[0]->kind != GA_TENSOR || args[1]->kind != GA_TENSOR)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: expected two tensors", op->name);
   out->kind = GA_TENSOR;
-  out->dtype = kn_promote(x->dtype, y->dtype);
-  if (x->ndim < 0 || y->ndim < 0) return SG_OK;
-  if (x->ndim == 0 || y->ndim == 0)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: operands must be at least 1-d");
+  out->dtype = kn_promote(args[0]->dtype, args[1]->dtype);
+  if (args[0]->ndim < 0 || args[1]->ndim < 0) return SG_OK;
+  if (args[0]->ndim == 0 || args[1]->ndim == 0)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: operands must be at least 1-d", op->name);
+  if (matmul_operand(op, args[0], op->code & KN_MATMUL_TRANS_A, x, err) ||
+      matmul_operand(op, args[1], op->code & KN_MATMUL_TRANS_B, y, err))
+    return err->code;
   int64_t k1 = x->shape[x->ndim - 1], k2 = y->ndim == 1 ? y->shape[0] : y->shape[y->ndim - 2];
   if (k1 >= 0 && k2 >= 0 && k1 != k2) {
     sg_buf m = SG_BUF_INIT;
-    sg_buf_puts(&m, "matmul: shapes ");
-    shape_str(&m, x);
-    sg_buf_puts(&m, " and ");
-    shape_str(&m, y);
+    sg_buf_printf(&m, "%s: shapes ", op->name);
+    shape_str(&m, args[0]);
+    sg_buf_puts(&m, op->code & KN_MATMUL_TRANS_A ? " (transposed) and " : " and ");
+    shape_str(&m, args[1]);
+    sg_buf_puts(&m, op->code & KN_MATMUL_TRANS_B ? " (transposed)" : "");
     sg_buf_printf(&m, " do not align (%lld != %lld)", (long long)k1, (long long)k2);
     sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
     sg_buf_free(&m);

@@ -54,7 +54,14 @@ static const gr_op ops[] = {
     ROW("where", NULL, 3, 3, P, 0, gr_infer_where, gr_cpu_where),
     ROW("cast", NULL, 2, 2, P, 0, gr_infer_cast, gr_cpu_cast),
     /* linear algebra and layout */
+    /* matmul with operands read transposed (last two axes swapped, no copy): the code
+     * is KN_MATMUL_TRANS_A | KN_MATMUL_TRANS_B; the optimizer folds transposes into
+     * them (opt_matmul.c), matmul_grad uses them (gr_op_matmul finds them) */
     ROW("matmul", NULL, 2, 2, P, 0, gr_infer_matmul, gr_cpu_matmul),
+    ROW("matmul_tn", NULL, 2, 2, P, KN_MATMUL_TRANS_A, gr_infer_matmul, gr_cpu_matmul),
+    ROW("matmul_nt", NULL, 2, 2, P, KN_MATMUL_TRANS_B, gr_infer_matmul, gr_cpu_matmul),
+    ROW("matmul_tt", NULL, 2, 2, P, KN_MATMUL_TRANS_A | KN_MATMUL_TRANS_B, gr_infer_matmul,
+        gr_cpu_matmul),
     ROW("transpose", NULL, 1, 2, P, 0, gr_infer_transpose, gr_cpu_transpose),
     ROW("reshape", NULL, 2, 2, P, 0, gr_infer_reshape, gr_cpu_reshape),
     /* reductions: optional axis last */
@@ -98,7 +105,7 @@ static const gr_op ops[] = {
     ROW("gather_grad", NULL, 4, 4, P, GR_ADJ_GATHER, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("sens_item", NULL, 2, 2, P, GR_ADJ_SENS_ITEM, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("or_zeros", NULL, 2, 2, P, GR_ADJ_OR_ZEROS, gr_infer_adjoint, gr_cpu_adjoint),
-    ROW("matmul_grad", NULL, 4, 4, P, GR_ADJ_MATMUL, gr_infer_adjoint, gr_cpu_adjoint),
+    ROW("matmul_grad", NULL, 4, 5, P, GR_ADJ_MATMUL, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("join_grad", NULL, 4, 4, P, GR_ADJ_JOIN, gr_infer_adjoint, gr_cpu_adjoint),
     ROW("captured", NULL, 1, 1, P, GR_ADJ_CAPTURED, gr_infer_adjoint, gr_cpu_adjoint),
     /* optimizer steps (ops_optim.c): no gradient flows through an update */
@@ -137,6 +144,12 @@ const gr_op *gr_op_lookup(const char *name) {
   for (int i = 0; i < NOPS; i++)
     if (strcmp(ops[i].name, name) == 0 || (ops[i].alias && strcmp(ops[i].alias, name) == 0))
       return &ops[i];
+  return NULL;
+}
+
+const gr_op *gr_op_matmul(int trans) {
+  for (int i = 0; i < NOPS; i++)
+    if (ops[i].cpu == gr_cpu_matmul && ops[i].code == trans) return &ops[i];
   return NULL;
 }
 

@@ -17,9 +17,11 @@
  *   (gather_grad X G IDX AXIS)                 zeros shaped like X, G added at IDX
  *   (sens_item S K)         item K of a tuple/record sensitivity S; none when S is none
  *   (or_zeros S X)          S, or zeros_like X when S is none
- *   (matmul_grad G A B K)   the adjoint of (matmul A B) for A (K 0) or B (K 1) with
+ *   (matmul_grad G A B K [T])  the adjoint of (matmul A B) for A (K 0) or B (K 1) with
  *                           NumPy semantics: 1-D operands promoted to a row / column,
- *                           batch dimensions broadcast and summed back
+ *                           batch dimensions broadcast and summed back; T (default 0)
+ *                           is the code of a matmul_tn / _nt / _tt forward (operands
+ *                           read transposed)
  *   (join_grad G T AXIS STACK)  the adjoint of (concat T AXIS) (STACK 0) / (stack T AXIS)
  *                           (STACK 1) for a T known only at run time: a tuple of G's
  *                           slices, one per item (a tensor T: its slice)
@@ -383,15 +385,39 @@ static sg_code swap_last(gr_ctx *ctx, gr_val *x, int nd, gr_val *out, sg_error *
   return rc;
 }
 
-/* matmul_grad: with A1, B1 the operands promoted to at least 2-D and G1 the sensitivity
- * reshaped to A1 @ B1's shape, dA = sum_like(G1 @ B1^T, A) and dB = sum_like(A1^T @ G1,
- * B) (for a 1-D B, (G1^T @ A1) is summed instead: a row, which sums to B's shape). */
-static sg_code matmul_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
-  int64_t da[KN_MAX_DIMS], db[KN_MAX_DIMS], k;
+/* op(X) @ op(Y), op as trans says (KN_MATMUL_TRANS_A / _B), X of rank nx and Y of rank ny:
+ * one matmul reading the operands transposed (gr_op_matmul), or, with the fold switched
+ * off (gr_matmul_fold_enabled), the transposes materialized before a plain matmul. */
+static sg_code product(gr_ctx *ctx, int trans, gr_val *x, int nx, gr_val *y, int ny, gr_val *out,
+                       sg_error *err) {
+  gr_val m[2] = {*x, *y}, t[2] = {gv_none(), gv_none()};
+  if (!trans || gr_matmul_fold_enabled()) return gr_prim(ctx, gr_op_matmul(trans), m, 2, out, err);
+  sg_code rc = SG_OK;
+  if (trans & KN_MATMUL_TRANS_A) rc = swap_last(ctx, x, nx, &t[0], err), m[0] = t[0];
+  if (!rc && (trans & KN_MATMUL_TRANS_B)) rc = swap_last(ctx, y, ny, &t[1], err), m[1] = t[1];
+  if (!rc) rc = gr_prim(ctx, gr_op_matmul(0), m, 2, out, err);
+  gv_release(t[0]), gv_release(t[1]);
+  return rc;
+}
+
+/* matmul_grad G A B K [T]: the adjoint of op(A) @ op(B) (T the forward row's code, op a
+ * transpose of the last two axes where T says so; default 0, plain matmul). With A1, B1
+ * the operands promoted to at least 2-D and G1 the sensitivity reshaped to the product's
+ * shape, dA = sum_like(op(G1 @ op(B1)^T), A) and dB = sum_like(op(op(A1)^T @ G1), B) (for
+ * a 1-D B, (G1^T @ A1) is summed instead: a row, which sums to B's shape). Each product
+ * is one matmul with operands read transposed: A^T @ G is (matmul_tn A G), no copy. */
+static sg_code matmul_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, int nargs, gr_val *out,
+                           sg_error *err) {
+  int64_t da[KN_MAX_DIMS], db[KN_MAX_DIMS], k, code = 0;
   int na = shape_of(ctx, &args[1], da, err), nb = shape_of(ctx, &args[2], db, err);
   if (err->code) return err->code;
   if (na < 1 || nb < 1) return adj_err(err, op, "expected tensors of rank 1 or more");
   if (gr_int_arg(op, &args[3], &k, err)) return err->code;
+  if (nargs > 4 && gr_int_arg(op, &args[4], &code, err)) return err->code;
+  if (code < 0 || code > (KN_MATMUL_TRANS_A | KN_MATMUL_TRANS_B))
+    return adj_err(err, op, "the transpose flags T must be 0 to 3");
+  bool ta = code & KN_MATMUL_TRANS_A, tb = code & KN_MATMUL_TRANS_B;
+  if ((ta && na < 2) || (tb && nb < 2)) return adj_err(err, op, "a transposed operand must be at least 2-d");
   gr_val a1 = gv_retain(args[1]), b1 = gv_retain(args[2]), g1 = gv_retain(args[0]), t = gv_none(),
          u = gv_none(), p = gv_none();
   sg_code rc = SG_OK;
@@ -418,19 +444,15 @@ static sg_code matmul_grad(gr_ctx *ctx, const gr_op *op, gr_val *args, gr_val *o
   int64_t gdims[KN_MAX_DIMS];
   int rg = rc ? 0 : shape_of(ctx, &g1, gdims, err);
   if (!rc && err->code) rc = err->code;
-  if (!rc && k == 0) { /* G1 @ B1^T */
-    rc = swap_last(ctx, &b1, rb, &t, err);
-    gr_val m[2] = {g1, t};
-    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
-  } else if (!rc && nb == 1) { /* (G1^T @ A1): B's gradient as a row */
-    rc = swap_last(ctx, &g1, rg, &t, err);
-    gr_val m[2] = {t, a1};
-    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
-  } else if (!rc) { /* A1^T @ G1 */
-    rc = swap_last(ctx, &a1, ra, &t, err);
-    gr_val m[2] = {t, g1};
-    if (!rc) rc = prim(ctx, "matmul", m, 2, &p, err);
-  }
+  const int TA = KN_MATMUL_TRANS_A, TB = KN_MATMUL_TRANS_B;
+  if (!rc && k == 0 && !ta) /* G1 @ op(B1)^T */
+    rc = product(ctx, tb ? 0 : TB, &g1, rg, &b1, rb, &p, err);
+  else if (!rc && k == 0) /* (G1 @ op(B1)^T)^T = op(B1) @ G1^T */
+    rc = product(ctx, (tb ? TA : 0) | TB, &b1, rb, &g1, rg, &p, err);
+  else if (!rc && (nb == 1 || tb)) /* (op(A1)^T @ G1)^T = G1^T @ op(A1); a 1-D B's row */
+    rc = product(ctx, TA | (ta ? TB : 0), &g1, rg, &a1, ra, &p, err);
+  else if (!rc) /* op(A1)^T @ G1 */
+    rc = product(ctx, ta ? 0 : TA, &a1, ra, &g1, rg, &p, err);
   if (!rc) {
     gr_val s[2] = {p, args[k == 0 ? 1 : 2]};
     rc = prim(ctx, "sum_like", s, 2, &u, err);
@@ -518,7 +540,7 @@ sg_code gr_cpu_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val
   case GR_ADJ_SLICE: return slice_grad(op, args, n, out, err);
   case GR_ADJ_GATHER: return gather_grad(op, args, out, err);
   case GR_ADJ_SENS_ITEM: return sens_item(op, args, out, err);
-  case GR_ADJ_MATMUL: return matmul_grad(ctx, op, args, out, err);
+  case GR_ADJ_MATMUL: return matmul_grad(ctx, op, args, n, out, err);
   case GR_ADJ_JOIN: return join_grad(ctx, op, args, out, err);
   case GR_ADJ_CAPTURED:
     if (holds_function(&args[0]))

@@ -244,7 +244,7 @@ sg_code gr_cpu_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (args[0].tag != GV_TENSOR || args[1].tag != GV_TENSOR)
     return bad(err, op, "expected two tensors (matmul does not take scalars)%s", "");
   kn_tensor *r;
-  if (kn_matmul(args[0].u.t, args[1].u.t, &r, err)) return err->code;
+  if (kn_matmul_t(args[0].u.t, args[1].u.t, op->code, &r, err)) return err->code;
   *out = gv_tensor(r);
   return SG_OK;
 }

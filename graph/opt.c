@@ -10,6 +10,7 @@ void gr_optimize(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
     bool changed = false;
     changed |= gr_opt_inline(m, entry, st);
     changed |= gr_opt_algebra(m, entry, st);
+    changed |= gr_opt_matmul(m, entry, st);
     changed |= gr_opt_constfold(m, entry, st);
     changed |= gr_opt_cse(m, entry, st);
     changed |= gr_opt_dce(m, entry, st);

@@ -4,7 +4,8 @@
  * float32/float64 go to CBLAS (OpenBLAS, multi-threaded, when the build found it:
  * KN_HAVE_CBLAS) and otherwise to a cache-blocked kernel written here; other dtypes use
  * a plain triple loop in double / int64. 1-d operands and broadcast batch dims follow
- * np.matmul.
+ * np.matmul. Either operand may be read transposed (kn_matmul_t): CBLAS gets Trans
+ * flags, the loops read through row and column strides, so no transposed copy is made.
  */
 #include <string.h>
 
@@ -85,55 +86,94 @@ void kn_sgemm_blocked(int64_t m, int64_t n, int64_t k, const float *a, const flo
   else sgemm_rows(&J, 0, nblocks);
 }
 
-void kn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c) {
+/* C[m,n] = op(A) op(B) by plain loops, op(X)[i][j] at x[i * rs + j * cs]: the
+ * fallback for transposed operands without CBLAS. */
+#define STRIDED_GEMM(NAME, T)                                                            \
+  static void NAME(int64_t m, int64_t n, int64_t k, const T *a, int64_t rsa, int64_t csa, \
+                   const T *b, int64_t rsb, int64_t csb, T *c) {                          \
+    memset(c, 0, (size_t)(m * n) * sizeof(T));                                            \
+    for (int64_t i = 0; i < m; i++)                                                       \
+      for (int64_t kk = 0; kk < k; kk++) {                                                \
+        T aik = a[i * rsa + kk * csa];                                                    \
+        for (int64_t j = 0; j < n; j++) c[i * n + j] += aik * b[kk * rsb + j * csb];      \
+      }                                                                                   \
+  }
+#ifndef KN_HAVE_CBLAS
+STRIDED_GEMM(sgemm_strided, float)
+#endif
+STRIDED_GEMM(dgemm_strided, double)
+
+static void sgemm(int trans, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                  float *c) {
+  bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
 #ifdef KN_HAVE_CBLAS
   if (m && n && k) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
-                (int)k, b, (int)n, 0.0f, c, (int)n);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, 1.0f, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0f, c,
+                (int)n);
     return;
   }
   memset(c, 0, (size_t)(m * n) * sizeof(float));
 #else
-  kn_sgemm_blocked(m, n, k, a, b, c);
+  if (!trans) kn_sgemm_blocked(m, n, k, a, b, c);
+  else sgemm_strided(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb ? 1 : n, tb ? k : 1, c);
 #endif
 }
 
-static void dgemm(int64_t m, int64_t n, int64_t k, const double *a, const double *b,
+void kn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c) {
+  sgemm(0, m, n, k, a, b, c);
+}
+
+static void dgemm(int trans, int64_t m, int64_t n, int64_t k, const double *a, const double *b,
                   double *c) {
+  bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
 #ifdef KN_HAVE_CBLAS
   if (m && n && k) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a,
-                (int)k, b, (int)n, 0.0, c, (int)n);
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, 1.0, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0, c,
+                (int)n);
     return;
   }
 #endif
-  memset(c, 0, (size_t)(m * n) * sizeof(double));
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t kk = 0; kk < k; kk++) {
-      double aik = a[i * k + kk];
-      for (int64_t j = 0; j < n; j++) c[i * n + j] += aik * b[kk * n + j];
-    }
+  dgemm_strided(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb ? 1 : n, tb ? k : 1, c);
+}
+
+/* The shapes-do-not-align error, naming which operands were read transposed. */
+static sg_code misaligned(const kn_tensor *a, const kn_tensor *b, int trans, int64_t k, int64_t kb,
+                          sg_error *err) {
+  sg_buf msg = SG_BUF_INIT;
+  sg_buf_puts(&msg, "matmul: shapes ");
+  kn_put_shape(&msg, a->ndim, a->shape);
+  sg_buf_puts(&msg, trans & KN_MATMUL_TRANS_A ? " (transposed) and " : " and ");
+  kn_put_shape(&msg, b->ndim, b->shape);
+  sg_buf_puts(&msg, trans & KN_MATMUL_TRANS_B ? " (transposed)" : "");
+  sg_buf_printf(&msg, " do not align (%lld != %lld)", (long long)k, (long long)kb);
+  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", msg.data);
+  sg_buf_free(&msg);
+  return SG_INVALID_ARGUMENT;
 }
 
 sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_error *err) {
+  return kn_matmul_t(a0, b0, 0, out, err);
+}
+
+sg_code kn_matmul_t(const kn_tensor *a0, const kn_tensor *b0, int trans, kn_tensor **out,
+                    sg_error *err) {
   if (a0->ndim == 0 || b0->ndim == 0)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: operands must be at least 1-d");
+  bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
+  if ((ta && a0->ndim < 2) || (tb && b0->ndim < 2))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: a transposed operand must be at least 2-d");
   kn_dtype rt = kn_promote(a0->dtype, b0->dtype);
-  /* view both as batches of matrices */
+  /* view both as batches of matrices: op(A) is m x k, op(B) k x n */
   int an = a0->ndim, bn = b0->ndim;
-  int64_t m = an == 1 ? 1 : a0->shape[an - 2], k = a0->shape[an - 1];
-  int64_t kb = bn == 1 ? b0->shape[0] : b0->shape[bn - 2], n = bn == 1 ? 1 : b0->shape[bn - 1];
-  if (k != kb) {
-    sg_buf msg = SG_BUF_INIT;
-    sg_buf_puts(&msg, "matmul: shapes ");
-    kn_put_shape(&msg, a0->ndim, a0->shape);
-    sg_buf_puts(&msg, " and ");
-    kn_put_shape(&msg, b0->ndim, b0->shape);
-    sg_buf_printf(&msg, " do not align (%lld != %lld)", (long long)k, (long long)kb);
-    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", msg.data);
-    sg_buf_free(&msg);
-    return SG_INVALID_ARGUMENT;
-  }
+  int64_t m = ta ? a0->shape[an - 1] : an == 1 ? 1 : a0->shape[an - 2];
+  int64_t k = ta ? a0->shape[an - 2] : a0->shape[an - 1];
+  int64_t kb = tb ? b0->shape[bn - 1] : bn == 1 ? b0->shape[0] : b0->shape[bn - 2];
+  int64_t n = tb ? b0->shape[bn - 2] : bn == 1 ? 1 : b0->shape[bn - 1];
+  if (k != kb) return misaligned(a0, b0, trans, k, kb, err);
+  /* op(A)[i][kk] at i * rsa + kk * csa, op(B)[kk][j] at kk * rsb + j * csb */
+  int64_t rsa = ta ? 1 : k, csa = ta ? m : 1, rsb = tb ? 1 : n, csb = tb ? k : 1;
   int abn = an > 2 ? an - 2 : 0, bbn = bn > 2 ? bn - 2 : 0, on;
   int64_t bshape[KN_MAX_DIMS];
   if (!kn_broadcast_shape(abn, a0->shape, bbn, b0->shape, &on, bshape))
@@ -171,10 +211,10 @@ sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_
     }
     int64_t oo = bi * m * n;
     if (rt == KN_FLOAT32) {
-      kn_sgemm(m, n, k, (const float *)a->data + ao, (const float *)b->data + bo,
-               (float *)o->data + oo);
+      sgemm(trans, m, n, k, (const float *)a->data + ao, (const float *)b->data + bo,
+            (float *)o->data + oo);
     } else if (rt == KN_FLOAT64) {
-      dgemm(m, n, k, (const double *)a->data + ao, (const double *)b->data + bo,
+      dgemm(trans, m, n, k, (const double *)a->data + ao, (const double *)b->data + bo,
             (double *)o->data + oo);
     } else {
       bool f = kn_dtype_is_float(rt);
@@ -183,8 +223,9 @@ sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_
           double sf = 0;
           int64_t si = 0;
           for (int64_t kk = 0; kk < k; kk++) {
-            if (f) sf += kn_get_f64(a, ao + i * k + kk) * kn_get_f64(b, bo + kk * n + j);
-            else si += kn_get_i64(a, ao + i * k + kk) * kn_get_i64(b, bo + kk * n + j);
+            int64_t ia = ao + i * rsa + kk * csa, ib = bo + kk * rsb + j * csb;
+            if (f) sf += kn_get_f64(a, ia) * kn_get_f64(b, ib);
+            else si += kn_get_i64(a, ia) * kn_get_i64(b, ib);
           }
           if (f) kn_set_f64(o, oo + i * n + j, sf);
           else kn_set_i64(o, oo + i * n + j, rt == KN_BOOL ? si != 0 : si);

@@ -130,6 +130,12 @@ sg_code kn_softmax(const kn_tensor *a, int axis, bool log, kn_tensor **out, sg_e
 /* NumPy matmul: 1-d and 2-d operands, and batches (leading dims broadcast). float32
  * and float64 go to BLAS (OpenBLAS when built with it) or a blocked kernel. */
 sg_code kn_matmul(const kn_tensor *a, const kn_tensor *b, kn_tensor **out, sg_error *err);
+/* The same with operands read transposed (their last two axes swapped, no copy made):
+ * trans is KN_MATMUL_TRANS_A | KN_MATMUL_TRANS_B or 0; a transposed operand must be at
+ * least 2-d. BLAS gets its Trans flags, the other loops swap their index arithmetic. */
+enum { KN_MATMUL_TRANS_A = 1, KN_MATMUL_TRANS_B = 2 };
+sg_code kn_matmul_t(const kn_tensor *a, const kn_tensor *b, int trans, kn_tensor **out,
+                    sg_error *err);
 /* Row-major C[m,n] = A[m,k] B[k,n], the raw kernels (exposed for benchmarks). */
 void kn_sgemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
 void kn_sgemm_blocked(int64_t m, int64_t n, int64_t k, const float *a, const float *b,

@@ -6,6 +6,9 @@
 // Tiled in shared memory (BM x BK of A, BK x BN of B per step) with register blocking:
 // each invocation accumulates a TM x TN block of C, rows ty + i*WGY and columns
 // tx + j*WGX so neighbouring invocations touch neighbouring addresses.
+// Specialization constants TRANS_A / TRANS_B: the operand is stored transposed (A as
+// K x M, B as N x K; kernels/vulkan/kernels_matmul.c kn_vk_matmul_trans), and its tile
+// is read along the stored rows instead, so no transposed copy is needed.
 #version 450
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -26,6 +29,8 @@
 #define ACC T
 #endif
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 2) const bool TRANS_A = false;
+layout(constant_id = 3) const bool TRANS_B = false;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
@@ -55,14 +60,17 @@ void main() {
 
   for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
     for (uint e = tid; e < BM * BK; e += nthreads) {
-      uint r = e / BK, kk = e % BK;  // consecutive invocations read along K
+      // consecutive invocations read along A's stored rows: K, or M when transposed
+      uint r = TRANS_A ? e % BM : e / BK, kk = TRANS_A ? e / BM : e % BK;
       uint gr = row0 + r, gk = k0 + kk;
-      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? ACC(a[oa + gr * pc.k + gk]) : ACC(0);
+      uint ia = TRANS_A ? gk * pc.m + gr : gr * pc.k + gk;
+      As[kk * BM + r] = (gr < pc.m && gk < pc.k) ? ACC(a[oa + ia]) : ACC(0);
     }
     for (uint e = tid; e < BK * BN; e += nthreads) {
-      uint kk = e / BN, col = e % BN;
+      uint kk = TRANS_B ? e % BK : e / BN, col = TRANS_B ? e / BK : e % BN;
       uint gk = k0 + kk, gc = col0 + col;
-      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? ACC(b[ob + gk * pc.n + gc]) : ACC(0);
+      uint ib = TRANS_B ? gc * pc.k + gk : gk * pc.n + gc;
+      Bs[kk * BN + col] = (gk < pc.k && gc < pc.n) ? ACC(b[ob + ib]) : ACC(0);
     }
     barrier();
     for (uint kk = 0u; kk < BK; kk++) {

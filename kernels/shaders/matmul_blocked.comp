@@ -5,6 +5,10 @@
 // (kernels/vulkan/kernels_matmul.c) sets specialization constant ALIGNED, and every
 // global load and store is one 4-element vector that lies wholly inside or wholly
 // outside the matrix; otherwise each of the 4 elements is loaded and stored alone.
+// Specialization constants TRANS_A / TRANS_B: the operand is stored transposed (A as
+// K x M, B as N x K; kn_vk_matmul_trans): its 4 elements along K (A) or N (B) are not
+// adjacent, so it is always loaded by elements (ALIGNED then covers the other operand
+// and C; the launcher's rule ignores the transposed operand's row length and stride).
 //
 // 256 invocations compute a 128x128 block of C; each accumulates an 8x8 register block:
 // rows 4*ty..4*ty+3 and 64+4*ty..64+4*ty+3, the same pattern for columns with tx, so a
@@ -39,6 +43,8 @@
 layout(local_size_x = 16, local_size_y = 16) in;
 layout(constant_id = 0) const uint BK = 16;
 layout(constant_id = 1) const bool ALIGNED = true;
+layout(constant_id = 2) const bool TRANS_A = false;
+layout(constant_id = 3) const bool TRANS_B = false;
 // each operand twice: as 4-vectors (ALIGNED) and as elements
 layout(std430, binding = 0) readonly buffer A { V a[]; };
 layout(std430, binding = 1) readonly buffer B { V b[]; };
@@ -77,13 +83,20 @@ void main() {
         if (TILE % 256u != 0u && e >= TILE) break;  // BK 4: half the invocations load
         uint gr = row0 + e / (BK / 4u), gk = k0 + (e % (BK / 4u)) * 4u;  // A[gr][gk..+3]
         uint kk = k0 + e / 32u, gc = col0 + (e % 32u) * 4u;             // B[kk][gc..+3]
-        if (ALIGNED) {
+        if (ALIGNED && !TRANS_A) {
           ra[s] = (gr < pc.m && gk < pc.k) ? ACCV(a[(oa + gr * pc.k + gk) / 4u]) : ACCV(0);
+        } else {
+          [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            uint ia = TRANS_A ? (gk + i) * pc.m + gr : gr * pc.k + gk + i;
+            ra[s][i] = (gr < pc.m && gk + i < pc.k) ? ACC(a1[oa + ia]) : ACC(0);
+          }
+        }
+        if (ALIGNED && !TRANS_B) {
           rb[s] = (kk < pc.k && gc < pc.n) ? ACCV(b[(ob + kk * pc.n + gc) / 4u]) : ACCV(0);
         } else {
           [[unroll]] for (uint i = 0u; i < 4u; i++) {
-            ra[s][i] = (gr < pc.m && gk + i < pc.k) ? ACC(a1[oa + gr * pc.k + gk + i]) : ACC(0);
-            rb[s][i] = (kk < pc.k && gc + i < pc.n) ? ACC(b1[ob + kk * pc.n + gc + i]) : ACC(0);
+            uint ib = TRANS_B ? (gc + i) * pc.k + kk : kk * pc.n + gc + i;
+            rb[s][i] = (kk < pc.k && gc + i < pc.n) ? ACC(b1[ob + ib]) : ACC(0);
           }
         }
       }

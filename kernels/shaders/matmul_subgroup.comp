@@ -6,6 +6,9 @@
 // (default), -DKN_F64, -DKN_I32, -DKN_I64 (needs shaderSubgroupExtendedTypes),
 // -DKN_F16 (float16 storage, float32 accumulation).
 // Outputs are visited grid-stride by subgroup, so any subgroup size works.
+// Specialization constants TRANS_A / TRANS_B: the operand is stored transposed (A as
+// K x M, B as N x K; kn_vk_matmul_trans): only the index arithmetic changes (a stored
+// B^T is read along its rows, contiguous across the lanes).
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -29,6 +32,8 @@
 #define ACC T
 #endif
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const bool TRANS_A = false;
+layout(constant_id = 2) const bool TRANS_B = false;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
@@ -39,10 +44,12 @@ void main() {
   uint step = gl_NumWorkGroups.x * gl_NumSubgroups;
   for (uint o = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; o < total; o += step) {
     uint z = o / mn, r = o % mn, i = r / pc.n, j = r % pc.n;
-    uint ra = z * pc.batch_a + i * pc.k, cb = z * pc.batch_b + j;
+    // A[i][p] at a[oa + p * sa], B[p][j] at b[ob + p * sb]
+    uint oa = z * pc.batch_a + (TRANS_A ? i : i * pc.k), sa = TRANS_A ? pc.m : 1u;
+    uint ob = z * pc.batch_b + (TRANS_B ? j * pc.k : j), sb = TRANS_B ? 1u : pc.n;
     ACC s = ACC(0);
     for (uint p = gl_SubgroupInvocationID; p < pc.k; p += gl_SubgroupSize)
-      s += ACC(a[ra + p]) * ACC(b[cb + p * pc.n]);
+      s += ACC(a[oa + p * sa]) * ACC(b[ob + p * sb]);
     s = subgroupAdd(s);
     if (subgroupElect()) c[o] = T(s);
   }

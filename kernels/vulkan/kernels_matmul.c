@@ -308,6 +308,13 @@ typedef struct matmul_push {
 sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
                            kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t stride_a, int64_t stride_b, sg_error *err) {
+  return kn_vk_matmul_trans(bt, et, 0, a, b, c, batch, m, n, k, stride_a, stride_b, err);
+}
+
+sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a,
+                           kn_vk_buffer *b, kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, int64_t stride_a, int64_t stride_b, sg_error *err) {
+  bool ta = trans & KN_VK_MATMUL_TRANS_A, tb = trans & KN_VK_MATMUL_TRANS_B;
   kn_vk_context *ctx = kn_vk_batch_context(bt);
   if ((unsigned)et > KN_VK_F16 || et == KN_VK_BOOL || !kn_vk_elem_supported(ctx, et))
     return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: no matmul for element type %d", (int)et);
@@ -343,24 +350,30 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
                           ctx->info.index, plan.reason);
     plan = plan_of(KN_VK_MATMUL_TILED, et, plan.reason, NULL);
   }
+  if ((ta || tb) && plan.variant == KN_VK_MATMUL_COOP) /* no transposed form */
+    plan = plan_of(KN_VK_MATMUL_TILED, et, "operands read transposed: the tiled kernel", NULL);
   matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
                     (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
-  uint32_t spec[2] = {16, 16}, nspec = 2, groups[3];
+  /* tiled: workgroup size x, y, TRANS_A, TRANS_B; blocked: BK, ALIGNED, TRANS_A, TRANS_B;
+   * coop: workgroup size, ALIGNED; subgroup: workgroup size, TRANS_A, TRANS_B */
+  uint32_t spec[4] = {16, 16, ta, tb}, nspec = 4, groups[3];
   if (plan.variant == KN_VK_MATMUL_BLOCKED || plan.variant == KN_VK_MATMUL_COOP) {
     /* 128x128 blocks of C. blocked: the K step as asked, halved until the tiles fit, and
-     * 4-vector loads and stores where every row and batch starts on a multiple of 4;
-     * coop: 8 subgroups, and 8-half vector loads where rows start on multiples of 8 */
-    uint32_t vec = 8;
+     * 4-vector loads and stores where every row and batch starts on a multiple of 4 (a
+     * transposed operand's 4 elements along K are not adjacent: it is read by elements,
+     * and its row length and batch stride do not matter); coop (never transposed, see
+     * above): 8 subgroups, and 8-half vector loads where rows start on multiples of 8 */
     if (plan.variant == KN_VK_MATMUL_BLOCKED) {
       uint32_t bk = ctx->opts.matmul_bk ? ctx->opts.matmul_bk : BLOCKED_BK;
       while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
         bk /= 2;
       spec[0] = bk;
-      vec = 4;
+      spec[1] = n % 4 == 0 && (ta || (k % 4 == 0 && stride_a % 4 == 0)) && (tb || stride_b % 4 == 0);
     } else {
       spec[0] = 8 * ctx->info.subgroup_size;
+      spec[1] = k % 8 == 0 && n % 8 == 0 && stride_a % 8 == 0 && stride_b % 8 == 0;
+      nspec = 2;
     }
-    spec[1] = k % vec == 0 && n % vec == 0 && stride_a % vec == 0 && stride_b % vec == 0;
     if ((m + 127) / 128 > KN_VK_MAX_GROUPS || (n + 127) / 128 > KN_VK_MAX_GROUPS)
       return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
                           (long long)m, (long long)n);
@@ -373,7 +386,9 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
     spec[0] = kn_vk_wg_size(ctx, 128);
     if (spec[0] < sg)
       spec[0] = sg;
-    nspec = 1;
+    spec[1] = ta;
+    spec[2] = tb;
+    nspec = 3;
     groups[0] = kn_vk_grid(batch * m * n, spec[0] / sg);
     groups[1] = groups[2] = 1;
   } else {

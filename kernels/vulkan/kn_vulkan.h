@@ -384,6 +384,15 @@ sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_bu
 sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
                            kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                            int64_t stride_a, int64_t stride_b, sg_error *err);
+/* The same with operands read transposed as trans says (KN_VK_MATMUL_TRANS_A: a[z] holds
+ * the k x m matrix A^T; KN_VK_MATMUL_TRANS_B: b[z] holds n x k; the bits of kn.h's
+ * KN_MATMUL_TRANS_A / _B), no copy made: the tiled, subgroup and
+ * blocked kernels swap their index arithmetic (specialization constants TRANS_A,
+ * TRANS_B); where the choice is the coop variant, the tiled kernel runs. */
+enum { KN_VK_MATMUL_TRANS_A = 1, KN_VK_MATMUL_TRANS_B = 2 };
+sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a,
+                           kn_vk_buffer *b, kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n,
+                           int64_t k, int64_t stride_a, int64_t stride_b, sg_error *err);
 
 const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v); /* "auto", "tiled", ... */
 /* Parses auto|tiled|subgroup|coop|blocked (NULL or "" is auto); SG_INVALID_ARGUMENT

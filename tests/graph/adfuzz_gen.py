@@ -261,8 +261,9 @@ class Gen:
         return self.g_unary(env, shape, d, in_f)
 
     def g_matmul(self, env, shape, d, in_f):
-        """NumPy matmul: 2-D, a 1-D operand on either side (or both: a scalar), or a
-        batch of two (stacked; the other operand stacked too or broadcast) reduced."""
+        """NumPy matmul: 2-D (also matmul_tn / _nt / _tt), a 1-D operand on either side (or
+        both: a scalar), or a batch of two (stacked; the other operand stacked too or
+        broadcast) reduced."""
         k = self.rng.choice([2, 3])
         e = lambda s: self.expr(env, s, d, in_f)  # noqa: E731
         if len(shape) == 0:
@@ -272,6 +273,10 @@ class Gen:
                 return Node(shape, "(tanh (matmul {0} {1}))", [e((k,)), e((k, shape[0]))], in_f)
             return Node(shape, "(tanh (matmul {0} {1}))", [e((shape[0], k)), e((k,))], in_f)
         r = self.rng.random()
+        if r < 0.3:  # the rows reading an operand transposed (matmul_grad's T flags)
+            row, ta, tb = [("tn", True, False), ("nt", False, True), ("tt", True, True)][int(r * 10)]
+            sa, sb = (k, shape[0]) if ta else (shape[0], k), (shape[1], k) if tb else (k, shape[1])
+            return Node(shape, f"(tanh (matmul_{row} {{0}} {{1}}))", [e(sa), e(sb)], in_f)
         if r < 0.5:
             return Node(shape, "(tanh (matmul {0} {1}))", [e((shape[0], k)), e((k, shape[1]))], in_f)
         red = self.rng.choice(["(sum {0} 0)", "(getitem {0} 1)", "(mean {0} 0)"])

@@ -226,6 +226,26 @@ static void fd_matmul(void **state) {
   check("(sum (tanh (matmul a b)))", vb, 2);
 }
 
+/* the matmul rows reading an operand transposed (matmul_tn / _nt / _tt, matmul_grad's
+ * flags): 2-D, batched, a broadcast 2-D operand (summed back), a 1-D other operand */
+static void fd_matmul_transposed(void **state) {
+  (void)state;
+  param m23[2] = {P23("a"), P23("b")}, m32[2] = {P23("a"), {"b", 2, {3, 2}}};
+  check("(sum (tanh (matmul_tn a b)))", m23, 2);
+  check("(sum (tanh (matmul_nt a b)))", m23, 2);
+  check("(sum (tanh (matmul_tt a b)))", m32, 2);
+  param bb[2] = {{"a", 3, {2, 3, 2}}, {"b", 3, {2, 3, 2}}}, bm[2] = {{"a", 3, {2, 2, 3}}, P23("b")};
+  check("(sum (tanh (matmul_tn a b)))", bb, 2);
+  check("(sum (tanh (matmul_nt a b)))", bm, 2); /* b broadcast over the batch */
+  param bt[2] = {{"a", 3, {2, 3, 2}}, {"b", 3, {2, 2, 3}}};
+  check("(sum (tanh (matmul_tt a b)))", bt, 2);
+  param mb[2] = {P23("a"), {"b", 3, {2, 2, 3}}}, mv[2] = {P23("a"), {"b", 1, {2}}};
+  check("(sum (tanh (matmul_tn a b)))", mb, 2); /* a broadcast over the batch */
+  check("(sum (tanh (matmul_tn a b)))", mv, 2); /* a^T @ a vector */
+  param vm[2] = {P3("a"), P23("b")};
+  check("(sum (tanh (matmul_nt a b)))", vm, 2); /* a vector @ b^T */
+}
+
 /* concat / stack of a tuple known only at run time (join_grad): chosen by an `if`, taken
  * out of a nested tuple, of Python floats (second order: test_ad_flow.c) */
 static void fd_join_runtime_tuple(void **state) {
@@ -257,7 +277,7 @@ static void fd_structures(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(fd_broadcast_binary), cmocka_unit_test(fd_unary_tensors),
+      cmocka_unit_test(fd_broadcast_binary), cmocka_unit_test(fd_matmul_transposed), cmocka_unit_test(fd_unary_tensors),
       cmocka_unit_test(fd_reductions),       cmocka_unit_test(fd_layout),
       cmocka_unit_test(fd_structures),       cmocka_unit_test(fd_slice_update),
       cmocka_unit_test(fd_matmul),           cmocka_unit_test(fd_join_runtime_tuple),

@@ -185,6 +185,20 @@ static void ad_second_order_helpers(void **state) {
   char src[1024];
   snprintf(src, sizeof src, "%s(def main (x) ((grad d 0) x))", mm);
   close_to(run_num(src, "[0.7]"), fd1(mm, 0.7), 1e-6);
+  /* the same through matmul_tn / _nt / _tt (matmul_grad with transpose flags) */
+  static const char *const rows[][2] = {{"matmul_tn", "2 3"}, {"matmul_nt", "2 3"}, {"matmul_tt", "3 2"}};
+  for (int i = 0; i < 3; i++) {
+    char mt[768];
+    snprintf(mt, sizeof mt,
+             "(def g (a b) (sum (sin (%s a b))))\n"
+             "(def d (x) (let a (reshape (stack x (* 0.5 x) 1.5 (* x x) 0.3 (neg x)) (tuple 2 3))\n"
+             "  (let b (reshape (stack x 1.0 (* x x) 0.3 x 2.0) (tuple %s))\n"
+             "    (let gs ((grad g 0 1) a b)\n"
+             "      (+ (sum (* (getitem gs 0) a)) (sum (* (getitem gs 1) (sin b))))))))\n",
+             rows[i][0], rows[i][1]);
+    snprintf(src, sizeof src, "%s(def main (x) ((grad d 0) x))", mt);
+    close_to(run_num(src, "[0.7]"), fd1(mt, 0.7), 1e-6);
+  }
   /* a stack of a run-time tuple (join_grad's own rule): d = 3x^3 + 3y^3, dd/dx = 9x^2 */
   const char *jn = "(def g (x y) (sum (** (stack (getitem (tuple (tuple x y) 1.0) 0)) 3.0)))\n"
                    "(def d (x y) (let gs ((grad g 0 1) x y) (+ (* (getitem gs 0) x) (* (getitem gs 1) y))))\n"

@@ -48,6 +48,7 @@ OP_COVERAGE = {
     "and": "gen_logic", "or": "gen_logic", "not": "gen_logic",
     **{op: "gen_unary" for op in UNARY},
     "where": "gen_where", "cast": "gen_cast", "matmul": "gen_matmul",
+    "matmul_tn": "gen_matmul_t", "matmul_nt": "gen_matmul_t", "matmul_tt": "gen_matmul_t",
     "transpose": "gen_transpose", "reshape": "gen_reshape/gen_reduce (keepdims)",
     **{op: "gen_reduce" for op in REDUCE},
     "softmax": "gen_softmax", "log_softmax": "gen_softmax",
@@ -373,6 +374,28 @@ class Gen:
         exact = a.exact and b.exact and a.dtype != "float16" and b.dtype != "float16"
         return self.emit(f"(matmul {a.name} {b.name})", str(res.dtype), res.shape, exact, self.join_tol(a, b))
 
+    def gen_matmul_t(self):
+        """matmul_tn / _nt / _tt: an operand stored with its last two axes swapped, 2-D
+        or batched (the other operand 2-D: broadcast over the batch)."""
+        row = self.rng.choice(["tn", "nt", "tt"])
+        ta, tb = row[0] == "t", row[1] == "t"
+        a = self.pick(lambda v: 2 <= len(v.shape) <= 3 and v.dtype != "bool",
+                      dtype=self.rng.choice(DTYPES[:5]), shape=self.random_shape(3) or (2, 3))
+        if not 2 <= len(a.shape) <= 3 or a.dtype == "bool":
+            return None
+        k = a.shape[-2] if ta else a.shape[-1]
+        n = self.rng.choice([1, 2, 3, 5])
+        bshape = (n, k) if tb else (k, n)
+        b = self.pick(lambda v: v.shape == bshape and v.dtype != "bool", dtype=a.dtype, shape=bshape)
+        sw = lambda x, t: np.swapaxes(x, -1, -2) if t else x  # noqa: E731
+        try:
+            res = np.matmul(sw(a.dummy(), ta), sw(b.dummy(), tb))
+        except Exception:
+            return None
+        exact = a.exact and b.exact and a.dtype != "float16" and b.dtype != "float16"
+        return self.emit(f"(matmul_{row} {a.name} {b.name})", str(res.dtype), res.shape, exact,
+                         self.join_tol(a, b))
+
     def gen_transpose(self):
         a = self.pick(lambda v: len(v.shape) >= 2)
         nd = len(a.shape)
@@ -668,7 +691,7 @@ class Gen:
 
     GENERATORS = [("gen_binary", 6), ("gen_compare", 2), ("gen_logic", 1), ("gen_unary", 5),
                   ("gen_where", 2), ("gen_cast", 2), ("gen_reduce", 3), ("gen_softmax", 1),
-                  ("gen_matmul", 2), ("gen_transpose", 2), ("gen_reshape", 1), ("gen_slice", 2),
+                  ("gen_matmul", 2), ("gen_matmul_t", 1), ("gen_transpose", 2), ("gen_reshape", 1), ("gen_slice", 2),
                   ("gen_slice_update", 1),
                   ("gen_join", 2), ("gen_gather", 1), ("gen_one_hot", 1), ("gen_fill", 1),
                   ("gen_arange", 1), ("gen_random", 1), ("gen_shape_of", 1), ("gen_getitem", 1),

@@ -118,6 +118,48 @@ static void error_families_set_their_reason(void **state) {
   kn_tensor_release(idx);
 }
 
+/* kn_matmul_t reads operands transposed: the same values as kn_matmul on transposed
+ * copies, for BLAS (float32, float64) and the loops (int32, float16), a batched A with
+ * a broadcast B; and its errors. */
+static void matmul_transposed_operands(void **state) {
+  static const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64, KN_INT32, KN_FLOAT16};
+  int perm3[3] = {0, 2, 1}, perm2[2] = {1, 0};
+  int64_t sa[3] = {3, 5, 7}, sb[2] = {7, 4};
+  sg_error e = SG_ERROR_INIT;
+  for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+    kn_tensor *a = kn_tensor_new(dts[d], 3, sa), *b = kn_tensor_new(dts[d], 2, sb), *want, *at, *bt;
+    for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7) % 11) - 5);
+    for (int64_t i = 0; i < b->size; i++) kn_set_f64(b, i, (double)((i * 5) % 9) - 4);
+    assert_int_equal(kn_matmul(a, b, &want, &e), SG_OK);
+    assert_int_equal(kn_transpose(a, perm3, 3, &at, &e), SG_OK);
+    assert_int_equal(kn_transpose(b, perm2, 2, &bt, &e), SG_OK);
+    for (int trans = 1; trans < 4; trans++) {
+      kn_tensor *got;
+      assert_int_equal(kn_matmul_t(trans & KN_MATMUL_TRANS_A ? at : a, trans & KN_MATMUL_TRANS_B ? bt : b,
+                                   trans, &got, &e), SG_OK);
+      assert_int_equal(got->ndim, 3);
+      assert_int_equal(got->shape[1], 5);
+      assert_int_equal(got->shape[2], 4);
+      for (int64_t i = 0; i < want->size; i++) /* small integers: exact */
+        assert_true(kn_get_f64(got, i) == kn_get_f64(want, i));
+      kn_tensor_release(got);
+    }
+    kn_tensor_release(a), kn_tensor_release(b), kn_tensor_release(at), kn_tensor_release(bt);
+    kn_tensor_release(want);
+  }
+  int64_t s1[] = {4}, s2[] = {3, 4};
+  kn_tensor *v = kn_tensor_new(KN_FLOAT32, 1, s1), *m = kn_tensor_new(KN_FLOAT32, 2, s2), *o = NULL;
+  assert_int_equal(kn_matmul_t(m, v, KN_MATMUL_TRANS_B, &o, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "transposed operand must be at least 2-d"));
+  assert_int_equal(kn_matmul_t(m, m, KN_MATMUL_TRANS_A | KN_MATMUL_TRANS_B, &o, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "(3,4) (transposed) and (3,4) (transposed) do not align (3 != 4)"));
+  assert_int_equal(kn_matmul_t(m, m, KN_MATMUL_TRANS_B, &o, &e), SG_OK); /* (3,4) @ (4,3) */
+  assert_int_equal(o->shape[0], 3);
+  assert_int_equal(o->shape[1], 3);
+  kn_tensor_release(o), kn_tensor_release(v), kn_tensor_release(m);
+  sg_error_clear(&e);
+}
+
 static void errors_and_limits(void **state) {
   sg_error e = SG_ERROR_INIT;
   int64_t s1[] = {2, 3}, s2[] = {4, 5};
@@ -644,7 +686,7 @@ int main(void) {
       cmocka_unit_test(float16_round_trip),
       cmocka_unit_test(promotion_and_broadcast),
       cmocka_unit_test(blocked_sgemm_matches_naive),
-      cmocka_unit_test(errors_and_limits),
+      cmocka_unit_test(matmul_transposed_operands), cmocka_unit_test(errors_and_limits),
       cmocka_unit_test(error_families_set_their_reason),
       cmocka_unit_test(parallel_unary_and_reductions),
       cmocka_unit_test(fill_every_dtype),

@@ -331,6 +331,33 @@ with np.errstate(all="ignore"):
     b = rand("float32", (50, 33))
     check("matmul f32 40x50x33", "(def f (a b) (matmul a b))", [a, b], a @ b, rtol=1e-4)
 
+    # ---- matmul with operands read transposed (matmul_tn / _nt / _tt): the operand is
+    # passed with its last two axes swapped; the shapes are those of op(A), op(B)
+    def swap(x):
+        return np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    for name, ta, tb in [("tn", True, False), ("nt", False, True), ("tt", True, True)]:
+        for dt in ["int32", "int64", "float16", "float32", "float64"]:
+            for sa, sb in [((3, 4), (4, 5)), ((5, 7), (7, 3)), ((4,), (4, 5)), ((3, 4), (4,)),
+                           ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 2)), ((1, 3, 4), (5, 4, 2)),
+                           ((3, 5), (2, 5, 7)), ((0, 4), (4, 3)), ((3, 0), (0, 2)),
+                           ((1, 9), (9, 1))]:
+                if (ta and len(sa) < 2) or (tb and len(sb) < 2):
+                    continue
+                a, b = rand(dt, sa), rand(dt, sb)
+                want = np.asarray(np.matmul(a, b))
+                check(f"matmul_{name} {dt} {sa} {sb}", f"(def f (a b) (matmul_{name} a b))",
+                      [swap(a) if ta else a, swap(b) if tb else b], want,
+                      rtol=1e-2 if dt == "float16" else None)
+        a, b = rand("float32", (40, 50)), rand("float32", (50, 33))
+        check(f"matmul_{name} f32 40x50x33", f"(def f (a b) (matmul_{name} a b))",
+              [swap(a) if ta else a, swap(b) if tb else b], a @ b, rtol=1e-4)
+    check_error("matmul_nt 1-d", "(def f (a b) (matmul_nt a b))",
+                [rand("float32", (3, 4)), rand("float32", (4,))], "INVALID_ARGUMENT",
+                "transposed operand must be at least 2-d")
+    check_error("matmul_tn mismatch", "(def f (a b) (matmul_tn a b))",
+                [rand("float32", (3, 4)), rand("float32", (4, 5))], "INVALID_ARGUMENT",
+                "matmul_tn: shapes (3,4) (transposed) and (4,5) do not align (3 != 4)")
+
     # ---- reductions
     RED = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "argmax": np.argmax}
     for op, fn in RED.items():

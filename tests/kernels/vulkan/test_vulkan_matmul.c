@@ -4,8 +4,10 @@
  * the first Vulkan device against the CPU backend's kn_matmul: every variant the device
  * offers, forced through kn_vk_options.matmul_variant, for every element type it runs
  * (float32, float64, int32, int64, float16) over odd sizes, k = 0, n = 1, m = 1, long k
- * and batches with a broadcast operand; a variant the device lacks must be refused with
- * its reason. Also the selection policy on described devices and STAGD_VK_MATMUL.
+ * and batches with a broadcast operand, each with A, B, both or neither stored transposed
+ * (kn_vk_matmul_trans; the coop variant runs the tiled kernel then); a
+ * variant the device lacks must be refused with its reason. Also the selection policy on
+ * described devices and STAGD_VK_MATMUL.
  */
 #include "vk_test_util.h"
 
@@ -74,9 +76,19 @@ static void expect_matches(const kn_tensor *got, const kn_tensor *want, int64_t 
   }
 }
 
-/* One product through the context's (forced) variant, against kn_matmul. */
+/* t with its last two axes swapped (a copy), when `swap`; else t retained. */
+static kn_tensor *stored(kn_tensor *t, bool swap) {
+  if (!swap) return kn_tensor_retain(t);
+  int perm3[3] = {0, 2, 1}, perm2[2] = {1, 0};
+  kn_tensor *r;
+  VT_OK(kn_transpose(t, t->ndim == 3 ? perm3 : perm2, t->ndim, &r, err));
+  return r;
+}
+
+/* One product through the context's (forced) variant, against kn_matmul: the operands
+ * stored transposed as trans says (KN_VK_MATMUL_TRANS_A / _B). */
 static void check_product(kn_vk_context *ctx, kn_dtype dt, kn_vk_elem et, const int64_t *s,
-                          const char *label) {
+                          const char *label, int trans) {
   int64_t ba = s[0], bb = s[1], m = s[2], n = s[3], k = s[4];
   int64_t batch = ba > bb ? ba : bb;
   int64_t sha[3] = {ba, m, k}, shb[3] = {bb, k, n};
@@ -84,18 +96,22 @@ static void check_product(kn_vk_context *ctx, kn_dtype dt, kn_vk_elem et, const 
   kn_tensor *b = random_tensor(dt, bb ? 3 : 2, bb ? shb : shb + 1);
   kn_tensor *want;
   VT_OK(kn_matmul(a, b, &want, err));
-  kn_vk_buffer *bufa = upload(ctx, a), *bufb = upload(ctx, b), *bufc;
+  kn_tensor *sa = stored(a, trans & KN_VK_MATMUL_TRANS_A), *sb = stored(b, trans & KN_VK_MATMUL_TRANS_B);
+  kn_vk_buffer *bufa = upload(ctx, sa), *bufb = upload(ctx, sb), *bufc;
+  kn_tensor_release(sa);
+  kn_tensor_release(sb);
   /* garbage in the output proves every element (k == 0 included) is written */
   kn_tensor *junk = random_tensor(dt, want->ndim, want->shape);
   bufc = upload(ctx, junk);
   kn_vk_batch *bt;
   VT_OK(kn_vk_batch_begin(ctx, &bt, err));
-  VT_OK(kn_vk_matmul_typed(bt, et, bufa, bufb, bufc, batch ? batch : 1, m, n, k,
+  VT_OK(kn_vk_matmul_trans(bt, et, trans, bufa, bufb, bufc, batch ? batch : 1, m, n, k,
                            ba ? m * k : 0, bb ? k * n : 0, err));
   VT_OK(kn_vk_batch_submit(bt, 0, err));
   VT_OK(kn_vk_download(ctx, bufc, 0, junk->data, (uint64_t)junk->size * kn_dtype_size(dt), err));
   char what[160];
-  snprintf(what, sizeof what, "%s %s batch %lld/%lld %lldx%lldx%lld", label,
+  static const char *const tnames[] = {"", " A^T", " B^T", " A^T B^T"};
+  snprintf(what, sizeof what, "%s%s %s batch %lld/%lld %lldx%lldx%lld", label, tnames[trans & 3],
            kn_dtype_name(dt), (long long)ba, (long long)bb, (long long)m, (long long)n,
            (long long)k);
   expect_matches(junk, want, k, what);
@@ -124,8 +140,12 @@ static void each_variant_vs_cpu(kn_vk_matmul_variant v) {
   for (size_t d = 0; d < NDTYPES; d++) {
     const char *why = NULL;
     if (kn_vk_matmul_available(info, DTYPES[d].et, v, &why)) {
-      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
-        check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], kn_vk_matmul_variant_name(v));
+      /* coop runs the tiled kernel for transposed operands: one case of it */
+      int step = v == KN_VK_MATMUL_COOP ? 3 : 1;
+      for (int trans = 0; trans < 4; trans += step)
+        for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+          check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], kn_vk_matmul_variant_name(v),
+                        trans);
       ran++;
       continue;
     }
@@ -176,9 +196,10 @@ static void blocked_vs_cpu(void **state) {
     kn_vk_context *ctx;
     VT_OK(kn_vk_context_create(0, &opts, &ctx, err));
     if (kn_vk_matmul_available(kn_vk_context_info(ctx), KN_VK_F32, KN_VK_MATMUL_BLOCKED, NULL))
-      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
-        check_product(ctx, KN_FLOAT32, KN_VK_F32, SHAPES[s], steps[i] == 4 ? "blocked bk 4"
-                                                                             : "blocked bk 8");
+      for (int trans = 0; trans < 4; trans += 3)
+        for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+          check_product(ctx, KN_FLOAT32, KN_VK_F32, SHAPES[s],
+                        steps[i] == 4 ? "blocked bk 4" : "blocked bk 8", trans);
     kn_vk_context_destroy(ctx);
   }
 }
@@ -189,8 +210,9 @@ static void auto_vs_cpu(void **state) {
   kn_vk_context *ctx = open_with(KN_VK_MATMUL_AUTO);
   for (size_t d = 0; d < NDTYPES; d++)
     if (kn_vk_elem_supported(ctx, DTYPES[d].et))
-      for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
-        check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], "auto");
+      for (int trans = 0; trans < 4; trans += 3) /* each variant ran every flag above */
+        for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+          check_product(ctx, DTYPES[d].dt, DTYPES[d].et, SHAPES[s], "auto", trans);
   kn_vk_context_destroy(ctx);
 }
 
