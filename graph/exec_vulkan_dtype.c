@@ -4,9 +4,9 @@
  * kernels cannot take an op's dtypes as they are, it converts the operands on the
  * device with the cast kernel, runs the recorder on the converted values and casts its
  * result to the dtype the CPU executor gives:
- *   - mixed dtypes and Python scalars: promoted by the CPU executor's rules
- *     (gr_weak_dtype / gr_strong_dtype, kn_promote, kn_binop_result); a scalar is
- *     uploaded as a 0-d tensor of the computing dtype;
+ *   - mixed dtypes, Python scalars and 0-d tensors: promoted by the CPU executor's
+ *     rules (gr_weak_dtype / gr_weak_kind_dtype / gr_strong_dtype, kn_promote,
+ *     kn_binop_result); a scalar is uploaded as a 0-d tensor of the computing dtype;
  *   - bool arithmetic, unary math and reductions compute in int32 (then cast back:
  *     `+` on bools is `or`, `*` is `and`, as in NumPy);
  *   - float16 ops (arithmetic, unary math, comparisons, reductions, argmax, softmax)
@@ -15,7 +15,8 @@
  *     (for tests: it is the reference the float16 reduction kernels must equal bit
  *     for bit) makes reductions and softmax take the former path instead: cast to
  *     float32, the float32 kernel, cast back (kn_f32_to_f16's rounding);
- *   - integer inputs of float-valued ops (true division, sqrt) compute in float64.
+ *   - integer inputs of float-valued ops (true division, sqrt) compute in float64;
+ *   - where's two tensor values of different dtypes are cast to their promotion.
  * Ops whose dtypes need nothing go straight to their recorder; what no kernel can do
  * after promotion (float64 transcendentals, ...) is left to the CPU kernel.
  */
@@ -37,20 +38,30 @@ static kn_dtype computing(kn_dtype want, bool logic, bool f16_kernel) {
   return want;
 }
 
-/* The dtype an operand of a binary op takes (NumPy's weak Python scalars); false for
- * what is not a number. */
+/* The rank of a host or device tensor (-1: not a tensor). */
+static int tensor_ndim(const gr_val *v) {
+  return v->tag == GV_DEVICE ? v->u.d->ndim : v->tag == GV_TENSOR ? v->u.t->ndim : -1;
+}
+
+/* The dtype an operand of a binary op takes (ops_cpu.c operand_dtypes: weak Python
+ * scalars, and 0-d tensors weak next to a tensor of at least one dimension); false
+ * for what is not a number. */
 static bool operand_dtype(const gr_val *v, const gr_val *other, kn_dtype *dt) {
-  if (gr_vkx_tensor_dtype(v, dt)) return true;
-  if (v->tag != GV_INT && v->tag != GV_FLOAT && v->tag != GV_BOOL) return false;
   kn_dtype o;
-  *dt = gr_vkx_tensor_dtype(other, &o) ? gr_weak_dtype(v, o) : gr_strong_dtype(v);
+  bool other_tensor = gr_vkx_tensor_dtype(other, &o);
+  if (gr_vkx_tensor_dtype(v, dt)) {
+    if (other_tensor && tensor_ndim(v) == 0 && tensor_ndim(other) > 0) *dt = gr_weak_kind_dtype(*dt, o);
+    return true;
+  }
+  if (v->tag != GV_INT && v->tag != GV_FLOAT && v->tag != GV_BOOL) return false;
+  *dt = other_tensor ? gr_weak_dtype(v, o) : gr_strong_dtype(v);
   return true;
 }
 
-/* The plan of one op: the first nconv arguments are converted to ct, the recorder's
- * result is cast to rt. false: leave the op to its recorder as it is. */
+/* The plan of one op: nconv arguments from the first-th on are converted to ct, the
+ * recorder's result is cast to rt. false: leave the op to its recorder as it is. */
 typedef struct dtype_plan {
-  int nconv;
+  int first, nconv; /* arguments first .. first + nconv - 1 are converted */
   kn_dtype ct, rt;
 } dtype_plan;
 
@@ -80,6 +91,20 @@ static bool plan_unary(struct gr_vk_exec *x, int code, const gr_val *a, dtype_pl
   kn_dtype want = !logic && kn_dtype_is_float(p->rt) && !kn_dtype_is_float(dt) ? p->rt : dt;
   p->ct = computing(want, logic, gr_vkx_unary_kernel(x, code, KN_FLOAT16));
   return gr_vkx_unary_kernel(x, code, p->ct);
+}
+
+/* where(c, a, b) with a and b tensors of different dtypes (a 0-d one next to an array
+ * by NumPy's kind rule): both become the promoted dtype, which the kernel copies as
+ * it is. Python numbers stay with run_where (a weak scalar that fits). */
+static bool plan_where(const gr_val *args, dtype_plan *p) {
+  kn_dtype c, da, db;
+  if (!gr_vkx_tensor_dtype(&args[0], &c) || c != KN_BOOL || !gr_vkx_tensor_dtype(&args[1], &da) ||
+      !gr_vkx_tensor_dtype(&args[2], &db))
+    return false;
+  operand_dtype(&args[1], &args[2], &da);
+  operand_dtype(&args[2], &args[1], &db);
+  *p = (dtype_plan){.first = 1, .nconv = 2, .ct = kn_promote(da, db), .rt = kn_promote(da, db)};
+  return true;
 }
 
 /* STAGD_VK_F16_CAST set (and not "0"): float16 reductions and softmax through float32 */
@@ -116,8 +141,9 @@ static bool plan_for(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, 
   else if (v == &gr_vk_unary && n == 1) ok = plan_unary(x, op->code, &args[0], p);
   else if (v == &gr_vk_reduce && n >= 1) ok = plan_reduce(op, &args[0], p);
   else if (v == &gr_vk_softmax && n >= 1) ok = plan_softmax(&args[0], p);
+  else if (v == &gr_vk_where && n == 3) ok = plan_where(args, p);
   if (!ok) return false;
-  for (int i = 0; i < p->nconv; i++) { /* anything to convert? */
+  for (int i = p->first; i < p->first + p->nconv; i++) { /* anything to convert? */
     kn_dtype dt;
     if (!gr_vkx_tensor_dtype(&args[i], &dt) || dt != p->ct) return true;
   }
@@ -166,16 +192,16 @@ sg_code gr_vkx_dtype_run(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
                          bool *done, sg_error *err) {
   struct gr_vk_exec *x = ctx->vk;
   const gr_vk_op *v = op->vulkan;
-  dtype_plan p;
+  dtype_plan p = {0};
   gr_val conv[4];
   if (n > 4 || !plan_for(x, op, args, n, &p)) return v->run(ctx, op, args, n, out, done, err);
   gr_dtensor *tmp[2] = {0};
   sg_code rc = SG_OK;
   memcpy(conv, args, sizeof(gr_val) * (size_t)n);
   for (int i = 0; i < p.nconv && !rc; i++)
-    if (!(rc = operand_cast(x, &args[i], p.ct, &tmp[i], err))) {
-      conv[i].tag = GV_DEVICE;
-      conv[i].u.d = tmp[i];
+    if (!(rc = operand_cast(x, &args[p.first + i], p.ct, &tmp[i], err))) {
+      conv[p.first + i].tag = GV_DEVICE;
+      conv[p.first + i].u.d = tmp[i];
     }
   if (!rc) rc = v->run(ctx, op, conv, n, out, done, err);
   if (!rc && *done && out->tag == GV_DEVICE && out->u.d->dtype != p.rt) {

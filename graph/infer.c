@@ -149,10 +149,38 @@ static sg_code not_numeric(const gr_op *op, const gr_aval *a, sg_error *err) {
   return SG_INVALID_ARGUMENT;
 }
 
+/* A Python scalar's dtype next to a tensor of dtype t (ops_cpu.c gr_weak_dtype). */
 static kn_dtype weak(const gr_aval *s, kn_dtype t) {
-  if (s->dtype == KN_BOOL) return KN_BOOL;
-  if (s->dtype == KN_INT64) return t == KN_BOOL ? KN_INT64 : t;
-  return kn_dtype_is_float(t) ? t : KN_FLOAT64;
+  return s->dtype == KN_BOOL ? KN_BOOL : gr_weak_kind_dtype(s->dtype, t);
+}
+
+/* Whether tensor s is weak next to tensor o (NumPy 1.24: a 0-d tensor next to one of at
+ * least one dimension, ops_cpu.c operand_dtypes): 1 yes, 0 no, -1 an unknown rank decides. */
+static int weak_0d(const gr_aval *s, const gr_aval *o) {
+  if (s->ndim > 0 || o->ndim == 0) return 0;
+  return s->ndim == 0 && o->ndim > 0 ? 1 : -1;
+}
+
+static kn_dtype combine(int k, kn_dtype a, kn_dtype b) {
+  return k < 0 ? kn_promote(a, b) : kn_binop_result((kn_binop)k, a, b);
+}
+
+/* The result dtype of binary op k (-1: where's two values) on numeric x and y, not
+ * both Python scalars, by the executors' rule (ops_cpu.c operand_dtypes). false
+ * when it depends on a rank inference does not know. */
+static bool result_dtype(const gr_aval *x, const gr_aval *y, int k, kn_dtype *rt) {
+  if (x->kind != GA_TENSOR || y->kind != GA_TENSOR) {
+    kn_dtype dx = x->kind == GA_TENSOR || y->kind != GA_TENSOR ? x->dtype : weak(x, y->dtype);
+    kn_dtype dy = y->kind == GA_TENSOR || x->kind != GA_TENSOR ? y->dtype : weak(y, x->dtype);
+    *rt = combine(k, dx, dy);
+    return true;
+  }
+  int wx = weak_0d(x, y), wy = weak_0d(y, x);
+  kn_dtype strong = combine(k, x->dtype, y->dtype);
+  kn_dtype rx = combine(k, gr_weak_kind_dtype(x->dtype, y->dtype), y->dtype);
+  kn_dtype ry = combine(k, x->dtype, gr_weak_kind_dtype(y->dtype, x->dtype));
+  *rt = wx > 0 ? rx : wy > 0 ? ry : strong;
+  return !(wx < 0 && rx != strong) && !(wy < 0 && ry != strong);
 }
 
 /* Broadcast with unknown dims: a known dim other than 1 wins over `?`. */
@@ -201,14 +229,15 @@ GR_INFER(gr_infer_binary) {
     if (k == KN_POW && !fl) out->kind = GA_ANY; /* int ** negative int is a float */
     return SG_OK;
   }
-  kn_dtype dx = x->kind == GA_TENSOR ? x->dtype : weak(x, y->dtype);
-  kn_dtype dy = y->kind == GA_TENSOR ? y->dtype : weak(y, x->dtype);
-  out->kind = GA_TENSOR;
-  out->dtype = kn_binop_result(k, dx, dy);
-  gr_aval ax = *x, ay = *y;
+  gr_aval ax = *x, ay = *y, r;
   if (x->kind == GA_SCALAR) ax.ndim = 0;
   if (y->kind == GA_SCALAR) ay.ndim = 0;
-  return bcast(op, &ax, &ay, out, err);
+  memset(&r, 0, sizeof r);
+  if (bcast(op, &ax, &ay, &r, err)) return err->code;
+  if (!result_dtype(x, y, (int)k, &r.dtype)) return SG_OK; /* an unknown rank decides */
+  r.kind = GA_TENSOR;
+  *out = r;
+  return SG_OK;
 }
 
 GR_INFER(gr_infer_unary) {
@@ -698,16 +727,16 @@ GR_INFER(gr_infer_where) {
     if (args[i]->kind == GA_ANY) return SG_OK;
   for (int i = 0; i < 3; i++)
     if (!numeric(args[i])) return not_numeric(op, args[i], err);
-  gr_aval c = *args[0], x = *args[1], y = *args[2], t;
+  gr_aval c = *args[0], x = *args[1], y = *args[2], t, r;
   if (c.kind == GA_SCALAR) c.ndim = 0;
   if (x.kind == GA_SCALAR) x.ndim = 0;
   if (y.kind == GA_SCALAR) y.ndim = 0;
   memset(&t, 0, sizeof t);
-  if (bcast(op, &c, &x, &t, err) || bcast(op, &t, &y, out, err)) return err->code;
-  kn_dtype dx = args[1]->kind == GA_TENSOR ? x.dtype : (args[2]->kind == GA_TENSOR ? weak(args[1], y.dtype) : x.dtype);
-  kn_dtype dy = args[2]->kind == GA_TENSOR ? y.dtype : (args[1]->kind == GA_TENSOR ? weak(args[2], x.dtype) : y.dtype);
-  out->kind = GA_TENSOR;
-  out->dtype = kn_promote(dx, dy);
+  memset(&r, 0, sizeof r);
+  if (bcast(op, &c, &x, &t, err) || bcast(op, &t, &y, &r, err)) return err->code;
+  if (!result_dtype(args[1], args[2], -1, &r.dtype)) return SG_OK; /* an unknown rank decides */
+  r.kind = GA_TENSOR;
+  *out = r;
   return SG_OK;
 }
 

@@ -5,6 +5,8 @@
  * Scalars (bool, int, float) follow Python; as soon as a tensor is involved NumPy
  * 1.24's rules apply, with Python scalars "weak" (value-based casting): int32 tensor
  * + 1 stays int32, float32 tensor * 2.5 stays float32, int tensor + 2.5 → float64.
+ * A 0-d tensor (float(), int(), t[i] staged) is weak next to a tensor of at least one
+ * dimension unless its kind is higher: float32 tensor * float64 0-d stays float32.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,11 +25,17 @@ static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *
   return SG_INVALID_ARGUMENT;
 }
 
+/* NumPy's kinds, in promotion order: bool < integer < float. */
+static int dtype_kind(kn_dtype dt) { return dt == KN_BOOL ? 0 : kn_dtype_is_float(dt) ? 2 : 1; }
+
+kn_dtype gr_weak_kind_dtype(kn_dtype s, kn_dtype t) {
+  return dtype_kind(s) <= dtype_kind(t) ? t : kn_promote(s, t);
+}
+
 /* The dtype a Python scalar takes next to a tensor of dtype t (NumPy weak scalars). */
 kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t) {
   if (s->tag == GV_BOOL) return KN_BOOL;
-  if (s->tag == GV_INT) return t == KN_BOOL ? KN_INT64 : t;
-  return kn_dtype_is_float(t) ? t : KN_FLOAT64;
+  return gr_weak_kind_dtype(gr_strong_dtype(s), t);
 }
 
 kn_dtype gr_strong_dtype(const gr_val *s) {
@@ -36,21 +44,34 @@ kn_dtype gr_strong_dtype(const gr_val *s) {
 
 static bool is_num(const gr_val *v) { return gv_is_scalar(v) || v->tag == GV_TENSOR; }
 
-/* Tensors for a binary op: scalars become 0-d tensors of their weak dtype. */
+/* A binary operand as a tensor of dtype dt: a Python scalar as a 0-d tensor, a tensor
+ * cast when its dtype differs (a weak 0-d tensor next to an array). */
+static kn_tensor *operand_as(const gr_val *v, kn_dtype dt) {
+  if (v->tag == GV_TENSOR && v->u.t->dtype != dt) return kn_cast(v->u.t, dt);
+  return gv_to_tensor(v, dt);
+}
+
+/* The dtypes of a binary op's operands (both numbers or tensors, not both Python
+ * scalars) by NumPy 1.24's value-based casting without the value: a Python scalar next
+ * to a tensor is weak (gr_weak_dtype); a 0-d tensor next to a tensor of at least one
+ * dimension is weak too, with NumPy's kind rule (gr_weak_kind_dtype); otherwise each
+ * keeps its own dtype and kn_promote / kn_binop_result combine them. */
+static void operand_dtypes(const gr_val *a, const gr_val *b, kn_dtype *da, kn_dtype *db) {
+  bool ta = a->tag == GV_TENSOR, tb = b->tag == GV_TENSOR;
+  *da = ta ? a->u.t->dtype : gr_strong_dtype(a);
+  *db = tb ? b->u.t->dtype : gr_strong_dtype(b);
+  if (ta && !tb) *db = gr_weak_dtype(b, *da);
+  else if (tb && !ta) *da = gr_weak_dtype(a, *db);
+  else if (ta && a->u.t->ndim == 0 && b->u.t->ndim > 0) *da = gr_weak_kind_dtype(*da, *db);
+  else if (tb && b->u.t->ndim == 0 && a->u.t->ndim > 0) *db = gr_weak_kind_dtype(*db, *da);
+}
+
+/* Tensors for a binary op, each of its dtype by operand_dtypes. */
 static void to_tensors(const gr_val *a, const gr_val *b, kn_tensor **ta, kn_tensor **tb) {
   kn_dtype da, db;
-  if (a->tag == GV_TENSOR && b->tag != GV_TENSOR) {
-    da = a->u.t->dtype;
-    db = gr_weak_dtype(b, da);
-  } else if (b->tag == GV_TENSOR && a->tag != GV_TENSOR) {
-    db = b->u.t->dtype;
-    da = gr_weak_dtype(a, db);
-  } else {
-    da = a->tag == GV_TENSOR ? a->u.t->dtype : gr_strong_dtype(a);
-    db = b->tag == GV_TENSOR ? b->u.t->dtype : gr_strong_dtype(b);
-  }
-  *ta = gv_to_tensor(a, da);
-  *tb = gv_to_tensor(b, db);
+  operand_dtypes(a, b, &da, &db);
+  *ta = operand_as(a, da);
+  *tb = operand_as(b, db);
 }
 
 sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err) {

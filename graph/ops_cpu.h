@@ -45,6 +45,12 @@ sg_code gr_cpu_unary_code(gr_ctx *ctx, const gr_op *op, int code, gr_val *args, 
  * scalars), and on its own (bool, int64, float64). */
 kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t);
 kn_dtype gr_strong_dtype(const gr_val *s);
+/* The dtype a scalar of dtype s (a 0-d tensor: float(), int(), t[i], a reduction) takes
+ * next to a tensor of dtype t with at least one dimension: NumPy 1.24's value-based
+ * casting without the value (a value unknown until run time): t when s's kind (bool <
+ * int < float) is no higher than t's, else kn_promote(s, t) (docs/sexpr.md "Values and
+ * semantics"). */
+kn_dtype gr_weak_kind_dtype(kn_dtype s, kn_dtype t);
 sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err);
 sg_code gr_shape_arg(const gr_op *op, const gr_val *v, int *ndim, int64_t *shape, sg_error *err);
 

@@ -80,6 +80,28 @@ static void set_from_branches_and_lambdas(void **state) {
                "not a var", 0);
 }
 
+/* NumPy 1.24's value-based casting for 0-d tensors (float(), int(), t[i] staged): weak
+ * next to a tensor of at least one dimension (its dtype counts only when its kind is
+ * higher), strong next to another 0-d tensor; an unknown rank that decides gives any. */
+static void weak_0d_inference(void **state) {
+  const char *src =
+      "(def f ((x float32 (3)) (i int32 (3)) (s float64 ()) (j int64 ()) (u float64) (b bool (3))\n"
+      "        (h float32 ()))\n"
+      "  (tuple (* x s) (- s x) (+ i j) (/ i j) (* i s) (< x s) (maximum x j) (where b x s) (where b s i)\n"
+      "         (+ s h) (+ b h) (* x u) (* x (getitem i 0)) (+ u u) (* i (cast (getitem x 0) int64))))";
+  char *d = dump(src, GR_DUMP_TEXT, true);
+  const char *want = "  : (float32[3], float32[3], int32[3], float64[3], float64[3], bool[3], float32[3], "
+                     "float32[3], float64[3], float64[], float32[3], any, float32[3], float64[...], int32[3])";
+  if (!strstr(d, want)) fprintf(stderr, "missing %s in\n%s\n", want, d);
+  assert_non_null(strstr(d, want));
+  free(d);
+  /* the CPU executor agrees (a float32 result; conformance: tests/kernels/test_ops_numpy.py) */
+  expect_result("(def f ((x float32 (2)) (s float64 ())) (* x s))",
+                "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1,2]},"
+                "{\"dtype\":\"float64\",\"shape\":[],\"data\":[0.5]}]",
+                "{\"dtype\":\"float32\",\"shape\":[2],\"data\":[0.5,1.0]}");
+}
+
 /* Static shape/dtype rules (infer_ops.c, the while/if joins in infer.c): the inferred
  * types in the text dump, `?` dims propagated, and mismatches as located errors. */
 static void static_inference_rules(void **state) {
@@ -645,7 +667,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
-      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located), cmocka_unit_test(error_reasons),
+      cmocka_unit_test(weak_0d_inference),
+      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
+      cmocka_unit_test(error_reasons),
       cmocka_unit_test(limits),               cmocka_unit_test(floats_print_shortest),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),
       cmocka_unit_test(variables_outlive_their_program),

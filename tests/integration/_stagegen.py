@@ -77,12 +77,6 @@ class _NumpyStagd:
 
 NUMPY_STAGD = _NumpyStagd()
 
-# Divergences found and not fixed yet; the generator avoids them (docs/runtime.md
-# "Random differential testing"): `float(i)` of a staged int is a float64 0-d tensor,
-# which promotes a float32 vector to float64, where NumPy's Python float is weak.
-KNOWN_DIVERGENCES = ("float() of a staged value next to float32 tensors",)
-
-
 class Program:
     def __init__(self, seed, text, dtype, cases, returns):
         self.seed, self.text, self.dtype, self.cases, self.returns = seed, text, dtype, cases, returns
@@ -114,9 +108,16 @@ class Gen:
         leaves = ["x", "y"] + [v for v, k in env.items() if k == "vec"]
         if d >= 2 or self.chance(0.3):
             return r.choice(leaves)
-        c = r.randrange(15)
+        c = r.randrange(18)
         if c == 0:
             return f"({self.vec(env, d + 1)} + {self.vec(env, d + 1)})"
+        if c == 15:  # scalars next to the vector keep its dtype (NumPy's value-based casting)
+            return f"stagd.{r.choice(('maximum', 'minimum'))}({self.vec(env, d + 1)}, {self.scal(env, d + 1)})"
+        if c == 16:
+            return f"({self.vec(env, d + 1)} {r.choice(('+', '*', '-'))} {self.int(env, d + 1)})"
+        if c == 17:
+            return (f"stagd.where({self.vec(env, d + 1)} < {self.scal(env, d + 1)}, "
+                    f"{self.scal(env, d + 1)}, {self.vec(env, d + 1)})")
         if c == 1:
             return f"({self.vec(env, d + 1)} * {self.scal(env, d + 1)})"
         if c == 2:
@@ -168,7 +169,7 @@ class Gen:
             return f"({self.scal(env, d + 1)} * {self.scal(env, d + 1)})"
         if c == 7:
             return f"({self.vec(env, d + 1)} @ {self.vec(env, d + 1)})"
-        if c == 8 and self.dtype == "float64":  # float32: see KNOWN_DIVERGENCES
+        if c == 8:
             return f"float({self.int(env, d + 1)})"
         if c == 9:
             return f"({self.scal(env, d + 1)} {r.choice(('//', '%'))} 1.5)"

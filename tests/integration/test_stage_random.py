@@ -68,6 +68,12 @@ def test_generator_covers_the_staged_constructs():
     assert sum(p.count("\n    return ") > 1 for p in text.split("def f(")) > 100  # early returns
     dtypes = {_stagegen.generate(s).dtype for s in range(20)}
     assert dtypes == {"float32", "float64"}
+    # float() of staged values next to float32 vectors (weak, as in NumPy), scalars as
+    # maximum/minimum/where operands next to vectors
+    f32 = [p.text for p in map(_stagegen.generate, CPU_SEEDS) if p.dtype == "float32"]
+    assert sum("float(" in t for t in f32) > 50
+    for construct in ("stagd.minimum(", "stagd.where(x < ", "stagd.maximum("):
+        assert any(construct in t for t in f32), construct
 
 
 def test_reducer_keeps_the_finding(client, monkeypatch):

@@ -250,6 +250,31 @@ with np.errstate(all="ignore"):
         for a, b in [(7, 3), (-7, 3), (7, -3), (7.5, 2), (-7.5, 2.0), (2, 10), (3, True)]:
             check(f"scalar {a} {op} {b}", f"(def f (a b) ({op} a b))", [a, b], pyfn(a, b))
 
+    # 0-d tensors (what float(), int() and t[i] stage) next to tensors: NumPy 1.24's
+    # value-based casting, weak unless of a higher kind (f32 * f64 0-d stays float32,
+    # i32 + i64 0-d int32, i32 * f64 0-d float64, bool + f32 0-d float32); two 0-d
+    # tensors promote as usual
+    WEAK_0D = [("float32", "float64"), ("int32", "int64"), ("int32", "float64"),
+               ("float32", "int64"), ("int64", "float32"), ("float64", "float32"),
+               ("float16", "float64"), ("bool", "float32"), ("bool", "int32"), ("int32", "bool")]
+    for op, fn in BIN.items():
+        for da, ds in WEAK_0D:
+            if "bool" in (da, ds) and op in ("-", "/", "//", "%", "**"):
+                continue
+            pos, nz = op == "**", op in ("/", "//", "%")
+            a = rand(da, (2, 3), positive=pos, nonzero=nz, hi=4 if pos else 5)
+            s0 = rand(ds, (), positive=pos, nonzero=nz, hi=3 if pos else 5)
+            check(f"{op} {da} 0-d {ds}", f"(def f (a s) ({op} a s))", [a, s0], fn(a, s0))
+            if op != "**":
+                check(f"{op} 0-d {ds} {da}", f"(def f (a s) ({op} s a))", [a, s0], fn(s0, a))
+    for da, ds in WEAK_0D + [("float32", "float32"), ("float32", "float16")]:
+        c, a, s0 = rand("bool", (3, 1)), rand(da, (3, 4)), rand(ds, ())
+        check(f"where {da} 0-d {ds}", "(def f (c a s) (where c a s))", [c, a, s0], np.where(c, a, s0))
+        check(f"where 0-d {ds} {da}", "(def f (c a s) (where c s a))", [c, a, s0], np.where(c, s0, a))
+    for da, ds in [("float32", "float64"), ("int32", "int64"), ("float16", "float32")]:
+        a, s0 = rand(da, ()), rand(ds, ())
+        check(f"+ 0-d {da} 0-d {ds}", "(def f (a s) (+ a s))", [a, s0], np.add(a, s0))
+
     # large tensors take the multi-threaded paths of the elementwise kernels
     for dt, sa, sb in [("float32", (400, 300), (400, 300)), ("float64", (300, 400), (300, 1)),
                        ("int32", (70000,), ())]:
