@@ -136,25 +136,6 @@ static gr_node *fold(gr_module *m, gr_node *n) {
 
 bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   if (!gr_matmul_fold_enabled()) return false;
-  bool changed = false;
-  gr_graph_vec live = {0};
-  gr_live_graphs(m, &live);
-  gr_node_vec sched = {0};
-  for (size_t i = 0; i < live.len; i++) {
-    gr_schedule(live.data[i], &sched);
-    for (size_t k = 0; k < sched.len; k++) {
-      gr_node *n = sched.data[k];
-      if (n->dead) continue;
-      gr_node *r = fold(m, n);
-      if (r) {
-        gr_replace(m, n, r);
-        st->simplified++;
-        changed = true;
-      }
-    }
-  }
-  sg_vec_free(&sched);
-  sg_vec_free(&live);
   (void)entry;
-  return changed;
+  return gr_rewrite_nodes(m, fold, &st->simplified);
 }

@@ -26,6 +26,33 @@ static inline void gr_live_graphs(gr_module *m, gr_graph_vec *out) {
   sg_map_free(&seen);
 }
 
+/* Runs rewrite on every live node of every live graph in schedule order; a node it
+ * returns (other than the node itself) replaces it. Returns whether anything changed,
+ * counting each replacement in *simplified. */
+static inline bool gr_rewrite_nodes(gr_module *m, gr_node *(*rewrite)(gr_module *, gr_node *),
+                                    int *simplified) {
+  bool changed = false;
+  gr_graph_vec live = {0};
+  gr_live_graphs(m, &live);
+  gr_node_vec sched = {0};
+  for (size_t i = 0; i < live.len; i++) {
+    gr_schedule(live.data[i], &sched);
+    for (size_t k = 0; k < sched.len; k++) {
+      gr_node *n = sched.data[k];
+      if (n->dead) continue;
+      gr_node *r = rewrite(m, n);
+      if (r && r != n) {
+        gr_replace(m, n, r);
+        (*simplified)++;
+        changed = true;
+      }
+    }
+  }
+  sg_vec_free(&sched);
+  sg_vec_free(&live);
+  return changed;
+}
+
 static inline bool gr_is_pure_apply(const gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   return op && (op->flags & GR_OP_PURE);
