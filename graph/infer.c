@@ -129,16 +129,6 @@ void gr_aval_print(sg_buf *b, const gr_aval *a) {
   }
 }
 
-static void shape_str(sg_buf *b, const gr_aval *a) {
-  sg_buf_putc(b, '(');
-  for (int i = 0; i < a->ndim; i++) {
-    if (i) sg_buf_putc(b, ',');
-    if (a->shape[i] < 0) sg_buf_putc(b, '?');
-    else sg_buf_printf(b, "%lld", (long long)a->shape[i]);
-  }
-  sg_buf_putc(b, ')');
-}
-
 static bool numeric(const gr_aval *a) { return a->kind == GA_SCALAR || a->kind == GA_TENSOR; }
 
 static sg_code not_numeric(const gr_op *op, const gr_aval *a, sg_error *err) {
@@ -285,18 +275,9 @@ GR_INFER(gr_infer_matmul) {
       matmul_operand(op, args[1], op->code & KN_MATMUL_TRANS_B, y, err))
     return err->code;
   int64_t k1 = x->shape[x->ndim - 1], k2 = y->ndim == 1 ? y->shape[0] : y->shape[y->ndim - 2];
-  if (k1 >= 0 && k2 >= 0 && k1 != k2) {
-    sg_buf m = SG_BUF_INIT;
-    sg_buf_printf(&m, "%s: shapes ", op->name);
-    shape_str(&m, args[0]);
-    sg_buf_puts(&m, op->code & KN_MATMUL_TRANS_A ? " (transposed) and " : " and ");
-    shape_str(&m, args[1]);
-    sg_buf_puts(&m, op->code & KN_MATMUL_TRANS_B ? " (transposed)" : "");
-    sg_buf_printf(&m, " do not align (%lld != %lld)", (long long)k1, (long long)k2);
-    sg_error_set(err, SG_INVALID_ARGUMENT, "%s", m.data);
-    sg_buf_free(&m);
-    return SG_INVALID_ARGUMENT;
-  }
+  if (k1 >= 0 && k2 >= 0 && k1 != k2)
+    return kn_err_misaligned(err, op->name, args[0]->ndim, args[0]->shape, args[1]->ndim,
+                             args[1]->shape, (int)op->code, k1, k2);
   if (x->ndim <= 2 && y->ndim <= 2) {
     int nd = 0;
     if (x->ndim == 2) out->shape[nd++] = x->shape[0];

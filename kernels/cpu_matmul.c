@@ -138,21 +138,6 @@ static void dgemm(int trans, int64_t m, int64_t n, int64_t k, const double *a, c
   dgemm_strided(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb ? 1 : n, tb ? k : 1, c);
 }
 
-/* The shapes-do-not-align error, naming which operands were read transposed. */
-static sg_code misaligned(const kn_tensor *a, const kn_tensor *b, int trans, int64_t k, int64_t kb,
-                          sg_error *err) {
-  sg_buf msg = SG_BUF_INIT;
-  sg_buf_puts(&msg, "matmul: shapes ");
-  kn_put_shape(&msg, a->ndim, a->shape);
-  sg_buf_puts(&msg, trans & KN_MATMUL_TRANS_A ? " (transposed) and " : " and ");
-  kn_put_shape(&msg, b->ndim, b->shape);
-  sg_buf_puts(&msg, trans & KN_MATMUL_TRANS_B ? " (transposed)" : "");
-  sg_buf_printf(&msg, " do not align (%lld != %lld)", (long long)k, (long long)kb);
-  sg_error_set(err, SG_INVALID_ARGUMENT, "%s", msg.data);
-  sg_buf_free(&msg);
-  return SG_INVALID_ARGUMENT;
-}
-
 sg_code kn_matmul(const kn_tensor *a0, const kn_tensor *b0, kn_tensor **out, sg_error *err) {
   return kn_matmul_t(a0, b0, 0, out, err);
 }
@@ -171,13 +156,14 @@ sg_code kn_matmul_t(const kn_tensor *a0, const kn_tensor *b0, int trans, kn_tens
   int64_t k = ta ? a0->shape[an - 2] : a0->shape[an - 1];
   int64_t kb = tb ? b0->shape[bn - 1] : bn == 1 ? b0->shape[0] : b0->shape[bn - 2];
   int64_t n = tb ? b0->shape[bn - 2] : bn == 1 ? 1 : b0->shape[bn - 1];
-  if (k != kb) return misaligned(a0, b0, trans, k, kb, err);
+  if (k != kb) return kn_err_misaligned(err, "matmul", an, a0->shape, bn, b0->shape, trans, k, kb);
   /* op(A)[i][kk] at i * rsa + kk * csa, op(B)[kk][j] at kk * rsb + j * csb */
   int64_t rsa = ta ? 1 : k, csa = ta ? m : 1, rsb = tb ? 1 : n, csb = tb ? k : 1;
   int abn = an > 2 ? an - 2 : 0, bbn = bn > 2 ? bn - 2 : 0, on;
   int64_t bshape[KN_MAX_DIMS];
   if (!kn_broadcast_shape(abn, a0->shape, bbn, b0->shape, &on, bshape))
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "matmul: batch dimensions do not broadcast");
+    return sg_error_set_reason(err, SG_REASON_SHAPE_MISMATCH, SG_INVALID_ARGUMENT,
+                               "matmul: batch dimensions do not broadcast");
   int64_t oshape[KN_MAX_DIMS];
   int ond = 0;
   int64_t nbatch = 1;

@@ -170,12 +170,17 @@ void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape);
  *   kn_err_index      "OP: index I is out of bounds for axis A with size S"   (the same)
  *   kn_err_tuple_index  "getitem: tuple index I out of range (length N)"   (the same)
  *   kn_err_broadcast  "OP: shapes (..) and (..) cannot be broadcast together"   shape_mismatch
+ *   kn_err_misaligned "OP: shapes (..) [(transposed)] and (..) [(transposed)] do not align
+ *                     (K != KB)": a matmul's inner dimensions (trans: KN_MATMUL_TRANS_*)
+ *                     (the same; NumPy raises ValueError)
  *   kn_slice_misfit   a slice_update value that does not fit its slice   shape_mismatch */
 sg_code kn_err_axis(sg_error *err, const char *op, int64_t axis, int ndim);
 sg_code kn_err_index(sg_error *err, const char *op, int64_t index, int axis, int64_t size);
 sg_code kn_err_tuple_index(sg_error *err, int64_t index, int len);
 sg_code kn_err_broadcast(sg_error *err, const char *op, int an, const int64_t *as, int bn,
                          const int64_t *bs);
+sg_code kn_err_misaligned(sg_error *err, const char *op, int an, const int64_t *as, int bn,
+                          const int64_t *bs, int trans, int64_t k, int64_t kb);
 sg_code kn_slice_misfit(sg_error *err, int vn, const int64_t *vshape, int sn, const int64_t *sshape);
 sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_t start,
                         int64_t stop, int64_t step, bool has_start, bool has_stop,

@@ -25,6 +25,20 @@ sg_code kn_err_tuple_index(sg_error *err, int64_t index, int len) {
                              len);
 }
 
+sg_code kn_err_misaligned(sg_error *err, const char *op, int an, const int64_t *as, int bn,
+                          const int64_t *bs, int trans, int64_t k, int64_t kb) {
+  sg_buf m = SG_BUF_INIT;
+  sg_buf_printf(&m, "%s: shapes ", op);
+  kn_put_shape(&m, an, as);
+  sg_buf_puts(&m, trans & KN_MATMUL_TRANS_A ? " (transposed) and " : " and ");
+  kn_put_shape(&m, bn, bs);
+  sg_buf_puts(&m, trans & KN_MATMUL_TRANS_B ? " (transposed)" : "");
+  sg_buf_printf(&m, " do not align (%lld != %lld)", (long long)k, (long long)kb);
+  sg_error_set_reason(err, SG_REASON_SHAPE_MISMATCH, SG_INVALID_ARGUMENT, "%s", m.data);
+  sg_buf_free(&m);
+  return SG_INVALID_ARGUMENT;
+}
+
 sg_code kn_err_broadcast(sg_error *err, const char *op, int an, const int64_t *as, int bn,
                          const int64_t *bs) {
   sg_buf m = SG_BUF_INIT;

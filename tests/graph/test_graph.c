@@ -658,8 +658,12 @@ static void error_reasons(void **state) {
   /* a staged assert */
   expect_reason("(def f (x)\n  (assert (> x 5) \"x is small\"))", "[1]", SG_FAILED_PRECONDITION,
                 SG_REASON_ASSERTION, "assertion failed: ");
+  /* matmul's inner dimensions, by inference and at run time */
+  expect_reason("(def f ((x float32 (2 3)))\n  (matmul x x))", "[]", IA, SG_REASON_SHAPE_MISMATCH,
+                "matmul: shapes (2,3) and (2,3) do not align (3 != 2)");
+  expect_reason("(def f (x y)\n  (matmul x y))", "[[[1,2]], [[1],[2],[3]]]", IA, SG_REASON_SHAPE_MISMATCH,
+                "matmul: shapes (1,2) and (3,1) do not align (2 != 3)");
   /* other errors: no reason */
-  expect_reason("(def f ((x float32 (2 3)))\n  (matmul x x))", "[]", IA, SG_REASON_NONE, "do not align");
   expect_reason("(def f (x)\n  (+ x y))", "[1]", IA, SG_REASON_NONE, "unknown name 'y'");
 }
 

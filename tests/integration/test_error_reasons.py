@@ -83,6 +83,10 @@ def add(x, y):
     return x + y
 
 
+def product(a, b):
+    return a @ b
+
+
 def write_rows(x, v):
     x[1:3] = v
     return x
@@ -110,6 +114,11 @@ def test_staged_families_raise_their_class(device):
         with pytest.raises(ValueError) as e:
             stagd.function(write_rows)(X, np.ones((3, 3), np.float32))
         assert type(e.value) is stagd.ShapeMismatch and "could not broadcast" in str(e.value)
+        with pytest.raises(ValueError) as e:  # matmul's inner dimensions, as NumPy
+            stagd.function(product)(X, X)
+        assert type(e.value) is stagd.ShapeMismatch and "do not align (3 != 4)" in str(e.value)
+        with pytest.raises(ValueError) as e:
+            stagd.function(write_rows)(X, np.ones((3, 3), np.float32))
         # the located re-raise at the user's line keeps the class and the reason
         assert e.value.lineno == write_rows.__code__.co_firstlineno + 1
         assert e.value.reason == "shape_mismatch"
@@ -134,6 +143,7 @@ def test_eager_ops_raise_their_class(device, client):
         ("gather", (x, idx), stagd.IndexOutOfBounds),
         ("sum", (x, 2), stagd.IndexOutOfBounds),
         ("getitem", (x, -5), stagd.IndexOutOfBounds),
+        ("matmul", (x, x), stagd.ShapeMismatch),  # (4,3) @ (4,3): NumPy's ValueError
     ]
     for op, args, cls in calls:
         values, keep = stagd.tensor._arg_values(client, args, device)

@@ -101,8 +101,14 @@ static void error_families_set_their_reason(void **state) {
   FAMILY(kn_gather(a, idx, 1, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "gather: index 3 is out of bounds for axis 1 with size 3");
   FAMILY(kn_index(a, -3, &o, &e), SG_REASON_INDEX_OUT_OF_BOUNDS, "getitem: index -3 is out of bounds for axis 0 with size 2");
   FAMILY(kn_err_tuple_index(&e, 4, 2), SG_REASON_INDEX_OUT_OF_BOUNDS, "getitem: tuple index 4 out of range (length 2)");
+  /* matmul's inner and batch dimensions (NumPy: ValueError) */
+  FAMILY(kn_matmul(a, a, &o, &e), SG_REASON_SHAPE_MISMATCH, "matmul: shapes (2,3) and (2,3) do not align (3 != 2)");
+  int64_t s223[] = {2, 2, 3}, s332[] = {3, 3, 2};
+  kn_tensor *p = kn_tensor_new(KN_FLOAT32, 3, s223), *q = kn_tensor_new(KN_FLOAT32, 3, s332);
+  FAMILY(kn_matmul(p, q, &o, &e), SG_REASON_SHAPE_MISMATCH, "matmul: batch dimensions do not broadcast");
+  kn_tensor_release(p);
+  kn_tensor_release(q);
   /* other errors carry no reason */
-  FAMILY(kn_matmul(a, a, &o, &e), SG_REASON_NONE, "do not align");
   int64_t big[] = {1 << 20, 1 << 20};
   FAMILY(kn_check_shape(2, big, &e), SG_REASON_NONE, "");
 #undef FAMILY
