@@ -356,30 +356,23 @@ sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buff
                     (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
   /* tiled: workgroup size x, y, TRANS_A, TRANS_B; blocked: BK, ALIGNED, TRANS_A, TRANS_B;
    * coop: workgroup size, ALIGNED; subgroup: workgroup size, TRANS_A, TRANS_B */
-  uint32_t spec[4] = {16, 16, ta, tb}, nspec = 4, groups[3];
-  if (plan.variant == KN_VK_MATMUL_BLOCKED || plan.variant == KN_VK_MATMUL_COOP) {
-    /* 128x128 blocks of C. blocked: the K step as asked, halved until the tiles fit, and
-     * 4-vector loads and stores where every row and batch starts on a multiple of 4 (a
-     * transposed operand's 4 elements along K are not adjacent: it is read by elements,
-     * and its row length and batch stride do not matter); coop (never transposed, see
-     * above): 8 subgroups, and 8-half vector loads where rows start on multiples of 8 */
-    if (plan.variant == KN_VK_MATMUL_BLOCKED) {
-      uint32_t bk = ctx->opts.matmul_bk ? ctx->opts.matmul_bk : BLOCKED_BK;
-      while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
-        bk /= 2;
-      spec[0] = bk;
-      spec[1] = n % 4 == 0 && (ta || (k % 4 == 0 && stride_a % 4 == 0)) && (tb || stride_b % 4 == 0);
-    } else {
-      spec[0] = 8 * ctx->info.subgroup_size;
-      spec[1] = k % 8 == 0 && n % 8 == 0 && stride_a % 8 == 0 && stride_b % 8 == 0;
-      nspec = 2;
-    }
-    if ((m + 127) / 128 > KN_VK_MAX_GROUPS || (n + 127) / 128 > KN_VK_MAX_GROUPS)
-      return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
-                          (long long)m, (long long)n);
-    groups[0] = (uint32_t)((n + 127) / 128);
-    groups[1] = (uint32_t)((m + 127) / 128);
-    groups[2] = (uint32_t)batch;
+  uint32_t spec[4] = {16, 16, ta, tb}, nspec = 4, groups[3], bm = 128, bn = 128;
+  if (plan.variant == KN_VK_MATMUL_BLOCKED) {
+    /* 128x128 blocks of C; the context's K step (kn_vk_matmul_bk_resolve), halved until
+     * the tiles fit; 4-vector loads and stores where every row and batch starts on a
+     * multiple of 4 (a transposed operand's 4 elements along K are not adjacent: it is
+     * read by elements, and its row length and batch stride do not matter) */
+    uint32_t bk = ctx->opts.matmul_bk;
+    while (bk > BLOCKED_MIN_BK && blocked_shared_bytes(et, bk) > ctx->info.max_shared_memory_bytes)
+      bk /= 2;
+    spec[0] = bk;
+    spec[1] = n % 4 == 0 && (ta || (k % 4 == 0 && stride_a % 4 == 0)) && (tb || stride_b % 4 == 0);
+  } else if (plan.variant == KN_VK_MATMUL_COOP) {
+    /* 128x128 blocks of C (never transposed, see above): 8 subgroups, and 8-half vector
+     * loads where rows and batches start on multiples of 8 */
+    spec[0] = 8 * ctx->info.subgroup_size;
+    spec[1] = k % 8 == 0 && n % 8 == 0 && stride_a % 8 == 0 && stride_b % 8 == 0;
+    nspec = 2;
   } else if (plan.variant == KN_VK_MATMUL_SUBGROUP) {
     /* 1-D: each subgroup of a workgroup takes one output element (grid-stride) */
     uint32_t sg = ctx->info.subgroup_size;
@@ -389,16 +382,19 @@ sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buff
     spec[1] = ta;
     spec[2] = tb;
     nspec = 3;
-    groups[0] = kn_vk_grid(batch * m * n, spec[0] / sg);
-    groups[1] = groups[2] = 1;
   } else {
     /* 64x64 blocks of C: 16x16 invocations with 4x4 register blocks (8 rows of
      * invocations on small devices) */
-    uint32_t bm = 64, bn = 64;
+    bm = bn = 64;
     if (ctx->limits.maxComputeWorkGroupInvocations < 256) {
       spec[1] = 8;
       bm = 32;
     }
+  }
+  if (plan.variant == KN_VK_MATMUL_SUBGROUP) {
+    groups[0] = kn_vk_grid(batch * m * n, spec[0] / ctx->info.subgroup_size);
+    groups[1] = groups[2] = 1;
+  } else { /* one workgroup per bm x bn block of C, per batch */
     if ((m + bm - 1) / bm > KN_VK_MAX_GROUPS || (n + bn - 1) / bn > KN_VK_MAX_GROUPS)
       return sg_error_set(err, SG_UNIMPLEMENTED, "vulkan: matmul of %lldx%lld is too large",
                           (long long)m, (long long)n);

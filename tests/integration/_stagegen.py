@@ -111,13 +111,6 @@ class Gen:
         c = r.randrange(18)
         if c == 0:
             return f"({self.vec(env, d + 1)} + {self.vec(env, d + 1)})"
-        if c == 15:  # scalars next to the vector keep its dtype (NumPy's value-based casting)
-            return f"stagd.{r.choice(('maximum', 'minimum'))}({self.vec(env, d + 1)}, {self.scal(env, d + 1)})"
-        if c == 16:
-            return f"({self.vec(env, d + 1)} {r.choice(('+', '*', '-'))} {self.int(env, d + 1)})"
-        if c == 17:
-            return (f"stagd.where({self.vec(env, d + 1)} < {self.scal(env, d + 1)}, "
-                    f"{self.scal(env, d + 1)}, {self.vec(env, d + 1)})")
         if c == 1:
             return f"({self.vec(env, d + 1)} * {self.scal(env, d + 1)})"
         if c == 2:
@@ -145,7 +138,14 @@ class Gen:
             return f"({self.vec(env, d + 1)} * stagd.cast(k, '{self.dtype}'))"
         if c == 13:
             return f"m[{self.index(env, d + 1)}]"
-        return f"stagd.reduce_sum(m, axis={r.choice((0, 1))})"
+        if c == 15:  # scalars next to the vector keep its dtype (NumPy's value-based casting)
+            return f"stagd.{r.choice(('maximum', 'minimum'))}({self.vec(env, d + 1)}, {self.scal(env, d + 1)})"
+        if c == 16:
+            return f"({self.vec(env, d + 1)} {r.choice(('+', '*', '-'))} {self.int(env, d + 1)})"
+        if c == 17:
+            return (f"stagd.where({self.vec(env, d + 1)} < {self.scal(env, d + 1)}, "
+                    f"{self.scal(env, d + 1)}, {self.vec(env, d + 1)})")
+        return f"stagd.reduce_sum(m, axis={r.choice((0, 1))})"  # c == 14
 
     def scal(self, env, d=0):
         r = self.r
