@@ -1,7 +1,7 @@
 """matmul_fold_step.py — the time of a staged MLP training step (forward, graph AD,
 SGD updates of Variables in the daemon, one Execute RPC a step) with transposes folded
-into the matmuls (matmul_tn / _nt / _tt, matmul_grad's products: graph/opt_matmul.c,
-graph/ops_adjoint.c) against the baseline that materializes every transpose
+into the matmuls (matmul_tn / _nt / _tt, matmul_grad's products: graph/opt/opt_matmul.c,
+graph/exec/ops_adjoint.c) against the baseline that materializes every transpose
 (STAGD_MATMUL_TRANSPOSE_FOLD=0), side by side on each backend, same data, same losses.
 
     relu(x @ W1 + b1) @ W2.T → mean squared error; x [1024, 64], W1 [64, 256],

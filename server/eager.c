@@ -1,6 +1,6 @@
 /*
  * eager.c — the eager half of the service (docs/client.md): Put stores a value as a
- * device-resident handle, EagerOp runs one op-table primitive (graph/ops.c, through
+ * device-resident handle, EagerOp runs one op-table primitive (graph/ir/ops.c, through
  * gr_eager_op) on handles and values and stores the result as new handles, Fetch
  * reads handles back as tensors, Release frees them. Execute (service.c) uses the
  * same Value ↔ gr_value conversions to take handles as arguments and, on request,
@@ -9,7 +9,7 @@
  * Hot path: an EagerOp on small CPU tensors costs one protobuf decode, a map lookup
  * per handle, the kernel, one map insert and a small reply — no JSON anywhere.
  *
- * On a Vulkan device handles hold device-resident tensors (graph/exec_vulkan_resident.c):
+ * On a Vulkan device handles hold device-resident tensors (graph/vulkan/exec_vulkan_resident.c):
  * Put uploads once, EagerOp and Execute (return_handles) leave results on the device,
  * Fetch downloads once and caches the host copy.
  */

@@ -18,7 +18,6 @@
 #include <uv.h>
 
 #include "gr.h"
-#include "gr_ad.h"
 #include "health.pb-c.h"
 #include "convert.h"
 #include "py.h"
@@ -457,7 +456,7 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   if (q->return_handles && *q->args_json)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "return_handles takes its arguments as args (Value messages), not args_json");
-  /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/exec_vulkan.c) */
+  /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/vulkan/exec_vulkan.c) */
   const char *device = *q->device ? q->device : sv->cfg->device;
   /* Value arguments (records, strings and handles too) run as values: tensors are
    * copied once, not printed as JSON text and parsed back (2.5 µs a number); the reply
@@ -486,7 +485,7 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   return rc;
 }
 
-/* Grad: stages the gradient of a staged def (graph/ad_program.c) as a new graph. */
+/* Grad: stages the gradient of a staged def (graph/program/ad_program.c) as a new graph. */
 static sg_code h_grad(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                       ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__GradRequest, q);

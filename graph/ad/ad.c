@@ -600,7 +600,7 @@ static sg_code ad_rule(adc *c, gr_node *n, gr_node *g) {
     return SG_OK;
   }
   const gr_op *op = gr_node_prim(n);
-  const gr_grad_rule *r = op->grad;
+  const gr_grad_rule *r = gr_grad_rule_of(op);
   if (!r)
     return gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, n,
                        "grad: no gradient rule for primitive '%s'", op->name);

@@ -425,3 +425,26 @@ const gr_grad_rule gr_grad_binary = {binary}, gr_grad_unary = {unary}, gr_grad_m
                    gr_grad_getattr = {getitem}, gr_grad_seq = {seq}, gr_grad_adjoint = {adjoint},
                    gr_grad_join = {join}, gr_grad_slice = {slice}, gr_grad_gather = {gather},
                    gr_grad_fill = {fill};
+
+/* The gradient column of the op table, by family (ir/ops.c). */
+static const gr_grad_rule *const rules[GR_FAM_COUNT] = {
+    [GR_FAM_BINARY] = &gr_grad_binary,       [GR_FAM_UNARY] = &gr_grad_unary,
+    [GR_FAM_WHERE] = &gr_grad_where,         [GR_FAM_CAST] = &gr_grad_cast,
+    [GR_FAM_MATMUL] = &gr_grad_matmul,       [GR_FAM_TRANSPOSE] = &gr_grad_transpose,
+    [GR_FAM_RESHAPE] = &gr_grad_reshape,     [GR_FAM_REDUCE] = &gr_grad_reduce,
+    [GR_FAM_SOFTMAX] = &gr_grad_softmax,     [GR_FAM_JOIN] = &gr_grad_join,
+    [GR_FAM_SLICE] = &gr_grad_slice,         [GR_FAM_GATHER] = &gr_grad_gather,
+    [GR_FAM_ONE_HOT] = &gr_grad_none,        [GR_FAM_FILL] = &gr_grad_fill,
+    [GR_FAM_ARANGE] = &gr_grad_none,         [GR_FAM_RANDOM] = &gr_grad_none,
+    [GR_FAM_SHAPE] = &gr_grad_none,          [GR_FAM_TUPLE] = &gr_grad_tuple,
+    [GR_FAM_GETITEM] = &gr_grad_getitem,     [GR_FAM_RECORD] = &gr_grad_record,
+    [GR_FAM_GETATTR] = &gr_grad_getattr,     [GR_FAM_ADJOINT] = &gr_grad_adjoint,
+    [GR_FAM_OPTIM] = NULL,                   [GR_FAM_PRINT] = NULL,
+    [GR_FAM_ASSERT] = NULL,                  [GR_FAM_VARIABLE] = NULL,
+    [GR_FAM_SEQ] = &gr_grad_seq,             [GR_FAM_IF] = NULL,
+    [GR_FAM_WHILE] = NULL,                   [GR_FAM_GRAD] = NULL,
+};
+
+const gr_grad_rule *gr_grad_rule_of(const gr_op *op) { return rules[op->family]; }
+
+bool gr_ad_differentiable(const gr_op *op) { return rules[op->family] != NULL; }

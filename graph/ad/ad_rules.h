@@ -1,7 +1,6 @@
 /*
- * ad_rules.h — the op table's gradient column (graph/ops.c): GR_AD_SLOT(cpu) names
- * the gradient rule of a row from its CPU kernel family (like GR_VK_SLOT), and the
- * rule switches on the row's kernel code. A rule gets the builder of the backward
+ * ad_rules.h — private to graph/ad: the op table's gradient column (gr_grad_rule_of,
+ * one rule per op family, ad_rules.c), and the rule switches on the row's kernel code. A rule gets the builder of the backward
  * graph (ad.c), the forward node n and its adjoint g, and adds the adjoints of n's
  * inputs with gr_ad_accum (numbers and tensors) or gr_ad_accum_s (any value: tuples,
  * records, closures' environments; accumulated with `add_grad`). Rules live in
@@ -10,7 +9,7 @@
 #ifndef STAGD_GRAPH_AD_RULES_H
 #define STAGD_GRAPH_AD_RULES_H
 
-#include "gr_internal.h"
+#include "gr_ad.h"
 
 struct ad_state;
 
@@ -53,36 +52,8 @@ extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad
     gr_grad_softmax, gr_grad_tuple, gr_grad_getitem, gr_grad_record, gr_grad_getattr,
     gr_grad_seq, gr_grad_adjoint, gr_grad_join, gr_grad_slice, gr_grad_gather, gr_grad_fill;
 
-#define GR_AD_SLOT(cpu) GR_AD_SLOT_##cpu
-#define GR_AD_SLOT_gr_cpu_binary (&gr_grad_binary)
-#define GR_AD_SLOT_gr_cpu_unary (&gr_grad_unary)
-#define GR_AD_SLOT_gr_cpu_matmul (&gr_grad_matmul)
-#define GR_AD_SLOT_gr_cpu_reduce (&gr_grad_reduce)
-#define GR_AD_SLOT_gr_cpu_shape (&gr_grad_none)
-#define GR_AD_SLOT_gr_cpu_arange (&gr_grad_none)
-#define GR_AD_SLOT_gr_cpu_assert NULL
-#define GR_AD_SLOT_gr_cpu_cast (&gr_grad_cast)
-#define GR_AD_SLOT_gr_cpu_fill (&gr_grad_fill)
-#define GR_AD_SLOT_gr_cpu_gather (&gr_grad_gather)
-#define GR_AD_SLOT_gr_cpu_getattr (&gr_grad_getattr)
-#define GR_AD_SLOT_gr_cpu_getitem (&gr_grad_getitem)
-#define GR_AD_SLOT_gr_cpu_grad NULL
-#define GR_AD_SLOT_gr_cpu_if NULL
-#define GR_AD_SLOT_gr_cpu_join (&gr_grad_join)
-#define GR_AD_SLOT_gr_cpu_one_hot (&gr_grad_none)
-#define GR_AD_SLOT_gr_cpu_print NULL
-#define GR_AD_SLOT_gr_cpu_random (&gr_grad_none)
-#define GR_AD_SLOT_gr_cpu_record (&gr_grad_record)
-#define GR_AD_SLOT_gr_cpu_reshape (&gr_grad_reshape)
-#define GR_AD_SLOT_gr_cpu_seq (&gr_grad_seq)
-#define GR_AD_SLOT_gr_cpu_slice (&gr_grad_slice)
-#define GR_AD_SLOT_gr_cpu_softmax (&gr_grad_softmax)
-#define GR_AD_SLOT_gr_cpu_transpose (&gr_grad_transpose)
-#define GR_AD_SLOT_gr_cpu_tuple (&gr_grad_tuple)
-#define GR_AD_SLOT_gr_cpu_variable NULL
-#define GR_AD_SLOT_gr_cpu_where (&gr_grad_where)
-#define GR_AD_SLOT_gr_cpu_while NULL
-#define GR_AD_SLOT_gr_cpu_adjoint (&gr_grad_adjoint)
-#define GR_AD_SLOT_gr_cpu_optim NULL
+/* The gradient rule of op's family; NULL: no gradient flows (effects, control forms
+ * AD handles itself, optimizer steps). */
+const gr_grad_rule *gr_grad_rule_of(const gr_op *op);
 
 #endif /* STAGD_GRAPH_AD_RULES_H */

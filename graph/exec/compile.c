@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-#include "gr_internal.h"
+#include "gr_exec.h"
 
 typedef struct cbuild {
   gr_module *m;
@@ -121,6 +120,7 @@ static sg_code compile_graph(gr_module *m, gr_graph *g, sg_error *err) {
   c->nconsts = (int)b.consts.len;
   c->consts = sg_arena_alloc(&m->arena, sizeof(gr_val) * (b.consts.len ? b.consts.len : 1));
   if (b.consts.len) memcpy(c->consts, b.consts.data, sizeof(gr_val) * b.consts.len);
+  for (size_t k = 0; k < b.consts.len; k++) gr_module_hold(m, b.consts.data[k]); /* c borrows */
   g->code = c;
   sg_vec_free(&b.ins);
   sg_vec_free(&b.consts);

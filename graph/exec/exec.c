@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-#include "exec_vulkan.h"
-#include "gr_internal.h"
+#include "gr_exec.h"
 
 enum { LOCAL_SLOTS = 48, LOCAL_ARGS = 8 };
 
@@ -136,17 +134,18 @@ sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (n < op->min_args || (op->max_args >= 0 && n > op->max_args))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
                         op->name, n);
-  if (ctx->vk) return gr_vk_prim(ctx, op, args, n, out, err); /* as a primitive node would run */
+  if (ctx->backend) return ctx->backend->prim(ctx, op, args, n, out, err); /* as a primitive node would run */
   /* a primitive called as a value reads device-resident arguments through host copies */
   gr_val host[64];
   bool copied = false;
-  sg_code rc = n <= 64 ? gr_vk_args_to_host(host, args, n, &copied, err) : SG_OK;
+  sg_code rc = n <= 64 ? gv_args_to_host(host, args, n, &copied, err) : SG_OK;
   if (rc) return rc;
-  rc = op->cpu(ctx, op, copied ? host : args, n, out, err);
+  rc = gr_cpu_kernel(op)(ctx, op, copied ? host : args, n, out, err);
   for (int i = 0; copied && i < n; i++) gv_release(host[i]);
   return rc;
 }
 
-sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
-  return ctx->vk ? gr_vk_prim(ctx, op, args, n, out, err) : op->cpu(ctx, op, args, n, out, err);
+sg_code gr_exec_fold(const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  gr_ctx ctx = {.max_depth = 1};
+  return gr_apply_prim(&ctx, op, args, n, out, err);
 }

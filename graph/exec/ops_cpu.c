@@ -1,5 +1,6 @@
 /*
- * ops_cpu.c — the CPU implementation of every primitive in the op table (ops.c):
+ * ops_cpu.c — the CPU kernels of the op families (the op table is ir/ops.c; kernels.c
+ * is its CPU column):
  * argument checking and Python-scalar / NumPy-tensor semantics on top of kernels/.
  *
  * Scalars (bool, int, float) follow Python; as soon as a tensor is involved NumPy
@@ -12,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-#include "gr_internal.h"
 #include "ops_cpu.h"
 
 static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *what) {
@@ -23,23 +22,6 @@ static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *
   sg_error_set(err, SG_INVALID_ARGUMENT, "%s", b.data);
   sg_buf_free(&b);
   return SG_INVALID_ARGUMENT;
-}
-
-/* NumPy's kinds, in promotion order: bool < integer < float. */
-static int dtype_kind(kn_dtype dt) { return dt == KN_BOOL ? 0 : kn_dtype_is_float(dt) ? 2 : 1; }
-
-kn_dtype gr_weak_kind_dtype(kn_dtype s, kn_dtype t) {
-  return dtype_kind(s) <= dtype_kind(t) ? t : kn_promote(s, t);
-}
-
-/* The dtype a Python scalar takes next to a tensor of dtype t (NumPy weak scalars). */
-kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t) {
-  if (s->tag == GV_BOOL) return KN_BOOL;
-  return gr_weak_kind_dtype(gr_strong_dtype(s), t);
-}
-
-kn_dtype gr_strong_dtype(const gr_val *s) {
-  return s->tag == GV_BOOL ? KN_BOOL : s->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
 }
 
 static bool is_num(const gr_val *v) { return gv_is_scalar(v) || v->tag == GV_TENSOR; }
@@ -131,45 +113,11 @@ static sg_code check_shape(const gr_op *op, int ndim, const int64_t *shape, sg_e
 }
 
 /* ------------------------------------------------------------------ arithmetic */
-static sg_code scalar_binary(const gr_op *op, kn_binop k, const gr_val *a, const gr_val *b,
-                             gr_val *out, sg_error *err) {
-  bool fl = a->tag == GV_FLOAT || b->tag == GV_FLOAT;
-  bool cmp = k >= KN_EQ && k <= KN_GE;
-  if (k == KN_AND || k == KN_OR) {
-    bool x, y;
-    gv_truthy(a, &x);
-    gv_truthy(b, &y);
-    *out = gv_bool(k == KN_AND ? (x && y) : (x || y));
-    return SG_OK;
-  }
-  if (fl || k == KN_DIV) {
-    double x = a->tag == GV_FLOAT ? a->u.f : (double)(a->tag == GV_INT ? a->u.i : a->u.b);
-    double y = b->tag == GV_FLOAT ? b->u.f : (double)(b->tag == GV_INT ? b->u.i : b->u.b);
-    if (y == 0 && (k == KN_DIV || k == KN_FLOORDIV || k == KN_MOD))
-      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: division by zero", op->name);
-    double r = kn_binop_f64(k, x, y);
-    *out = cmp ? gv_bool(r != 0) : gv_float(r);
-    return SG_OK;
-  }
-  int64_t x = a->tag == GV_INT ? a->u.i : a->u.b, y = b->tag == GV_INT ? b->u.i : b->u.b;
-  if (y == 0 && (k == KN_FLOORDIV || k == KN_MOD))
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: integer division or modulo by zero", op->name);
-  if (k == KN_POW && y < 0) {
-    *out = gv_float(pow((double)x, (double)y));
-    return SG_OK;
-  }
-  int64_t r = kn_binop_i64(k, x, y);
-  if (cmp) *out = gv_bool(r != 0);
-  else if (a->tag == GV_BOOL && b->tag == GV_BOOL && (k == KN_MAXIMUM || k == KN_MINIMUM)) *out = gv_bool(r != 0);
-  else *out = gv_int(r);
-  return SG_OK;
-}
-
 sg_code gr_cpu_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   kn_binop k = (kn_binop)op->code;
   if (n == 1 && k == KN_SUB) return gr_cpu_unary_code(ctx, op, KN_NEG, args, out, err);
   gr_val *a = &args[0], *b = &args[1];
-  if (gv_is_scalar(a) && gv_is_scalar(b)) return scalar_binary(op, k, a, b, out, err);
+  if (gv_is_scalar(a) && gv_is_scalar(b)) return gr_scalar_binary(op, k, a, b, out, err);
   if (!is_num(a)) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(a));
   if (!is_num(b)) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(b));
   kn_tensor *ta, *tb, *r;
@@ -519,13 +467,13 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   if (op->code == 1) {
     *out = gv_var_get(cell);
     /* a cell on a Vulkan device read by a CPU request: its host copy */
-    return ctx->vk ? SG_OK : gr_vk_resident_to_host(out, err);
+    return ctx->backend ? SG_OK : gv_resident_to_host(out, err);
   }
   gr_val nv;
   gv_var_lock(cell); /* assign_add: read, add and store as one step */
   if (op->code == 3) {
     gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
-    sg_code rc = gr_vk_resident_to_host(&pair[0], err);
+    sg_code rc = gv_resident_to_host(&pair[0], err);
     if (!rc) rc = gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err);
     gv_release(pair[0]);
     if (rc) {
@@ -621,9 +569,14 @@ sg_code gr_cpu_seq(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
   return SG_OK;
 }
 
+/* A condition computed on the request's device, brought to the host. */
+static sg_code predicate(gr_ctx *ctx, gr_val *v, sg_error *err) {
+  return ctx->backend ? ctx->backend->predicate(ctx, v, err) : SG_OK;
+}
+
 sg_code gr_cpu_if(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   gr_val p = gv_retain(args[0]);
-  if (gr_vk_predicate(ctx, &p, err)) { /* a condition computed on a device */
+  if (predicate(ctx, &p, err)) { /* a condition computed on a device */
     gv_release(p);
     return err->code;
   }
@@ -643,7 +596,7 @@ sg_code gr_cpu_while(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *
     if (gr_check_deadline(ctx, err)) break;
     gr_val c;
     if (gr_call(ctx, args[0], state.u.o->items, state.u.o->n, &c, err)) break;
-    if (gr_vk_predicate(ctx, &c, err)) { /* a condition computed on a device */
+    if (predicate(ctx, &c, err)) { /* a condition computed on a device */
       gv_release(c);
       break;
     }

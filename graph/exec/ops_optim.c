@@ -1,6 +1,6 @@
 /*
- * ops_optim.c — optimizer-step primitives (rows of ops.c with the kernel
- * gr_cpu_optim, flagged GR_OP_NOGRAD: AD passes no gradient through an update), so a
+ * ops_optim.c — optimizer-step primitives (the rows of ir/ops.c of family OPTIM,
+ * flagged GR_OP_NOGRAD: AD passes no gradient through an update), so a
  * whole training loop is one staged graph (AutoGraph "Model and Loop in Graph"):
  *   (sgd_momentum W V G LR MU)            → (tuple W' V')
  *       V' = MU*V + G,  W' = W - LR*V'
@@ -96,18 +96,4 @@ out:
 
 sg_code gr_cpu_optim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   return op->code == 0 ? sgd_momentum(ctx, op, args, out, err) : adam(ctx, op, args, n, out, err);
-}
-
-/* (tuple W-like ...): the parameter's type for each returned state */
-GR_INFER(gr_infer_optim) {
-  int k = op->code == 0 ? 2 : 3;
-  out->kind = GA_TUPLE;
-  out->n = k;
-  out->elems = sg_arena_alloc(a, sizeof(gr_aval *) * (size_t)(k + 1));
-  gr_aval *w = sg_arena_alloc(a, sizeof *w);
-  *w = *args[0];
-  w->has_const = false; /* the updated value is not the old one */
-  for (int i = 0; i < k; i++) out->elems[i] = w;
-  (void)n, (void)err;
-  return SG_OK;
 }

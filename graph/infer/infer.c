@@ -8,12 +8,33 @@
  * call still in progress yields "any"), so a shape mismatch inside a helper is
  * reported at the helper's node for the call that causes it. The generic pass over
  * every top-level def (parameter annotations or "any") records node->aval for dumps.
- * Shape/dtype rules are the `infer` column of the op table (ops.c); ops without one
- * give "any" and are checked at run time.
+ * Shape/dtype rules are the `infer` column of the op table (`rules` below, indexed by
+ * the row's family, ir/ops.c); ops without one give "any" and are checked at run time.
  */
 #include <string.h>
 
-#include "ops_cpu.h"
+#include "infer_rules.h"
+
+/* The infer column of the op table: each family's shape rule. */
+static const gr_infer_fn rules[GR_FAM_COUNT] = {
+    [GR_FAM_BINARY] = gr_infer_binary,     [GR_FAM_UNARY] = gr_infer_unary,
+    [GR_FAM_WHERE] = gr_infer_where,       [GR_FAM_CAST] = gr_infer_cast,
+    [GR_FAM_MATMUL] = gr_infer_matmul,     [GR_FAM_TRANSPOSE] = gr_infer_transpose,
+    [GR_FAM_RESHAPE] = gr_infer_reshape,   [GR_FAM_REDUCE] = gr_infer_reduce,
+    [GR_FAM_SOFTMAX] = gr_infer_same,      [GR_FAM_JOIN] = gr_infer_join,
+    [GR_FAM_SLICE] = gr_infer_slice,       [GR_FAM_GATHER] = gr_infer_gather,
+    [GR_FAM_ONE_HOT] = gr_infer_one_hot,   [GR_FAM_FILL] = gr_infer_fill,
+    [GR_FAM_ARANGE] = gr_infer_arange,     [GR_FAM_RANDOM] = gr_infer_random,
+    [GR_FAM_SHAPE] = gr_infer_shape,       [GR_FAM_TUPLE] = gr_infer_tuple,
+    [GR_FAM_GETITEM] = gr_infer_getitem,   [GR_FAM_RECORD] = gr_infer_record,
+    [GR_FAM_GETATTR] = gr_infer_getattr,   [GR_FAM_ADJOINT] = gr_infer_adjoint,
+    [GR_FAM_OPTIM] = gr_infer_optim,       [GR_FAM_PRINT] = gr_infer_none,
+    [GR_FAM_ASSERT] = gr_infer_none,       [GR_FAM_VARIABLE] = gr_infer_variable,
+    [GR_FAM_SEQ] = gr_infer_seq,           [GR_FAM_IF] = NULL,
+    [GR_FAM_WHILE] = NULL,                 [GR_FAM_GRAD] = NULL,
+};
+
+gr_infer_fn gr_infer_rule(const gr_op *op) { return rules[op->family]; }
 
 typedef struct ienv {
   sg_map vals; /* node → gr_aval* */
@@ -91,42 +112,6 @@ static uint64_t aval_hash(const gr_aval *v) {
   for (int i = 0; i < v->n && v->names; i++) /* record fields: interned names */
     h = sg_hash_u64(h ^ (uint64_t)(uintptr_t)v->names[i]);
   return h;
-}
-
-void gr_aval_print(sg_buf *b, const gr_aval *a) {
-  switch (a->kind) {
-  case GA_ANY: sg_buf_puts(b, "any"); break;
-  case GA_NONE: sg_buf_puts(b, "none"); break;
-  case GA_STR: sg_buf_puts(b, "str"); break;
-  case GA_FUNC: sg_buf_puts(b, "function"); break;
-  case GA_VAR: sg_buf_puts(b, "variable"); break;
-  case GA_RECORD: sg_buf_puts(b, "record"); break;
-  case GA_SCALAR:
-    sg_buf_puts(b, a->dtype == KN_BOOL ? "bool" : a->dtype == KN_INT64 ? "int" : "float");
-    if (a->has_const) {
-      sg_buf_putc(b, '=');
-      gv_print(b, &a->cval);
-    }
-    break;
-  case GA_TENSOR:
-    sg_buf_printf(b, "%s[", kn_dtype_name(a->dtype));
-    if (a->ndim < 0) sg_buf_puts(b, "...");
-    for (int i = 0; i < a->ndim; i++) {
-      if (i) sg_buf_putc(b, ',');
-      if (a->shape[i] < 0) sg_buf_putc(b, '?');
-      else sg_buf_printf(b, "%lld", (long long)a->shape[i]);
-    }
-    sg_buf_putc(b, ']');
-    break;
-  case GA_TUPLE:
-    sg_buf_putc(b, '(');
-    for (int i = 0; i < a->n; i++) {
-      if (i) sg_buf_puts(b, ", ");
-      gr_aval_print(b, a->elems[i]);
-    }
-    sg_buf_putc(b, ')');
-    break;
-  }
 }
 
 static bool numeric(const gr_aval *a) { return a->kind == GA_SCALAR || a->kind == GA_TENSOR; }
@@ -208,7 +193,7 @@ GR_INFER(gr_infer_binary) {
     out->kind = GA_SCALAR;
     if (x->has_const && y->has_const) {
       gr_val av[2] = {x->cval, y->cval}, r;
-      if (gr_cpu_binary(NULL, op, av, 2, &r, err)) return err->code;
+      if (gr_scalar_binary(op, k, &av[0], &av[1], &r, err)) return err->code;
       out->dtype = r.tag == GV_BOOL ? KN_BOOL : r.tag == GV_INT ? KN_INT64 : KN_FLOAT64;
       out->has_const = true;
       out->cval = r;
@@ -516,9 +501,9 @@ static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, b
       }
     } else if (op == gr_op_while) {
       rc = infer_while(c, &e, n, av, record, &res);
-    } else if (op && op->infer) {
+    } else if (op && gr_infer_rule(op)) {
       gr_aval tmp = {.kind = GA_ANY, .ndim = -1};
-      if (op->infer(op, av, na, &tmp, c->arena, c->err)) {
+      if (gr_infer_rule(op)(op, av, na, &tmp, c->arena, c->err)) {
         rc = c->err->code;
         if (c->err->line == 0) {
           char *msg = sg_xstrdup(c->err->message ? c->err->message : "");

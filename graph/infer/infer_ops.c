@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops_cpu.h"
+#include "infer_rules.h"
 
 static bool is_any(const gr_aval *x) { return x->kind == GA_ANY; }
 

@@ -7,7 +7,7 @@
 #ifndef STAGD_GRAPH_DUMP_NAMES_H
 #define STAGD_GRAPH_DUMP_NAMES_H
 
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 typedef struct gr_dumpctx {
   gr_module *m;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include <stdio.h>
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 void gr_module_init(gr_module *m, const char *file) {
   memset(m, 0, sizeof *m);
@@ -32,15 +32,16 @@ void gr_module_free(gr_module *m) {
     gr_graph *g = m->graphs.data[i];
     sg_vec_free(&g->nodes);
     sg_vec_free(&g->fvs);
-    if (g->code) {
-      for (int k = 0; k < g->code->nconsts; k++) gv_release(g->code->consts[k]);
-    }
   }
+  for (size_t i = 0; i < m->held.len; i++) gv_release(m->held.data[i]);
+  sg_vec_free(&m->held);
   sg_vec_free(&m->all_nodes);
   sg_vec_free(&m->graphs);
   sg_intern_free(&m->strings);
   sg_arena_free(&m->arena);
 }
+
+void gr_module_hold(gr_module *m, gr_val v) { sg_vec_push(&m->held, v); }
 
 gr_graph *gr_graph_new(gr_module *m, const char *name, gr_graph *parent) {
   gr_graph *g = sg_arena_calloc(&m->arena, 1, sizeof *g);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include <stdio.h>
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 typedef enum { J_NULL, J_BOOL, J_INT, J_FLOAT, J_STR, J_ARR, J_OBJ } jkind;
 typedef struct jv {
@@ -441,7 +441,7 @@ void gr_value_to_json(sg_buf *b, const gr_val *v) {
     /* a variable's current value; a device-resident tensor's (cached) host copy */
     gr_val cur = v->tag == GV_VAR ? gv_var_get(v->u.o) : gv_retain(*v);
     sg_error e = SG_ERROR_INIT;
-    if (gr_vk_resident_to_host(&cur, &e)) sg_buf_puts(b, v->tag == GV_VAR ? "{\"variable\":null}" : "null");
+    if (gv_resident_to_host(&cur, &e)) sg_buf_puts(b, v->tag == GV_VAR ? "{\"variable\":null}" : "null");
     else if (v->tag == GV_VAR) sg_buf_puts(b, "{\"variable\":"), gr_value_to_json(b, &cur), sg_buf_putc(b, '}');
     else gr_value_to_json(b, &cur);
     sg_error_clear(&e);

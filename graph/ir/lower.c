@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include <stdio.h>
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 typedef struct binding {
   const char *name;
@@ -718,7 +718,6 @@ sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
     else gr_set_output(gs[i], out);
   }
   free(envs);
-  if (!rc) rc = gr_ad_expand(m, err); /* (grad f i ...) → gradient graphs (ad.c) */
   if (!rc) {
     *entry = NULL;
     if (entry_name) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 /* The fewest significant digits that read back as f: round-tripping is monotone in the
  * precision (more digits are never further from f), so a binary search over 1..17 finds

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include <stdio.h>
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 typedef struct reader {
   const char *src, *end, *p;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <stdio.h>
-#include "gr_internal.h"
+#include "gr_ir.h"
 
 gr_obj *gv_obj_new(int n) {
   gr_obj *o = sg_xcalloc(1, sizeof(gr_obj) + sizeof(gr_val) * (size_t)n);
@@ -165,6 +165,45 @@ gr_val gv_tuple_new(int n) {
   return v;
 }
 
+void gr_resident_release(gr_resident *r) {
+  if (r && atomic_fetch_sub(&r->rc, 1) == 1) r->ops->resident_free(r);
+}
+
+sg_code gr_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
+  return r->ops->resident_host(r, out, err);
+}
+
+static bool is_resident(const gr_val *v) { return v->tag == GV_RESIDENT; }
+
+static sg_code host_leaf(void *arg, gr_val *v, sg_error *err) {
+  (void)arg;
+  kn_tensor *t;
+  sg_code rc = gr_resident_host(v->u.r, &t, err);
+  if (rc) return rc;
+  gr_resident_release(v->u.r);
+  *v = gv_tensor(t);
+  return SG_OK;
+}
+
+sg_code gv_resident_to_host(gr_val *v, sg_error *err) {
+  return gv_map_leaves(v, is_resident, false, host_leaf, NULL, err);
+}
+
+sg_code gv_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
+  *any = false;
+  for (int i = 0; i < n && !*any; i++) *any = gv_has_leaf(&src[i], is_resident, false);
+  if (!*any) return SG_OK;
+  sg_code rc = SG_OK;
+  int i = 0;
+  for (; i < n && !rc; i++) {
+    dst[i] = gv_retain(src[i]);
+    rc = gv_resident_to_host(&dst[i], err);
+  }
+  if (rc)
+    for (int k = 0; k < i; k++) gv_release(dst[k]);
+  return rc;
+}
+
 void gv_release_obj_(gr_val v) {
   if (v.tag == GV_TENSOR) {
     kn_tensor_release(v.u.t);
@@ -175,7 +214,7 @@ void gv_release_obj_(gr_val v) {
     return;
   }
   if (v.tag == GV_DEVICE) {
-    gr_vk_dtensor_release(v.u.d);
+    gr_dtensor_ops(v.u.d)->dtensor_release(v.u.d);
     return;
   }
   gr_obj *o = v.u.o;

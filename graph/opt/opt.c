@@ -2,16 +2,15 @@
  * opt.c — the optimizer driver: runs the passes (each in its own opt_*.c file) to a
  * fixpoint, bounded so a pathological graph cannot loop forever.
  */
-#include <stdio.h>
-#include "gr_internal.h"
+#include "opt_util.h"
 
-void gr_optimize(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
+void gr_optimize(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *st) {
   for (int round = 0; round < 8; round++) {
     bool changed = false;
     changed |= gr_opt_inline(m, entry, st);
     changed |= gr_opt_algebra(m, entry, st);
     changed |= gr_opt_matmul(m, entry, st);
-    changed |= gr_opt_constfold(m, entry, st);
+    changed |= gr_opt_constfold(m, entry, fold, st);
     changed |= gr_opt_cse(m, entry, st);
     changed |= gr_opt_dce(m, entry, st);
     if (!changed) break;

@@ -1,7 +1,8 @@
 /*
  * opt_constfold.c — constant folding and propagation:
- *   - a pure primitive applied to constants is evaluated now (results up to 4096
- *     elements; an error is left for run time, where it is reported with its location);
+ *   - a pure primitive applied to constants is evaluated now, by the fold function the
+ *     caller hands in (the executor's CPU kernels; results up to 4096 elements; an
+ *     error is left for run time, where it is reported with its location);
  *   - a node whose inferred value is a known scalar constant becomes that constant;
  *   - `if` on a constant condition becomes a call of the taken branch (which the
  *     inliner then splices in).
@@ -15,12 +16,11 @@ static gr_node *const_like(gr_module *m, gr_node *at, gr_val v) {
   return c;
 }
 
-bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
+bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *st) {
   bool changed = false;
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
   gr_node_vec sched = {0};
-  gr_ctx ctx = {.mod = m, .max_depth = 1};
   for (size_t i = 0; i < live.len; i++) {
     gr_graph *g = live.data[i];
     gr_schedule(g, &sched);
@@ -50,13 +50,13 @@ bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
       bool all_const = true;
       for (int j = 1; j < n->ninputs && all_const; j++)
         all_const = n->inputs[j]->kind == GR_CONST && n->inputs[j]->value.tag != GV_GRAPH;
-      if (!all_const) continue;
+      if (!all_const || !fold) continue;
       int na = n->ninputs - 1;
       gr_val *args = sg_xcalloc((size_t)na + 1, sizeof(gr_val));
       for (int j = 0; j < na; j++) args[j] = n->inputs[j + 1]->value;
       gr_val r;
       sg_error e = SG_ERROR_INIT;
-      sg_code rc = gr_apply_prim(&ctx, op, args, na, &r, &e);
+      sg_code rc = fold(op, args, na, &r, &e);
       free(args);
       sg_error_clear(&e);
       if (rc) continue;

@@ -1,6 +1,6 @@
 /*
  * opt_matmul.c — folds transposes of matmul operands into the matmul rows that read an
- * operand transposed (ops.c: matmul_tn, matmul_nt, matmul_tt; the code's bits are
+ * operand transposed (ir/ops.c: matmul_tn, matmul_nt, matmul_tt; the code's bits are
  * KN_MATMUL_TRANS_A / _B), so no transposed copy is made. A "swap" below is a
  * `transpose` that exchanges the last two axes and nothing else: (transpose x) of a 2-d
  * x, or (transpose x PERM) with PERM the literal (0 .. n-3 n-1 n-2) for x of rank n
@@ -14,17 +14,12 @@
  * A swap whose result is used elsewhere too is still folded into each matmul: that use
  * keeps the copy alive (made once, as before), and the matmul reading the original
  * instead never costs a copy. Off when STAGD_MATMUL_TRANSPOSE_FOLD=0 (the benchmark's
- * baseline; gr_matmul_fold_enabled).
+ * baseline; gr_matmul_fold_enabled, ir/ops.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "opt_util.h"
-
-bool gr_matmul_fold_enabled(void) {
-  const char *v = getenv("STAGD_MATMUL_TRANSPOSE_FOLD");
-  return !(v && !strcmp(v, "0"));
-}
 
 /* The rank of x's value (inference), else `hint`; -1 when neither knows. */
 static int rank_of(const gr_node *x, int hint) {
@@ -106,7 +101,7 @@ static gr_node *matmul_grad_like(gr_module *m, const gr_node *n, gr_node *g, gr_
 static gr_node *fold(gr_module *m, gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   if (!op) return NULL;
-  if (op->cpu == gr_op_matmul(0)->cpu && n->ninputs == 3) {
+  if (op->family == GR_FAM_MATMUL && n->ninputs == 3) {
     gr_node *a = swapped(n->inputs[1], -1), *b = swapped(n->inputs[2], -1);
     if (!a && !b) return NULL;
     int trans = op->code ^ (a ? KN_MATMUL_TRANS_A : 0) ^ (b ? KN_MATMUL_TRANS_B : 0);

@@ -1,10 +1,18 @@
 /*
- * opt_util.h — small helpers shared by the optimization passes (private).
+ * opt_util.h — private to graph/opt: the passes' entry points (opt.c runs them) and
+ * small helpers they share.
  */
 #ifndef STAGD_GRAPH_OPT_UTIL_H
 #define STAGD_GRAPH_OPT_UTIL_H
 
-#include "gr_internal.h"
+#include "gr_opt.h"
+
+bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st);
+bool gr_opt_cse(gr_module *m, gr_graph *entry, gr_pass_stats *st);
+bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *st);
+bool gr_opt_dce(gr_module *m, gr_graph *entry, gr_pass_stats *st);
+bool gr_opt_algebra(gr_module *m, gr_graph *entry, gr_pass_stats *st);
+bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 
 /* Live graphs: every top-level def of the source and what it reaches (AD's generated
  * graphs only when reached). */

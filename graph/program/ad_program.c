@@ -1,13 +1,12 @@
 /*
- * ad_program.c — gr_grad_program (gr_ad.h): the Grad RPC's back end. A staged
+ * ad_program.c — gr_grad_program (gr.h): the Grad RPC's back end. A staged
  * program's sexpr dump re-stages to the same graphs, so the gradient program is that
  * dump plus one wrapper def, (def grad_NAME (p...) ((grad NAME i...) p...)), staged
- * with the wrapper as entry; graph/ad.c does the differentiation while lowering.
+ * with the wrapper as entry; graph/ad does the differentiation while staging.
  */
 #include <string.h>
 
-#include "gr_ad.h"
-#include "gr_internal.h"
+#include "program_int.h"
 
 sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, size_t nwrt,
                         bool no_optimize, gr_program **out, sg_error *err) {

@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_vulkan.h"
-#include "gr_internal.h"
+#include "program_int.h"
 
 static gr_value *box(gr_val v) {
   gr_value *b = sg_xmalloc(sizeof *b);
@@ -155,7 +154,7 @@ sg_code gr_value_host_tensor(const gr_value *v, kn_tensor **out, sg_error *err) 
     *out = kn_tensor_retain(v->v.u.t);
     return SG_OK;
   }
-  if (v->v.tag == GV_RESIDENT) return gr_vk_resident_host(v->v.u.r, out, err);
+  if (v->v.tag == GV_RESIDENT) return gr_resident_host(v->v.u.r, out, err);
   return sg_error_set(err, SG_INVALID_ARGUMENT, "a %s is not a tensor", gv_type_name(&v->v));
 }
 
@@ -253,7 +252,7 @@ sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const c
                          bool keep_on_device, gr_value **out, sg_error *err) {
   *out = NULL;
   const gr_op *op = gr_op_lookup(name);
-  if (!op) return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown op '%s' (the ops are the rows of graph/ops.c; docs/sexpr.md lists them)", name);
+  if (!op) return sg_error_set(err, SG_INVALID_ARGUMENT, "unknown op '%s' (the ops are the rows of graph/ir/ops.c; docs/sexpr.md lists them)", name);
   if (op->flags & GR_OP_CALLS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' calls functions and cannot run eagerly; stage it (stagd.function)", name);
   if (n < op->min_args || (op->max_args >= 0 && n > op->max_args) || n > EAGER_MAX_ARGS) {
@@ -271,9 +270,8 @@ sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const c
   bool cpu = !device || !*device || !strcmp(device, "cpu"), copied = false;
   sg_code rc = cpu ? SG_OK : gr_vk_exec_begin(&ctx, device, err);
   /* on the CPU, resident arguments are read through their (cached) host copies */
-  if (!rc && !ctx.vk) rc = gr_vk_args_to_host(host, av, n, &copied, err);
-  if (!rc) rc = ctx.vk ? gr_vk_prim(&ctx, op, av, n, &res, err)
-                       : op->cpu(&ctx, op, copied ? host : av, n, &res, err);
+  if (!rc && !ctx.backend) rc = gv_args_to_host(host, av, n, &copied, err);
+  if (!rc) rc = gr_prim(&ctx, op, copied ? host : av, n, &res, err);
   if (!cpu) rc = gr_vk_exec_finish(&ctx, &res, rc, keep_on_device, err);
   for (int i = 0; copied && i < n; i++) gv_release(host[i]);
   if (rc) {

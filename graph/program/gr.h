@@ -1,6 +1,12 @@
 /*
- * gr.h — the public API of graph/: stage staged S-expressions into an optimized,
- * typed graph IR (Myia style), dump it, cache it by content id, and execute it.
+ * gr.h — the public API of graph/ (what the daemon and tools include), implemented by
+ * graph/program on top of the subsystems (docs/design.md "graph/"): stage staged
+ * S-expressions into an optimized, typed graph IR (Myia style), dump it, cache it by
+ * content id, differentiate it, and execute it; eager ops on boxed values.
+ *   program.c     staging pipeline (read → lower → AD → infer → optimize → compile),
+ *                 execution, dumps, the program cache
+ *   eager.c       boxed values (gr_value) and single primitives run eagerly
+ *   ad_program.c  gr_grad_program
  *
  * Lifecycle:
  *   gr_program *p; sg_error e = SG_ERROR_INIT;
@@ -52,7 +58,7 @@ char *gr_program_dump(const gr_program *p, gr_dump_format fmt);
 typedef struct gr_exec_options {
   const char *entry;    /* NULL → the staged entry; else any top-level def */
   uint64_t deadline_ns; /* absolute, on sg_now_ns()'s clock; 0 → none */
-  const char *device;   /* NULL/"cpu", "auto" or "vulkan[:N]" (graph/exec_vulkan.c) */
+  const char *device;   /* NULL/"cpu", "auto" or "vulkan[:N]" (graph/vulkan/exec_vulkan.c) */
   int max_depth;        /* call depth limit; 0 → 2000 */
   bool keep_on_device;  /* gr_execute_values on a Vulkan device: a tensor result stays
                            there as a resident tensor (no download) */
@@ -144,11 +150,11 @@ sg_code gr_value_escape(const gr_value *v, sg_error *err);
 char *gr_value_describe(const gr_value *v);
 
 /* The names the S-expression reader takes as primitives: the op table's rows and their
- * aliases (graph/ops.c), i = 0, 1, ...; NULL past the end. A def of the same name
+ * aliases (graph/ir/ops.c), i = 0, 1, ...; NULL past the end. A def of the same name
  * shadows the primitive in its program (docs/sexpr.md "Primitive names"). */
 const char *gr_primitive_name(size_t i);
 
-/* Runs one primitive of the op table (graph/ops.c) on boxed values — the eager path.
+/* Runs one primitive of the op table (graph/ir/ops.c) on boxed values — the eager path.
  * device as in gr_exec_options. Errors name the op; unknown ops, ops that call
  * functions (if/while/grad) and wrong arities are SG_INVALID_ARGUMENT. */
 sg_code gr_eager_op(const char *op, gr_value *const *args, int n, const char *device,
@@ -162,6 +168,15 @@ sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *
                           int n, gr_value **result, char **printed, sg_error *err);
 /* The JSON encoding (ARCHITECTURE.md "JSON values") of v; malloc'd. */
 char *gr_value_to_json_text(const gr_value *v);
+
+/* ------------------------------------------------------------ gradients */
+/* Stages a new program whose entry `grad_NAME` takes NAME's parameters and returns
+ * the gradient of NAME (a def of p; NULL → p's entry) w.r.t. parameters wrt[0..nwrt)
+ * (nwrt 0 → all), a tuple when more than one. Errors: SG_INVALID_ARGUMENT (unknown
+ * def, index out of range, non-differentiable primitive), SG_UNIMPLEMENTED (forms AD
+ * does not handle yet), located in the program's sexpr dump. The Grad RPC's back end. */
+sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, size_t nwrt,
+                        bool no_optimize, gr_program **out, sg_error *err);
 
 /* ---------------------------------------------------------------- cache */
 /* Thread-safe map id → program, holding a reference to each; evicts the least

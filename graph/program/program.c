@@ -1,14 +1,13 @@
 /*
- * program.c — the public API (gr.h): staging (read → lower → optimize → infer →
- * compile → id), execution with JSON values, dumps, and the thread-safe program cache.
+ * program.c — the public API (gr.h): staging (read → lower → AD → infer → optimize →
+ * infer → compile → id), execution with JSON values, dumps, and the thread-safe
+ * program cache.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-#include "exec_vulkan.h"
-#include "gr_internal.h"
+#include "program_int.h"
 
 struct gr_program {
   atomic_int rc;
@@ -19,6 +18,16 @@ struct gr_program {
   pthread_mutex_t dump_lock;
   sg_map checked_sigs; /* input signatures already inferred without error (under dump_lock) */
 };
+
+const char *gr_primitive_name(size_t i) {
+  int n;
+  const gr_op *ops = gr_op_table(&n);
+  for (int k = 0; k < n; k++) {
+    if (i-- == 0) return ops[k].name;
+    if (ops[k].alias && i-- == 0) return ops[k].alias;
+  }
+  return NULL;
+}
 
 bool gr_dump_format_parse(const char *name, gr_dump_format *out) {
   static const char *const names[] = {"sexpr", "text", "dot", "json"};
@@ -53,12 +62,13 @@ sg_code gr_stage(const char *src, size_t len, const char *filename,
   int nforms;
   sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
   if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  if (!rc) rc = gr_ad_expand(&p->mod, err); /* (grad f i ...) → gradient graphs */
   if (!rc) {
     gr_compute_fvs(&p->mod);
     rc = gr_infer(&p->mod, p->entry, err);
     if (!rc && !opts->no_optimize) {
       gr_pass_stats st = {0};
-      gr_optimize(&p->mod, p->entry, &st);
+      gr_optimize(&p->mod, p->entry, gr_exec_fold, &st);
       gr_compute_fvs(&p->mod);
       rc = gr_infer(&p->mod, p->entry, err);
     }
@@ -197,9 +207,9 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
     /* device-resident arguments: borrowed on their device, host copies on the CPU */
     gr_val *host = NULL;
     bool copied = false;
-    if (!rc && !ctx.vk && n) {
+    if (!rc && !ctx.backend && n) {
       host = sg_xmalloc(sizeof(gr_val) * (size_t)n);
-      rc = gr_vk_args_to_host(host, args, n, &copied, err);
+      rc = gv_args_to_host(host, args, n, &copied, err);
     }
     if (!rc) rc = gr_check_deadline(&ctx, err);
     if (!rc) rc = gr_call(&ctx, gv, copied ? host : args, n, res, err);

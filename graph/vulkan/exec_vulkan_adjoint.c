@@ -24,8 +24,7 @@
  */
 #include <string.h>
 
-#include "exec_vulkan.h"
-#include "ops_cpu.h"
+#include "gr_vulkan.h"
 
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
@@ -156,7 +155,7 @@ static kn_dtype zeros_dtype(kn_dtype xdt, kn_dtype gdt) {
  * (a negative step is a negative output stride). */
 static sg_code place(gr_ctx *ctx, const gr_val *g, kn_dtype dt, int nd, const int64_t *shape, int axis,
                      int64_t start, int64_t step, gr_val *out, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   gr_dtensor *dg, *r;
   bool tg;
   sg_code rc = gr_vkx_operand_as(x, g, dt, &dg, &tg, err);
@@ -248,7 +247,7 @@ static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, s
       !tensor_of(&args[2], &idt, &in, &is) || (idt != KN_INT32 && idt != KN_INT64))
     return SG_OK;
   if (args[2].tag == GV_DEVICE) { /* computed on the device: only the indices come back, G stays */
-    sg_code rc = gr_vkx_download(ctx->vk, args[2].u.d, err);
+    sg_code rc = gr_vkx_download(gr_vkx(ctx), args[2].u.d, err);
     if (rc) {
       *done = true;
       return rc;
@@ -315,7 +314,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
       (op->code == GR_ADJ_OR_ZEROS && (!none0 || composite(&args[1]))) ||
       (op->code == GR_ADJ_ADD && (none0 || args[1].tag == GV_NONE))) {
     *done = true;
-    return gr_cpu_adjoint(ctx, op, args, n, out, err);
+    return gr_cpu_kernel(op)(ctx, op, args, n, out, err);
   }
   switch (op->code) {
   case GR_ADJ_OR_ZEROS: return zeros_like(ctx, &args[1], out, done, err);
@@ -361,7 +360,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   case GR_ADJ_MATMUL: /* reshapes, transposes, matmul, sum_like: each through gr_prim */
   case GR_ADJ_JOIN:   /* one slice (and reshape) per item, each through gr_prim */
     *done = true;
-    return gr_cpu_adjoint(ctx, op, args, n, out, err);
+    return gr_cpu_kernel(op)(ctx, op, args, n, out, err);
   default: return SG_OK;
   }
 }
@@ -374,12 +373,10 @@ static sg_code run_optim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
   for (int i = first_hyper; i < n; i++)
     if (args[i].tag != GV_INT && args[i].tag != GV_FLOAT) return SG_OK;
   *done = true;
-  return gr_cpu_optim(ctx, op, args, n, out, err); /* a tuple owning its device tensors */
+  return gr_cpu_kernel(op)(ctx, op, args, n, out, err); /* a tuple owning its device tensors */
 }
 
 const gr_vk_op gr_vk_adjoint = {"fill", run_adjoint};
 const gr_vk_op gr_vk_optim = {"binary", run_optim};
 
-#else /* !GR_HAVE_VULKAN */
-const gr_vk_op gr_vk_adjoint, gr_vk_optim;
 #endif

@@ -22,8 +22,7 @@
  */
 #include <string.h>
 
-#include "exec_vulkan.h"
-#include "ops_cpu.h"
+#include "gr_vulkan.h"
 
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
@@ -134,14 +133,14 @@ static bool plan_softmax(const gr_val *a, dtype_plan *p) {
 static bool plan_for(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, int n,
                      dtype_plan *p) {
   if (!kn_vk_cast_supported(x->vk)) return false;
-  const gr_vk_op *v = op->vulkan;
+  gr_op_family f = op->family;
   bool ok = false;
-  if (v == &gr_vk_binary && n == 2) ok = plan_binary(x, op, args, p);
-  else if (v == &gr_vk_binary && n == 1) ok = plan_unary(x, KN_NEG, &args[0], p);
-  else if (v == &gr_vk_unary && n == 1) ok = plan_unary(x, op->code, &args[0], p);
-  else if (v == &gr_vk_reduce && n >= 1) ok = plan_reduce(op, &args[0], p);
-  else if (v == &gr_vk_softmax && n >= 1) ok = plan_softmax(&args[0], p);
-  else if (v == &gr_vk_where && n == 3) ok = plan_where(args, p);
+  if (f == GR_FAM_BINARY && n == 2) ok = plan_binary(x, op, args, p);
+  else if (f == GR_FAM_BINARY && n == 1) ok = plan_unary(x, KN_NEG, &args[0], p);
+  else if (f == GR_FAM_UNARY && n == 1) ok = plan_unary(x, op->code, &args[0], p);
+  else if (f == GR_FAM_REDUCE && n >= 1) ok = plan_reduce(op, &args[0], p);
+  else if (f == GR_FAM_SOFTMAX && n >= 1) ok = plan_softmax(&args[0], p);
+  else if (f == GR_FAM_WHERE && n == 3) ok = plan_where(args, p);
   if (!ok) return false;
   for (int i = p->first; i < p->first + p->nconv; i++) { /* anything to convert? */
     kn_dtype dt;
@@ -188,10 +187,9 @@ static sg_code operand_cast(struct gr_vk_exec *x, const gr_val *v, kn_dtype dt, 
   return rc;
 }
 
-sg_code gr_vkx_dtype_run(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
-                         bool *done, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
-  const gr_vk_op *v = op->vulkan;
+sg_code gr_vkx_dtype_run(gr_ctx *ctx, const gr_op *op, const gr_vk_op *v, gr_val *args, int n,
+                         gr_val *out, bool *done, sg_error *err) {
+  struct gr_vk_exec *x = gr_vkx(ctx);
   dtype_plan p = {0};
   gr_val conv[4];
   if (n > 4 || !plan_for(x, op, args, n, &p)) return v->run(ctx, op, args, n, out, done, err);

@@ -11,8 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "exec_vulkan.h"
-#include "ops_cpu.h"
+#include "gr_vulkan.h"
 
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
@@ -22,7 +21,7 @@
 static sg_code run_where(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                          bool *done, sg_error *err) {
   (void)op, (void)n;
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   kn_dtype ct, dt, dt2;
   if (!gr_vkx_tensor_dtype(&args[0], &ct) || ct != KN_BOOL) return SG_OK;
   bool ka = gr_vkx_tensor_dtype(&args[1], &dt), kb = gr_vkx_tensor_dtype(&args[2], &dt2);
@@ -62,7 +61,7 @@ cleanup:
 static sg_code run_cast(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                         bool *done, sg_error *err) {
   (void)op, (void)n;
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   kn_dtype from, to;
   if (!gr_vkx_tensor_dtype(&args[0], &from) || args[1].tag != GV_STR ||
       !kn_dtype_parse(args[1].u.s, &to))
@@ -100,7 +99,7 @@ static const int64_t *shape_of(const gr_val *v) {
  * dtype. Each input is one strided copy into its place in the output. */
 static sg_code run_join(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                         bool *done, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   int64_t axis = 0;
   if (n > 1 && args[n - 1].tag == GV_INT) axis = args[n - 1].u.i, n--;
   gr_val *items = args;
@@ -202,7 +201,7 @@ static sg_code slice_update(struct gr_vk_exec *x, gr_dtensor *da, const gr_val *
  * slice_update (code 1, V second): the same slice as the destination of V */
 static sg_code run_slice(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                          bool *done, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   int b = op->code ? 2 : 1; /* where the bounds start */
   int64_t v[4] = {0, 0, 1, 0};
   bool has[2] = {true, true};
@@ -274,7 +273,7 @@ static sg_code host_indices(struct gr_vk_exec *x, gr_val *v, int64_t len, kn_ten
 static sg_code run_gather(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   (void)op;
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   int64_t axis = 0;
   if (n > 2 && args[2].tag != GV_INT) return SG_OK;
   if (n > 2) axis = args[2].u.i;
@@ -324,7 +323,7 @@ static sg_code run_gather(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
 static sg_code run_one_hot(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                            bool *done, sg_error *err) {
   (void)op, (void)n;
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   if (args[1].tag != GV_INT || args[1].u.i <= 0) return SG_OK;
   int64_t depth = args[1].u.i;
   kn_tensor *idx;
@@ -357,7 +356,7 @@ static sg_code run_one_hot(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
  * the device repeats its bits */
 static sg_code run_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                         bool *done, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   int nd;
   int64_t sh[KN_MAX_DIMS];
   sg_error e = SG_ERROR_INIT;
@@ -369,7 +368,7 @@ static sg_code run_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   memcpy(one_args, args, sizeof(gr_val) * (size_t)(n < 3 ? n : 3));
   one_args[0] = gv_int(1);
   gr_val proto;
-  if (op->cpu(ctx, op, one_args, n, &proto, &e)) {
+  if (gr_cpu_kernel(op)(ctx, op, one_args, n, &proto, &e)) {
     sg_error_clear(&e);
     return SG_OK;
   }
@@ -398,7 +397,7 @@ static sg_code run_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
 static sg_code run_arange(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
   (void)op;
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   double v[3] = {0, 0, 1};
   bool allint = true;
   for (int i = 0; i < n; i++) {
@@ -443,7 +442,4 @@ const gr_vk_op gr_vk_one_hot = {"one_hot", run_one_hot};
 const gr_vk_op gr_vk_fill = {"fill", run_fill};
 const gr_vk_op gr_vk_arange = {"arange_i64", run_arange};
 
-#else /* !GR_HAVE_VULKAN */
-const gr_vk_op gr_vk_where, gr_vk_cast, gr_vk_join, gr_vk_slice, gr_vk_gather, gr_vk_one_hot,
-    gr_vk_fill, gr_vk_arange;
 #endif

@@ -7,15 +7,14 @@
  * Bad arguments, float16 and devices without int64/float64 shaders leave *done false
  * and the CPU kernel runs (and reports errors with its message).
  */
-#include "exec_vulkan.h"
-#include "ops_cpu.h"
+#include "gr_vulkan.h"
 
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
 
 static sg_code run_random(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                           bool *done, sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   int nd;
   int64_t sh[KN_MAX_DIMS], seed;
   kn_dtype dt = KN_FLOAT64;
@@ -40,6 +39,4 @@ static sg_code run_random(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
 
 const gr_vk_op gr_vk_random = {"random", run_random};
 
-#else /* !GR_HAVE_VULKAN */
-const gr_vk_op gr_vk_random;
 #endif

@@ -20,53 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_vulkan.h"
-#include "ops_cpu.h"
+#include "gr_vulkan.h"
 
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
-
-struct gr_rbuf {
-  atomic_int rc;
-  int device;
-  kn_vk_context *vk; /* a reference: the buffer's context outlives the buffer */
-  kn_vk_buffer *buf;
-  uint64_t bytes;
-};
-
-static atomic_uint_fast64_t resident_bytes, resident_buffers;
-
-static gr_rbuf *rbuf_new(struct gr_vk_exec *x, kn_vk_buffer *buf, uint64_t bytes) {
-  gr_rbuf *rb = sg_xcalloc(1, sizeof *rb);
-  atomic_init(&rb->rc, 1);
-  rb->device = x->device;
-  rb->vk = kn_vk_context_retain(x->vk);
-  rb->buf = buf;
-  rb->bytes = bytes;
-  atomic_fetch_add(&resident_bytes, bytes);
-  atomic_fetch_add(&resident_buffers, 1);
-  return rb;
-}
-
-static gr_rbuf *rbuf_retain(gr_rbuf *rb) {
-  atomic_fetch_add_explicit(&rb->rc, 1, memory_order_relaxed);
-  return rb;
-}
-
-void gr_vkr_rbuf_release(gr_rbuf *rb) {
-  if (!rb || atomic_fetch_sub(&rb->rc, 1) != 1) return;
-  kn_vk_buffer_destroy(rb->buf);
-  kn_vk_context_release(rb->vk);
-  atomic_fetch_sub(&resident_bytes, rb->bytes);
-  atomic_fetch_sub(&resident_buffers, 1);
-  free(rb);
-}
 
 /* Takes over rb's reference and host's. */
 static gr_resident *resident_new(gr_rbuf *rb, kn_dtype dt, int ndim, const int64_t *shape,
                                  kn_tensor *host) {
   gr_resident *r = sg_xcalloc(1, sizeof *r);
   atomic_init(&r->rc, 1);
+  r->ops = &gr_vk_device_ops;
   r->rb = rb;
   r->dtype = dt;
   r->ndim = ndim;
@@ -76,9 +40,8 @@ static gr_resident *resident_new(gr_rbuf *rb, kn_dtype dt, int ndim, const int64
   return r;
 }
 
-void gr_resident_release(gr_resident *r) {
-  if (!r || atomic_fetch_sub(&r->rc, 1) != 1) return;
-  gr_vkr_rbuf_release(r->rb);
+void gr_vkr_resident_free(gr_resident *r) {
+  gr_vkx_rbuf_release(r->rb);
   if (r->host) kn_tensor_release(r->host);
   pthread_mutex_destroy(&r->lock);
   free(r);
@@ -107,7 +70,7 @@ static gr_dtensor *borrow(struct gr_vk_exec *x, gr_resident *r) {
     db->buf = r->rb->buf;
     db->bytes = r->rb->bytes;
     db->clean = true;
-    db->res = rbuf_retain(r->rb); /* released when the request ends */
+    db->res = gr_vkx_rbuf_retain(r->rb); /* released when the request ends */
     sg_vec_push(&x->bufs, db);
   }
   db->rc++;
@@ -137,8 +100,8 @@ static sg_code export_device(struct gr_vk_exec *x, gr_dtensor *d, gr_resident **
   sg_code rc = gr_vkx_flush(x, err);
   if (rc) return rc;
   gr_dbuf *db = d->db;
-  if (!db->res) db->res = rbuf_new(x, db->buf, db->bytes); /* the request's reference */
-  *out = resident_new(rbuf_retain(db->res), d->dtype, d->ndim, d->shape,
+  if (!db->res) db->res = gr_vkx_rbuf_new(x, db->buf, db->bytes); /* the request's reference */
+  *out = resident_new(gr_vkx_rbuf_retain(db->res), d->dtype, d->ndim, d->shape,
                       d->host ? kn_tensor_retain(d->host) : NULL);
   return SG_OK;
 }
@@ -169,7 +132,7 @@ static bool keepable(const gr_val *v) { return v->tag == GV_TENSOR || v->tag == 
 
 /* *v (owned) kept on x's device: its tensors, in tuples, records and closures too,
  * become resident; anything else is left alone. */
-static sg_code keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
+sg_code gr_vkr_keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
   return gv_map_leaves(v, keepable, true, keep_leaf, x, err);
 }
 
@@ -178,28 +141,28 @@ static sg_code keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
  * computed on the device), so concurrent updates of one variable lose nothing. */
 static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                             sg_error *err) {
-  struct gr_vk_exec *x = ctx->vk;
+  struct gr_vk_exec *x = gr_vkx(ctx);
   if (op->code == 1 || (op->code != 0 && args[0].tag != GV_VAR)) /* read, or the CPU's error */
-    return op->cpu(ctx, op, args, n, out, err);
+    return gr_cpu_kernel(op)(ctx, op, args, n, out, err);
   gr_obj *cell = op->code == 0 ? NULL : args[0].u.o;
   gr_val nv = gv_none();
   sg_code rc = SG_OK;
   if (cell) gv_var_lock(cell);
   if (op->code == 3) {
     gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
-    rc = gr_vk_prim(ctx, gr_op_add, pair, 2, &nv, err);
+    rc = gr_prim(ctx, gr_op_add, pair, 2, &nv, err); /* on this device */
     gv_release(pair[0]);
   } else {
     nv = gv_retain(args[op->code == 0 ? 0 : 1]);
   }
-  if (!rc && ((rc = keep(x, &nv, err)) || (rc = gv_own_strings(&nv, cell && atomic_load(&cell->escaped), err)))) gv_release(nv);
+  if (!rc && ((rc = gr_vkr_keep(x, &nv, err)) || (rc = gv_own_strings(&nv, cell && atomic_load(&cell->escaped), err)))) gv_release(nv);
   if (rc) {
     if (cell) gv_var_unlock(cell);
     return rc;
   }
   if (!cell) {
     gr_val args2[1] = {nv};
-    rc = op->cpu(ctx, op, args2, 1, out, err);
+    rc = gr_cpu_kernel(op)(ctx, op, args2, 1, out, err);
   } else {
     gr_val old = cell->items[0];
     cell->items[0] = gv_retain(nv);
@@ -218,17 +181,16 @@ static bool any_resident(const gr_val *args, int n) {
 }
 
 bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n) {
-  return op->cpu == gr_cpu_variable || any_resident(args, n);
+  return op->family == GR_FAM_VARIABLE || any_resident(args, n);
 }
 
 enum { MAX_ARGS = 64 };
 
-sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
-  if (op->cpu == gr_cpu_variable) return run_variable(ctx, op, args, n, out, err);
+sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, bool kernel, gr_val *args, int n, gr_val *out,
+                    sg_error *err) {
+  if (op->family == GR_FAM_VARIABLE) return run_variable(ctx, op, args, n, out, err);
   if (n > MAX_ARGS) return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: too many arguments", op->name);
   /* ops with a kernel borrow the buffer; the others read the cached host copy */
-  const gr_vk_op *vk_op = op->vulkan;
-  bool kernel = vk_op && vk_op->run;
   gr_val a[MAX_ARGS], tmp[MAX_ARGS];
   sg_code rc = SG_OK;
   int i = 0;
@@ -237,141 +199,50 @@ sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
     tmp[i] = gv_none();
     if (args[i].tag != GV_RESIDENT) continue;
     if (kernel) {
-      rc = import(ctx->vk, args[i].u.r, &tmp[i], err);
+      rc = import(gr_vkx(ctx), args[i].u.r, &tmp[i], err);
     } else {
       tmp[i] = gv_retain(args[i]);
-      rc = gr_vk_resident_to_host(&tmp[i], err);
+      rc = gv_resident_to_host(&tmp[i], err);
     }
     if (!rc) a[i] = tmp[i];
   }
-  if (!rc) rc = gr_vk_prim(ctx, op, a, n, out, err);
+  if (!rc) rc = gr_prim(ctx, op, a, n, out, err); /* no resident argument left */
   for (int k = 0; k < i; k++) gv_release(tmp[k]);
-  return rc;
-}
-
-sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_device, sg_error *err) {
-  if (ctx->vk && rc == SG_OK && keep_on_device) {
-    rc = keep(ctx->vk, res, err);
-    if (rc) {
-      gv_release(*res);
-      *res = gv_none();
-    }
-  }
-  rc = gr_vk_exec_end(ctx, res, rc, err);
-  if (rc == SG_OK && !keep_on_device && (rc = gr_vk_resident_to_host(res, err))) {
-    gv_release(*res);
-    *res = gv_none();
-  }
   return rc;
 }
 
 /* ------------------------------------------------------------ host side */
 
-/* A one-shot request on r's device (Put's upload, Fetch's download). */
-static sg_code open_on(int device, gr_ctx *ctx, sg_error *err) {
+/* A one-shot request on r's device (Fetch's download). */
+static sg_code open_on(int device, struct gr_vk_exec **x, sg_error *err) {
   char name[32];
   snprintf(name, sizeof name, "vulkan:%d", device);
-  memset(ctx, 0, sizeof *ctx);
-  ctx->max_depth = 2000;
-  return gr_vk_exec_begin(ctx, name, err);
+  return gr_vkx_begin(name, 0, x, err);
 }
 
 static sg_code resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
   pthread_mutex_lock(&r->lock); /* one download, however many readers ask at once */
   sg_code rc = !r->host && kn_vk_context_lost(r->rb->vk) ? lost_error(r, err) : SG_OK;
   if (!r->host && !rc) {
-    gr_ctx ctx;
+    struct gr_vk_exec *x = NULL;
     gr_val none = gv_none();
-    rc = open_on(r->rb->device, &ctx, err);
-    if (!rc && ctx.vk->vk != r->rb->vk) rc = lost_error(r, err); /* reopened since */
+    rc = open_on(r->rb->device, &x, err);
+    if (!rc && x->vk != r->rb->vk) rc = lost_error(r, err); /* reopened since */
     if (!rc) {
-      gr_dtensor *d = borrow(ctx.vk, r);
-      rc = gr_vkx_download(ctx.vk, d, err);
+      gr_dtensor *d = borrow(x, r);
+      rc = gr_vkx_download(x, d, err);
       if (!rc) r->host = kn_tensor_retain(d->host);
       gr_vkx_dt_release(d);
     }
-    if (ctx.vk) rc = gr_vk_exec_end(&ctx, &none, rc, err);
+    if (x) rc = gr_vkx_end(x, &none, rc, err);
   }
   if (!rc) *out = kn_tensor_retain(r->host);
   pthread_mutex_unlock(&r->lock);
   return rc;
 }
 
-static bool is_resident(const gr_val *v) { return v->tag == GV_RESIDENT; }
-
-static sg_code host_leaf(void *arg, gr_val *v, sg_error *err) {
-  (void)arg;
-  kn_tensor *t;
-  sg_code rc = resident_host(v->u.r, &t, err);
-  if (rc) return rc;
-  gr_resident_release(v->u.r);
-  *v = gv_tensor(t);
-  return SG_OK;
-}
-
-sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) {
-  return gv_map_leaves(v, is_resident, false, host_leaf, NULL, err);
-}
-
-sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
-  *any = false;
-  for (int i = 0; i < n && !*any; i++) *any = gv_has_leaf(&src[i], is_resident, false);
-  if (!*any) return SG_OK;
-  sg_code rc = SG_OK;
-  int i = 0;
-  for (; i < n && !rc; i++) {
-    dst[i] = gv_retain(src[i]);
-    rc = gr_vk_resident_to_host(&dst[i], err);
-  }
-  if (rc)
-    for (int k = 0; k < i; k++) gv_release(dst[k]);
-  return rc;
-}
-
-sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err) {
-  gr_ctx ctx = {.max_depth = 2000};
-  gr_val none = gv_none();
-  sg_code rc = gr_vk_exec_begin(&ctx, device, err);
-  if (rc || !ctx.vk) return rc; /* the CPU: nothing to do */
-  rc = keep(ctx.vk, v, err);
-  return gr_vk_exec_end(&ctx, &none, rc, err);
-}
-
-sg_code gr_vk_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) { return resident_host(r, out, err); }
-
-void gr_vk_resident_stats(uint64_t *bytes, uint64_t *buffers) {
-  *bytes = atomic_load(&resident_bytes);
-  *buffers = atomic_load(&resident_buffers);
-}
+sg_code gr_vkr_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) { return resident_host(r, out, err); }
 
 uint64_t gr_vk_resident_bytes(const gr_resident *r) { return r->rb->bytes; }
 
-#else /* !GR_HAVE_VULKAN: no resident tensors are ever made */
-
-void gr_resident_release(gr_resident *r) { (void)r; }
-bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n) { return (void)op, (void)args, (void)n, false; }
-sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
-  return op->cpu(ctx, op, args, n, out, err);
-}
-sg_code gr_vk_exec_finish(gr_ctx *ctx, gr_val *res, sg_code rc, bool keep_on_device, sg_error *err) {
-  (void)keep_on_device;
-  return gr_vk_exec_end(ctx, res, rc, err);
-}
-sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err) { return (void)v, (void)err, SG_OK; }
-sg_code gr_vk_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err) {
-  (void)dst, (void)src, (void)n, (void)err;
-  *any = false;
-  return SG_OK;
-}
-sg_code gr_vk_resident_upload(gr_val *v, const char *device, sg_error *err) {
-  gr_ctx ctx = {0};
-  (void)v;
-  return gr_vk_exec_begin(&ctx, device, err);
-}
-sg_code gr_vk_resident_host(gr_resident *r, kn_tensor **out, sg_error *err) {
-  (void)r, (void)out;
-  return sg_error_set(err, SG_INTERNAL, "no resident tensors without Vulkan");
-}
-void gr_vk_resident_stats(uint64_t *bytes, uint64_t *buffers) { *bytes = *buffers = 0; }
-uint64_t gr_vk_resident_bytes(const gr_resident *r) { return (void)r, 0; }
 #endif

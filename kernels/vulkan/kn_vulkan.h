@@ -475,7 +475,7 @@ bool kn_vk_cast_supported(const kn_vk_context *ctx);
 /* Whether the environment variable `name` is set to something other than "" and "0",
  * read once into *cache (which starts at -1): the test-only switches
  * STAGD_VK_NO_SUBGROUP (device.c: no_subgroup_ops for every context opened after) and
- * STAGD_VK_F16_CAST (graph/exec_vulkan_dtype.c: float16 reductions through float32). */
+ * STAGD_VK_F16_CAST (graph/vulkan/exec_vulkan_dtype.c: float16 reductions through float32). */
 bool kn_vk_env_flag(const char *name, atomic_int *cache);
 sg_code kn_vk_cast(kn_vk_batch *bt, kn_vk_elem from, kn_vk_elem to, kn_vk_buffer *a,
                    kn_vk_buffer *out, int64_t n, sg_error *err);

@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "gr.h"
-#include "gr_ad.h"
-#include "gr_internal.h"
+#include "gr.h"
+#include "gr_ir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

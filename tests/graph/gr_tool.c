@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_vulkan.h"
+#include "gr_vulkan.h"
 #include "gr.h"
 
 typedef struct tool_opts {

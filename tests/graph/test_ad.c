@@ -1,5 +1,5 @@
 /*
- * test_ad.c — reverse-mode AD (graph/ad.c): Myia Figure 1, second derivative via
+ * test_ad.c — reverse-mode AD (graph/ad/ad.c): Myia Figure 1, second derivative via
  * grad of grad, central finite differences in float64 for each differentiable
  * elementwise primitive, gradients through calls of other defs, and located errors.
  */

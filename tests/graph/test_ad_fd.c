@@ -1,5 +1,5 @@
 /*
- * test_ad_fd.c — gradients of every differentiable tensor primitive (graph/ad_rules.c)
+ * test_ad_fd.c — gradients of every differentiable tensor primitive (graph/ad/ad_rules.c)
  * against central finite differences in float64, per element of every input, with
  * NumPy broadcasting between inputs of different shapes (the gradient is summed back
  * to each input's shape), optimized and not; matmul with 1-D and batched operands.

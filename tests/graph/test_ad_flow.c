@@ -1,5 +1,5 @@
 /*
- * test_ad_flow.c — reverse-mode AD beyond straight-line code (graph/ad.c, Myia's
+ * test_ad_flow.c — reverse-mode AD beyond straight-line code (graph/ad/ad.c, Myia's
  * closure transformation): gradients through `if`, the functional `while`, recursion
  * (tree_prod over a record tree, a recursive power, a fold), closures passed to
  * higher-order functions, returned closures and closures stored in tuples (gradients

@@ -12,7 +12,7 @@
  * to the CPU.
  */
 #include "ad_test_util.h"
-#include "exec_vulkan.h"
+#include "gr_vulkan.h"
 
 static const char *device = "cpu";
 

@@ -47,7 +47,7 @@ for f, a, want in CASES:
 p = run("loop_print.sexp", "[3]")
 expect("print order", p.stderr.startswith("start 3\nresult 8\n"), repr(p.stderr))
 
-# grad: Myia Figure 1, d/dx x**3 * y**4 at (2, 3) = 972 (graph/ad.c, docs/ad.md)
+# grad: Myia Figure 1, d/dx x**3 * y**4 at (2, 3) = 972 (graph/ad/ad.c, docs/ad.md)
 for opt in ([], ["--no-optimize"]):
     p = run("grad.sexp", "[2, 3]", *opt)
     expect(f"grad {opt}", p.returncode == 0 and json.loads(p.stdout) == 972, f"rc={p.returncode} out={p.stdout} err={p.stderr}")

@@ -10,7 +10,10 @@
 #include <pthread.h>
 
 #include "graph_test_util.h"
-#include "gr_internal.h"
+#include "gr_ad.h"
+#include "gr_exec.h"
+#include "gr_infer.h"
+#include "gr_ir.h"
 
 /* ------------------------------------------------------------ SEXPR.md examples */
 static const char *RUNX = "(def runX (in1)\n (begin\n  (let x0 (* in1 1)\n   (let x1 (* in1 x0)\n    x1))))\n";
@@ -32,7 +35,7 @@ static void sexpr_examples(void **state) {
                 "\"right\":{\"record\":{\"is_empty\":false,\"value\":5,"
                 "\"left\":{\"record\":{\"is_empty\":true}},\"right\":{\"record\":{\"is_empty\":true}}}}}}]",
                 "120");
-  /* grad (graph/ad.c; more in test_ad.c): Myia Figure 1 */
+  /* grad (graph/ad/ad.c; more in test_ad.c): Myia Figure 1 */
   expect_result("(def f (x y) (* (** x 3) (** y 4)))\n(def g (x y) ((grad f 0) x y))", "[2, 3]",
                 "972.0");
 }
@@ -667,8 +670,40 @@ static void error_reasons(void **state) {
   expect_reason("(def f (x)\n  (+ x y))", "[1]", IA, SG_REASON_NONE, "unknown name 'y'");
 }
 
+/* ------------------------------------------------------------- the op table */
+/* Every row's family has the columns its kind of op needs: a CPU kernel always, a shape
+ * rule unless it calls functions (if, while, grad: inference follows those itself), a
+ * gradient rule when it is pure and not an optimizer step; names are unique. */
+static void op_table_columns(void **state) {
+  (void)state;
+  int n;
+  const gr_op *ops = gr_op_table(&n);
+  assert_true(n > 80);
+  for (int i = 0; i < n; i++) {
+    const gr_op *op = &ops[i];
+    assert_true(op->family >= 0 && op->family < GR_FAM_COUNT);
+    if (!gr_cpu_kernel(op)) fail_msg("op '%s' has no CPU kernel", op->name);
+    bool calls = (op->flags & GR_OP_CALLS) != 0;
+    if (!calls && !gr_infer_rule(op)) fail_msg("op '%s' has no shape rule", op->name);
+    if (calls && gr_infer_rule(op)) fail_msg("op '%s' calls functions but has a shape rule", op->name);
+    bool grads = (op->flags & GR_OP_PURE) && !(op->flags & GR_OP_NOGRAD);
+    if (grads != gr_ad_differentiable(op))
+      fail_msg("op '%s': %s", op->name, grads ? "pure but no gradient rule" : "a gradient rule on an effect or step");
+    assert_ptr_equal(gr_op_lookup(op->name), op);
+    if (op->alias) assert_ptr_equal(gr_op_lookup(op->alias), op);
+    for (int k = 0; k < i; k++) assert_string_not_equal(ops[k].name, op->name);
+  }
+  for (int trans = 0; trans < 4; trans++) {
+    const gr_op *mm = gr_op_matmul(trans);
+    assert_non_null(mm);
+    assert_int_equal(mm->family, GR_FAM_MATMUL);
+    assert_int_equal(mm->code, trans);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(op_table_columns),
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
       cmocka_unit_test(weak_0d_inference),

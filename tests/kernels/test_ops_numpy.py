@@ -282,7 +282,7 @@ with np.errstate(all="ignore"):
         for op in ["+", "*", "/", "-", "<"]:
             check(f"large {op} {dt} {sa} {sb}", f"(def f (a b) ({op} a b))", [a, b], BIN[op](a, b))
 
-    # dtype promotion on the device (graph/exec_vulkan_dtype.c): bool and float16
+    # dtype promotion on the device (graph/vulkan/exec_vulkan_dtype.c): bool and float16
     # tensors with Python scalars, float16 with float64, integer true division by a
     # scalar, and large operands (many words of 1- and 2-byte elements)
     for dt, s, op in [("bool", 1, "+"), ("bool", 2.5, "*"), ("bool", True, "+"),

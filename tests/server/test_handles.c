@@ -1,5 +1,5 @@
 /* test_handles.c — the tensor handle store (server/handles.c) and the eager path under
- * it (graph/eager.c): ids, lookups after release, per-device limits, variables shared
+ * it (graph/program/eager.c): ids, lookups after release, per-device limits, variables shared
  * by reference, and gr_eager_op's errors. */
 #include <setjmp.h>
 #include <stdarg.h>

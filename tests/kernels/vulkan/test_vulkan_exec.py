@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The graph executor on Vulkan (graph/exec_vulkan.c), driven through gr_tool:
+"""The graph executor on Vulkan (graph/vulkan/exec_vulkan.c), driven through gr_tool:
 results equal the CPU backend, and the executor's counters (gr_vk_stats) show how a
 request ran: one command buffer per straight-line region, only outputs and
 control-flow predicates read back, buffers reused by liveness, CPU fallbacks counted;

@@ -1,31 +1,30 @@
 /*
- * gr_internal.h — the private header of graph/: S-expression trees, the Myia-style
- * graph IR, runtime values, the op table and the executor's compiled form.
- *
- * How the pieces fit:
+ * gr_ir.h — graph/ir: what a staged program *is*, with no knowledge of how it is
+ * inferred, optimized, differentiated or run (those subsystems sit above it and see
+ * only this header). It owns:
  *   sexpr_read.c  text → sx trees (with line:col)        sexpr_print.c  sx → text
- *   lower.c       sx trees → gr_module (graphs of nodes; scopes, closures, set!)
- *   ir.c          node/graph construction, use lists, replace, schedules, free vars
- *   infer.c       abstract values (type, dtype, shape, constant) per node
- *   opt_*.c       passes: inline, cse, constfold, dce, algebra (each stand-alone)
- *   ops.c         THE op table: name, aliases, arity, flags, shape rule, CPU kernel,
- *                 Vulkan pipeline slot, gradient slot
- *   value.c       runtime values (scalars, tensors, tuples, records, closures, vars)
+ *   value.c       runtime values (scalars, tensors, tuples, records, closures, vars),
+ *                 device tensors through their backend's hooks (gr_device_ops)
+ *   pyscalar.c    Python scalar arithmetic and NumPy's weak-scalar dtype rules
  *   json_value.c  JSON ↔ values (ARCHITECTURE.md "JSON values")
- *   compile.c     closure conversion + linear code per graph for the executor
- *   exec.c        the interpreter (calls, if, while, limits, deadline)
+ *   ops.c         THE op table: one row per primitive (name, alias, arity, effects,
+ *                 family, kernel code); each subsystem keeps its column — shape rule,
+ *                 CPU kernel, Vulkan recorder, gradient rule — keyed by the family
+ *   ir.c          node/graph construction, use lists, replace, schedules, free vars
+ *   aval.c        abstract values (type, dtype, shape, constant) as dumps print them
+ *   lower.c       sx trees → gr_module (graphs of nodes; scopes, closures, set!)
  *   dump_*.c      sexpr / text / dot / json dumps
- *   program.c     gr_stage / gr_execute / the program cache (the public API, gr.h)
  */
-#ifndef STAGD_GRAPH_GR_INTERNAL_H
-#define STAGD_GRAPH_GR_INTERNAL_H
+#ifndef STAGD_GRAPH_IR_GR_IR_H
+#define STAGD_GRAPH_IR_GR_IR_H
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gr.h"
 #include "kn.h"
 #include "sg.h"
 
@@ -79,9 +78,9 @@ typedef enum gr_vtag {
   GV_GRAPH,   /* a graph without free variables: no allocation */
   GV_CLOSURE, /* graph + captured free-variable values */
   GV_PRIM, GV_VAR,
-  GV_DEVICE, /* a tensor in device memory (exec_vulkan.c): lives only inside the request;
-              * reference counted like the others, tuples/records/closures own them */
-  GV_RESIDENT /* a device tensor that outlives requests (exec_vulkan_resident.c) */
+  GV_DEVICE, /* a tensor in a device backend's memory (vulkan/): lives only inside the
+              * request; reference counted like the others, tuples/records/closures own them */
+  GV_RESIDENT /* a device tensor that outlives requests (vulkan/exec_vulkan_resident.c) */
 } gr_vtag;
 
 typedef struct gr_val {
@@ -117,11 +116,27 @@ static inline gr_val gv_bool(bool b) { gr_val v = {.tag = GV_BOOL, .u.b = b}; re
 static inline gr_val gv_int(int64_t i) { gr_val v = {.tag = GV_INT, .u.i = i}; return v; }
 static inline gr_val gv_float(double f) { gr_val v = {.tag = GV_FLOAT, .u.f = f}; return v; }
 static inline gr_val gv_tensor(kn_tensor *t) { gr_val v = {.tag = GV_TENSOR, .u.t = t}; return v; }
+/* Device tensors are made and run by a device backend (vulkan/); values only hold them,
+ * and reach the backend through these hooks, so nothing here depends on a backend. */
+typedef struct gr_resident gr_resident;
+typedef struct gr_device_ops {
+  void (*dtensor_retain)(struct gr_dtensor *d);
+  void (*dtensor_release)(struct gr_dtensor *d);
+  void (*resident_free)(gr_resident *r); /* the last reference went */
+  /* r's host copy (retained), downloaded once and cached in r->host */
+  sg_code (*resident_host)(gr_resident *r, kn_tensor **out, sg_error *err);
+} gr_device_ops;
+/* A backend's device tensor (GV_DEVICE) begins with a pointer to its hooks. */
+static inline const gr_device_ops *gr_dtensor_ops(const struct gr_dtensor *d) {
+  return *(const gr_device_ops *const *)(const void *)d;
+}
 /* A device-resident tensor (GV_RESIDENT): reference counted, immutable, readable by
  * any request (the batch that wrote it completed before it was made). The buffer is
- * exec_vulkan_resident.c's; the metadata is here for type checks and inference. */
-typedef struct gr_resident {
+ * the backend's (vulkan/exec_vulkan_resident.c); the metadata is here for type checks
+ * and inference. */
+struct gr_resident {
   atomic_int rc;
+  const gr_device_ops *ops;
   struct gr_rbuf *rb; /* the device buffer (shared by reshaped views) */
   kn_dtype dtype;
   int ndim;
@@ -129,24 +144,21 @@ typedef struct gr_resident {
   int64_t size;
   pthread_mutex_t lock; /* guards host */
   kn_tensor *host;      /* cached download (or the uploaded source), or NULL */
-} gr_resident;
+};
 void gr_resident_release(gr_resident *r);
+/* The host copy of r (retained), downloaded once and cached. */
+sg_code gr_resident_host(gr_resident *r, kn_tensor **out, sg_error *err);
 /* *v (owned) with its resident tensors (in tuples too) replaced by host copies: one
- * download each, cached in the resident tensor (exec_vulkan_resident.c). */
-sg_code gr_vk_resident_to_host(gr_val *v, sg_error *err);
-struct gr_ctx;
-/* A control-flow predicate *v (owned) computed on the request's device, read back as a
- * host tensor (exec_vulkan.c); anything else is left alone. */
-sg_code gr_vk_predicate(struct gr_ctx *ctx, gr_val *v, sg_error *err);
+ * download each, cached in the resident tensor. */
+sg_code gv_resident_to_host(gr_val *v, sg_error *err);
+/* dst[0..n) = owned copies of src with resident tensors replaced by host copies, when
+ * any argument holds one (*any); else nothing is copied. */
+sg_code gv_args_to_host(gr_val *dst, const gr_val *src, int n, bool *any, sg_error *err);
 
 static inline bool gv_is_heap(const gr_val *v) {
   return v->tag == GV_TENSOR || v->tag == GV_TUPLE || v->tag == GV_RECORD ||
          v->tag == GV_CLOSURE || v->tag == GV_VAR || v->tag == GV_RESIDENT || v->tag == GV_DEVICE;
 }
-/* A request's device tensor gains / loses a reference (exec_vulkan.c; the last one
- * hands its buffer back to the request's free list). */
-void gr_vk_dtensor_retain(struct gr_dtensor *d);
-void gr_vk_dtensor_release(struct gr_dtensor *d);
 static inline bool gv_is_scalar(const gr_val *v) {
   return v->tag == GV_BOOL || v->tag == GV_INT || v->tag == GV_FLOAT;
 }
@@ -157,7 +169,7 @@ static inline void gv_release(gr_val v) {
 static inline gr_val gv_retain(gr_val v) {
   if (v.tag == GV_TENSOR) kn_tensor_retain(v.u.t);
   else if (v.tag == GV_RESIDENT) atomic_fetch_add_explicit(&v.u.r->rc, 1, memory_order_relaxed);
-  else if (v.tag == GV_DEVICE) gr_vk_dtensor_retain(v.u.d);
+  else if (v.tag == GV_DEVICE) gr_dtensor_ops(v.u.d)->dtensor_retain(v.u.d);
   else if (gv_is_heap(&v)) atomic_fetch_add_explicit(&v.u.o->rc, 1, memory_order_relaxed);
   return v;
 }
@@ -208,12 +220,6 @@ sg_code gv_escape(const gr_val *v, sg_error *err);
 void gv_var_set(gr_obj *cell, gr_val nv);
 /* Scalar → 0-d tensor (dtype: bool / int64 / float64), tensor → retained. */
 kn_tensor *gv_to_tensor(const gr_val *v, kn_dtype dt);
-
-/* A boxed value (gr.h gr_value; eager.c): shared by the daemon's handles. */
-struct gr_value {
-  atomic_int rc;
-  gr_val v;
-};
 
 /* --------------------------------------------------------------- abstract values */
 typedef enum gr_akind {
@@ -271,7 +277,7 @@ struct gr_graph {
   bool dead;
   bool generated; /* a top-level graph AD made (grad_F, fwd_F, while_loop_N, prim_OP):
                      no def of the source, so the optimizer drops it once unreachable */
-  struct gr_code *code;
+  struct gr_code *code; /* the executor's compiled form (exec/), opaque here */
 };
 
 typedef struct gr_module {
@@ -282,10 +288,14 @@ typedef struct gr_module {
   gr_node_vec all_nodes;
   uint32_t next_node_id, next_graph_id;
   int max_nodes;
+  SG_VEC(gr_val) held; /* values kept for the module's life (gr_module_hold) */
 } gr_module;
 
 void gr_module_init(gr_module *m, const char *file);
 void gr_module_free(gr_module *m);
+/* m takes over a reference to v and releases it when m is freed (the compiled code's
+ * constants: the executor's form borrows them). */
+void gr_module_hold(gr_module *m, gr_val v);
 gr_graph *gr_graph_new(gr_module *m, const char *name, gr_graph *parent);
 gr_node *gr_param_new(gr_module *m, gr_graph *g, const char *name);
 gr_node *gr_const_new(gr_module *m, gr_val v);
@@ -305,21 +315,14 @@ void gr_schedule(gr_graph *g, gr_node_vec *out);
 /* Graphs reachable from `entry` through graph constants. */
 void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out);
 void gr_compute_fvs(gr_module *m);
-/* Lowers read forms into m; *entry gets the named def (or the last). */
+/* Lowers read forms into m; *entry gets the named def (or the last). (grad f i ...)
+ * applies stay as they are: AD expands them (ad/). */
 sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
                  gr_graph **entry, sg_error *err);
-/* Replaces each (grad f i ...) apply by a constant gradient graph (ad.c). */
-sg_code gr_ad_expand(gr_module *m, sg_error *err);
 sg_code gr_error_at(sg_error *err, sg_code code, const gr_module *m, const gr_node *n,
                     const char *fmt, ...) SG_PRINTF(5, 6);
 
 /* --------------------------------------------------------------- op table */
-typedef struct gr_ctx gr_ctx;
-typedef sg_code (*gr_cpu_fn)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
-                             sg_error *err);
-typedef sg_code (*gr_infer_fn)(const gr_op *op, gr_aval **args, int n, gr_aval *out,
-                               sg_arena *a, sg_error *err);
-
 enum {
   GR_OP_PURE = 1,    /* no side effects: CSE, folding, DCE allowed */
   GR_OP_EFFECT = 2,  /* print, assert, variables: kept, ordered */
@@ -327,7 +330,22 @@ enum {
   GR_OP_NOGRAD = 8,  /* optimizer steps: AD passes no gradient through them */
 };
 
-/* kernel codes of the AD helper rows (gr_cpu_adjoint, ops_adjoint.c) */
+/* The kind of op a row is: its arguments' meaning and the one shape rule, CPU kernel,
+ * Vulkan recorder and gradient rule every row of the family shares (each subsystem
+ * keeps its column, indexed by family: infer/, exec/, vulkan/, ad/). A row's `code`
+ * tells the members of a family apart (kn_binop, kn_unop, kn_reduce_op, ...). */
+typedef enum gr_op_family {
+  GR_FAM_BINARY, GR_FAM_UNARY, GR_FAM_WHERE, GR_FAM_CAST, GR_FAM_MATMUL, GR_FAM_TRANSPOSE,
+  GR_FAM_RESHAPE, GR_FAM_REDUCE, GR_FAM_SOFTMAX, GR_FAM_JOIN, GR_FAM_SLICE, GR_FAM_GATHER,
+  GR_FAM_ONE_HOT, GR_FAM_FILL, GR_FAM_ARANGE, GR_FAM_RANDOM, GR_FAM_SHAPE, GR_FAM_TUPLE,
+  GR_FAM_GETITEM, GR_FAM_RECORD, GR_FAM_GETATTR,
+  GR_FAM_ADJOINT, /* what reverse-mode AD emits (code: GR_ADJ_*) */
+  GR_FAM_OPTIM,   /* optimizer steps (sgd_momentum, adam) */
+  GR_FAM_PRINT, GR_FAM_ASSERT, GR_FAM_VARIABLE, GR_FAM_SEQ, GR_FAM_IF, GR_FAM_WHILE, GR_FAM_GRAD,
+  GR_FAM_COUNT
+} gr_op_family;
+
+/* kernel codes of the AD helper rows (GR_FAM_ADJOINT) */
 enum {
   GR_ADJ_ZEROS_LIKE, GR_ADJ_ADD, GR_ADJ_SUM_LIKE, GR_ADJ_EXPAND_LIKE, GR_ADJ_ITEM,
   GR_ADJ_SLICE, GR_ADJ_GATHER, GR_ADJ_SENS_ITEM, GR_ADJ_OR_ZEROS, GR_ADJ_MATMUL, GR_ADJ_JOIN, GR_ADJ_CAPTURED
@@ -338,96 +356,39 @@ struct gr_op {
   const char *alias;
   int min_args, max_args; /* max -1 = variadic */
   int flags;
+  gr_op_family family;
   int code; /* kn_binop / kn_unop / kn_reduce_op where relevant */
-  gr_infer_fn infer;
-  gr_cpu_fn cpu;
-  const void *vulkan; /* filled by the Vulkan issue */
-  const void *grad;   /* filled by the AD issue */
 };
 
 const gr_op *gr_op_lookup(const char *name);
-/* Runs primitive op on the request's backend: the Vulkan executor when ctx->vk (a GPU
- * kernel, else the CPU kernel on downloaded inputs), else the CPU kernel (exec.c).
- * Composite kernels (optimizer steps, AD helpers) chain their steps through it. */
-sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
 const gr_op *gr_op_table(int *n);
 /* The matmul row reading its operands transposed as trans says (KN_MATMUL_TRANS_A |
  * KN_MATMUL_TRANS_B; 0: plain matmul): matmul, matmul_tn, matmul_nt, matmul_tt. */
 const gr_op *gr_op_matmul(int trans);
-/* Whether transposes are folded into matmuls (opt_matmul.c, and matmul_grad's products):
- * on unless the environment sets STAGD_MATMUL_TRANSPOSE_FOLD=0 (the benchmark's
- * baseline: transposes materialized as before). */
+/* Whether transposes are folded into matmuls (opt/opt_matmul.c, and matmul_grad's
+ * products): on unless the environment sets STAGD_MATMUL_TRANSPOSE_FOLD=0 (the
+ * benchmark's baseline: transposes materialized as before). */
 bool gr_matmul_fold_enabled(void);
 extern const gr_op *const gr_op_if, *const gr_op_seq, *const gr_op_while, *const gr_op_add,
     *const gr_op_sub, *const gr_op_mul, *const gr_op_div;
 
-/* ---------------------------------------------------------------- executor */
-typedef enum gr_okind { GO_LOCAL, GO_CONST, GO_FREE } gr_okind;
-typedef struct gr_operand {
-  uint32_t kind : 2;
-  uint32_t idx : 30;
-} gr_operand;
+/* ------------------------------------------------- Python scalars (pyscalar.c) */
+/* Python's arithmetic on two scalars (bool, int, float) for binary op code k; errors
+ * (division by zero) name op. */
+sg_code gr_scalar_binary(const gr_op *op, kn_binop k, const gr_val *a, const gr_val *b,
+                         gr_val *out, sg_error *err);
+/* The dtype a Python scalar takes next to a tensor of dtype t (NumPy 1.24's weak
+ * scalars), and its own dtype alone (bool / int64 / float64). */
+kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t);
+kn_dtype gr_strong_dtype(const gr_val *s);
+/* The dtype a scalar of dtype s (a 0-d tensor: float(), int(), t[i], a reduction) takes
+ * next to a tensor of dtype t with at least one dimension: NumPy 1.24's value-based
+ * casting without the value (a value unknown until run time): t when s's kind (bool <
+ * int < float) is no higher than t's, else kn_promote(s, t) (docs/sexpr.md "Values and
+ * semantics"). */
+kn_dtype gr_weak_kind_dtype(kn_dtype s, kn_dtype t);
 
-typedef enum gr_ikind { GI_PRIM, GI_CALL, GI_MKCLOS } gr_ikind;
-typedef struct gr_instr {
-  uint8_t kind;
-  uint16_t nargs;
-  uint32_t dst;
-  const gr_op *op;    /* GI_PRIM */
-  gr_graph *graph;    /* GI_MKCLOS */
-  gr_operand fn;      /* GI_CALL */
-  gr_operand *args;
-  gr_node *node;      /* for error locations */
-} gr_instr;
-
-typedef struct gr_code {
-  int nparams, nslots, ninstr, nconsts;
-  gr_instr *instrs;
-  gr_val *consts;
-  gr_operand out;
-  /* per slot, the last instruction reading it (-1: none; ninstr: the output slot, which
-   * never dies): the interpreter releases a local's value right after that instruction */
-  int *last_use;
-} gr_code;
-
-/* Compiles every graph reachable from entry (closure conversion + schedules). */
-sg_code gr_compile(gr_module *m, gr_graph *entry, sg_error *err);
-
-struct gr_ctx {
-  gr_module *mod;
-  uint64_t deadline_ns; /* absolute sg_now_ns(); 0 = none */
-  int depth, max_depth;
-  uint32_t tick;
-  char *stack_base;
-  size_t max_stack;
-  sg_buf *printed;
-  gr_node *site; /* node being executed (for locations) */
-  struct gr_vk_exec *vk; /* non-NULL: this request runs on a Vulkan device (exec_vulkan.c) */
-};
-
-sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_error *err);
-/* Run a primitive directly (constant folding). */
-sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
-                      sg_error *err);
-sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
-
-/* ------------------------------------------------------------------ passes */
-typedef struct gr_pass_stats {
-  int inlined, cse_merged, folded, dead_removed, simplified;
-} gr_pass_stats;
-bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-bool gr_opt_cse(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-bool gr_opt_dce(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-bool gr_opt_algebra(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-void gr_optimize(gr_module *m, gr_graph *entry, gr_pass_stats *st);
-
-sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err);
-/* Re-infers g for the argument types of one call (the input signature); thread-safe
- * (reads the module only). Errors are located like stage-time ones. */
-sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, sg_error *err);
-uint64_t gr_signature_hash(const gr_val *args, int n);
+/* An abstract value as dumps and error messages show it ("float32[2,?]", "int=3"). */
 void gr_aval_print(sg_buf *b, const gr_aval *a);
 
 /* ------------------------------------------------------------------- dumps */
@@ -441,4 +402,4 @@ sg_code gr_json_args(const char *json, gr_module *m, sg_arena *a, gr_val **vals,
                      sg_error *err);
 void gr_value_to_json(sg_buf *b, const gr_val *v);
 
-#endif /* STAGD_GRAPH_GR_INTERNAL_H */
+#endif /* STAGD_GRAPH_IR_GR_IR_H */

@@ -1,0 +1,100 @@
+/*
+ * gr_exec.h — graph/exec: running programs. compile.c turns each graph into linear
+ * code (closure conversion, slots, last uses); exec.c interprets it (calls, closures,
+ * limits, deadline); the CPU kernels of every op family live beside it (ops_cpu.c,
+ * ops_adjoint.c, ops_optim.c) and form the op table's CPU column (kernels.c). A device
+ * backend (vulkan/) plugs in through gr_backend: the interpreter hands it each
+ * primitive of a request it runs, and never knows which backend it is. Sees the IR only.
+ */
+#ifndef STAGD_GRAPH_EXEC_GR_EXEC_H
+#define STAGD_GRAPH_EXEC_GR_EXEC_H
+
+#include "gr_ir.h"
+
+typedef struct gr_ctx gr_ctx;
+
+/* A family's CPU kernel: args borrowed, *out owned by the caller. */
+typedef sg_code (*gr_cpu_fn)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                             sg_error *err);
+/* The op table's CPU column: the kernel of op's family (every family has one). */
+extern const gr_cpu_fn gr_cpu_kernels[GR_FAM_COUNT];
+static inline gr_cpu_fn gr_cpu_kernel(const gr_op *op) { return gr_cpu_kernels[op->family]; }
+
+/* A device backend for one request (installed in the context by the backend when the
+ * request starts; vulkan/gr_vulkan.h). */
+typedef struct gr_backend {
+  /* Runs one primitive: a device kernel, or the CPU kernel on host copies. */
+  sg_code (*prim)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
+  /* A control-flow predicate *v (owned) computed on the device, read back as a host
+   * tensor; anything else is left alone. */
+  sg_code (*predicate)(gr_ctx *ctx, gr_val *v, sg_error *err);
+} gr_backend;
+
+/* ------------------------------------------------------------ compiled code */
+typedef enum gr_okind { GO_LOCAL, GO_CONST, GO_FREE } gr_okind;
+typedef struct gr_operand {
+  uint32_t kind : 2;
+  uint32_t idx : 30;
+} gr_operand;
+
+typedef enum gr_ikind { GI_PRIM, GI_CALL, GI_MKCLOS } gr_ikind;
+typedef struct gr_instr {
+  uint8_t kind;
+  uint16_t nargs;
+  uint32_t dst;
+  const gr_op *op;    /* GI_PRIM */
+  gr_graph *graph;    /* GI_MKCLOS */
+  gr_operand fn;      /* GI_CALL */
+  gr_operand *args;
+  gr_node *node;      /* for error locations */
+} gr_instr;
+
+typedef struct gr_code {
+  int nparams, nslots, ninstr, nconsts;
+  gr_instr *instrs;
+  gr_val *consts; /* borrowed: the module holds them (gr_module_hold) */
+  gr_operand out;
+  /* per slot, the last instruction reading it (-1: none; ninstr: the output slot, which
+   * never dies): the interpreter releases a local's value right after that instruction */
+  int *last_use;
+} gr_code;
+
+/* Compiles every graph reachable from entry (closure conversion + schedules). */
+sg_code gr_compile(gr_module *m, gr_graph *entry, sg_error *err);
+
+/* ----------------------------------------------------------------- running */
+struct gr_ctx {
+  gr_module *mod;
+  uint64_t deadline_ns; /* absolute sg_now_ns(); 0 = none */
+  int depth, max_depth;
+  uint32_t tick;
+  char *stack_base;
+  size_t max_stack;
+  sg_buf *printed;
+  gr_node *site; /* node being executed (for locations) */
+  const gr_backend *backend; /* NULL: every primitive runs on the CPU kernels */
+  void *dev;                 /* the backend's state for this request */
+};
+
+sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_error *err);
+/* A primitive called as a value (arity checked): on the request's backend, or on the
+ * CPU with device-resident arguments read through host copies. */
+sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                      sg_error *err);
+/* Runs primitive op on the request's backend, else its CPU kernel. Composite kernels
+ * (optimizer steps, AD helpers) chain their steps through it. */
+static inline sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                              sg_error *err) {
+  return ctx->backend ? ctx->backend->prim(ctx, op, args, n, out, err)
+                      : gr_cpu_kernel(op)(ctx, op, args, n, out, err);
+}
+sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
+/* Constant folding's evaluator (opt/gr_opt.h gr_fold_fn): op's CPU kernel on host
+ * constants, in a context of its own. */
+sg_code gr_exec_fold(const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);
+
+/* ------------------------------------------------- kernel argument helpers */
+sg_code gr_int_arg(const gr_op *op, const gr_val *v, int64_t *out, sg_error *err);
+sg_code gr_shape_arg(const gr_op *op, const gr_val *v, int *ndim, int64_t *shape, sg_error *err);
+
+#endif /* STAGD_GRAPH_EXEC_GR_EXEC_H */
