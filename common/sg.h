@@ -63,6 +63,7 @@ typedef enum sg_reason {
   SG_REASON_INDEX_OUT_OF_BOUNDS, /* an index or axis outside a tensor or tuple */
   SG_REASON_SHAPE_MISMATCH,      /* shapes that do not broadcast */
   SG_REASON_ASSERTION,           /* a staged program's own `assert` failed */
+  SG_REASON_UNSUPPORTED,         /* Python outside the subset the daemon stages (docs/pyfront.md) */
   SG_REASON_COUNT
 } sg_reason;
 

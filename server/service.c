@@ -389,9 +389,18 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
                        ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__StageRequest, q);
   REPLY(Stagd__V1__StageReply, r);
-  gr_stage_options opts = {q->no_optimize, *q->entry ? q->entry : NULL, 0};
+  gr_stage_options opts = {.no_optimize = q->no_optimize, .entry = *q->entry ? q->entry : NULL};
+  const char *text = *q->sexpr ? q->sexpr : q->source;
+  bool python = q->language == STAGD__V1__SOURCE_LANGUAGE__SOURCE_LANGUAGE_PYTHON;
+  if (!python && q->n_static_names)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "static_names is for Python sources (language PYTHON)");
+  opts.static_names = (const char *const *)q->static_names;
+  opts.nstatic = (int)q->n_static_names;
+  opts.static_args_json = *q->static_args_json ? q->static_args_json : NULL;
   gr_program *staged;
-  sg_code rc = gr_stage(q->sexpr, strlen(q->sexpr), *q->filename ? q->filename : "<sexpr>", &opts, &staged, err);
+  const char *file = *q->filename ? q->filename : python ? "<python>" : "<sexpr>";
+  sg_code rc = python ? gr_stage_python(text, strlen(text), file, &opts, &staged, err)
+                      : gr_stage(text, strlen(text), file, &opts, &staged, err);
   if (rc != SG_OK) return rc;
   gr_program *p = gr_cache_put(sv->graphs, staged); /* the cached twin when already staged */
   gr_program_release(staged);

@@ -221,6 +221,13 @@ static Stagd__V1__ParseRequest *parse_request(ctx *c, const char *path) {
   return req;
 }
 
+/* FILE.py is Python source, staged in the daemon (docs/pyfront.md); anything else is
+ * S-expressions. */
+static bool is_python(const char *path) {
+  size_t n = strlen(path);
+  return n > 3 && !strcmp(path + n - 3, ".py");
+}
+
 /* A StageRequest holding FILE's text; NULL (c->err set) when it cannot be read. */
 static Stagd__V1__StageRequest *stage_request(ctx *c, const char *path, const char *entry) {
   size_t len;
@@ -229,6 +236,7 @@ static Stagd__V1__StageRequest *stage_request(ctx *c, const char *path, const ch
   Stagd__V1__StageRequest *req = (void *)new_request(c, sv_method_by_name("Stage"));
   req->sexpr = src;
   req->filename = (char *)path;
+  if (is_python(path)) req->language = STAGD__V1__SOURCE_LANGUAGE__SOURCE_LANGUAGE_PYTHON;
   if (entry) req->entry = (char *)entry;
   return req;
 }
@@ -279,13 +287,13 @@ static int parse_dump_format(const char *s, Stagd__V1__DumpFormat *out) {
   return usage_error("--dump expects sexpr, text, dot or json, got '%s'", s);
 }
 
-/* stage FILE.sexp [--dump FMT] [--no-optimize] [--entry NAME] */
+/* stage FILE.sexp|FILE.py [--dump FMT] [--no-optimize] [--entry NAME] */
 static int cmd_stage(ctx *c) {
   const char *dump = "text", *noopt = NULL, *entry = NULL, *pos[1];
   cmd_opt opts[] = {{"dump", true, &dump}, {"no-optimize", false, &noopt}, {"entry", true, &entry}, {0}};
   int n_pos;
   if (!parse_cmd_args(c, "stage", opts, pos, 1, &n_pos)) return EXIT_USAGE;
-  if (n_pos != 1) return usage_error("stage: expected FILE.sexp");
+  if (n_pos != 1) return usage_error("stage: expected FILE.sexp or FILE.py");
   Stagd__V1__DumpFormat fmt = STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_TEXT;
   if (parse_dump_format(dump, &fmt)) return EXIT_USAGE;
   Stagd__V1__StageRequest *req = stage_request(c, pos[0], entry);
@@ -310,15 +318,9 @@ static const char *stage_file(ctx *c, const char *path, const char *entry) {
   return ((Stagd__V1__StageReply *)reply)->graph_id;
 }
 
-/* run FILE.sexp [--entry NAME] [--args JSON] [--device DEV] */
-static int cmd_run(ctx *c) {
-  const char *entry = NULL, *args = NULL, *device = NULL, *pos[1];
-  cmd_opt opts[] = {{"entry", true, &entry}, {"args", true, &args}, {"device", true, &device}, {0}};
-  int n_pos;
-  if (!parse_cmd_args(c, "run", opts, pos, 1, &n_pos)) return EXIT_USAGE;
-  if (n_pos != 1) return usage_error("run: expected FILE.sexp");
-  const char *id = stage_file(c, pos[0], entry);
-  if (!id) return report(c);
+/* Executes graph id (entry: a def of it, or NULL) on the JSON arguments and prints the
+ * result; what `print` nodes printed goes to stderr. */
+static int execute(ctx *c, const char *id, const char *entry, const char *args, const char *device) {
   Stagd__V1__ExecuteRequest *req = (void *)new_request(c, sv_method_by_name("Execute"));
   req->graph_id = (char *)id;
   if (entry) req->entry = (char *)entry;
@@ -327,18 +329,33 @@ static int cmd_run(ctx *c) {
   ProtobufCMessage *reply;
   if (call(c, "Execute", &req->base, &reply) != SG_OK) return report(c);
   Stagd__V1__ExecuteReply *r = (void *)reply;
-  fputs(r->output, stderr); /* what graph `print` nodes printed */
+  fputs(r->output, stderr);
   printf("%s\n", r->result_json);
   return 0;
 }
 
-/* grad FILE.sexp --entry NAME [--wrt I] [--dump FMT] */
+/* run FILE.sexp|FILE.py [--entry NAME] [--args JSON] [--device DEV] */
+static int cmd_run(ctx *c) {
+  const char *entry = NULL, *args = NULL, *device = NULL, *pos[1];
+  cmd_opt opts[] = {{"entry", true, &entry}, {"args", true, &args}, {"device", true, &device}, {0}};
+  int n_pos;
+  if (!parse_cmd_args(c, "run", opts, pos, 1, &n_pos)) return EXIT_USAGE;
+  if (n_pos != 1) return usage_error("run: expected FILE.sexp or FILE.py");
+  const char *id = stage_file(c, pos[0], entry);
+  if (!id) return report(c);
+  return execute(c, id, entry, args, device);
+}
+
+/* grad FILE.sexp|FILE.py --entry NAME [--wrt I] [--dump FMT] [--args JSON [--device DEV]]:
+ * the gradient graph's dump, or with --args the gradient's value there */
 static int cmd_grad(ctx *c) {
-  const char *entry = NULL, *wrt = NULL, *dump = "text", *pos[1];
-  cmd_opt opts[] = {{"entry", true, &entry}, {"wrt", true, &wrt}, {"dump", true, &dump}, {0}};
+  const char *entry = NULL, *wrt = NULL, *dump = "text", *args = NULL, *device = NULL, *pos[1];
+  cmd_opt opts[] = {{"entry", true, &entry}, {"wrt", true, &wrt},     {"dump", true, &dump},
+                    {"args", true, &args},   {"device", true, &device}, {0}};
   int n_pos;
   if (!parse_cmd_args(c, "grad", opts, pos, 1, &n_pos)) return EXIT_USAGE;
-  if (n_pos != 1 || !entry) return usage_error("grad: expected FILE.sexp --entry NAME");
+  if (n_pos != 1 || !entry) return usage_error("grad: expected FILE.sexp|FILE.py --entry NAME");
+  if (device && !args) return usage_error("grad: --device runs the gradient: give --args too");
   Stagd__V1__DumpFormat fmt = STAGD__V1__DUMP_FORMAT__DUMP_FORMAT_TEXT;
   if (parse_dump_format(dump, &fmt)) return EXIT_USAGE;
   int32_t wrt_index = 0;
@@ -361,6 +378,7 @@ static int cmd_grad(ctx *c) {
   req->dump = fmt;
   ProtobufCMessage *reply;
   if (call(c, "Grad", &req->base, &reply) != SG_OK) return report(c);
+  if (args) return execute(c, ((Stagd__V1__GradReply *)reply)->graph_id, NULL, args, device);
   fputs(((Stagd__V1__GradReply *)reply)->dump, stdout);
   return 0;
 }
@@ -414,9 +432,9 @@ static const command commands[] = {
     {"parse", cmd_parse, "parse FILE [--attributes] [--json]   CPython 3.12 ast.dump of FILE"},
     {"unparse", cmd_unparse, "unparse FILE                        source whose AST equals FILE's"},
     {"convert", cmd_convert, "convert FILE [--style autograph|snek] [--function NAME]"},
-    {"stage", cmd_stage, "stage FILE.sexp [--dump sexpr|text|dot|json] [--no-optimize] [--entry NAME]"},
-    {"run", cmd_run, "run FILE.sexp [--entry NAME] [--args JSON] [--device cpu|vulkan[:N]]"},
-    {"grad", cmd_grad, "grad FILE.sexp --entry NAME [--wrt I] [--dump FMT]"},
+    {"stage", cmd_stage, "stage FILE.sexp|FILE.py [--dump sexpr|text|dot|json] [--no-optimize] [--entry NAME]"},
+    {"run", cmd_run, "run FILE.sexp|FILE.py [--entry NAME] [--args JSON] [--device cpu|vulkan[:N]]"},
+    {"grad", cmd_grad, "grad FILE.sexp|FILE.py --entry NAME [--wrt I] [--dump FMT] [--args JSON [--device D]]"},
     {"devices", cmd_devices, "devices                             devices, as JSON"},
     {"health", cmd_health, "health [SERVICE]                    health check, as JSON (exit 2 unless SERVING)"},
     {"version", cmd_version, "version                             version, as JSON"},

@@ -32,6 +32,7 @@ static const gr_infer_fn rules[GR_FAM_COUNT] = {
     [GR_FAM_ASSERT] = gr_infer_none,       [GR_FAM_VARIABLE] = gr_infer_variable,
     [GR_FAM_SEQ] = gr_infer_seq,           [GR_FAM_IF] = NULL,
     [GR_FAM_WHILE] = NULL,                 [GR_FAM_GRAD] = NULL,
+    [GR_FAM_PYCONV] = gr_infer_pyconv,
 };
 
 gr_infer_fn gr_infer_rule(const gr_op *op) { return rules[op->family]; }

@@ -36,6 +36,7 @@ GR_INFER(gr_infer_record);
 GR_INFER(gr_infer_getattr);
 GR_INFER(gr_infer_variable);
 GR_INFER(gr_infer_seq);
+GR_INFER(gr_infer_pyconv);
 /* infer_adjoint.c */
 GR_INFER(gr_infer_adjoint);
 GR_INFER(gr_infer_optim);

@@ -93,6 +93,10 @@ static const gr_op ops[] = {
     ROW("record", NULL, 0, -1, P, RECORD, 0),
     ROW("getattr", NULL, 2, 2, P, GETATTR, 0),
     /* what reverse-mode AD emits (exec/ops_adjoint.c, docs/ad.md) */
+    ROW("pyindex", NULL, 1, 1, P, PYCONV, GR_PY_INDEX),
+    ROW("pyint", NULL, 1, 1, P, PYCONV, GR_PY_INT),
+    ROW("pyfloat", NULL, 1, 1, P, PYCONV, GR_PY_FLOAT),
+    ROW("pybool", NULL, 1, 1, P, PYCONV, GR_PY_BOOL),
     ROW("zeros_like", NULL, 1, 1, P, ADJOINT, GR_ADJ_ZEROS_LIKE),
     ROW("add_grad", NULL, 2, 2, P, ADJOINT, GR_ADJ_ADD),
     ROW("sum_like", NULL, 2, 2, P, ADJOINT, GR_ADJ_SUM_LIKE),

@@ -37,6 +37,12 @@ typedef struct gr_stage_options {
   bool no_optimize;   /* skip every optimization pass */
   const char *entry;  /* def to stage as entry; NULL → the last top-level def */
   int max_nodes;      /* graph node limit; 0 → 1,000,000 */
+  /* gr_stage_python only: parameters of the entry fixed to values instead of staged (the
+   * editor's static arguments): static_names[i] gets element i of the JSON array
+   * static_args_json. The program's entry is then ENTRY$static, taking the others. */
+  const char *const *static_names;
+  int nstatic;
+  const char *static_args_json;
 } gr_stage_options;
 
 /* Reads, lowers, infers and (unless no_optimize) optimizes. filename is used in error
@@ -45,6 +51,14 @@ typedef struct gr_stage_options {
  * SG_UNIMPLEMENTED (e.g. `grad`, until AD lands). */
 sg_code gr_stage(const char *src, size_t len, const char *filename,
                  const gr_stage_options *opts, gr_program **out, sg_error *err);
+
+/* gr_stage for Python source (graph/pyfront, docs/pyfront.md): the functions of the
+ * module that opts->entry (NULL: the last module-level def) reaches, lowered straight
+ * from the AST — no Python runs. Errors are located in the .py file; a construct
+ * outside the subset is SG_INVALID_ARGUMENT with reason SG_REASON_UNSUPPORTED. The
+ * program's gradient (gr_grad_program) is staged from the same source. */
+sg_code gr_stage_python(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                        gr_program **out, sg_error *err);
 
 gr_program *gr_program_retain(gr_program *p);
 void gr_program_release(gr_program *p);
@@ -174,7 +188,9 @@ char *gr_value_to_json_text(const gr_value *v);
  * the gradient of NAME (a def of p; NULL → p's entry) w.r.t. parameters wrt[0..nwrt)
  * (nwrt 0 → all), a tuple when more than one. Errors: SG_INVALID_ARGUMENT (unknown
  * def, index out of range, non-differentiable primitive), SG_UNIMPLEMENTED (forms AD
- * does not handle yet), located in the program's sexpr dump. The Grad RPC's back end. */
+ * does not handle yet), located in the program's sexpr dump — or, for a program staged
+ * from Python, in its .py file (the gradient is staged from the same source). The Grad
+ * RPC's back end. */
 sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, size_t nwrt,
                         bool no_optimize, gr_program **out, sg_error *err);
 

@@ -17,6 +17,11 @@ struct gr_program {
   char *dumps[4]; /* built lazily under dump_lock */
   pthread_mutex_t dump_lock;
   sg_map checked_sigs; /* input signatures already inferred without error (under dump_lock) */
+  /* staged from Python (gr_stage_python): the source, kept so that its gradient program
+   * is staged from it too, located in the .py file (ad_program.c) */
+  char *py_src;
+  size_t py_len;
+  char *py_entry;
 };
 
 const char *gr_primitive_name(size_t i) {
@@ -48,20 +53,19 @@ static void build_dump(gr_program *p, gr_dump_format fmt, sg_buf *b) {
   }
 }
 
-sg_code gr_stage(const char *src, size_t len, const char *filename,
-                 const gr_stage_options *opts, gr_program **out, sg_error *err) {
-  gr_stage_options def = {0};
-  if (!opts) opts = &def;
-  *out = NULL;
+static gr_program *program_new(const char *filename, const gr_stage_options *opts) {
   gr_program *p = sg_xcalloc(1, sizeof *p);
   atomic_init(&p->rc, 1);
   pthread_mutex_init(&p->dump_lock, NULL);
   gr_module_init(&p->mod, filename);
   if (opts->max_nodes > 0) p->mod.max_nodes = opts->max_nodes;
-  sx **forms;
-  int nforms;
-  sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
-  if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  return p;
+}
+
+/* What follows lowering, whatever the source language: AD, inference, optimization,
+ * compilation, the id. Releases p on error. */
+static sg_code stage_finish(gr_program *p, const gr_stage_options *opts, sg_code rc, gr_program **out,
+                            sg_error *err) {
   if (!rc) rc = gr_ad_expand(&p->mod, err); /* (grad f i ...) → gradient graphs */
   if (!rc) {
     gr_compute_fvs(&p->mod);
@@ -87,6 +91,58 @@ sg_code gr_stage(const char *src, size_t len, const char *filename,
   return SG_OK;
 }
 
+sg_code gr_stage(const char *src, size_t len, const char *filename,
+                 const gr_stage_options *opts, gr_program **out, sg_error *err) {
+  gr_stage_options def = {0};
+  if (!opts) opts = &def;
+  *out = NULL;
+  gr_program *p = program_new(filename, opts);
+  sx **forms;
+  int nforms;
+  sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
+  if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  return stage_finish(p, opts, rc, out, err);
+}
+
+sg_code gr_stage_python_grad(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                             const int32_t *wrt, size_t nwrt, gr_program **out, sg_error *err) {
+  gr_stage_options def = {0};
+  if (!opts) opts = &def;
+  *out = NULL;
+  gr_program *p = program_new(filename, opts);
+  gr_pyfront_options po = {.entry = opts->entry,
+                           .static_names = opts->static_names,
+                           .nstatic = opts->nstatic,
+                           .static_args_json = opts->static_args_json,
+                           .grad = wrt != NULL,
+                           .wrt = wrt,
+                           .nwrt = (int)nwrt};
+  sg_code rc = gr_pyfront_lower(&p->mod, src, len, &po, &p->entry, err);
+  if (!rc && !wrt && !opts->nstatic) { /* what a gradient program is staged from */
+    p->py_src = sg_xmalloc(len + 1);
+    memcpy(p->py_src, src, len);
+    p->py_src[len] = 0;
+    p->py_len = len;
+    p->py_entry = sg_xstrdup(p->entry->name);
+  }
+  return stage_finish(p, opts, rc, out, err);
+}
+
+sg_code gr_stage_python(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                        gr_program **out, sg_error *err) {
+  return gr_stage_python_grad(src, len, filename, opts, NULL, 0, out, err);
+}
+
+bool gr_program_python_source(const gr_program *p, const char **src, size_t *len, const char **entry,
+                              const char **file) {
+  if (!p->py_src) return false;
+  *src = p->py_src;
+  *len = p->py_len;
+  *entry = p->py_entry;
+  *file = p->mod.file;
+  return true;
+}
+
 gr_program *gr_program_retain(gr_program *p) {
   atomic_fetch_add(&p->rc, 1);
   return p;
@@ -95,6 +151,8 @@ gr_program *gr_program_retain(gr_program *p) {
 void gr_program_release(gr_program *p) {
   if (!p || atomic_fetch_sub(&p->rc, 1) != 1) return;
   for (int i = 0; i < 4; i++) free(p->dumps[i]);
+  free(p->py_src);
+  free(p->py_entry);
   sg_map_free(&p->checked_sigs);
   gr_module_free(&p->mod);
   pthread_mutex_destroy(&p->dump_lock);

@@ -17,7 +17,8 @@ ALLOWED = {
     "ad": {"ir"},
     "exec": {"ir"},
     "vulkan": {"exec", "ir"},
-    "program": {"ir", "infer", "opt", "ad", "exec", "vulkan"},
+    "pyfront": {"ir"},
+    "program": {"ir", "infer", "opt", "ad", "exec", "vulkan", "pyfront"},
 }
 PUBLIC = {d: f"gr_{d}.h" for d in ALLOWED}
 PUBLIC["program"] = "gr.h"
