@@ -8,10 +8,13 @@
  *     tuple of the variables it may change that are live afterwards (the analyses'
  *     control-flow state), and the cursor rebinds them from the `if` (a phi);
  *   - an `if` with a jump in it (return, raise, or break/continue of the loop it is in)
- *     is lowered in *continuation* form, as Myia does: the branches end the current
- *     graph's computation themselves, and what follows the `if` becomes a nested graph K
- *     (parameters: the variables the branches change) that a branch falling through
- *     calls; the cursor moves into K;
+ *     ends the current graph's computation: a branch that jumps ends it itself (with
+ *     the frame's value). When the other branch always falls through, what follows the
+ *     `if` is lowered inside that branch graph (the cursor moves there). When both may
+ *     fall through (*flag form*), each branch returns (tuple JUMPED VALUE state...) and
+ *     what follows runs in the else branch of `(if JUMPED VALUE ...)`. Every graph is
+ *     thus a function's, a loop's or a zero-parameter `if` branch (inlinable, and what
+ *     AD transforms as branches, also in recursive functions);
  *   - a loop is the `while` primitive over a state tuple (the loop's control-flow state,
  *     plus a break flag, a return flag and the returned value when the body has those
  *     jumps); every graph of the body computes the next state.
@@ -101,6 +104,10 @@ typedef struct pf_cur {
   const py_seq *blk;               /* the block it is in, and its index */
   int blk_i;
   bool module_scope;               /* a module constant's expression: module names only */
+  /* >= 0: the graph is a branch of a flag-form if threading the wrap_vars[0..wrap)
+   * slots: ending the frame gives (tuple true VALUE state...) (pf_end_frame) */
+  int wrap;
+  const int *wrap_vars;
   SG_VEC(gr_node *) effects;       /* nodes that may have effects, in program order */
   bool done;                       /* the graph's output is set: what follows is dead */
 } pf_cur;
@@ -169,6 +176,9 @@ sg_code pf_lower_function(pf_fn *F);
 sg_code pf_lower_stmts(pf_cur *c, const py_seq *stmts);
 /* Ends the cursor's graph: the frame's value for jump j (RETURN: value). */
 void pf_finish(pf_cur *c, pf_jump j, gr_node *value, const void *at);
+/* Ends the frame with its value (the return value, a loop's next state) in the
+ * cursor's graph, wrapped as a flag-form if's branch needs it (pf_stmt.c). */
+void pf_end_frame(pf_cur *c, gr_node *value, const void *at);
 /* Sets g's output to out, after the cursor's effects (seq). */
 void pf_set_output(pf_cur *c, gr_node *out, const void *at);
 /* An apply in the cursor's graph located at the AST node at (line/col of a py_expr or

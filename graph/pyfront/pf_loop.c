@@ -200,6 +200,8 @@ static sg_code lower_loop(pf_cur *c, loop *L, py_symset vars_set) {
     pf_cur ct;
     pf_cur_init(&ct, F, ht, pf_env_copy(c), c->F->nslots, c->frame);
     ct.stmt = c->stmt;
+    ct.wrap = c->wrap;
+    ct.wrap_vars = c->wrap_vars;
     pf_finish(&ct, PF_RETURN, retval_v, s);
     pf_cur_free(&ct);
     ifin[2] = pf_graph_const(c, ht, s);

@@ -75,7 +75,8 @@ static void collect_globals(pf_module *M) {
   for (int i = 0; i < PY_SEQ_LEN(body); i++) {
     const py_stmt *s = body->a[i];
     switch (s->kind) {
-    case PY_K_FunctionDef: {
+    case PY_K_FunctionDef:
+    case PY_K_AsyncFunctionDef: { /* async: refused when lowered, located at the def */
       pf_global *g = bind_global(M, s->v.FunctionDef.name, PF_G_FUNC, s);
       if (g) g->fnode = s;
       break;
@@ -252,7 +253,7 @@ static gr_graph *static_wrapper(pf_module *M, pf_fn *E) {
     int k = 0;
     while (k < fg->nparams && strcmp(fg->params[k]->name, o->static_names[i])) k++;
     if (k == fg->nparams) {
-      pf_error(M, false, SG_INVALID_ARGUMENT, E->line, E->col - 1, "'%s' has no parameter named '%s'", fg->name,
+      pf_error(M, false, SG_INVALID_ARGUMENT, E->line, E->col - 1, "%s has no parameter named '%s'", fg->name,
                o->static_names[i]);
       free(which);
       goto out;

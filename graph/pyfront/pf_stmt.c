@@ -23,6 +23,7 @@ void pf_cur_init(pf_cur *c, pf_fn *F, gr_graph *g, gr_node **env, int nenv, pf_f
   c->nenv = nenv;
   c->cap = nenv;
   c->frame = frame;
+  c->wrap = -1;
 }
 
 void pf_cur_free(pf_cur *c) { sg_vec_free(&c->effects); }
@@ -55,6 +56,8 @@ static void sub_cursor(pf_cur *sub, pf_cur *c, gr_graph *h, bool copy_env) {
   sub->blk = c->blk;
   sub->blk_i = c->blk_i;
   sub->module_scope = c->module_scope;
+  sub->wrap = c->wrap;
+  sub->wrap_vars = c->wrap_vars;
 }
 
 /* ------------------------------------------------------------------- nodes */
@@ -258,7 +261,7 @@ void pf_finish(pf_cur *c, pf_jump j, gr_node *value, const void *at) {
     out = pf_apply(c, in, fr->nstate + 1, at);
     free(in);
   }
-  pf_set_output(c, out, at);
+  pf_end_frame(c, out, at);
 }
 
 /* ------------------------------------------------------------------- if */
@@ -283,90 +286,139 @@ static gr_node *env_value(pf_cur *c, int slot, const void *at) {
   return v->kind == GR_CONST ? pf_const(c, gv_retain(v->value), at) : v;
 }
 
-/* The continuation of a continuation-form if: made when a branch first falls through. */
-typedef struct kont {
-  pf_cur *parent;
-  gr_graph *K;
-  const int *vars;
-  int nv;
-  const void *at;
-} kont;
-
-static void fall_into(pf_cur *sub, kont *k) {
-  pf_module *M = sub->F->M;
-  if (!k->K) {
-    char name[64];
-    snprintf(name, sizeof name, "after_L%d", ((const pf_loc *)k->at)->lineno);
-    k->K = gr_graph_new(M->m, pf_intern(M, name), k->parent->g);
-    k->K->line = ((const pf_loc *)k->at)->lineno;
-    k->K->col = ((const pf_loc *)k->at)->col_offset + 1;
-    for (int i = 0; i < k->nv; i++)
-      pf_located(gr_param_new(M->m, k->K, sub->F->slot_names[k->vars[i]]), k->at);
+/* Does the block always end in a jump (the rest of it, and what follows, is dead)? */
+static bool always_jumps(const py_seq *stmts) {
+  for (int i = 0; i < PY_SEQ_LEN(stmts); i++) {
+    const py_stmt *s = stmts->a[i];
+    switch (s->kind) {
+    case PY_K_Return:
+    case PY_K_Raise:
+    case PY_K_Break:
+    case PY_K_Continue: return true;
+    case PY_K_If:
+      if (always_jumps(s->v.If.body) && always_jumps(s->v.If.orelse)) return true;
+      break;
+    default: break;
+    }
   }
-  gr_node **in = sg_xcalloc((size_t)k->nv + 1, sizeof(gr_node *));
-  in[0] = pf_graph_const(sub, k->K, k->at);
-  for (int i = 0; i < k->nv; i++) in[i + 1] = env_value(sub, k->vars[i], k->at);
-  gr_node *call = pf_apply(sub, in, k->nv + 1, k->at);
+  return false;
+}
+
+/* (tuple E...) in the cursor's graph; a constant element gets its own node */
+static gr_node *tuple_of(pf_cur *c, gr_node **items, int n, const void *at) {
+  gr_node **in = sg_xcalloc((size_t)n + 1, sizeof(gr_node *));
+  in[0] = pf_prim(c, "tuple", at);
+  for (int i = 0; i < n; i++)
+    in[i + 1] = items[i]->kind == GR_CONST ? pf_const(c, gv_retain(items[i]->value), at) : items[i];
+  gr_node *r = pf_apply(c, in, n + 1, at);
   free(in);
-  pf_set_output(sub, call, k->at);
+  return r;
+}
+
+/* (tuple LEAD... V1 ...): nlead leading items, then the cursor's bindings of vars */
+static gr_node *vars_tuple(pf_cur *c, gr_node **lead, int nlead, const int *vars, int nv, const void *at) {
+  gr_node **items = sg_xcalloc((size_t)(nlead + nv) + 1, sizeof(gr_node *));
+  for (int i = 0; i < nlead; i++) items[i] = lead[i];
+  for (int i = 0; i < nv; i++) items[nlead + i] = env_value(c, vars[i], at);
+  gr_node *r = tuple_of(c, items, nlead + nv, at);
+  free(items);
+  return r;
+}
+
+void pf_end_frame(pf_cur *c, gr_node *value, const void *at) {
+  if (c->wrap < 0) {
+    pf_set_output(c, value, at);
+    return;
+  }
+  /* a branch of a flag-form if (below): (tuple true VALUE state...) */
+  gr_node *lead[2] = {pf_const(c, gv_bool(true), at), value};
+  pf_set_output(c, vars_tuple(c, lead, 2, c->wrap_vars, c->wrap, at), at);
+}
+
+/* Moves the cursor into the (empty) branch graph h: what follows continues there. */
+static void continue_in(pf_cur *c, gr_graph *h) {
+  c->g = h;
+  c->effects.len = 0;
+  c->done = false;
 }
 
 sg_code pf_lower_if_parts(pf_cur *c, gr_node *cond, const py_seq *then_b, const py_seq *else_b, py_symset state,
                           const void *at) {
   pf_module *M = c->F->M;
   if (!cond) return M->err->code;
+  const py_seq *blk[2] = {then_b, else_b};
   bool cps = pf_block_jumps(then_b, true) || pf_block_jumps(else_b, true);
+  bool dead[2] = {always_jumps(then_b), always_jumps(else_b)};
   int *vars;
   int nv = pf_state_slots(c, state, &vars);
-  kont k = {c, NULL, vars, nv, at};
   gr_node *in[4] = {pf_prim(c, "if", at), cond, NULL, NULL};
-  for (int b = 0; b < 2; b++) {
-    gr_graph *h = pf_branch_graph(c, b ? "else" : "then", at);
+  gr_graph *h[2];
+  /* one branch always jumps: the other goes on with what follows the if, in its graph */
+  if (cps && dead[0] != dead[1]) {
+    int j = dead[0] ? 0 : 1;
+    for (int b = 0; b < 2; b++) {
+      h[b] = pf_branch_graph(c, b ? "else" : "then", at);
+      in[2 + b] = pf_graph_const(c, h[b], at);
+    }
     pf_cur sub;
-    sub_cursor(&sub, c, h, true);
-    pf_lower_stmts(&sub, b ? else_b : then_b);
+    sub_cursor(&sub, c, h[j], true);
+    pf_lower_stmts(&sub, blk[j]);
+    bool jumped = sub.done;
+    pf_cur_free(&sub);
+    if (pf_failed(M)) return M->err->code;
+    if (!jumped) return PF_INVALID(M, (const pf_loc *)at, "internal: a branch that always jumps fell through");
+    pf_set_output(c, pf_apply(c, in, 4, at), at);
+    continue_in(c, h[1 - j]);
+    return pf_lower_stmts(c, blk[1 - j]);
+  }
+  /* a branch that may fall through returns the state; a structured if binds it. In the
+   * flag form (jumps, and either branch may fall through) it returns (tuple JUMPED
+   * FRAME-VALUE state...) and what follows runs unless JUMPED. */
+  bool flags = cps && !(dead[0] && dead[1]);
+  for (int b = 0; b < 2; b++) {
+    h[b] = pf_branch_graph(c, b ? "else" : "then", at);
+    pf_cur sub;
+    sub_cursor(&sub, c, h[b], true);
+    if (flags) {
+      sub.wrap = nv;
+      sub.wrap_vars = vars;
+    }
+    pf_lower_stmts(&sub, blk[b]);
     if (!pf_failed(M) && !sub.done) {
-      if (cps) {
-        fall_into(&sub, &k);
-      } else {
-        gr_node *out;
-        if (nv) {
-          gr_node **tin = sg_xcalloc((size_t)nv + 1, sizeof(gr_node *));
-          tin[0] = pf_prim(&sub, "tuple", at);
-          for (int i = 0; i < nv; i++) tin[i + 1] = env_value(&sub, vars[i], at);
-          out = pf_apply(&sub, tin, nv + 1, at);
-          free(tin);
-        } else {
-          out = pf_none(&sub, at);
-        }
-        pf_set_output(&sub, out, at);
-      }
+      gr_node *lead[2] = {pf_const(&sub, gv_bool(false), at), pf_none(&sub, at)};
+      gr_node *out = flags ? vars_tuple(&sub, lead, 2, vars, nv, at)
+                     : nv  ? vars_tuple(&sub, NULL, 0, vars, nv, at)
+                           : pf_none(&sub, at);
+      pf_set_output(&sub, out, at);
     }
     pf_cur_free(&sub);
     if (pf_failed(M)) return M->err->code;
-    in[2 + b] = pf_graph_const(c, h, at);
+    in[2 + b] = pf_graph_const(c, h[b], at);
   }
   gr_node *r = pf_apply(c, in, 4, at);
   if (!r) return M->err->code;
-  if (!cps) {
-    for (int i = 0; i < nv; i++) {
-      gr_node *gi[3] = {pf_prim(c, "getitem", at), r, pf_const(c, gv_int(i), at)};
-      pf_bind(c, vars[i], pf_apply(c, gi, 3, at));
-    }
-    return pf_failed(M) ? M->err->code : SG_OK;
+  if (cps && !flags) { /* both branches jump */
+    pf_set_output(c, r, at);
+    return SG_OK;
   }
-  gr_node **before = pf_env_copy(c);
-  int nbefore = c->nenv;
-  pf_set_output(c, r, at);
-  if (k.K) { /* what follows the if continues in K */
-    c->g = k.K;
-    c->env = before;
-    c->nenv = nbefore;
-    c->cap = nbefore > c->F->nslots ? nbefore : c->F->nslots;
-    for (int i = 0; i < nv; i++) c->env[vars[i]] = k.K->params[i];
-    c->done = false;
+  int off = flags ? 2 : 0;
+  for (int i = 0; i < nv; i++) {
+    gr_node *gi[3] = {pf_prim(c, "getitem", at), r, pf_const(c, gv_int(i + off), at)};
+    pf_bind(c, vars[i], pf_apply(c, gi, 3, at));
   }
-  return SG_OK;
+  if (!flags) return pf_failed(M) ? M->err->code : SG_OK;
+  gr_node *g0[3] = {pf_prim(c, "getitem", at), r, pf_const(c, gv_int(0), at)};
+  gr_node *g1[3] = {pf_prim(c, "getitem", at), r, pf_const(c, gv_int(1), at)};
+  gr_node *jumped = pf_apply(c, g0, 3, at), *value = pf_apply(c, g1, 3, at);
+  gr_graph *ht = pf_branch_graph(c, "then", at), *he = pf_branch_graph(c, "else", at);
+  pf_cur sub;
+  sub_cursor(&sub, c, ht, false);
+  pf_end_frame(&sub, value, at);
+  pf_cur_free(&sub);
+  gr_node *in2[4] = {pf_prim(c, "if", at), jumped, pf_graph_const(c, ht, at), pf_graph_const(c, he, at)};
+  pf_set_output(c, pf_apply(c, in2, 4, at), at);
+  continue_in(c, he);
+  return pf_failed(M) ? M->err->code : SG_OK;
 }
 
 /* ----------------------------------------------------------- assignment */
@@ -590,6 +642,7 @@ static sg_code check_signature(pf_fn *F) {
   pf_module *M = F->M;
   const pf_loc *l = F->node;
   const char *what = l->kind == PY_K_Lambda ? "lambda" : "def";
+  if (l->kind == PY_K_AsyncFunctionDef) return PF_UNSUPPORTED(M, l, "'async def' is outside the subset");
   if (l->kind == PY_K_FunctionDef) {
     const py_stmt *d = F->node;
     if (PY_SEQ_LEN(d->v.FunctionDef.decorator_list))

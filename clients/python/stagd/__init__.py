@@ -21,7 +21,8 @@ Daemons started this way stop when the interpreter exits.
 
 The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.Tensor`
 (device-resident handles, eager ops), `stagd.Variable`, `stagd.GradientTape`,
-`stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.device`,
+`stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.stage_source`
+(Python source staged by the daemon itself, docs/pyfront.md), `stagd.device`,
 `stagd.list_devices`, `stagd.Checkpoint`, `stagd.init_scope`, `stagd.py_func`.
 """
 import os
@@ -29,10 +30,11 @@ import os
 from .client import (DEFAULT_ADDR, AssertionFailed, Cancelled, Client, DaemonUnavailable,
                      DeadlineExceeded, FailedPrecondition, IndexOutOfBounds, Internal,
                      InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch, StagdError,
-                     Unavailable, Unimplemented)
+                     Unavailable, Unimplemented, Unsupported)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
+from .source import StagedSource, stage_source  # Python staged in the daemon (docs/pyfront.md)
 from .runtime.calls import rep_fun  # @stagd.rep_fun: staged calls (docs/runtime.md)
 from .runtime.directives import set_element_type, set_loop_options  # directives
 
@@ -60,10 +62,10 @@ def __getattr__(name):
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
            "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
-           "rep_fun", "set_element_type", "set_loop_options",
+           "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
-           "Internal", "IndexOutOfBounds", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
+           "Internal", "IndexOutOfBounds", "Unsupported", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
 
 CONNECT_TIMEOUT = 2.0  # seconds a daemon gets to answer the first health check
 

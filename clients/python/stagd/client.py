@@ -123,6 +123,11 @@ class ShapeMismatch(InvalidArgument, ValueError):
     `shape_mismatch`."""
 
 
+class Unsupported(InvalidArgument):
+    """Python outside the subset the daemon stages from source (stagd.stage_source,
+    docs/pyfront.md). Reason `unsupported`."""
+
+
 class AssertionFailed(FailedPrecondition, AssertionError):
     """A staged program's own `assert` failed: also an AssertionError, as the same
     assert raises in Python. Reason `assertion`."""
@@ -130,7 +135,7 @@ class AssertionFailed(FailedPrecondition, AssertionError):
 
 REASON_KEY = "stagd-reason"
 _REASONS = {"index_out_of_bounds": IndexOutOfBounds, "shape_mismatch": ShapeMismatch,
-            "assertion": AssertionFailed}
+            "assertion": AssertionFailed, "unsupported": Unsupported}
 
 
 _live = weakref.WeakSet()
