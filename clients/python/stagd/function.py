@@ -27,7 +27,7 @@ import textwrap
 from .client import NotFound
 from .runtime import sexpr as _sx
 from .runtime.calls import tracing_client
-from .runtime.staged import Staged
+from .runtime.staged import Staged, apply
 
 _traces = []  # the traces being built, innermost last
 _names = itertools.count(1)
@@ -437,9 +437,9 @@ class Function:
         for name, text in conc.body_defs.items():
             outer.defs.setdefault(name, text)
         args = self._dynamic_values(conc, values) + list(conc.captures)
-        r = _sx.apply(conc.name, *args)
+        r = apply(conc.name, *args)
         if conc.arity is not None:
-            return tuple(_sx.apply("getitem", r, k) for k in range(conc.arity))
+            return tuple(apply("getitem", r, k) for k in range(conc.arity))
         return r
 
 

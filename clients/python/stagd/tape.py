@@ -20,6 +20,7 @@ Staged function calls are recorded as calls of their defs, the same way.
 import re
 
 from .runtime import sexpr as _sx
+from .runtime.staged import apply, emit
 from .client import NotFound
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
@@ -326,9 +327,9 @@ def grad(fn, argnums=0):
             outer = _traces[-1]
             for n, t in conc.body_defs.items():
                 outer.defs.setdefault(n, t)
-            r = _sx.emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
+            r = emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
             if len(idx) > 1:
-                return tuple(_sx.apply("getitem", r, k) for k in range(len(idx)))
+                return tuple(apply("getitem", r, k) for k in range(len(idx)))
             return r
         params = " ".join(f"a{i}" for i in range(len(inputs)))
         gname = f"{conc.name}_grad_{'_'.join(map(str, idx))}"

@@ -19,7 +19,7 @@ import hashlib
 import re
 
 from .runtime import sexpr as _sx
-from .runtime.staged import Staged
+from .runtime.staged import Staged, apply, emit
 
 # A symbol in an argument position: not an operator (which follows an opening paren).
 _ARG_SYMBOL = re.compile(r"(?<![(\w$])[A-Za-z_][A-Za-z0-9_$]*")
@@ -86,9 +86,9 @@ def gradient(tape, target, sources, single):
     from .function import _traces
     _traces[-1].defs.setdefault(name, f"(def {name} ({' '.join(params)}) {body})")
     idx = " ".join(str(i) for i in range(len(wrt)))
-    call = _sx.emit(f"((grad {name} {idx}) {' '.join(params)})")
+    call = emit(f"((grad {name} {idx}) {' '.join(params)})")
     grads = {wrt[0]: call} if len(wrt) == 1 else \
-        {s: _sx.apply("getitem", call, k) for k, s in enumerate(wrt)}
+        {s: apply("getitem", call, k) for k, s in enumerate(wrt)}
     out = []
     for g in groups:
         parts = [grads[s] for s in g if s in grads]

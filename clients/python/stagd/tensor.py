@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from .runtime import sexpr as _sx
-from .runtime.staged import Staged
+from .runtime.staged import Staged, apply
 
 # stagd.v1.DType numbers ↔ NumPy dtypes
 _DTYPE_NAMES = {1: "bool", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64"}
@@ -290,7 +290,7 @@ def eager(op, *args):
     """Runs op-table primitive `op` on args in the daemon (or stages it when an
     argument is Staged); records it on the active gradient tapes."""
     if any(isinstance(a, Staged) for a in args) or (_sx._stack and _trace_active()):
-        return _sx.apply(op, *[a.read_value() if isinstance(a, Variable) else a
+        return apply(op, *[a.read_value() if isinstance(a, Variable) else a
                                for a in args])
     if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
@@ -558,7 +558,7 @@ class Variable(_Handle):
         """The current value (a Tensor; staged: a `read` of the captured variable)."""
         from .function import _traces
         if _traces and _sx._stack:
-            out = _sx.apply("read", self)
+            out = apply("read", self)
             from . import tape
             if tape._active:
                 from . import tape_staged
@@ -592,7 +592,7 @@ class Variable(_Handle):
             raise ValueError(f"stagd.Variable.assign: a value of shape {tuple(shape)} does not "
                              f"fit a variable of shape {tuple(self.shape)}")
         if staging:
-            _sx.apply(op, self, value)
+            apply(op, self, value)
             return self
         client = self._c
         values, keep = _arg_values(client, (self, value), self.device)
