@@ -153,3 +153,14 @@ def pop(b):
     assert _stack and _stack[-1] is b
     _stack.pop()
 
+
+def backward_slice(target, bindings, symbols, cut=()):
+    """The (symbol, expression) bindings `target` depends on, last first, not looking
+    past the symbols in `cut`; `symbols` is the regular expression of a symbol (the
+    tapes' programs and their slices of a trace, tape.py and tape_staged.py)."""
+    needed, kept = {target}, []
+    for s, e in reversed(bindings):
+        if s in needed and s not in cut:
+            kept.append((s, e))
+            needed.update(symbols.findall(e))
+    return kept
