@@ -204,7 +204,7 @@ class GradientTape:
         single = not isinstance(sources, (list, tuple))
         listed = [sources] if single else list(sources)
         if context.tracing() and (isinstance(target, (Staged, Variable)) or
-                                      any(isinstance(x, Staged) for x in listed)):
+                                  any(isinstance(x, Staged) for x in listed)):
             return tape_staged.gradient(self, target, sources, single)
         srcs = [sources] if single else list(sources)
         if isinstance(target, Variable):

@@ -288,7 +288,7 @@ def eager(op, *args):
     argument is Staged); records it on the active gradient tapes."""
     if any(isinstance(a, Staged) for a in args) or context.tracing():
         return apply(op, *[a.read_value() if isinstance(a, Variable) else a
-                               for a in args])
+                           for a in args])
     if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
     client = None

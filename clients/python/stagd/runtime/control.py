@@ -349,7 +349,7 @@ def assert_stmt(cond, message):
     if isinstance(cond, Staged):
         msg = message()
         emit(f"(assert {cond.sexpr}" + (f" {_sx.literal(str(msg))})" if msg is not None
-                                            else ")"))
+                                        else ")"))
         return
     if not cond:
         msg = message()
