@@ -8,7 +8,7 @@ whose values agree within the conformance suite's tolerances (vkdiff_gen.TOL; ex
 integers and bools). On a mismatch it prints the seed, the symptom and a minimized
 program (statements replaced by fresh parameters and dead code dropped while it still
 mismatches). First it checks that vkdiff_gen.OP_COVERAGE names every row of the op
-table (graph/ops.c), so a new primitive is either generated or excluded with a reason.
+table (graph/ir/ops.c), so a new primitive is either generated or excluded with a reason.
 
 Usage: vkdiff.py PATH/TO/gr_tool [--device vulkan:0] [--seeds A:B] [--show SEED]
        [--no-minimize]
@@ -31,7 +31,7 @@ import vkdiff_gen as G  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from json_values import dec, enc  # noqa: E402
 
-OPS_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "graph", "ops.c")
+OPS_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "graph", "ir", "ops.c")
 CASE_TIMEOUT = 60
 
 
@@ -40,7 +40,7 @@ def check_coverage(ops_c_text=None):
     missing = [r for r in rows if r not in G.OP_COVERAGE]
     stale = [k for k in G.OP_COVERAGE if k not in rows]
     if missing or stale:
-        sys.exit(f"vkdiff: vkdiff_gen.OP_COVERAGE is out of date with graph/ops.c: rows not "
+        sys.exit(f"vkdiff: vkdiff_gen.OP_COVERAGE is out of date with graph/ir/ops.c: rows not "
                  f"covered {missing}, entries that are no rows {stale}")
     return rows
 

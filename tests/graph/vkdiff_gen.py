@@ -15,7 +15,7 @@ the generator lacks becomes a new typed parameter. Float inputs lie on a 1/8 gri
 [-4, 4] so exact ops stay exact on both backends; `exact` per value tracks that, and
 only exact floats are cast to integers or compared for equality (no rounding ties).
 
-OP_COVERAGE maps each row of the op table (graph/ops.c) to the generator exercising it
+OP_COVERAGE maps each row of the op table (graph/ir/ops.c) to the generator exercising it
 or the reason it is out of scope; vkdiff.py checks that it names every row, so a new
 primitive must be added here.
 """
@@ -41,7 +41,7 @@ UNARY = ["neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "
 EXACT_UNARY = {"neg", "abs", "relu"}
 REDUCE = ["sum", "mean", "max", "min", "argmax"]
 
-# every row of graph/ops.c: the generator exercising it, or why it is not generated
+# every row of graph/ir/ops.c: the generator exercising it, or why it is not generated
 OP_COVERAGE = {
     **{op: "gen_binary" for op in BINARY},
     **{op: "gen_compare" for op in COMPARE},
