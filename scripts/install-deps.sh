@@ -10,6 +10,7 @@ PACKAGES=(
   libuv1-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libcjson-dev
   libvulkan-dev libvulkan-volk-dev glslc spirv-tools
   libopenblas-dev libopenblas0-pthread
+  unicode-data   # the parser's Unicode tables (convert/unicode_gen.py)
   # run: Vulkan on the CPU (Mesa lavapipe) for machines without a GPU
   mesa-vulkan-drivers vulkan-tools
   # tests and clients
