@@ -17,6 +17,7 @@ PACKAGES=(
   libcmocka-dev clang
   python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
   graphviz
+  zsh   # stagctl's zsh completion is tested in a real zsh
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib
