@@ -21,8 +21,9 @@ PACKAGES=(
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib
-  # editor integration tests: Neovim's LSP client, Node for the VS Code extension
-  neovim
+  # editor integration tests: Neovim's LSP client, Emacs with eglot (docs/editors.md),
+  # Node for the VS Code extension
+  neovim emacs-nox elpa-eglot
 )
 # Node.js and npm: Debian's, unless a newer one is already on the machine.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

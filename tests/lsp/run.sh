@@ -22,9 +22,9 @@ if [[ ! -x "$STAGD_BIN" || -d "$STAGD_BIN" ]]; then
   exit 2
 fi
 export STAGD_BIN
-for tool in node npm nvim python3; do
+for tool in node npm nvim emacs python3; do
   if ! command -v "$tool" >/dev/null; then
-    echo "run.sh: '$tool' is not installed (Debian: apt-get install -y nodejs npm neovim python3)" >&2
+    echo "run.sh: '$tool' is not installed (Debian: apt-get install -y nodejs npm neovim emacs-nox elpa-eglot python3)" >&2
     exit 2
   fi
 done
