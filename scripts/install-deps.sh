@@ -21,6 +21,9 @@ PACKAGES=(
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib
+  # notebook front ends the tests drive: the classic Notebook, nbconvert's HTML export,
+  # and headless Chromium screenshots of both (read with Pillow)
+  jupyter-notebook python3-notebook python3-nbconvert chromium python3-pil
   # editor integration tests: Neovim's LSP client, Emacs with eglot (docs/editors.md),
   # Node for the VS Code extension
   neovim emacs-nox elpa-eglot
