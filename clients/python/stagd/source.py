@@ -76,8 +76,8 @@ def stage_source(src, entry=None, filename="<python>", client=None, no_optimize=
     in the daemon; errors are located in `filename` (a construct outside the subset is
     an InvalidArgument with reason 'unsupported')."""
     if client is None:
-        from . import _client
-        client = _client()
+        from .client import default_client
+        client = default_client()
     pb2 = client.pb2
     req = pb2.StageRequest(source=src, filename=filename, entry=entry or "", no_optimize=no_optimize,
                            language=pb2.SOURCE_LANGUAGE_PYTHON)
