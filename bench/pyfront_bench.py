@@ -4,7 +4,7 @@
     PYTHONPATH=clients/python python3 bench/pyfront_bench.py [--calls N]
 
 Starts a stagd, then prints:
-  * stage time of a 1,000-line module of functions in the subset (loops, branches,
+  * stage time (with and without the optimizer) of a 1,000-line module of functions in the subset (loops, branches,
     early returns, tuples, calls: the entry reaches every function) through the Stage
     RPC with language PYTHON — median ms per 1,000 lines (goal < 20 ms) — next to the
     Convert RPC on the same text (the Convert path's figure), with the ratio;
@@ -119,15 +119,16 @@ def main():
         lines = mod.count("\n")
         entry = f"func_{last}"
 
-        def stage(k):
-            req = pb2.StageRequest(source=f"# run {k}\n" + mod, filename="bench.py", entry=entry,
-                                   language=pb2.SOURCE_LANGUAGE_PYTHON)
+        def stage(k, no_optimize=False):
+            req = pb2.StageRequest(source=f"# run {k} {no_optimize}\n" + mod, filename="bench.py", entry=entry,
+                                   language=pb2.SOURCE_LANGUAGE_PYTHON, no_optimize=no_optimize)
             t = time.perf_counter()
             rpc("Stage", req, pb2.StageReply)
             return time.perf_counter() - t
 
         stage(-1)  # warm-up
         st = statistics.median(stage(k) for k in range(args.calls)) * 1e3 * 1000 / lines
+        lo = statistics.median(stage(k, True) for k in range(args.calls)) * 1e3 * 1000 / lines
 
         def convert(k):
             req = pb2.ConvertRequest(source=f"# run {k}\n" + mod, filename="bench.py", style=pb2.STYLE_AUTOGRAPH)
@@ -139,7 +140,9 @@ def main():
         cv = statistics.median(convert(k) for k in range(args.calls)) * 1e3 * 1000 / lines
         print(f"stage {lines} lines of Python ({last + 1} functions, all reached from {entry}) through Stage: "
               f"median {st:.2f} ms per 1,000 lines (goal < 20 ms; {'PASS' if st < 20 else 'MISS'})")
-        print(f"  Convert RPC on the same text: {cv:.2f} ms per 1,000 lines (ratio Stage / Convert: {st / cv:.2f}x)")
+        print(f"  the same with no_optimize (parse, analyses, lowering, inference): {lo:.2f} ms per 1,000 lines")
+        print(f"  Convert RPC on the same text: {cv:.2f} ms per 1,000 lines (ratio Stage / Convert: {st / cv:.2f}x, "
+              f"without the optimizer {lo / cv:.2f}x)")
 
         for name, a in RUN_CASES:
             py = rpc("Stage", pb2.StageRequest(source=RUN_PROGRAM, filename="run.py", entry=name,
