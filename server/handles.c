@@ -324,3 +324,15 @@ void sv_handles_stats(sv_handles *h, uint64_t *count, uint64_t *bytes) {
   }
   pthread_mutex_unlock(&h->lock);
 }
+
+bool sv_handles_device_stats(sv_handles *h, int i, char *name, size_t cap, uint64_t *count, uint64_t *bytes) {
+  pthread_mutex_lock(&h->lock);
+  bool ok = i >= 0 && i < h->ndevs;
+  if (ok) {
+    snprintf(name, cap, "%s", h->devs[i].name);
+    *count = h->devs[i].count;
+    *bytes = h->devs[i].bytes;
+  }
+  pthread_mutex_unlock(&h->lock);
+  return ok;
+}

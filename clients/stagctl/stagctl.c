@@ -332,6 +332,45 @@ static int cmd_run(ctx *c) {
   return 0;
 }
 
+/* run-model NAME [--version V] [--args JSON] [--device DEV]: an exported model the
+ * daemon serves from --models DIR (docs/deploy.md "Models"). */
+static int cmd_run_model(ctx *c) {
+  const char *version = NULL, *args = NULL, *device = NULL, *pos[1];
+  cmd_opt opts[] = {{"version", true, &version}, {"args", true, &args}, {"device", true, &device}, {0}};
+  int n_pos;
+  if (!parse_cmd_args(c, "run-model", opts, pos, 1, &n_pos)) return EXIT_USAGE;
+  if (n_pos != 1) return usage_error("run-model: expected NAME");
+  Stagd__V1__RunModelRequest *req = (void *)new_request(c, sv_method_by_name("RunModel"));
+  req->name = (char *)pos[0];
+  if (version) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(version, &end, 10);
+    if (!*version || *end || errno || v < 1) return usage_error("run-model: --version expects a positive whole number");
+    req->version = v;
+  }
+  req->args_json = (char *)(args ? args : "[]");
+  if (device) req->device = (char *)device;
+  ProtobufCMessage *reply;
+  if (call(c, "RunModel", &req->base, &reply) != SG_OK) return report(c);
+  Stagd__V1__ExecuteReply *r = (void *)reply;
+  fputs(r->output, stderr);
+  printf("%s\n", r->result_json);
+  return 0;
+}
+
+/* models [NAME]: ListModels as JSON. */
+static int cmd_models(ctx *c) {
+  const char *pos[1];
+  int n_pos;
+  if (!parse_cmd_args(c, "models", NULL, pos, 1, &n_pos)) return EXIT_USAGE;
+  Stagd__V1__ListModelsRequest *req = (void *)new_request(c, sv_method_by_name("ListModels"));
+  if (n_pos == 1) req->name = (char *)pos[0];
+  ProtobufCMessage *reply;
+  if (call(c, "ListModels", &req->base, &reply) != SG_OK) return report(c);
+  return print_json(reply);
+}
+
 /* grad FILE.sexp --entry NAME [--wrt I] [--dump FMT] */
 static int cmd_grad(ctx *c) {
   const char *entry = NULL, *wrt = NULL, *dump = "text", *pos[1];
@@ -417,6 +456,8 @@ static const command commands[] = {
     {"stage", cmd_stage, "stage FILE.sexp [--dump sexpr|text|dot|json] [--no-optimize] [--entry NAME]"},
     {"run", cmd_run, "run FILE.sexp [--entry NAME] [--args JSON] [--device cpu|vulkan[:N]]"},
     {"grad", cmd_grad, "grad FILE.sexp --entry NAME [--wrt I] [--dump FMT]"},
+    {"run-model", cmd_run_model, "run-model NAME [--version V] [--args JSON] [--device DEV]  an exported model (--models)"},
+    {"models", cmd_models, "models [NAME]                       exported models served, as JSON"},
     {"devices", cmd_devices, "devices                             devices, as JSON"},
     {"health", cmd_health, "health [SERVICE]                    health check, as JSON (exit 2 unless SERVING)"},
     {"version", cmd_version, "version                             version, as JSON"},

@@ -151,7 +151,7 @@ def _methods(pb2):
     return out
 
 
-_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute"))
+_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute", "RunModel"))
 _ending = [False]  # the atexit hook that ends sessions is registered
 
 
@@ -302,6 +302,21 @@ class Client:
     def stats(self, timeout=None):
         """The StatsReply: uptime, request counters, per-method stats."""
         return self.call("Stats", None, timeout)
+
+    def run_model(self, name, *args, version=0, device="", timeout=None):
+        """Runs the exported model `name` the daemon serves (--models DIR; the highest
+        version unless `version` is given) on args (arrays, numbers); returns the result
+        as NumPy arrays / Python values (docs/deploy.md "Models")."""
+        from .tensor import _arg_values, _wrap
+        values, _keep = _arg_values(self, args, device or "cpu")
+        reply = self.call("RunModel", self.pb2.RunModelRequest(
+            name=name, version=version, args=values, device=device, no_result_json=True),
+            timeout=timeout)
+        return _wrap(reply.result, self)
+
+    def list_models(self, name="", timeout=None):
+        """ListModelsReply: the models the daemon serves and their versions."""
+        return self.call("ListModels", {"name": name}, timeout=timeout)
 
     def ping(self, payload="", delay_ms=0, timeout=None):
         """Echoes `payload` after `delay_ms` milliseconds; returns the echoed payload."""
