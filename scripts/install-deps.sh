@@ -8,6 +8,7 @@ PACKAGES=(
   # build
   build-essential cmake pkg-config
   libuv1-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libcjson-dev
+  libmicrohttpd-dev libzip-dev libssl-dev help2man
   libvulkan-dev libvulkan-volk-dev glslc spirv-tools
   libopenblas-dev libopenblas0-pthread
   # run: Vulkan on the CPU (Mesa lavapipe) for machines without a GPU
@@ -16,6 +17,8 @@ PACKAGES=(
   libcmocka-dev clang
   python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
   graphviz
+  # installing (tests/integration/test_install.py): pip in a venv offline, the unit check
+  python3-venv python3-pip python3-setuptools python3-wheel-whl systemd
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib

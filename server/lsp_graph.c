@@ -176,7 +176,8 @@ static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qua
                 ch.term_signal ? "was killed by signal" : "exited with status",
                 ch.term_signal ? ch.term_signal : (int)ch.exit_status, *last ? last : "(nothing on stderr)",
                 strstr(e, "No module named") ? " (the stagd Python package must be importable by that "
-                                               "interpreter: install it or set PYTHONPATH for the daemon)"
+                                               "interpreter: install it with the stagd .deb or `pip install clients/python`, "
+                                               "or set PYTHONPATH for the daemon; docs/deploy.md \"Install\")"
                                              : "");
   }
   sv_lsp_child_free(&ch);

@@ -40,8 +40,9 @@ class _Factory:
     def __init__(self):
         self.daemons = []
 
-    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0):
-        d = harness.Daemon(list(args), env=env, expect_grpc=expect_grpc, expect_lsp=expect_lsp)
+    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0, binary=None):
+        d = harness.Daemon(list(args), env=env, expect_grpc=expect_grpc, expect_lsp=expect_lsp,
+                           binary=binary)
         self.daemons.append(d)
         return d
 

@@ -136,8 +136,8 @@ class _LineLog:
 class Daemon:
     """A running stagd. `addr` is its first gRPC address, `lsp_addr` its first LSP one."""
 
-    def __init__(self, args, env=None, expect_grpc=1, expect_lsp=0, cwd=None):
-        self.cmd = [stagd_bin(), *args]
+    def __init__(self, args, env=None, expect_grpc=1, expect_lsp=0, cwd=None, binary=None):
+        self.cmd = [binary or stagd_bin(), *args]
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env or base_env(), cwd=cwd)
         self.log = _LineLog(self.proc.stderr)
