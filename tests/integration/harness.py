@@ -25,7 +25,7 @@ START_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
 IO_TIMEOUT = 5.0
 
-_GRPC_READY = re.compile(r"serving gRPC on (\S+)")
+_GRPC_READY = re.compile(r"serving gRPC on ([^\s\"]+)")  # text or JSON logs
 _LSP_READY = re.compile(r"serving LSP on (\S+)")
 
 

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-_READY = re.compile(r"serving gRPC on (\S+)")
+_READY = re.compile(r"serving gRPC on ([^\s\"]+)")  # text or JSON logs
 
 _running = []
 _lock = threading.Lock()

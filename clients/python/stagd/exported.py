@@ -180,7 +180,8 @@ def export(fn, path, *example_args_or_specs):
 class LoadedModel:
     """An exported model version, callable in this client's daemon: `model(*inputs)`
     stages its program there (once), gives it its values (Variables made from
-    variables.npz, fresh for this LoadedModel) and runs it like a stagd.function."""
+    variables.npz, one set per device for this LoadedModel, so its assignments persist
+    from call to call as a stagd.function's would) and runs it like a stagd.function."""
 
     def __init__(self, path, client=None):
         import numpy as np
@@ -217,15 +218,19 @@ class LoadedModel:
     def inputs(self):
         return self.signature["inputs"]
 
-    def _captures(self):
+    def _captures(self, device):
+        """The model's values in this model's daemon, on `device` (made once there)."""
         if self._values is None:
-            from .function import init_scope
-            from .tensor import Variable, constant
-            with init_scope():
-                self._values = [Variable(self.arrays[c["name"]]) if c["kind"] == "variable"
-                                else constant(self.arrays[c["name"]])
-                                for c in self.signature["captures"]]
-        return self._values
+            self._values = {}
+        if device not in self._values:
+            from .tensor import _put_array, _raw_op
+            client = self.client()
+            values = []
+            for c in self.signature["captures"]:
+                t = _put_array(client, self.arrays[c["name"]], device)
+                values.append(_raw_op(client, device, "variable", t) if c["kind"] == "variable" else t)
+            self._values[device] = values
+        return self._values[device]
 
     def _stage(self):
         reply = self.client().call("Stage", {"sexpr": self.program, "entry": self.entry,
@@ -241,7 +246,8 @@ class LoadedModel:
                             f"{len(self.inputs)} argument(s) "
                             f"({', '.join(i['name'] for i in self.inputs)}), got {len(args)}")
         client = self.client()
-        values, keep = _arg_values(client, list(args) + self._captures(), current_device())
+        device = current_device()
+        values, keep = _arg_values(client, list(args) + self._captures(device), device)
         req = client.pb2.ExecuteRequest(graph_id=self._graph_id or self._stage(),
                                         return_handles=True, args=values, device=current_device())
         try:
