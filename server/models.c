@@ -202,7 +202,7 @@ static sg_code parse_signature(model_version *v, const char *sig_path, const cha
     cJSON_ArrayForEach(in, inputs) {
       model_input *mi = &v->inputs[v->n_inputs];
       const char *name = json_str(in, "name"), *kind = json_str(in, "kind"), *dtype = json_str(in, "dtype");
-      kn_dtype dt;
+      kn_dtype dt = KN_FLOAT32;
       bool scalar = kind && !strcmp(kind, "scalar"), tensor = kind && !strcmp(kind, "tensor");
       if (!name || !dtype || !(scalar || tensor) ||
           (scalar && strcmp(dtype, "int") != 0 && strcmp(dtype, "float") != 0) ||

@@ -81,8 +81,8 @@ static sg_code parse_npy(const uint8_t *p, size_t n, const char *path, const cha
   char *h = sg_xstrndup((const char *)p + off, hlen);
   const char *descr = header_value(h, "descr"), *order = header_value(h, "fortran_order"),
              *shp = header_value(h, "shape");
-  kn_dtype dt;
-  int ndim;
+  kn_dtype dt = KN_FLOAT32;
+  int ndim = 0;
   int64_t shape[KN_MAX_DIMS];
   sg_code rc = SG_OK;
   if (!descr || !order || !shp) rc = bad(err, path, member, "an .npy header without descr, fortran_order and shape");

@@ -13,6 +13,7 @@ e.g. the converter runtime in an editor's staging process — does not pay ~0.9 
 import atexit
 import os
 import threading
+import time
 import weakref
 
 from . import _proto
@@ -303,15 +304,61 @@ class Client:
         """The StatsReply: uptime, request counters, per-method stats."""
         return self.call("Stats", None, timeout)
 
+    def call_retrying(self, method_name, request=None, timeout=None, attempts=6):
+        """call() for a request that may safely run twice (reads, Stage, and Execute or
+        RunModel on arguments given by value): UNAVAILABLE — the replica behind a load
+        balancer died with the call in flight, or the daemon is restarting — is retried
+        with backoff, as is a stream reset under the call (docs/deploy.md "Replicas")."""
+        for attempt in range(attempts):
+            try:
+                return self.call(method_name, request, timeout)
+            except StagdError as e:
+                # UNAVAILABLE, or UNKNOWN "Stream removed": the HTTP/2 stream was reset
+                # under the call (grpc's status for a peer that vanished mid-reply)
+                lost = isinstance(e, Unavailable) or (
+                    e.code is not None and e.code.name == "UNKNOWN" and e.details == "Stream removed")
+                if not lost or attempt == attempts - 1:
+                    raise
+                time.sleep(min(0.05 * 2 ** attempt, 1.0))
+
     def run_model(self, name, *args, version=0, device="", timeout=None):
         """Runs the exported model `name` the daemon serves (--models DIR; the highest
         version unless `version` is given) on args (arrays, numbers); returns the result
-        as NumPy arrays / Python values (docs/deploy.md "Models")."""
+        as NumPy arrays / Python values (docs/deploy.md "Models"). Retried on
+        UNAVAILABLE: the call has no state of the client's."""
         from .tensor import _arg_values, _wrap
         values, _keep = _arg_values(self, args, device or "cpu")
-        reply = self.call("RunModel", self.pb2.RunModelRequest(
+        reply = self.call_retrying("RunModel", self.pb2.RunModelRequest(
             name=name, version=version, args=values, device=device, no_result_json=True),
             timeout=timeout)
+        return _wrap(reply.result, self)
+
+    def run_staged(self, sexpr, *args, entry="", device="", timeout=None):
+        """Runs a staged program (S-expression text) on args given by value and returns
+        the result as NumPy arrays / Python values. The program is staged once; a daemon
+        that does not have it (another replica, a restart, its cache's eviction) answers
+        NOT_FOUND and it is staged there again — programs are content-addressed, so every
+        replica gives it the same id — and UNAVAILABLE is retried (docs/deploy.md
+        "Replicas")."""
+        from .tensor import _arg_values, _wrap
+        key = (sexpr, entry)
+        staged = self.__dict__.setdefault("_staged_ids", {})
+
+        def stage():
+            staged[key] = self.call_retrying("Stage", {"sexpr": sexpr, "entry": entry},
+                                             timeout=timeout).graph_id
+            return staged[key]
+
+        values, _keep = _arg_values(self, args, device or "cpu")
+        req = self.pb2.ExecuteRequest(graph_id=staged.get(key) or stage(), entry=entry,
+                                      args=values, device=device, no_result_json=True)
+        try:
+            reply = self.call_retrying("Execute", req, timeout=timeout)
+        except NotFound as e:
+            if "no staged graph" not in str(e):
+                raise
+            req.graph_id = stage()
+            reply = self.call_retrying("Execute", req, timeout=timeout)
         return _wrap(reply.result, self)
 
     def list_models(self, name="", timeout=None):
