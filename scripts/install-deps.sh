@@ -19,6 +19,9 @@ PACKAGES=(
   graphviz
   # installing (tests/integration/test_install.py): pip in a venv offline, the unit check
   python3-venv python3-pip python3-setuptools python3-wheel-whl systemd
+  # serving (tests/integration/test_metrics.py, test_replicas.py; deploy/test.sh manifests):
+  # promtool and a real Prometheus, HAProxy in front of replicas, yamllint, curl
+  prometheus haproxy yamllint curl
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib
