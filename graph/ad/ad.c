@@ -8,7 +8,7 @@
  *
  * The gradient graph replays f's primitive applies (a tape, in forward order) and
  * walks the tape backwards, adding each input's adjoint with the primitive's rule
- * from the op table's grad column (ad_rules.h, ad_rules.c). Calls of other
+ * from the op table's grad column (ad_rules.c). Calls of other
  * (non-recursive) defs are inlined into the replay, so a straight-line f gives a
  * straight-line gradient that the optimizer reduces like a hand-written one.
  *
@@ -38,19 +38,9 @@
  */
 #include <string.h>
 
-#include "ad_rules.h"
+#include "ad_internal.h"
 
 typedef gr_ad adc;
-
-/* Shared by one expansion (possibly nested through grad of grad). */
-typedef struct ad_state {
-  sg_map jmemo;   /* top-level graph → its forward graph ▶F */
-  sg_map active;  /* graph → count of replays in progress (recursion detection) */
-  sg_map loops;   /* state arity → while_loop_N */
-  sg_map prims;   /* op → ▶ wrapper graph */
-  sg_map jinfos;  /* tape node → jinfo (calls, ifs, closures) */
-  bool fvs_dirty;
-} ad_state;
 
 /* A forward map: original nodes of `orig` (and constants used there) → new nodes
  * built by context c; `up` is the scope of the lexically enclosing graph. */
@@ -72,93 +62,6 @@ typedef struct jinfo {
 } jinfo;
 
 
-static gr_node *prim(adc *c, const char *name) {
-  gr_val v = {.tag = GV_PRIM, .u.op = gr_op_lookup(name)};
-  return gr_const_new(c->m, v);
-}
-
-static bool is_one(const gr_node *n) {
-  return n && n->kind == GR_CONST && n->value.tag == GV_FLOAT && n->value.u.f == 1.0;
-}
-
-static gr_node *apply_in(adc *c, gr_graph *g, gr_node **in, int n) {
-  gr_node *r = gr_apply_new(c->m, g, in, n);
-  r->line = c->site->line;
-  r->col = c->site->col;
-  return r;
-}
-
-gr_node *gr_ad_mkn(adc *c, const char *op, gr_node **args, int n) {
-  gr_node **in = sg_xcalloc((size_t)n + 1, sizeof(gr_node *));
-  in[0] = prim(c, op);
-  for (int i = 0; i < n; i++) in[i + 1] = args[i];
-  gr_node *r = apply_in(c, c->g, in, n + 1);
-  free(in);
-  return r;
-}
-
-static gr_node *mk(adc *c, const char *op, gr_node *a, gr_node *b) {
-  /* the seed 1.0 times an adjoint: no node (an integer-valued factor then stays
-   * integer, as the gradient of an integer-valued function is) */
-  if (!strcmp(op, "*") && is_one(a) && b) return b;
-  if (!strcmp(op, "*") && is_one(b)) return a;
-  gr_node *in[2] = {a, b};
-  return gr_ad_mkn(c, op, in, b ? 2 : 1);
-}
-
-gr_node *gr_ad_mk(adc *c, const char *op, gr_node *a, gr_node *b) { return mk(c, op, a, b); }
-
-gr_node *gr_ad_mk3(adc *c, const char *op, gr_node *a, gr_node *b, gr_node *d) {
-  gr_node *in[3] = {a, b, d};
-  return gr_ad_mkn(c, op, in, 3);
-}
-
-gr_node *gr_ad_float(adc *c, double f) { return gr_const_new(c->m, gv_float(f)); }
-gr_node *gr_ad_int(adc *c, int64_t i) { return gr_const_new(c->m, gv_int(i)); }
-
-static bool is_prim(const gr_node *n, const char *name) {
-  const gr_op *op = gr_node_prim(n);
-  return op && strcmp(op->name, name) == 0;
-}
-
-static bool in_set(const sg_map *s, const void *p) { return sg_map_get(s, (uintptr_t)p, NULL); }
-static void set_add(sg_map *s, const void *p) { sg_map_put(s, (uintptr_t)p, NULL); }
-
-/* closures' constants receive adjoints (their environment's sensitivities) */
-static bool receives(adc *c, const gr_node *x) {
-  return x->kind != GR_CONST || sg_map_get(&c->st->jinfos, (uintptr_t)x, NULL);
-}
-
-static void accum(adc *c, gr_node *x, gr_node *d, bool structural) {
-  if (!receives(c, x) || !d) return;
-  void *old;
-  if (sg_map_get(&c->adj, (uintptr_t)x, &old)) {
-    structural = structural || in_set(&c->structural, old);
-    d = structural ? gr_ad_mk(c, "add_grad", old, d) : mk(c, "+", old, d);
-  }
-  if (structural) set_add(&c->structural, d);
-  sg_map_put(&c->adj, (uintptr_t)x, d);
-}
-
-void gr_ad_accum(adc *c, gr_node *x, gr_node *d) { accum(c, x, d, false); }
-void gr_ad_accum_s(adc *c, gr_node *x, gr_node *d) { accum(c, x, d, true); }
-
-static bool scalar_literal(const gr_node *x) {
-  return x && x->kind == GR_CONST &&
-         (x->value.tag == GV_FLOAT || x->value.tag == GV_INT || x->value.tag == GV_BOOL);
-}
-
-gr_node *gr_ad_unbroadcast(adc *c, gr_node *n, gr_node *x, gr_node *other, gr_node *d) {
-  if (in_set(&c->scalar, n) || x == other || scalar_literal(other)) return d;
-  return mk(c, "sum_like", d, x);
-}
-
-void gr_ad_mark_scalar_inputs(adc *c, gr_node *n) {
-  if (!in_set(&c->scalar, n)) return;
-  for (int i = 1; i < n->ninputs; i++)
-    if (n->inputs[i]->kind == GR_APPLY) set_add(&c->scalar, n->inputs[i]);
-}
-
 /* ------------------------------------------------------------ forward replay */
 static sg_code expand_graph(gr_module *m, gr_graph *g, sg_error *err);
 static gr_node *fwd(adc *c, scope *s, gr_node *x);
@@ -173,7 +76,7 @@ static gr_node *fnode(adc *c, gr_node **in, int n, const gr_node *like) {
 }
 
 static gr_node *fget(adc *c, gr_node *t, int i, const gr_node *like) {
-  gr_node *in[3] = {prim(c, "getitem"), t, gr_ad_int(c, i)};
+  gr_node *in[3] = {gr_ad_prim(c, "getitem"), t, gr_ad_int(c, i)};
   return fnode(c, in, 3, like);
 }
 
@@ -266,7 +169,7 @@ static gr_graph *jprim(adc *c, const gr_op *op, const gr_node *x) {
   }
   gr_graph *w = generated_graph(c->m, "prim", op->alias ? op->alias : op->name);
   gr_node **in = sg_xcalloc((size_t)op->max_args + 1, sizeof(gr_node *));
-  in[0] = prim(c, op->name);
+  in[0] = gr_ad_prim(c, op->name);
   for (int i = 0; i < op->max_args; i++) in[i + 1] = gr_param_new(c->m, w, NULL);
   gr_set_output(w, gr_apply_new(c->m, w, in, op->max_args + 1));
   free(in);
@@ -300,17 +203,17 @@ static gr_graph *while_loop(adc *c, int n) {
   in[1] = cf;
   in[2] = bf;
   for (int i = 0; i < n; i++) {
-    gr_node *gi[3] = {prim(c, "getitem"), nx, gr_ad_int(c, i)};
+    gr_node *gi[3] = {gr_ad_prim(c, "getitem"), nx, gr_ad_int(c, i)};
     in[i + 3] = gr_apply_new(m, t, gi, 3);
   }
   gr_set_output(t, gr_apply_new(m, t, in, n + 3));
-  in[0] = prim(c, "tuple");
+  in[0] = gr_ad_prim(c, "tuple");
   for (int i = 0; i < n; i++) in[i + 1] = sp[i];
   gr_set_output(e, gr_apply_new(m, e, in, n + 1));
   in[0] = cf;
   gr_node *cond = gr_apply_new(m, w, in, n + 1);
   gr_val tv = {.tag = GV_GRAPH, .u.g = t}, ev = {.tag = GV_GRAPH, .u.g = e};
-  gr_node *ifn[4] = {prim(c, "if"), cond, gr_const_new(m, tv), gr_const_new(m, ev)};
+  gr_node *ifn[4] = {gr_ad_prim(c, "if"), cond, gr_const_new(m, tv), gr_const_new(m, ev)};
   gr_set_output(w, gr_apply_new(m, w, ifn, 4));
   /* the loop's own nodes are located at the grad form that needed them */
   gr_graph *gs[3] = {w, t, e};
@@ -341,8 +244,8 @@ static gr_node **union_fvs(gr_graph *a, gr_graph *b, int *n) {
   for (int pass = 0; pass < 2; pass++) {
     gr_graph *g = pass ? b : a;
     for (size_t i = 0; i < g->fvs.len; i++)
-      if (!in_set(&seen, g->fvs.data[i])) {
-        set_add(&seen, g->fvs.data[i]);
+      if (!gr_ad_in_set(&seen, g->fvs.data[i])) {
+        gr_ad_set_add(&seen, g->fvs.data[i]);
         u[k++] = g->fvs.data[i];
       }
   }
@@ -372,7 +275,7 @@ static gr_node *fwd_if(adc *c, scope *s, gr_node *x, gr_node *cond) {
     ji->targets = sg_arena_alloc(&c->m->arena, sizeof(gr_node *) * (size_t)(nu + 1));
     for (int i = 0; i < nu; i++)
       if (!(ji->targets[i] = fwd(c, s, u[i]))) goto out;
-    gr_node *in[4] = {prim(c, "if"), cond, graph_const(c, jt, x), graph_const(c, je, x)};
+    gr_node *in[4] = {gr_ad_prim(c, "if"), cond, graph_const(c, jt, x), graph_const(c, je, x)};
     gr_node *r = fnode(c, in, 4, x);
     v = fget(c, r, 0, x);
     v->name = x->name;
@@ -450,7 +353,7 @@ static gr_node *fwd_captured(scope *s, gr_node *x) {
   }
   void *got;
   if (sg_map_get(&top->map, (uintptr_t)x, &got)) return got;
-  gr_node *in[2] = {prim(c, "captured"), x};
+  gr_node *in[2] = {gr_ad_prim(c, "captured"), x};
   gr_node *r = fnode(c, in, 2, x);
   sg_map_put(&top->map, (uintptr_t)x, r);
   return r;
@@ -505,7 +408,7 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
   if (op == gr_op_while) {
     int n = graph_arity(x->inputs[1]);
     if (n < 0) n = graph_arity(x->inputs[2]);
-    if (n < 0 && is_prim(x->inputs[3], "tuple")) n = x->inputs[3]->ninputs - 1;
+    if (n < 0 && gr_ad_is_prim(x->inputs[3], "tuple")) n = x->inputs[3]->ninputs - 1;
     if (n < 0) {
       gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, x,
                   "grad: 'while' needs a literal condition or body function (its state's "
@@ -560,7 +463,7 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
   }
   /* a call of a function value or of a recursive def: its ▶ version */
   gr_node *h2 = fwd(c, s, head);
-  if (h2 && is_prim(h2, "captured")) {
+  if (h2 && gr_ad_is_prim(h2, "captured")) {
     gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, x,
                 "grad: the differentiated closure calls '%s', a function value captured from "
                 "its enclosing def; not implemented (pass it as a parameter of a top-level "
@@ -583,20 +486,20 @@ static sg_code ad_rule(adc *c, gr_node *n, gr_node *g) {
       /* the environment's sensitivity: a tuple in the free variables' order (none
        * where nothing flowed) */
       for (int i = 0; i < ji->ntargets; i++)
-        gr_ad_accum_s(c, ji->targets[i], mk(c, "sens_item", g, gr_ad_int(c, i)));
+        gr_ad_accum_s(c, ji->targets[i], gr_ad_mk(c, "sens_item", g, gr_ad_int(c, i)));
       return SG_OK;
     }
     gr_node *in[2] = {ji->bp, g};
-    gr_node *sens = apply_in(c, c->g, in, 2);
+    gr_node *sens = gr_ad_apply(c, c->g, in, 2);
     if (ji->kind == JK_IF) {
-      gr_node *fs = mk(c, "getitem", sens, gr_ad_int(c, 0));
+      gr_node *fs = gr_ad_mk(c, "getitem", sens, gr_ad_int(c, 0));
       for (int i = 0; i < ji->ntargets; i++)
-        gr_ad_accum_s(c, ji->targets[i], mk(c, "getitem", fs, gr_ad_int(c, i)));
+        gr_ad_accum_s(c, ji->targets[i], gr_ad_mk(c, "getitem", fs, gr_ad_int(c, i)));
       return SG_OK;
     }
-    gr_ad_accum_s(c, ji->head, mk(c, "getitem", sens, gr_ad_int(c, 0)));
+    gr_ad_accum_s(c, ji->head, gr_ad_mk(c, "getitem", sens, gr_ad_int(c, 0)));
     for (int i = 0; i < ji->ntargets; i++)
-      gr_ad_accum_s(c, ji->targets[i], mk(c, "getitem", sens, gr_ad_int(c, i + 1)));
+      gr_ad_accum_s(c, ji->targets[i], gr_ad_mk(c, "getitem", sens, gr_ad_int(c, i + 1)));
     return SG_OK;
   }
   const gr_op *op = gr_node_prim(n);
@@ -605,7 +508,7 @@ static sg_code ad_rule(adc *c, gr_node *n, gr_node *g) {
     return gr_error_at(c->err, SG_UNIMPLEMENTED, c->m, n,
                        "grad: no gradient rule for primitive '%s'", op->name);
   /* a sensitivity that may be none (nothing flowed) becomes zeros before the rule */
-  if (in_set(&c->structural, g)) g = mk(c, "or_zeros", g, n);
+  if (gr_ad_in_set(&c->structural, g)) g = gr_ad_mk(c, "or_zeros", g, n);
   return r->fn(c, n, g);
 }
 
@@ -623,7 +526,7 @@ static sg_code sweep(adc *c) {
  * (add_grad treats none as zero; or_zeros makes it concrete where needed). */
 static gr_node *adj_or_none(adc *c, gr_node *x) {
   void *g;
-  if (receives(c, x) && sg_map_get(&c->adj, (uintptr_t)x, &g)) return g;
+  if (gr_ad_receives(c, x) && sg_map_get(&c->adj, (uintptr_t)x, &g)) return g;
   return gr_const_new(c->m, gv_none());
 }
 
@@ -681,7 +584,7 @@ static gr_graph *jgraph(adc *pc, scope *ps, gr_graph *h, gr_node **fvl, int nfv,
   outs[0] = fvsens;
   for (int i = 0; i < h->nparams; i++) outs[i + 1] = adj_or_none(&c, c.fg->params[i]);
   gr_set_output(c.g, gr_ad_mkn(&c, "tuple", outs, h->nparams + 1));
-  gr_node *fo[3] = {prim(&c, "tuple"), out, graph_const(&c, c.g, site)};
+  gr_node *fo[3] = {gr_ad_prim(&c, "tuple"), out, graph_const(&c, c.g, site)};
   gr_set_output(c.fg, gr_apply_new(m, c.fg, fo, 3));
   res = c.fg;
   c.st->fvs_dirty = true; /* new graphs with free variables */
@@ -715,15 +618,15 @@ static gr_graph *build_grad(gr_module *m, ad_state *st, gr_graph *f, const int *
   if (!out) goto done;
   /* grad differentiates a scalar-valued function: its output is a scalar */
   if (out->kind == GR_APPLY && !sg_map_get(&st->jinfos, (uintptr_t)out, NULL))
-    set_add(&c.scalar, out);
+    gr_ad_set_add(&c.scalar, out);
   gr_ad_accum(&c, out, gr_ad_float(&c, 1.0));
   if (sweep(&c)) goto done;
   gr_node **outs = sg_xcalloc((size_t)nidx + 1, sizeof(gr_node *));
   for (int i = 0; i < nidx; i++) {
     gr_node *p = c.g->params[idx[i]];
     void *g;
-    if (!sg_map_get(&c.adj, (uintptr_t)p, &g)) outs[i] = mk(&c, "*", p, gr_ad_float(&c, 0.0));
-    else outs[i] = in_set(&c.structural, g) ? mk(&c, "or_zeros", g, p) : g;
+    if (!sg_map_get(&c.adj, (uintptr_t)p, &g)) outs[i] = gr_ad_mk(&c, "*", p, gr_ad_float(&c, 0.0));
+    else outs[i] = gr_ad_in_set(&c.structural, g) ? gr_ad_mk(&c, "or_zeros", g, p) : g;
   }
   gr_set_output(c.g, nidx == 1 ? outs[0] : gr_ad_mkn(&c, "tuple", outs, nidx));
   free(outs);
@@ -788,7 +691,7 @@ static sg_code expand_graph(gr_module *m, gr_graph *g, sg_error *err) {
   sg_code rc = SG_OK;
   for (size_t i = 0; i < g->nodes.len; i++) {
     gr_node *n = g->nodes.data[i];
-    if (n->dead || n->kind != GR_APPLY || !is_prim(n, "grad")) continue;
+    if (n->dead || n->kind != GR_APPLY || !gr_ad_is_prim(n, "grad")) continue;
     if ((rc = expand_node(m, n, err))) break;
   }
   expand_depth--;

@@ -1,5 +1,5 @@
 /*
- * ad_rules.c — the gradient rules of the op table's grad column (ad_rules.h): one rule
+ * ad_rules.c — the gradient rules of the op table's grad column (ad_internal.h): one rule
  * per kernel family, switching on the row's kernel code. Each adds, for a forward
  * node n = op(a, b, ...) with adjoint g, the contributions to the adjoints of its
  * inputs. Constants receive nothing. Broadcasting binary ops (and where) sum their
@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "ad_rules.h"
+#include "ad_internal.h"
 
 #define mk gr_ad_mk
 #define accum gr_ad_accum

@@ -18,6 +18,7 @@
 #ifndef STAGD_GRAPH_IR_GR_IR_H
 #define STAGD_GRAPH_IR_GR_IR_H
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -372,11 +373,46 @@ bool gr_matmul_fold_enabled(void);
 extern const gr_op *const gr_op_if, *const gr_op_seq, *const gr_op_while, *const gr_op_add,
     *const gr_op_sub, *const gr_op_mul, *const gr_op_div;
 
-/* ------------------------------------------------- Python scalars (pyscalar.c) */
+/* ------------------------------------------------------------ Python scalars */
 /* Python's arithmetic on two scalars (bool, int, float) for binary op code k; errors
- * (division by zero) name op. */
-sg_code gr_scalar_binary(const gr_op *op, kn_binop k, const gr_val *a, const gr_val *b,
-                         gr_val *out, sg_error *err);
+ * (division by zero) name op. Inference (constants), the CPU kernels and the Vulkan
+ * layer all use it; inline because it is the interpreter's scalar path (a call per op
+ * costs about 5% of a scalar op, measured with callgrind on bench/graph_overhead.py's
+ * chain). */
+static inline sg_code gr_scalar_binary(const gr_op *op, kn_binop k, const gr_val *a,
+                                       const gr_val *b, gr_val *out, sg_error *err) {
+  bool fl = a->tag == GV_FLOAT || b->tag == GV_FLOAT;
+  bool cmp = k >= KN_EQ && k <= KN_GE;
+  if (k == KN_AND || k == KN_OR) {
+    bool x, y;
+    gv_truthy(a, &x);
+    gv_truthy(b, &y);
+    *out = gv_bool(k == KN_AND ? (x && y) : (x || y));
+    return SG_OK;
+  }
+  if (fl || k == KN_DIV) {
+    double x = a->tag == GV_FLOAT ? a->u.f : (double)(a->tag == GV_INT ? a->u.i : a->u.b);
+    double y = b->tag == GV_FLOAT ? b->u.f : (double)(b->tag == GV_INT ? b->u.i : b->u.b);
+    if (y == 0 && (k == KN_DIV || k == KN_FLOORDIV || k == KN_MOD))
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: division by zero", op->name);
+    double r = kn_binop_f64(k, x, y);
+    *out = cmp ? gv_bool(r != 0) : gv_float(r);
+    return SG_OK;
+  }
+  int64_t x = a->tag == GV_INT ? a->u.i : a->u.b, y = b->tag == GV_INT ? b->u.i : b->u.b;
+  if (y == 0 && (k == KN_FLOORDIV || k == KN_MOD))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: integer division or modulo by zero", op->name);
+  if (k == KN_POW && y < 0) {
+    *out = gv_float(pow((double)x, (double)y));
+    return SG_OK;
+  }
+  int64_t r = kn_binop_i64(k, x, y);
+  if (cmp) *out = gv_bool(r != 0);
+  else if (a->tag == GV_BOOL && b->tag == GV_BOOL && (k == KN_MAXIMUM || k == KN_MINIMUM)) *out = gv_bool(r != 0);
+  else *out = gv_int(r);
+  return SG_OK;
+}
+/* (pyscalar.c) */
 /* The dtype a Python scalar takes next to a tensor of dtype t (NumPy 1.24's weak
  * scalars), and its own dtype alone (bool / int64 / float64). */
 kn_dtype gr_weak_dtype(const gr_val *s, kn_dtype t);

@@ -26,10 +26,11 @@ The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.T
 """
 import os
 
-from .client import (DEFAULT_ADDR, AssertionFailed, Cancelled, Client, DaemonUnavailable,
-                     DeadlineExceeded, FailedPrecondition, IndexOutOfBounds, Internal,
-                     InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch, StagdError,
-                     Unavailable, Unimplemented)
+from . import client as _client_module
+from .client import (CONNECT_TIMEOUT, DEFAULT_ADDR, AssertionFailed, Cancelled, Client,
+                     DaemonUnavailable, DeadlineExceeded, FailedPrecondition, IndexOutOfBounds,
+                     Internal, InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch,
+                     StagdError, Unavailable, Unimplemented)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
@@ -68,8 +69,6 @@ __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
            "Internal", "IndexOutOfBounds", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
-
-CONNECT_TIMEOUT = 2.0  # seconds a daemon gets to answer the first health check
 
 _default_client = None
 _autostarted = {}  # requested address → the LocalDaemon started for it
@@ -145,6 +144,9 @@ def _client():
     if _default_client is None:
         _default_client = _connect()
     return _default_client
+
+
+_client_module.set_default_lookup(_client)  # how the layers below reach it (client.py)
 
 
 def health(service=""):

@@ -20,6 +20,7 @@ from . import _proto
 
 DEFAULT_ADDR = "127.0.0.1:7420"
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
+CONNECT_TIMEOUT = 2.0  # seconds a daemon gets to answer the first health check
 
 
 class _StatusCode:
@@ -140,6 +141,25 @@ _live = weakref.WeakSet()
 def live_clients():
     """Every Client of this process not yet garbage-collected."""
     return list(_live)
+
+
+# Which Client eager tensors, stagd.function, tapes, converted_call and the notebook
+# magics use when they are given none is the package's to decide (stagd/__init__.py:
+# connect(), set_default_client(), $STAGD_ADDR, autostart). The package installs its
+# lookup here when it is imported, so the modules below it reach the default client
+# without importing the package (docs/client.md "How the package is layered").
+_default_lookup = None
+
+
+def set_default_lookup(lookup):
+    """Installs `lookup() -> Client`, how default_client() finds the default client."""
+    global _default_lookup
+    _default_lookup = lookup
+
+
+def default_client():
+    """The default Client (the first use connects, or starts a private daemon)."""
+    return _default_lookup()
 
 
 def _methods(pb2):

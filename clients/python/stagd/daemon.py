@@ -22,6 +22,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .client import live_clients
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _READY = re.compile(r"serving gRPC on ([^\s\"]+)")  # text or JSON logs
 
@@ -116,7 +118,6 @@ class LocalDaemon:
                 _running.remove(self)
         rc = None
         # Close our channels first: the daemon lets connected clients drain on SIGTERM.
-        from .client import live_clients
         for c in live_clients():
             if self.addr is not None and c.addr == self.addr:
                 c.close()

@@ -17,19 +17,23 @@
 #                 are known then).
 #   errors        a daemon error located in the staged S-expression is raised again at
 #                 the user's source line that emitted the failing operation.
+#
+# The traces being built live in context.py, where tensor.py (below this module) sees
+# them; tensor.py itself is imported where it is used, so `import stagd` loads no NumPy.
 import ast
-import contextlib
 import inspect
 import itertools
 import re
 import textwrap
+import weakref
 
-from .client import NotFound
+from . import context, segments
+from .client import NotFound, StagdError, default_client
+from .context import init_scope
 from .runtime import sexpr as _sx
 from .runtime.calls import tracing_client
-from .runtime.staged import Staged
+from .runtime.staged import Staged, apply
 
-_traces = []  # the traces being built, innermost last
 _names = itertools.count(1)
 
 
@@ -68,46 +72,6 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype={self.dtype})"
 
 
-class _Trace:
-    """The state of one trace: the captured objects and the defs of staged functions
-    it calls."""
-
-    def __init__(self, builder=None, params=()):
-        self.builder = builder  # the trace's top-level builder (py_func cuts there)
-        self.params = list(params)  # the def's parameter symbols (captures come later)
-        self.cuts = []  # segments.Cut per py_func on staged values
-        self.captures = []  # objects, in parameter order
-        self.capture_syms = {}  # id(obj) → symbol
-        self.defs = {}  # def name → S-expression text (callee defs, in call order)
-
-
-def capture(obj):
-    """The symbol of a Tensor/Variable inside the innermost trace (captured once)."""
-    if not _traces:
-        raise NotImplementedError("stagd: a tensor was staged outside of stagd.function")
-    tr = _traces[-1]
-    sym = tr.capture_syms.get(id(obj))
-    if sym is None:
-        sym = _sx.fresh("cap")
-        tr.capture_syms[id(obj)] = sym
-        tr.captures.append(obj)
-    return sym
-
-
-@contextlib.contextmanager
-def init_scope():
-    """Runs its body outside every trace (TF's init_scope): ops run eagerly, state
-    created there is created once, not staged into the graph."""
-    saved_traces, saved_stack = list(_traces), list(_sx._stack)
-    _traces.clear()
-    _sx._stack.clear()
-    try:
-        yield
-    finally:
-        _traces[:] = saved_traces
-        _sx._stack[:] = saved_stack
-
-
 def py_func(fn, *args):
     """Escape hatch (TF's py_func): runs the Python function fn(*args) on concrete
     values. Eagerly it is a plain call. While tracing with no staged argument it runs at
@@ -115,7 +79,7 @@ def py_func(fn, *args):
     staged function there (segments.py): each call runs the graph up to this point, calls
     fn on the resulting Tensors in Python, and runs the rest with fn's result."""
     if any(isinstance(a, Staged) for a in args):
-        tr = _traces[-1] if _traces else None
+        tr = context.traces[-1] if context.traces else None
         if tr is None or not _sx._stack or _sx._stack[-1] is not tr.builder:
             loc = _sx._user_location()
             where = f"{loc[0]}:{loc[1]}: " if loc else ""
@@ -123,10 +87,9 @@ def py_func(fn, *args):
                 f"{where}stagd.py_func: a py_func on staged values inside staged control flow "
                 "(if/while/for on a staged condition) is not supported; the daemon does "
                 "not run Python, so move the call out of the staged branch or loop")
-        from .segments import Cut
         arg_exprs = [_sx.literal(a) for a in args]
         sym = _sx.fresh("pyf")
-        tr.cuts.append(Cut(list(tr.builder.bindings), fn, arg_exprs, sym))
+        tr.cuts.append(segments.Cut(list(tr.builder.bindings), fn, arg_exprs, sym))
         tr.builder.bindings.clear()
         return Staged(sym)
     with init_scope():
@@ -199,8 +162,7 @@ class Function:
 
     def client(self):
         if self._client is None:
-            from . import _client
-            self._client = _client()
+            self._client = default_client()
         return self._client
 
     def converted(self):
@@ -288,8 +250,8 @@ class Function:
             else:
                 call_args.append(v)
         b = _sx.push()
-        tr = _Trace(b, params)
-        _traces.append(tr)
+        tr = context.Trace(b, params)
+        context.traces.append(tr)
         token = tracing_client.set(self.client())
         try:
             result = conv(*call_args)
@@ -300,7 +262,7 @@ class Function:
         finally:
             tracing_client.reset(token)
             _sx.pop(b)
-            _traces.pop()
+            context.traces.pop()
         self.trace_count += 1
         name = _def_name(self)
         cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]
@@ -308,8 +270,7 @@ class Function:
         defs = dict(tr.defs)
         segs = None
         if tr.cuts:
-            from .segments import build
-            segs = build(name, all_params, tr.cuts, last_bindings, result_expr)
+            segs = segments.build(name, all_params, tr.cuts, last_bindings, result_expr)
             for seg in segs:
                 defs[seg.name] = seg.text
         else:
@@ -357,7 +318,7 @@ class Function:
     # -- calling
     def __call__(self, *args, **kwargs):
         values = self._bind(args, kwargs)
-        if _traces and _sx._stack:
+        if context.tracing():
             return self._call_staged(values)
         conc = self._get_concrete(values)
         if conc.segments:
@@ -367,8 +328,6 @@ class Function:
         return self._execute(conc, values)
 
     def _execute_segments(self, conc, values):
-        from . import segments
-
         def execute(seg, args):
             def restage():
                 seg.graph_id = self._stage(conc, entry=seg.name).graph_id
@@ -421,9 +380,8 @@ class Function:
             return conc.graph_id
 
         out = self._run(conc, conc.graph_id, args, restage)
-        from . import tape
-        if tape._active:
-            tape.record_call(conc, args, out)
+        if context.tapes:
+            context.record_call(conc, args, out)
         return out
 
     def _call_staged(self, values):
@@ -433,13 +391,13 @@ class Function:
             raise NotImplementedError(
                 f"stagd.function: {self.fn.__name__} runs a py_func on staged values, so "
                 "it cannot be called from another staged function (call it eagerly)")
-        outer = _traces[-1]
+        outer = context.traces[-1]
         for name, text in conc.body_defs.items():
             outer.defs.setdefault(name, text)
         args = self._dynamic_values(conc, values) + list(conc.captures)
-        r = _sx.apply(conc.name, *args)
+        r = apply(conc.name, *args)
         if conc.arity is not None:
-            return tuple(_sx.apply("getitem", r, k) for k in range(conc.arity))
+            return tuple(apply("getitem", r, k) for k in range(conc.arity))
         return r
 
 
@@ -449,7 +407,6 @@ _def_owner = {}  # def name → the Function that first used it
 def _def_name(f):
     """The function's own name for its first def, NAME__N when taken — or when it is a
     primitive's name (`def exp(x): return stagd.exp(x)` must not call itself)."""
-    import weakref
     base = _sym_name(f.fn.__name__)
     if base in f.client().primitives():
         return f"{base}__{next(_names)}"
@@ -473,7 +430,6 @@ _LOCATED = re.compile(r"^(<[^>]*>|[^:]+):(\d+):(\d+): (.*)$", re.S)
 def _reraise_located(e, conc):
     """A daemon error located in conc's S-expression → the same error raised again at
     the user's source line that emitted the failing binding (when known)."""
-    from .client import StagdError
     if not isinstance(e, StagdError) or getattr(e, "_stagd_located", False):
         return
     m = _LOCATED.match(e.details or "")

@@ -19,6 +19,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from . import progress as _progress
+from .client import CONNECT_TIMEOUT, Client, InvalidArgument, default_client
+from .function import function as staged_function
 from .ipython_display import ConvertedCode, Diagnostic, GraphView, run_dot
 
 CELL_FILE = "<cell>"
@@ -102,13 +104,12 @@ class StagdMagics(Magics):
         self._clients = {}
 
     def client(self, addr=None):
-        import stagd
         if addr is None:
-            return stagd._client()
+            return default_client()
         c = self._clients.get(addr)
         if c is None:  # a client of its own: --addr does not change the default one
-            c = stagd.Client(addr)
-            if not c.is_serving(timeout=stagd.CONNECT_TIMEOUT):
+            c = Client(addr)
+            if not c.is_serving(timeout=CONNECT_TIMEOUT):
                 c.close()
                 raise UsageError(f"no stagd daemon answers at {addr} (--addr)")
             self._clients[addr] = c
@@ -117,7 +118,6 @@ class StagdMagics(Magics):
     # -- %%stagd_convert ------------------------------------------------------------
     def convert_source(self, source, style="autograph", function="", addr=None):
         """ConvertedCode of `source` (daemon errors become error diagnostics)."""
-        from .client import InvalidArgument
         req = {"source": source, "filename": CELL_FILE, "style": STYLES[style],
                "function": function}
         try:
@@ -157,8 +157,7 @@ class StagdMagics(Magics):
         """Stages `fn` (a stagd.function, or a plain function it wraps) for `args` through
         its `.graph(*args, format=...)`; returns a GraphView (SVG when format is svg and
         Graphviz is installed, else the text dump)."""
-        import stagd
-        staged = fn if callable(getattr(fn, "graph", None)) else stagd.function(fn)
+        staged = fn if callable(getattr(fn, "graph", None)) else staged_function(fn)
         name = getattr(getattr(staged, "fn", fn), "__name__", "fn")
         kw = {"optimize": False} if no_optimize else {}
         if format == "svg":

@@ -16,21 +16,22 @@ Nesting: the gradient computation is itself recorded on every other active tape 
 watches its inputs, as `((grad tapeK i ...) args)` with tapeK's def carried along — so
 the outer tape's program differentiates a gradient: grad of grad (TF Eager Listing 1).
 Staged function calls are recorded as calls of their defs, the same way.
+
+A tape enters context.py's list of active tapes; tensor.py and function.py (below this
+module) report eager ops, variable reads and staged calls to it there, through the
+`_record_*` methods. tensor.py is imported where it is used: `import stagd` loads no NumPy.
 """
 import re
 
+from . import context, tape_staged
+from .client import NotFound, default_client
+from .function import Function, function
 from .runtime import sexpr as _sx
-from .client import NotFound
+from .runtime.staged import Staged, apply, emit
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_active = []  # active tapes, innermost last
 _stage_cache = {}  # program text → graph id
 _tape_ids = iter(range(1, 1 << 62))
-
-
-def _client():
-    from . import _client as get
-    return get()
 
 
 class GradientTape:
@@ -57,14 +58,14 @@ class GradientTape:
 
     # -- context
     def __enter__(self):
-        _active.append(self)
+        context.tapes.append(self)  # eager ops and staged calls report to it (context.py)
         self._recording = True
         return self
 
     def __exit__(self, *exc):
         self._recording = False
-        if self in _active:
-            _active.remove(self)
+        if self in context.tapes:
+            context.tapes.remove(self)
 
     def _sym(self, prefix):
         self._count += 1
@@ -73,7 +74,6 @@ class GradientTape:
     def watch(self, x):
         """Watches a Tensor or Variable (or a list/tuple of them)."""
         from .tensor import Tensor, Variable
-        from .runtime.staged import Staged
         if isinstance(x, (list, tuple)):
             for v in x:
                 self.watch(v)
@@ -136,7 +136,34 @@ class GradientTape:
                     self._syms[id(o)] = sk
                     self._keep.append(o)
 
-    def _variable_read(self, var, out):
+    # -- what context.py reports (eager ops, staged calls, variable reads)
+    def _record_op(self, op, args, out):
+        """An eager op ran: recorded when one of its inputs is known to this tape."""
+        from .tensor import Tensor
+        if self._recording and any(isinstance(a, Tensor) and self._knows(a) for a in args):
+            expr = "(" + op + "".join(" " + self._arg(a) for a in args) + ")"
+            self._bind(expr, out)
+
+    def _record_call(self, conc, inputs, out):
+        """A staged function ran: recorded as a call of its def."""
+        from .tensor import Tensor
+        if self._recording and any(isinstance(a, Tensor) and self._knows(a) for a in inputs):
+            for dn, dt in conc.body_defs.items():
+                self._defs.setdefault(dn, dt)
+            expr = f"({conc.name}" + "".join(" " + self._arg(a) for a in inputs) + ")"
+            self._bind(expr, out)
+
+    def _record_staged_read(self, var, out):
+        """A variable was read inside a trace: remembered (tape_staged.py) when this tape
+        watches it, explicitly or as an accessed trainable variable."""
+        if self._recording and (self.watch_accessed_variables and var.trainable
+                                or id(var) in self._var_syms):
+            self._staged_vars.setdefault(id(var), []).append(out.sexpr)
+
+    def _record_read(self, var, out):
+        """A trainable variable was read eagerly: the read becomes its parameter."""
+        if not self._recording:
+            return
         if not (self.watch_accessed_variables or id(var) in self._var_syms):
             return
         s = self._var_syms.get(id(var))
@@ -155,7 +182,7 @@ class GradientTape:
     def _program(self, target_sym, wrt):
         params = " ".join(s for s, _ in self._params)
         # only the bindings the target depends on (dead ones would stage as `seq`)
-        kept = backward_slice(target_sym, self._bindings, _SYMBOL)
+        kept = _sx.backward_slice(target_sym, self._bindings, _SYMBOL)
         body = target_sym
         for s, e in kept:
             body = f"(let {s} {e} {body})"
@@ -175,11 +202,9 @@ class GradientTape:
                                "non-persistent tape (use GradientTape(persistent=True))")
         self._used = True
         single = not isinstance(sources, (list, tuple))
-        from .runtime.staged import Staged
-        from . import tape_staged
         listed = [sources] if single else list(sources)
-        if tape_staged.tracing() and (isinstance(target, (Staged, Variable)) or
-                                      any(isinstance(x, Staged) for x in listed)):
+        if context.tracing() and (isinstance(target, (Staged, Variable)) or
+                                  any(isinstance(x, Staged) for x in listed)):
             return tape_staged.gradient(self, target, sources, single)
         srcs = [sources] if single else list(sources)
         if isinstance(target, Variable):
@@ -209,7 +234,7 @@ class GradientTape:
         try:
             result = _run(program, gname, inputs)
             grads = result if len(wrt) > 1 else (result,)
-            for tape in _active:
+            for tape in context.tapes:
                 if tape is not self and tape._recording and any(tape._knows(t) for t in inputs):
                     for dn, dt in self._defs.items():
                         tape._defs.setdefault(dn, dt)
@@ -229,20 +254,10 @@ class GradientTape:
         return out[0] if single else out
 
 
-def backward_slice(target, bindings, symbols, cut=()):
-    """The (symbol, expression) bindings `target` depends on, last first, not looking
-    past the symbols in `cut`; `symbols` is the regular expression of a symbol."""
-    needed, kept = {target}, []
-    for s, e in reversed(bindings):
-        if s in needed and s not in cut:
-            kept.append((s, e))
-            needed.update(symbols.findall(e))
-    return kept
-
-
 def _run(program, entry, inputs):
     from .tensor import _arg_values, _wrap, current_device, Tensor, Variable
-    client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) or _client()
+    client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) \
+        or default_client()
     def stage():
         gid = client.call("Stage", {"sexpr": program, "entry": entry,
                                     "filename": "<stagd gradient>"}).graph_id
@@ -264,38 +279,6 @@ def _run(program, entry, inputs):
     return _wrap(reply.result, client)
 
 
-# ------------------------------------------------------------ hooks for ops
-
-def record(op, args, out):
-    """An eager op ran: every recording tape that knows one of its inputs records it."""
-    from .tensor import Tensor
-    for tape in _active:
-        if not tape._recording:
-            continue
-        if any(isinstance(a, Tensor) and tape._knows(a) for a in args):
-            expr = "(" + op + "".join(" " + tape._arg(a) for a in args) + ")"
-            tape._bind(expr, out)
-
-
-def record_call(conc, inputs, out):
-    """A staged function ran: recorded as a call of its def."""
-    from .tensor import Tensor
-    for tape in _active:
-        if not tape._recording:
-            continue
-        if any(isinstance(a, Tensor) and tape._knows(a) for a in inputs):
-            for dn, dt in conc.body_defs.items():
-                tape._defs.setdefault(dn, dt)
-            expr = f"({conc.name}" + "".join(" " + tape._arg(a) for a in inputs) + ")"
-            tape._bind(expr, out)
-
-
-def variable_read(var, out):
-    for tape in _active:
-        if tape._recording:
-            tape._variable_read(var, out)
-
-
 # ------------------------------------------------------------------- grad
 
 def grad(fn, argnums=0):
@@ -303,7 +286,6 @@ def grad(fn, argnums=0):
     positional arguments argnums (an int → that gradient; a tuple → a tuple). The
     gradient is graph AD of fn's staged def; inside another stagd.function it stages
     as `((grad F i ...) args)`."""
-    from .function import Function, function, _traces
     F = fn if isinstance(fn, Function) else function(fn)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -322,13 +304,13 @@ def grad(fn, argnums=0):
             idx.append(dyn_names.index(name))
         inputs = F._dynamic_values(conc, values) + list(conc.captures)
         head = f"(grad {conc.name} {' '.join(map(str, idx))})"
-        if _traces and _sx._stack:
-            outer = _traces[-1]
+        if context.tracing():
+            outer = context.traces[-1]
             for n, t in conc.body_defs.items():
                 outer.defs.setdefault(n, t)
-            r = _sx.emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
+            r = emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
             if len(idx) > 1:
-                return tuple(_sx.apply("getitem", r, k) for k in range(len(idx)))
+                return tuple(apply("getitem", r, k) for k in range(len(idx)))
             return r
         params = " ".join(f"a{i}" for i in range(len(inputs)))
         gname = f"{conc.name}_grad_{'_'.join(map(str, idx))}"

@@ -15,26 +15,20 @@ daemon's graph AD differentiates. The def joins the trace's defs, so nested tape
 (a gradient of a gradient) and calls of other staged functions compose as they do
 eagerly. A variable read several times gets the sum of its reads' gradients.
 """
-import hashlib
 import re
 
+from . import context
 from .runtime import sexpr as _sx
-from .runtime.staged import Staged
+from .runtime.staged import Staged, apply, emit
 
 # A symbol in an argument position: not an operator (which follows an opening paren).
 _ARG_SYMBOL = re.compile(r"(?<![(\w$])[A-Za-z_][A-Za-z0-9_$]*")
 
 
-def tracing():
-    from .function import _traces
-    return bool(_traces and _sx._stack)
-
-
 def _scope():
     """The symbols visible at this point of the trace: the function's parameters and
     captures, and the bindings of every open builder, in binding order."""
-    from .function import _traces
-    tr = _traces[-1]
+    tr = context.traces[-1]
     bindings = [bd for b in _sx._stack for bd in b.bindings]
     visible = set(tr.params) | set(tr.capture_syms.values()) | {s for s, _ in bindings}
     return bindings, visible
@@ -43,8 +37,7 @@ def _scope():
 def _slice(target, cut, bindings, visible):
     """The bindings target depends on (last first), stopping at the symbols in `cut`,
     and the visible symbols the slice reads but does not bind (in first-use order)."""
-    from .tape import backward_slice
-    kept = backward_slice(target, bindings, _ARG_SYMBOL, cut)
+    kept = _sx.backward_slice(target, bindings, _ARG_SYMBOL, cut)
     bound = {s for s, _ in kept}
     free = {}  # an ordered set
     for s in [target] + [x for _, e in reversed(kept) for x in _ARG_SYMBOL.findall(e)]:
@@ -81,14 +74,14 @@ def gradient(tape, target, sources, single):
     body = target.sexpr
     for s, e in kept:
         body = f"(let {s} {e} {body})"
+    import hashlib  # loads OpenSSL (~7 ms): not at `import stagd`
     digest = hashlib.sha1(f"{params}{body}".encode()).hexdigest()[:10]
     name = f"tapeg{len(params)}_{digest}"
-    from .function import _traces
-    _traces[-1].defs.setdefault(name, f"(def {name} ({' '.join(params)}) {body})")
+    context.traces[-1].defs.setdefault(name, f"(def {name} ({' '.join(params)}) {body})")
     idx = " ".join(str(i) for i in range(len(wrt)))
-    call = _sx.emit(f"((grad {name} {idx}) {' '.join(params)})")
+    call = emit(f"((grad {name} {idx}) {' '.join(params)})")
     grads = {wrt[0]: call} if len(wrt) == 1 else \
-        {s: _sx.apply("getitem", call, k) for k, s in enumerate(wrt)}
+        {s: apply("getitem", call, k) for k, s in enumerate(wrt)}
     out = []
     for g in groups:
         parts = [grads[s] for s in g if s in grads]
@@ -97,13 +90,3 @@ def gradient(tape, target, sources, single):
             total = total + p
         out.append(total)
     return out[0] if single else out
-
-
-def variable_read(var, out):
-    """A variable was read inside a trace: recording tapes that watch it (explicitly or
-    as an accessed trainable variable) remember the read's symbol."""
-    from .tape import _active
-    for tape in _active:
-        if tape._recording and (tape.watch_accessed_variables and var.trainable
-                                or id(var) in tape._var_syms):
-            tape._staged_vars.setdefault(id(var), []).append(out.sexpr)

@@ -8,15 +8,18 @@ handles and answers with the result's handle, dtype and shape; data moves only o
 Tensor is garbage-collected, in batches. Inside a staged trace (stagd.function) the
 same ops emit S-expressions instead, and a Tensor or Variable met there is captured as
 an extra input of the graph. While a GradientTape is active, ops on watched tensors are
-also recorded on it (tape.py).
+also recorded on it (tape.py). Whether a trace is being built, and which tapes record,
+this module learns from context.py: function.py and tape.py sit above it.
 """
 import atexit
 import threading
 
 import numpy as np
 
-from .runtime import sexpr as _sx
-from .runtime.staged import Staged
+from . import context
+from .client import ResourceExhausted, default_client
+from .runtime import indexing
+from .runtime.staged import Staged, apply
 
 # stagd.v1.DType numbers ↔ NumPy dtypes
 _DTYPE_NAMES = {1: "bool", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64"}
@@ -26,11 +29,6 @@ RELEASE_BATCH = 64  # handles released per Release RPC
 _ctx = threading.local()
 _pending_release = {}  # client → handle ids to release
 _release_lock = threading.Lock()
-
-
-def _client():
-    from . import _client as get
-    return get()
 
 
 def current_device():
@@ -102,7 +100,7 @@ def _release_all_at_exit():
 
 def flush_releases(client=None):
     """Sends the pending releases now; returns the ReleaseReply (live handle counts)."""
-    client = client or _client()
+    client = client or default_client()
     with _release_lock:
         ids = list(_pending_release.pop(client, []))
     return client.call("Release", {"ids": ids})
@@ -218,7 +216,6 @@ def _put_array(client, arr, device):
         return _wrap(reply.result, client)
     piece, limit = _piece_bytes(client), client.max_message_bytes()
     if piece + _PIECE_OVERHEAD > limit:
-        from .client import ResourceExhausted
         raise ResourceExhausted(
             f"a {arr.nbytes}-byte tensor is sent in pieces of {piece} bytes, but this daemon "
             f"accepts requests of at most {limit} bytes (--max-message-bytes)")
@@ -289,9 +286,9 @@ def _tensor_array(t):
 def eager(op, *args):
     """Runs op-table primitive `op` on args in the daemon (or stages it when an
     argument is Staged); records it on the active gradient tapes."""
-    if any(isinstance(a, Staged) for a in args) or (_sx._stack and _trace_active()):
-        return _sx.apply(op, *[a.read_value() if isinstance(a, Variable) else a
-                               for a in args])
+    if any(isinstance(a, Staged) for a in args) or context.tracing():
+        return apply(op, *[a.read_value() if isinstance(a, Variable) else a
+                           for a in args])
     if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
         args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
     client = None
@@ -300,23 +297,16 @@ def eager(op, *args):
             client = a._c
             break
     if client is None:
-        client = _client()
+        client = default_client()
     pb2 = client.pb2
     values, keep = _arg_values(client, args, current_device())
     req = pb2.EagerOpRequest(op=op, args=values, device=current_device())
     reply = client.call("EagerOp", req)
     del keep
     out = _wrap(reply.result, client)
-    from . import tape
-    if tape._active:
-        tape.record(op, args, out)
+    if context.tapes:
+        context.record_op(op, args, out)
     return out
-
-
-def _trace_active():
-    # `from . import function` would give the stagd.function callable, not the module
-    from .function import _traces
-    return bool(_traces)
 
 
 def constant(value, dtype=None):
@@ -325,7 +315,7 @@ def constant(value, dtype=None):
     if isinstance(value, Tensor):
         return value if dtype is None or str(np.dtype(dtype)) == value.dtype else cast(value, dtype)
     arr = _to_array(value, dtype)
-    client = _client()
+    client = default_client()
     return _put_array(client, arr, current_device())
 
 
@@ -392,8 +382,7 @@ class Tensor(_Handle):
 
     def _stagd_literal(self):
         """Inside a staged trace: this tensor becomes a captured input."""
-        from .function import capture
-        return capture(self)
+        return context.capture(self)
 
     @property
     def ndim(self):
@@ -469,7 +458,6 @@ class Tensor(_Handle):
     def __ge__(self, o): return eager(">=", self, o)
     def __getitem__(self, key):
         """NumPy basic indexing (runtime/indexing.py): slice / getitem / gather / stack."""
-        from .runtime import indexing
         return indexing.read(eager, self, key, self.shape)
 
     def __setitem__(self, key, value):
@@ -477,9 +465,7 @@ class Tensor(_Handle):
         t[key] (value broadcast to it, cast to t's dtype), as NumPy's in-place write
         looks from Python. Not while a GradientTape records (the tape holds t's old
         value): write into a Variable or in a staged function there."""
-        from . import tape
-        from .runtime import indexing
-        if tape._active:
+        if context.tapes:
             raise TypeError("stagd: item assignment on a Tensor while a GradientTape is "
                             "recording; use a stagd.Variable or a staged function")
         new = indexing.write(eager, self, key, value, self.shape, _value_shape(value))
@@ -520,8 +506,7 @@ class Variable(_Handle):
     __slots__ = ("name", "trainable")
 
     def __init__(self, initial_value, dtype=None, name=None, trainable=True):
-        from .function import init_scope
-        with init_scope():  # creating state never becomes part of a trace
+        with context.init_scope():  # creating state never becomes part of a trace
             if callable(initial_value):
                 initial_value = initial_value()
             init = convert_to_tensor(initial_value, dtype)
@@ -547,8 +532,7 @@ class Variable(_Handle):
         return v
 
     def _stagd_literal(self):
-        from .function import capture
-        return capture(self)
+        return context.capture(self)
 
     def _stagd_operand(self):
         """As an operand of a staged operator: the staged value read now."""
@@ -556,29 +540,24 @@ class Variable(_Handle):
 
     def read_value(self):
         """The current value (a Tensor; staged: a `read` of the captured variable)."""
-        from .function import _traces
-        if _traces and _sx._stack:
-            out = _sx.apply("read", self)
-            from . import tape
-            if tape._active:
-                from . import tape_staged
-                tape_staged.variable_read(self, out)
+        if context.tracing():
+            out = apply("read", self)
+            if context.tapes:
+                context.record_staged_read(self, out)
             return out
         client = self._c
         reply = client.call("EagerOp", client.pb2.EagerOpRequest(
             op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
             device=self.device))
         out = _wrap(reply.result, client)
-        from . import tape
-        if tape._active and self.trainable:
-            tape.variable_read(self, out)
+        if context.tapes and self.trainable:
+            context.record_read(self, out)
         return out
 
     value = read_value
 
     def _update(self, op, value):
-        from .function import _traces
-        staging = bool(_traces and _sx._stack)
+        staging = context.tracing()
         if isinstance(value, Variable):
             value = value.read_value()
         if isinstance(value, (bool, int, float, list, np.ndarray, np.generic)):
@@ -592,7 +571,7 @@ class Variable(_Handle):
             raise ValueError(f"stagd.Variable.assign: a value of shape {tuple(shape)} does not "
                              f"fit a variable of shape {tuple(self.shape)}")
         if staging:
-            _sx.apply(op, self, value)
+            apply(op, self, value)
             return self
         client = self._c
         values, keep = _arg_values(client, (self, value), self.device)
@@ -646,7 +625,6 @@ class Variable(_Handle):
 
     def __setitem__(self, key, value):
         """`v[key] = value`: assigns the variable its value with v[key] replaced."""
-        from .runtime import indexing
         self.assign(indexing.write(eager, self.read_value(), key, value, self.shape,
                                    _value_shape(value)))
     def __lt__(self, o): return self.read_value() < o
@@ -674,7 +652,7 @@ def _tensorish(x):
     tensor literals while staging."""
     x = _v(x)
     if isinstance(x, (list, np.ndarray)):
-        if _trace_active() and _sx._stack:
+        if context.tracing():
             return _to_array(x)
         return constant(x)
     return x

@@ -1,12 +1,13 @@
 # Runtime called by code produced by the stagd converter (`import stagd.runtime as sg__`).
 # Contract: docs/runtime.md. Plain Python values get exactly Python's semantics.
 from .errors import (API_VERSION, require_api, SourceMap, converted, original_locations,
-                     add_location_notes, Undefined, ld, ret)
+                     add_location_notes, Undefined, ld)
 from .staged import Staged
 from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
-                      assert_stmt)
-from .snek import (var__, assign__, read__, if__, while__, for__, return__, break__,
-                   continue__, NonLocalReturnValue, BreakLoop, ContinueLoop)
+                      assert_stmt, ret)
+from .snek import if__, while__, for__
+from .snek_state import (var__, assign__, read__, return__, break__, continue__,
+                         NonLocalReturnValue, BreakLoop, ContinueLoop)
 from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bool_,
                         abs_, min_, max_, sum_, isinstance_, new_list, list_append,
                         list_pop, get_item, set_item, slice_, aug_item)

@@ -2,8 +2,8 @@
 # on staged values they emit graph primitives (docs/runtime.md "Staging").
 import builtins
 
-from . import sexpr as _sx
-from .staged import Staged, check_plain, is_staged
+from .directives import StagedList
+from .staged import Staged, apply, check_plain, is_staged, staged_set_item
 
 
 class StagedRange:
@@ -15,14 +15,14 @@ class StagedRange:
 
 def print_(*args, **kwargs):
     if is_staged(*args):
-        _sx.apply("print", *args)
+        apply("print", *args)
         return None
     return builtins.print(*args, **kwargs)
 
 
 def len_(x):
     if isinstance(x, Staged):
-        return _sx.apply("len", x)
+        return apply("len", x)
     return builtins.len(x)
 
 
@@ -45,50 +45,50 @@ def zip_(*args, **kwargs):
 
 def int_(*args, **kwargs):
     if len(args) == 1 and isinstance(args[0], Staged) and not kwargs:
-        return _sx.apply("cast", args[0], Staged("int64"))
+        return apply("cast", args[0], Staged("int64"))
     return builtins.int(*args, **kwargs)
 
 
 def float_(*args):
     if len(args) == 1 and isinstance(args[0], Staged):
-        return _sx.apply("cast", args[0], Staged("float64"))
+        return apply("cast", args[0], Staged("float64"))
     return builtins.float(*args)
 
 
 def bool_(*args):
     if len(args) == 1 and isinstance(args[0], Staged):
-        return _sx.apply("!=", args[0], 0)
+        return apply("!=", args[0], 0)
     return builtins.bool(*args)
 
 
 def abs_(x):
     if isinstance(x, Staged):
-        return _sx.apply("abs", x)
+        return apply("abs", x)
     return builtins.abs(x)
 
 
 def _fold(prim, args):
     out = args[0]
     for a in args[1:]:
-        out = _sx.apply(prim, out, a)
+        out = apply(prim, out, a)
     return out
 
 
 def min_(*args, **kwargs):
     if is_staged(*args) and not kwargs:
-        return _sx.apply("min", args[0]) if len(args) == 1 else _fold("minimum", args)
+        return apply("min", args[0]) if len(args) == 1 else _fold("minimum", args)
     return builtins.min(*args, **kwargs)
 
 
 def max_(*args, **kwargs):
     if is_staged(*args) and not kwargs:
-        return _sx.apply("max", args[0]) if len(args) == 1 else _fold("maximum", args)
+        return apply("max", args[0]) if len(args) == 1 else _fold("maximum", args)
     return builtins.max(*args, **kwargs)
 
 
 def sum_(*args, **kwargs):
     if len(args) == 1 and isinstance(args[0], Staged) and not kwargs:
-        return _sx.apply("sum", args[0])
+        return apply("sum", args[0])
     return builtins.sum(*args, **kwargs)
 
 
@@ -101,7 +101,6 @@ def new_list(items):
 
 
 def list_append(lst, value):
-    from .directives import StagedList
     if isinstance(lst, StagedList):
         return lst.append(value)
     lst.append(value)
@@ -109,7 +108,6 @@ def list_append(lst, value):
 
 
 def list_pop(lst, index):
-    from .directives import StagedList
     if isinstance(lst, StagedList):
         return lst.pop(index)
     value = lst.pop() if index is None else lst.pop(index)
@@ -124,7 +122,6 @@ def get_item(obj, key):
 
 
 def set_item(obj, key, value):
-    from .directives import StagedList
     if isinstance(obj, StagedList):
         return obj.set_item(key, value)
     if isinstance(obj, Staged):
@@ -149,12 +146,3 @@ def aug_item(op, current, value):
     assigns the result back with set_item), e.g. aug_item('Add', x[k], v) is x[k] += v."""
     import operator
     return getattr(operator, _IOPS[op])(current, value)
-
-
-def staged_set_item(x, key, value):
-    """`x[key] = value` on a staged tensor, NumPy basic indexing (runtime/indexing.py):
-    a new tensor (graph values are immutable) equal to x except x[key], which becomes
-    value broadcast to it, built from `slice_update`s. The converted code rebinds x."""
-    from . import indexing
-    from .staged import _op
-    return indexing.write(_op, x, key, value)

@@ -15,8 +15,10 @@ import textwrap
 import types
 import weakref
 
+from ..client import default_client
 from . import sexpr as _sx
-from .staged import Staged
+from .errors import _code_maps
+from .staged import Staged, emit
 
 _rep_funs = {}  # (module, qualname) of every @rep_fun function
 
@@ -79,7 +81,7 @@ def stage_call(fn, args, kwargs, key=None):
         finally:
             _sx.pop(b)
         _sx.add_def(f"(def {name} ({' '.join(params)}) {body})")
-    return _sx.emit("(" + name + "".join(" " + v.sexpr for v, s in zip(values, staged) if s) + ")")
+    return emit("(" + name + "".join(" " + v.sexpr for v, s in zip(values, staged) if s) + ")")
 
 
 def rep_fun(fn):
@@ -133,7 +135,6 @@ def _convertible(fn):
         return False  # builtins, classes, closures (their cells cannot be re-created)
     if getattr(fn, "__stagd_rep_fun__", False):
         return False
-    from .errors import _code_maps
     if fn.__code__ in _code_maps:
         return False  # already converted
     mod = (fn.__module__ or "").split(".")[0]
@@ -152,8 +153,7 @@ tracing_client = contextvars.ContextVar("stagd_tracing_client", default=None)
 
 
 def _default_convert(source, filename):
-    from .. import _client
-    client = tracing_client.get() or _client()
+    client = tracing_client.get() or default_client()
     reply = client.call("Convert", {"source": source, "filename": filename})
     if any(d.severity == 1 or d.code in ("unsupported-construct", "reserved-name")
            for d in reply.diagnostics):

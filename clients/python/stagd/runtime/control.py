@@ -1,9 +1,11 @@
-# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert.
+# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert,
+# and the single exit of a converted function (ret).
 # Plain values: Python's semantics. Staged values: functional S-expression forms.
 from . import sexpr as _sx
+from .builtins_ import StagedRange
 from .directives import check_loop_options
 from .errors import Undefined
-from .staged import Staged, check_plain
+from .staged import Staged, apply, check_plain, emit
 
 
 def _same(a, b):
@@ -79,9 +81,9 @@ def _staged_if(cond, body, orelse, get_state, set_state, names):
                             f"branches of a staged if ({a!r} / {b!r})")
     t1 = b1.close(_sx.literal(tuple(a for _, _, a, _ in leaves)))
     t2 = b2.close(_sx.literal(tuple(b for _, _, _, b in leaves)))
-    r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
+    r = emit(f"(if {cond.sexpr} {t1} {t2})")
     set_state(_with_slots(tuple(final), [(i, j) for i, j, _, _ in leaves],
-                          [_sx.apply("getitem", r, k) for k in range(len(leaves))]))
+                          [apply("getitem", r, k) for k in range(len(leaves))]))
 
 
 def _rebuild(template, staged):
@@ -100,10 +102,10 @@ def _staged_loop(get_state, set_state, names, test, body, extra=(), max_iter=Non
         extra = tuple(extra) + (("k", 0),)
 
         def test(ex):
-            return _sx.apply("and", t0(ex[:n0]), _sx.apply("<", ex[n0], max_iter))
+            return apply("and", t0(ex[:n0]), apply("<", ex[n0], max_iter))
 
         def body(ex):
-            return tuple(b0(ex[:n0])) + (_sx.apply("+", ex[n0], 1),)
+            return tuple(b0(ex[:n0])) + (apply("+", ex[n0], 1),)
     init = list(get_state())
     for i, n in enumerate(names):  # see _staged_if: a placeholder until a return sets it
         if n == "retval__" and _is_placeholder(init[i]):
@@ -185,8 +187,8 @@ def _loop_once(init, set_state, get_state, names, test, body, extra):
         _sx.pop(b)
     ps = " ".join(params)
     inits = _sx.literal(tuple(_get_slot(init, sl) for sl in slots) + tuple(v for _, v in extra))
-    r = _sx.emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
-    set_state(_with_slots(init, slots, [_sx.apply("getitem", r, k) for k in range(nx)]))
+    r = emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
+    set_state(_with_slots(init, slots, [apply("getitem", r, k) for k in range(nx)]))
 
 
 def _probe(fn):
@@ -230,28 +232,27 @@ def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None, 
     cmp = "<" if step > 0 else ">"
 
     def test(ex):
-        c = _sx.apply(cmp, ex[0], stop)
+        c = apply(cmp, ex[0], stop)
         if extra_test is not None:
             e = extra_test()
             if isinstance(e, Staged) or not e:
-                c = _sx.apply("and", c, e)
+                c = apply("and", c, e)
         return c
 
     def run(ex):
-        body(ex[0] if items is None else _sx.apply("getitem", items, ex[0]))
-        return (_sx.apply("+", ex[0], step),)
+        body(ex[0] if items is None else apply("getitem", items, ex[0]))
+        return (apply("+", ex[0], step),)
 
     _staged_loop(get_state, set_state, names, test, run, extra=(("i", start),), max_iter=max_iter)
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
-    from .builtins_ import StagedRange
     check_loop_options(opts)
     m = opts.get("maximum_iterations")
     if isinstance(iterable, StagedRange):
         return _staged_for(iterable, extra_test, body, get_state, set_state, names, max_iter=m)
     if isinstance(iterable, Staged):  # a staged tensor: iterate its first axis
-        rng = StagedRange(0, _sx.apply("len", iterable), 1)
+        rng = StagedRange(0, apply("len", iterable), 1)
         return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable, m)
     check_plain(iterable)
     if extra_test is None:
@@ -295,14 +296,14 @@ def if_exp(cond, if_true, if_false, description=None):
                 arms.append(b.close(_sx.literal(v)))
             finally:
                 _sx.pop(b)
-        return _sx.emit(f"(if {cond.sexpr} {arms[0]} {arms[1]})")
+        return emit(f"(if {cond.sexpr} {arms[0]} {arms[1]})")
     return if_true() if cond else if_false()
 
 
 def _logic(prim, staged, value):
     out = staged[0]
     for s in staged[1:] + ([value] if value is not None else []):
-        out = _sx.apply(prim, out, s)
+        out = apply(prim, out, s)
     return out
 
 
@@ -340,18 +341,27 @@ def or_(*operands):
 
 def not_(value):
     if isinstance(value, Staged):
-        return _sx.apply("not", value)
+        return apply("not", value)
     return not value
 
 
 def assert_stmt(cond, message):
     if isinstance(cond, Staged):
         msg = message()
-        _sx.emit(f"(assert {cond.sexpr}" + (f" {_sx.literal(str(msg))})" if msg is not None
-                                            else ")"))
+        emit(f"(assert {cond.sexpr}" + (f" {_sx.literal(str(msg))})" if msg is not None
+                                        else ")"))
         return
     if not cond:
         msg = message()
         if msg is None:
             raise AssertionError
         raise AssertionError(msg)
+
+
+def ret(retval, do_return):
+    """Single exit of a converted function: None when nothing returned."""
+    if isinstance(do_return, Staged):
+        return retval  # staged: every path must return (see docs/runtime.md "Staging")
+    if isinstance(do_return, Undefined) or not do_return or isinstance(retval, Undefined):
+        return None
+    return retval

@@ -4,7 +4,7 @@
 # loop's `opts` and rewrites set_element_type to `l = sg__.set_element_type(l, ...)`.
 # Unconverted, both are plain calls that change nothing.
 from . import sexpr as _sx
-from .staged import Staged
+from .staged import Staged, apply, emit, staged_set_item
 
 LOOP_OPTIONS = {
     "maximum_iterations": "staged loops stop after this many iterations (a plain int)",
@@ -50,11 +50,11 @@ class StagedList(Staged):
             return self.acc.sexpr
         if not self.items:
             dims = " ".join(["0"] + [str(d) for d in self.shape])
-            return _sx.emit(f"(zeros (tuple {dims}) {self.dtype})").sexpr
-        return _sx.emit("(stack" + "".join(" " + self._item(v) for v in self.items) + ")").sexpr
+            return emit(f"(zeros (tuple {dims}) {self.dtype})").sexpr
+        return emit("(stack" + "".join(" " + self._item(v) for v in self.items) + ")").sexpr
 
     def _item(self, v):
-        return _sx.apply("cast", v, Staged(self.dtype)).sexpr
+        return apply("cast", v, Staged(self.dtype)).sexpr
 
     def __repr__(self):
         return f"StagedList({self.dtype}, {self.shape}, {self.acc or self.items!r})"
@@ -67,8 +67,8 @@ class StagedList(Staged):
         if self.acc is None:
             return StagedList(self.dtype, self.shape, items=self.items + [v])
         dims = " ".join(["1"] + [str(d) for d in self.shape])
-        row = _sx.apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
-        return StagedList(self.dtype, self.shape, acc=_sx.apply("concat", self.acc, row))
+        row = apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
+        return StagedList(self.dtype, self.shape, acc=apply("concat", self.acc, row))
 
     def _index(self, index, what):
         if isinstance(index, bool) or not isinstance(index, int):
@@ -82,7 +82,6 @@ class StagedList(Staged):
             items = list(self.items)
             items[self._index(index, "l[i] = v")] = v
             return StagedList(self.dtype, self.shape, items=items)
-        from .builtins_ import staged_set_item
         return self.rebuild(staged_set_item(self.acc, index, Staged(self._item(v))))
 
     def pop(self, index=None):
@@ -92,12 +91,12 @@ class StagedList(Staged):
             items = list(self.items)
             value = items.pop(i)
             return StagedList(self.dtype, self.shape, items=items), value
-        value = _sx.apply("getitem", self.acc, i)
-        n = _sx.apply("len", self.acc)
-        at = i if i >= 0 else _sx.apply("+", n, i)  # the item's position from the start
-        head = _sx.apply("slice", self.acc, 0, at)
-        tail = _sx.apply("slice", self.acc, i + 1 if i >= 0 else _sx.apply("+", at, 1), n)
-        return self.rebuild(_sx.apply("concat", head, tail)), value
+        value = apply("getitem", self.acc, i)
+        n = apply("len", self.acc)
+        at = i if i >= 0 else apply("+", n, i)  # the item's position from the start
+        head = apply("slice", self.acc, 0, at)
+        tail = apply("slice", self.acc, i + 1 if i >= 0 else apply("+", at, 1), n)
+        return self.rebuild(apply("concat", head, tail)), value
 
 
 def set_element_type(lst, dtype, shape=()):

@@ -1,4 +1,5 @@
-# API version check, source maps, undefined-variable markers and return helpers.
+# API version check, source maps and undefined-variable markers (the runtime's lowest
+# module: it imports none of the others).
 import sys
 import types
 import weakref
@@ -119,13 +120,3 @@ def ld(value, free=False, comp=False):
                                 f"associated with a value"
                                 + (f" (stagd: {value.reason})" if value.reason else ""))
     return value
-
-
-def ret(retval, do_return):
-    """Single exit of a converted function: None when nothing returned."""
-    from .staged import Staged
-    if isinstance(do_return, Staged):
-        return retval  # staged: every path must return (see docs/runtime.md "Staging")
-    if isinstance(do_return, Undefined) or not do_return or isinstance(retval, Undefined):
-        return None
-    return retval

@@ -1,11 +1,12 @@
 # NumPy basic indexing (ints, slices, Ellipsis, None, tuples of them) lowered to graph
-# primitives, for staged values (runtime/staged.py, builtins_.py) and eager tensors
-# (stagd/tensor.py): reading is one `slice` per sliced axis, `getitem`/`gather` per int
+# primitives, for staged values (runtime/staged.py) and eager tensors (stagd/tensor.py):
+# reading is one `slice` per sliced axis, `getitem`/`gather` per int
 # (dropping the axis) and `stack` of one tensor per None (a new size-1 axis); writing is
 # `slice_update`, nested one level per sliced axis (docs/runtime.md "Indexing").
 # `apply(op, *args)` emits or runs one primitive; `shape` is the tensor's shape when it
-# is known (eager), None while staging (the daemon then checks what NumPy checks).
-from .staged import Staged
+# is known (eager), None while staging (the daemon then checks what NumPy checks). A
+# staged index (an int known when the graph runs) is a sexpr.Symbolic.
+from .sexpr import Symbolic
 
 _ADVANCED = ("stagd: advanced indexing (a list, array, tensor or bool as an index) is not "
              "supported; use gather(x, indices, axis) to take items, where(mask, x, y) to "
@@ -15,7 +16,7 @@ _ADVANCED = ("stagd: advanced indexing (a list, array, tensor or bool as an inde
 def _is_int(k):
     if isinstance(k, bool):
         return False
-    if isinstance(k, (int, Staged)):
+    if isinstance(k, (int, Symbolic)):
         return True
     try:
         import numpy as np
@@ -26,7 +27,7 @@ def _is_int(k):
 
 def _bound(b, what):
     if b is None or _is_int(b):
-        return int(b) if b is not None and not isinstance(b, Staged) else b
+        return int(b) if b is not None and not isinstance(b, Symbolic) else b
     hook = getattr(type(b), "__index__", None)
     if hook is not None and not isinstance(b, (bool, float)):
         return int(b)
@@ -53,7 +54,7 @@ def parse(key, shape=None):
                 raise ValueError("slice step cannot be zero")
             e = ("slice", _bound(k.start, "start"), _bound(k.stop, "stop"), step)
         elif _is_int(k):
-            e = ("int", k if isinstance(k, Staged) else int(k))
+            e = ("int", k if isinstance(k, Symbolic) else int(k))
         elif hasattr(type(k), "__index__") and getattr(k, "ndim", 0) == 0 \
                 and "int" in str(getattr(k, "dtype", "")):
             e = ("int", int(k))  # a 0-d integer array or tensor is an int
@@ -86,7 +87,7 @@ def _axes(front, back):
 
 
 def _check_int(i, axis, shape):
-    if shape is None or isinstance(i, Staged):
+    if shape is None or isinstance(i, Symbolic):
         return
     n = shape[axis]
     if not -n <= i < n:
@@ -140,7 +141,7 @@ def write(apply, x, key, value, shape=None, value_shape=None):
         if e[0] == "int":
             _check_int(e[1], a, shape)
             i = e[1]
-            if isinstance(i, Staged):  # floor mod: -1 -> n-1 (the read checks the range)
+            if isinstance(i, Symbolic):  # floor mod: -1 -> n-1 (the read checks the range)
                 i = i % apply("getitem", apply("shape", x), a)
                 steps.append((i, i + 1, 1, a))
             else:

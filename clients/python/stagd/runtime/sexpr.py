@@ -1,6 +1,11 @@
 # S-expression builder for staging (Snek §5 reflect/reify): a stack of builders, each a
 # list of `let` bindings; staged operations append a binding and return its symbol.
+# This module deals in text: the values that stand for symbols (Staged, staged.py) derive
+# from `Symbolic`, and staged.py's emit/apply wrap the symbols the builder makes in them.
 import math
+import sys
+
+from .errors import _code_maps
 
 _counter = [0]
 _stack = []
@@ -21,10 +26,18 @@ def fresh(prefix="t"):
     return f"{prefix}${_counter[0]}"
 
 
+class Symbolic:
+    """Base of the values that stand for an expression of the program being built (their
+    `.sexpr`): Staged and StagedList (staged.py, directives.py). The builder and the
+    indexing lowering (indexing.py) recognise them by it, below the module that gives
+    them operators."""
+
+    __slots__ = ()
+
+
 def literal(value):
     """The S-expression text of a plain value (bool, int, float, str, None, tuple)."""
-    from .staged import Staged
-    if isinstance(value, Staged):
+    if isinstance(value, Symbolic):
         return value.sexpr
     hook = getattr(type(value), "_stagd_literal", None)
     if hook is not None:  # stagd.Tensor / stagd.Variable: captured inputs of the trace
@@ -63,8 +76,7 @@ _TENSOR_DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
 
 
 def liftable(value):
-    from .staged import Staged
-    if isinstance(value, (Staged, bool, int, float)) or hasattr(type(value), "_stagd_literal"):
+    if isinstance(value, (Symbolic, bool, int, float)) or hasattr(type(value), "_stagd_literal"):
         return True
     try:
         import numpy as np
@@ -105,8 +117,6 @@ LOCATIONS_MAX = 200000
 
 
 def _user_location():
-    import sys
-    from .errors import _code_maps
     f = sys._getframe(2)
     while f is not None:
         sm = _code_maps.get(f.f_code)
@@ -144,11 +154,13 @@ def pop(b):
     _stack.pop()
 
 
-def emit(expr):
-    """Binds `expr` in the current builder; returns the Staged symbol."""
-    from .staged import Staged
-    return Staged(current().emit(expr))
-
-
-def apply(op, *args):
-    return emit("(" + op + "".join(" " + literal(a) for a in args) + ")")
+def backward_slice(target, bindings, symbols, cut=()):
+    """The (symbol, expression) bindings `target` depends on, last first, not looking
+    past the symbols in `cut`; `symbols` is the regular expression of a symbol (the
+    tapes' programs and their slices of a trace, tape.py and tape_staged.py)."""
+    needed, kept = {target}, []
+    for s, e in reversed(bindings):
+        if s in needed and s not in cut:
+            kept.append((s, e))
+            needed.update(symbols.findall(e))
+    return kept

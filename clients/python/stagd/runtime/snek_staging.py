@@ -5,10 +5,11 @@
 # cells held there. Staging snapshots those, runs each branch / the loop body from the
 # same values under its own builder, and merges what differs into graph control flow.
 from . import sexpr as _sx
+from .builtins_ import StagedRange
 from .control import _rebuild, _same, _staged_for, _staged_loop
 from .errors import Undefined
-from .snek import BreakLoop, ContinueLoop, NonLocalReturnValue, _Var
-from .staged import Staged
+from .snek_state import BreakLoop, ContinueLoop, NonLocalReturnValue, _Var
+from .staged import apply, emit
 
 _EMPTY = object()  # an empty cell / unbound var__
 
@@ -116,13 +117,13 @@ def staged_if(cond, then_fn, else_fn):
     v1 = tuple(out1[i] for i in differ) + ((r1,) if returns else ())
     v2 = tuple(out2[i] for i in differ) + ((r2,) if returns else ())
     t1, t2 = b1.close(_sx.literal(v1)), b2.close(_sx.literal(v2))
-    r = _sx.emit(f"(if {cond.sexpr} {t1} {t2})")
+    r = emit(f"(if {cond.sexpr} {t1} {t2})")
     final = list(out1)
     for k, i in enumerate(differ):
-        final[i] = _rebuild(out1[i], _sx.apply("getitem", r, k))
+        final[i] = _rebuild(out1[i], apply("getitem", r, k))
     _set(slots, final)
     if returns:
-        raise NonLocalReturnValue(_rebuild(r1, _sx.apply("getitem", r, len(differ))))
+        raise NonLocalReturnValue(_rebuild(r1, apply("getitem", r, len(differ))))
     return None
 
 
@@ -162,13 +163,12 @@ def staged_while(cond_fn, body_fn):
 
 
 def staged_for(iterable, body_fn):
-    from .builtins_ import StagedRange
     names, get_state, set_state, restore = _loop_state((body_fn,))
     try:
         if isinstance(iterable, StagedRange):
             _staged_for(iterable, None, lambda item: _body(body_fn, item), get_state, set_state, names)
         else:
-            rng = StagedRange(0, _sx.apply("len", iterable), 1)
+            rng = StagedRange(0, apply("len", iterable), 1)
             _staged_for(rng, None, lambda item: _body(body_fn, item), get_state, set_state, names,
                         iterable)
     finally:

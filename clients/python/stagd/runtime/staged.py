@@ -1,7 +1,19 @@
 # Staged values (Snek's Rep): a symbol of the S-expression being built. Operators on a
 # Staged append a `let` binding to the current builder (sexpr.py) and return a new
-# Staged; plain Python numbers mixed in become literals.
+# Staged; plain Python numbers mixed in become literals. emit/apply are how every staged
+# operation (here, in the runtime's forms and in the client's tensors) binds an
+# expression and gets its Staged symbol.
+from . import indexing
 from . import sexpr as _sx
+
+
+def emit(expr):
+    """Binds `expr` in the current builder; returns the Staged symbol."""
+    return Staged(_sx.current().emit(expr))
+
+
+def apply(op, *args):
+    return emit("(" + op + "".join(" " + _sx.literal(a) for a in args) + ")")
 
 
 def _operand(v):
@@ -12,10 +24,10 @@ def _operand(v):
 
 
 def _op(op, *args):
-    return _sx.apply(op, *[_operand(a) for a in args])
+    return apply(op, *[_operand(a) for a in args])
 
 
-class Staged:
+class Staged(_sx.Symbolic):
     """A value known only when the staged graph runs (see docs/runtime.md)."""
 
     def __init__(self, sexpr):
@@ -57,7 +69,6 @@ class Staged:
     def __gt__(self, o): return _op(">", self, o)
     def __ge__(self, o): return _op(">=", self, o)
     def __getitem__(self, key):
-        from . import indexing
         return indexing.read(_op, self, key)
 
     def __setitem__(self, key, value):
@@ -79,3 +90,10 @@ def check_plain(*values):
         if isinstance(v, Staged):
             raise NotImplementedError("stagd.runtime: staging of Staged values is not "
                                       "implemented for this construct yet")
+
+
+def staged_set_item(x, key, value):
+    """`x[key] = value` on a staged tensor, NumPy basic indexing (indexing.py): a new
+    tensor (graph values are immutable) equal to x except x[key], which becomes value
+    broadcast to it, built from `slice_update`s. The converted code rebinds x."""
+    return indexing.write(_op, x, key, value)

@@ -1,17 +1,26 @@
 /*
- * ad_rules.h — private to graph/ad: the op table's gradient column (gr_grad_rule_of,
- * one rule per op family, ad_rules.c), and the rule switches on the row's kernel code. A rule gets the builder of the backward
- * graph (ad.c), the forward node n and its adjoint g, and adds the adjoints of n's
- * inputs with gr_ad_accum (numbers and tensors) or gr_ad_accum_s (any value: tuples,
- * records, closures' environments; accumulated with `add_grad`). Rules live in
- * ad_rules.c.
+ * ad_internal.h — private to graph/ad: what the transformation (ad.c), the builder
+ * (ad_build.c) and the gradient rules (ad_rules.c) share. One forward/backward pair
+ * under construction (gr_ad); the builder's helpers; the op table's gradient column
+ * (gr_grad_rule_of, one rule per op family). A rule gets the builder, the forward node
+ * n and its adjoint g, and adds the adjoints of n's inputs with gr_ad_accum (numbers
+ * and tensors) or gr_ad_accum_s (any value: tuples, records, closures' environments;
+ * accumulated with `add_grad`); it switches on the row's kernel code.
  */
-#ifndef STAGD_GRAPH_AD_RULES_H
-#define STAGD_GRAPH_AD_RULES_H
+#ifndef STAGD_GRAPH_AD_INTERNAL_H
+#define STAGD_GRAPH_AD_INTERNAL_H
 
 #include "gr_ad.h"
 
-struct ad_state;
+/* Shared by one expansion (possibly nested through grad of grad). */
+typedef struct ad_state {
+  sg_map jmemo;   /* top-level graph → its forward graph ▶F */
+  sg_map active;  /* graph → count of replays in progress (recursion detection) */
+  sg_map loops;   /* state arity → while_loop_N */
+  sg_map prims;   /* op → ▶ wrapper graph */
+  sg_map jinfos;  /* tape node → jinfo (calls, ifs, closures) */
+  bool fvs_dirty;
+} ad_state;
 
 /* One forward/backward pair under construction (ad.c). For the top-level gradient
  * graph fg == g; for a function's forward graph ▶F, g is its backpropagator ◀F. */
@@ -33,7 +42,15 @@ typedef struct gr_grad_rule {
   sg_code (*fn)(gr_ad *c, gr_node *n, gr_node *g);
 } gr_grad_rule;
 
-/* builder helpers for rules (ad.c) */
+/* the builder (ad_build.c), shared by the transformation and the rules */
+gr_node *gr_ad_prim(gr_ad *c, const char *name); /* a constant naming primitive NAME */
+/* an apply of in[0..n) in graph g, located at the grad site */
+gr_node *gr_ad_apply(gr_ad *c, gr_graph *g, gr_node **in, int n);
+bool gr_ad_is_prim(const gr_node *n, const char *name);
+/* whether x takes an adjoint (not a constant, unless a closure's) */
+bool gr_ad_receives(gr_ad *c, const gr_node *x);
+static inline bool gr_ad_in_set(const sg_map *s, const void *p) { return sg_map_get(s, (uintptr_t)p, NULL); }
+static inline void gr_ad_set_add(sg_map *s, const void *p) { sg_map_put(s, (uintptr_t)p, NULL); }
 gr_node *gr_ad_mk(gr_ad *c, const char *op, gr_node *a, gr_node *b); /* b NULL: unary */
 gr_node *gr_ad_mk3(gr_ad *c, const char *op, gr_node *a, gr_node *b, gr_node *d);
 gr_node *gr_ad_mkn(gr_ad *c, const char *op, gr_node **args, int n);
@@ -56,4 +73,4 @@ extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad
  * AD handles itself, optimizer steps). */
 const gr_grad_rule *gr_grad_rule_of(const gr_op *op);
 
-#endif /* STAGD_GRAPH_AD_RULES_H */
+#endif /* STAGD_GRAPH_AD_INTERNAL_H */
