@@ -114,11 +114,11 @@ def test_served_model_runs_from_stagctl(server, device):
 @pytest.mark.parametrize("device", ["cpu", "vulkan:0"])
 def test_served_model_runs_from_the_python_client(server, device):
     c = stagd.Client(server.addr)
-    out = c.run_model("affine", X, device=device)
+    out = stagd.run_model("affine", X, device=device, client=c)
     np.testing.assert_allclose(out, X @ W1 + B1, rtol=1e-6)
     # a model that assigns to its variable: every call starts from the exported value
-    assert c.run_model("counter", 5, device=device) == 15
-    assert c.run_model("counter", 5, device=device) == 15
+    assert stagd.run_model("counter", 5, device=device, client=c) == 15
+    assert stagd.run_model("counter", 5, device=device, client=c) == 15
     c.close()
 
 
@@ -141,7 +141,7 @@ def test_concurrent_calls_are_independent(server):
     def work(k):
         try:
             for i in range(15):
-                results.append((k + i, c.run_model("counter", k + i)))
+                results.append((k + i, stagd.run_model("counter", k + i, client=c)))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 

@@ -1,7 +1,7 @@
 """test_replicas.py — scale-out (docs/deploy.md "Replicas"): three stagd replicas serving
 the same --models DIR behind HAProxy (gRPC over HTTP/2, sessions pinned by hashing
 their stagd-session metadata: deploy/haproxy/stagd.cfg). Many clients run through the
-proxy; one replica is killed mid-run. Staged calls (Client.run_staged, RunModel) carry
+proxy; one replica is killed mid-run. Staged calls (stagd.run_staged, stagd.run_model) carry
 on without an error — the client retries UNAVAILABLE and a replica that lacks the
 content-addressed program stages it again — while the eager sessions that lived on the
 dead replica get a clear NOT_FOUND naming the lost handle, and the other sessions never
@@ -114,9 +114,9 @@ class Worker(threading.Thread):
 
 def staged_body(client, state, i):
     x = np.full((4,), float(i % 7), np.float32)
-    np.testing.assert_array_equal(client.run_staged(PROGRAM, x), x * 2 + 1)
+    np.testing.assert_array_equal(stagd.run_staged(PROGRAM, x, client=client), x * 2 + 1)
     xm = np.full((2, 3), float(i % 5), np.float32)
-    np.testing.assert_allclose(client.run_model("affine", xm), xm @ W, rtol=1e-6)
+    np.testing.assert_allclose(stagd.run_model("affine", xm, client=client), xm @ W, rtol=1e-6)
 
 
 def eager_body(client, state, i):

@@ -52,7 +52,7 @@ def __getattr__(name):
         value = getattr(tensor, name)
     elif name == "Checkpoint":
         from .checkpoint import Checkpoint as value
-    elif name in ("export", "load", "ScalarSpec"):  # exported models (docs/deploy.md)
+    elif name in ("export", "load", "ScalarSpec", "run_model", "run_staged"):  # docs/deploy.md
         from . import exported as module
         value = getattr(module, name)
     else:
@@ -64,7 +64,7 @@ def __getattr__(name):
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
            "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
-           "export", "load", "ScalarSpec",
+           "export", "load", "ScalarSpec", "run_model", "run_staged",
            "rep_fun", "set_element_type", "set_loop_options",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",

@@ -341,46 +341,6 @@ class Client:
                     raise
                 time.sleep(min(0.05 * 2 ** attempt, 1.0))
 
-    def run_model(self, name, *args, version=0, device="", timeout=None):
-        """Runs the exported model `name` the daemon serves (--models DIR; the highest
-        version unless `version` is given) on args (arrays, numbers); returns the result
-        as NumPy arrays / Python values (docs/deploy.md "Models"). Retried on
-        UNAVAILABLE: the call has no state of the client's."""
-        from .tensor import _arg_values, _wrap
-        values, _keep = _arg_values(self, args, device or "cpu")
-        reply = self.call_retrying("RunModel", self.pb2.RunModelRequest(
-            name=name, version=version, args=values, device=device, no_result_json=True),
-            timeout=timeout)
-        return _wrap(reply.result, self)
-
-    def run_staged(self, sexpr, *args, entry="", device="", timeout=None):
-        """Runs a staged program (S-expression text) on args given by value and returns
-        the result as NumPy arrays / Python values. The program is staged once; a daemon
-        that does not have it (another replica, a restart, its cache's eviction) answers
-        NOT_FOUND and it is staged there again — programs are content-addressed, so every
-        replica gives it the same id — and UNAVAILABLE is retried (docs/deploy.md
-        "Replicas")."""
-        from .tensor import _arg_values, _wrap
-        key = (sexpr, entry)
-        staged = self.__dict__.setdefault("_staged_ids", {})
-
-        def stage():
-            staged[key] = self.call_retrying("Stage", {"sexpr": sexpr, "entry": entry},
-                                             timeout=timeout).graph_id
-            return staged[key]
-
-        values, _keep = _arg_values(self, args, device or "cpu")
-        req = self.pb2.ExecuteRequest(graph_id=staged.get(key) or stage(), entry=entry,
-                                      args=values, device=device, no_result_json=True)
-        try:
-            reply = self.call_retrying("Execute", req, timeout=timeout)
-        except NotFound as e:
-            if "no staged graph" not in str(e):
-                raise
-            req.graph_id = stage()
-            reply = self.call_retrying("Execute", req, timeout=timeout)
-        return _wrap(reply.result, self)
-
     def list_models(self, name="", timeout=None):
         """ListModelsReply: the models the daemon serves and their versions."""
         return self.call("ListModels", {"name": name}, timeout=timeout)

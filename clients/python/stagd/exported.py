@@ -31,6 +31,8 @@ import shutil
 import tempfile
 import time
 
+from .client import NotFound, default_client
+
 FORMAT = "stagd-model"
 FORMAT_VERSION = 1
 FILES = ("program.sexpr", "signature.json", "variables.npz")
@@ -210,8 +212,7 @@ class LoadedModel:
 
     def client(self):
         if self._client is None:
-            from . import _client
-            self._client = _client()
+            self._client = default_client()
         return self._client
 
     @property
@@ -239,7 +240,6 @@ class LoadedModel:
         return self._graph_id
 
     def __call__(self, *args):
-        from .client import NotFound
         from .tensor import _arg_values, _wrap, current_device
         if len(args) != len(self.inputs):
             raise TypeError(f"stagd.load: model {self.manifest.get('name')} takes "
@@ -267,3 +267,47 @@ class LoadedModel:
 def load(path, client=None):
     """The exported model version at path (a directory stagd.export wrote), callable."""
     return LoadedModel(path, client)
+
+
+def run_model(name, *args, version=0, device="", client=None, timeout=None):
+    """Runs the exported model `name` a daemon serves (--models DIR; the highest version
+    unless `version` is given) on args (arrays, numbers) and returns the result as NumPy
+    arrays / Python values. Retried on UNAVAILABLE (Client.call_retrying): the call
+    carries no state of the client's."""
+    from .tensor import _arg_values, _wrap
+    client = client or default_client()
+    values, _keep = _arg_values(client, args, device or "cpu")
+    reply = client.call_retrying("RunModel", client.pb2.RunModelRequest(
+        name=name, version=version, args=values, device=device, no_result_json=True),
+        timeout=timeout)
+    return _wrap(reply.result, client)
+
+
+def run_staged(sexpr, *args, entry="", device="", client=None, timeout=None):
+    """Runs a staged program (S-expression text) on args given by value and returns the
+    result as NumPy arrays / Python values. The program is staged once per client; a
+    daemon that does not have it (another replica, a restart, its cache's eviction)
+    answers NOT_FOUND and it is staged there again — programs are content-addressed, so
+    every replica gives it the same id — and UNAVAILABLE is retried (docs/deploy.md
+    "Replicas")."""
+    from .tensor import _arg_values, _wrap
+    client = client or default_client()
+    key = (sexpr, entry)
+    staged = client.__dict__.setdefault("_staged_ids", {})
+
+    def stage():
+        staged[key] = client.call_retrying("Stage", {"sexpr": sexpr, "entry": entry},
+                                           timeout=timeout).graph_id
+        return staged[key]
+
+    values, _keep = _arg_values(client, args, device or "cpu")
+    req = client.pb2.ExecuteRequest(graph_id=staged.get(key) or stage(), entry=entry,
+                                    args=values, device=device, no_result_json=True)
+    try:
+        reply = client.call_retrying("Execute", req, timeout=timeout)
+    except NotFound as e:
+        if "no staged graph" not in str(e):
+            raise
+        req.graph_id = stage()
+        reply = client.call_retrying("Execute", req, timeout=timeout)
+    return _wrap(reply.result, client)
