@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # install.cmake — what `cmake --install` (and so `cpack -G DEB`) puts where, under
 # CMAKE_INSTALL_PREFIX (docs/deploy.md "Install"):
 #   bin/stagd, bin/stagctl                      the daemon and the command line

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # package.cmake — `cpack -G DEB` from a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr (scripts/package-deb.sh does it all): a Debian package
 # whose dependencies dpkg-shlibdeps reads off the linked Debian runtime libraries, plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * log.c — leveled logging to stderr (as text, or one JSON object per line) and clocks.
  * Each line is written with a single fwrite under the stream lock, so lines from

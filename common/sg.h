@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sg.h — the public API of common/, the library every other folder builds on.
  *

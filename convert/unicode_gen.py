@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """unicode_gen.py — Unicode tables for the Python front end, from unicodedata.
 
 Usage: unicode_gen.py OUTDIR   (writes OUTDIR/py_unicode_gen.c, in the build tree)

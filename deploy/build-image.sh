@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # build-image.sh — builds the stagd container image with no registry at all
 # (docs/deploy.md "Container image"):
 #   1. a Debian 12 base image from the Debian mirror with mmdebstrap, imported with

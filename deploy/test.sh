@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh — what of the deployment a machine without a cluster can test (docs/deploy.md
 # "Testing the deployment"), part by part, each timed:
 #   manifests  kubectl kustomize renders every overlay of deploy/k8s; yamllint is clean;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # install-deps.sh — installs every Debian package stagd needs to build, test and run.
 # Idempotent and non-interactive: packages already present are not fetched again.
 # Needs root (or sudo) on Debian 12.

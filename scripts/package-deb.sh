@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # package-deb.sh — builds the Debian package: a release build installed under /usr
 # (build-deb/), the VS Code extension's .vsix when npm is there, then `cpack -G DEB`.
 # Prints the path of the .deb (build-deb/stagd_VERSION_ARCH.deb). docs/deploy.md "Install".

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh — the README's test command: installs what is needed, builds with
 # -Werror and ASan/UBSan, and runs every test (ctest: C unit tests and conformance
 # suites; pytest: integration tests against the real daemon).

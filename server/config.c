@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * config.c — the daemon's configuration: one option table read from three sources.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.h — private to server/: the eager handlers (Put, EagerOp, Fetch, Release) and
  * the stagd.v1.Value ↔ gr_value conversions Execute shares with them (eager.c), and

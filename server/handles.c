@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * handles.c — the tensor handle store: eager clients keep tensors (and variables) in
  * the daemon and name them by id. Each handle belongs to a device ("cpu",

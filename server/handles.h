@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * handles.h — the daemon's tensor handle store (private to server/): values that stay
  * in the daemon between requests, named by ids the eager clients hold. See handles.c.

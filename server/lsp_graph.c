@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_graph.c — the custom request stagd/graph: the staged graph of one function of
  * an open document.

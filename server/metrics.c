@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * metrics.c — the daemon's metrics in the Prometheus text exposition format (0.0.4),
  * rendered fresh for each scrape from the counters the service keeps anyway: requests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * metrics.h — private to server/: what the Prometheus endpoint (--metrics-listen)
  * reads and how it serves it (docs/daemon.md "Metrics").

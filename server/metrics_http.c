@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * metrics_http.c — the --metrics-listen endpoint: GET /metrics answers the Prometheus
  * exposition (metrics.c). HTTP is libmicrohttpd's (Debian's libmicrohttpd12): its own

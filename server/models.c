@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * models.c — exported models served by name (--models DIR; docs/deploy.md "Models").
  *
@@ -445,10 +446,10 @@ void sv_models_rescan(sv_models *m) {
     uint64_t t0 = sg_now_ns();
     model_version *v = load_version(f->path, f->name, f->version, &err);
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < m->failed.len; i++) /* a new manifest: forget the old failure */
+    for (size_t i = m->failed.len; i-- > 0;) /* a new manifest: forget the old failure */
       if (!strcmp(m->failed.data[i].path, f->path)) {
         free(m->failed.data[i].path);
-        m->failed.data[i--] = m->failed.data[--m->failed.len];
+        m->failed.data[i] = m->failed.data[--m->failed.len];
       }
     if (v) {
       sg_vec_push(&m->versions, v);

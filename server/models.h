@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * models.h — private to server/: exported models served by name (--models DIR;
  * docs/deploy.md "Models"). models.c loads every DIR/NAME/VERSION/ that stagd.export

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * npz.c — reads the checkpoint format (a NumPy .npz archive: a zip of .npy files, as
  * stagd.Checkpoint and stagd.export write it) into tensors, for exported models.

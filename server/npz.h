@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * npz.h — private to server/: NumPy .npz archives (the checkpoint format) as tensors,
  * for the variables of exported models (npz.c).

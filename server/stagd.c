@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stagd.c — the daemon's main(): reads the configuration, starts the service, the
  * worker pool and the transports, and runs the libuv loop that owns signals,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sv.h — the public API of server/: configuration, the service layer and the
  * transports that expose it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """setup.py — the one build step pyproject.toml cannot declare: protoc compiles the API
 (../../proto/stagd.proto, health.proto) into stagd/_generated/ of the built package.
 protoc is Debian's protobuf-compiler (or any `protoc` on PATH)."""

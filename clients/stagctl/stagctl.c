@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stagctl.c — the stagd command line. Each command builds one request message,
  * calls the service (in-process with --local, else over gRPC) and prints the reply:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sexpr_print.c — prints sx trees back as text that sx_read accepts unchanged, and
  * the shared float formatting (shortest form that round-trips, always with a '.',

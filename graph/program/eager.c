@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.c — boxed values (gr_value, gr.h) and the eager path: one primitive of the op
  * table run on boxed arguments, outside any graph. The daemon's tensor handles

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr.h — the public API of graph/ (what the daemon and tools include), implemented by
  * graph/program on top of the subsystems (docs/design.md "graph/"): stage staged

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * program.c — the public API (gr.h): staging (read → lower → AD → infer → optimize →
  * infer → compile → id), execution with JSON values, dumps, and the thread-safe

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """conftest.py — pytest fixtures that run the REAL stagd for the integration tests.
 
 The daemon is $STAGD_BIN, else build/server/stagd; stagctl is $STAGCTL_BIN, else

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """harness.py — helpers for the integration tests: start the real stagd, talk gRPC, and
 frame LSP messages over a child's pipes or a TCP socket. Every wait has a timeout so a
 daemon bug fails a test instead of hanging the suite.

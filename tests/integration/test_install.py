@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_install.py — installing stagd (docs/deploy.md "Install"): `cmake --install` of the
 build that made $STAGD_BIN into a fresh prefix, then everything run from there (the
 daemon, stagctl, the configuration file, the systemd unit, the man pages, the Python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_metrics.py — `stagd --metrics-listen ADDR` (GET /metrics, Prometheus text, every
 name prefixed stagd_) and `--log-format json` (docs/daemon.md "Metrics", "Logs"): the
 counters move with real requests, `promtool check metrics` accepts the exposition, and a

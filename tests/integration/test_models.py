@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_models.py — exported models served by name (docs/deploy.md "Models"): a client
 exports staged functions with Variables (stagd.export), another daemon started with
 --models DIR serves them (RunModel, ListModels) to other clients — stagctl run-model and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_replicas.py — scale-out (docs/deploy.md "Replicas"): three stagd replicas serving
 the same --models DIR behind HAProxy (gRPC over HTTP/2, sessions pinned by hashing
 their stagd-session metadata: deploy/haproxy/stagd.cfg). Many clients run through the

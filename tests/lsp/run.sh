@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — editor-integration tests: builds, unit-tests and packages the VS Code
 # extension (clients/vscode → stagd.vsix), then runs the LSP protocol tests
 # (vscode-jsonrpc, raw frames, TCP) and the headless Neovim test against the

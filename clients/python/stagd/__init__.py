@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """stagd — the Python client of the stagd daemon.
 
     import stagd

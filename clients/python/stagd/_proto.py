@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_proto.py — finds (or makes) the generated protobuf modules `stagd_pb2` and `health_pb2`.
 
 Lookup order:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """client.py — the gRPC client of a stagd daemon: `Client` and the `StagdError` family.
 
 A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`. Every method of the

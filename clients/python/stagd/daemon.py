@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """daemon.py — starts and stops a private local `stagd` for this Python process.
 
 The binary (find_binary), first found of:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """exported.py — `stagd.export(fn, path, *example_args_or_specs)` writes a staged function as
 a model version directory that any daemon can serve by name (`stagd --models DIR` serves
 DIR/NAME/VERSION/) and `stagd.load(path)` reads back. See docs/deploy.md "Models".

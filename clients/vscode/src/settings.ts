@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * settings.ts — the extension's settings (`stagd.path`, `stagd.address`,
  * `stagd.style`, `stagd.python`) read into a typed value, and how they decide the way the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate.mjs — checks rendered Kubernetes manifests against the API schemas of
 // npm's kubernetes-models (the OpenAPI schemas of Kubernetes 1.3x): every object must be
 // a kind the API knows at its apiVersion and match its schema (types, required fields,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graph.test.ts — stagd/graph through vscode-jsonrpc against the real daemon: the
  * function named (or under a position) is converted, staged by the Python helper
