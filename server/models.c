@@ -224,6 +224,20 @@ static sg_code parse_signature(model_version *v, const char *sig_path, const cha
   return rc;
 }
 
+/* Whether tensor t has the dtype and shape capture c of signature.json declares. */
+static bool capture_matches(const cJSON *c, const kn_tensor *t) {
+  const char *dtype = json_str(c, "dtype");
+  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(c, "shape");
+  if (!dtype || strcmp(dtype, kn_dtype_name(t->dtype)) != 0 || !cJSON_IsArray(shape) ||
+      cJSON_GetArraySize(shape) != t->ndim)
+    return false;
+  for (int i = 0; i < t->ndim; i++) {
+    const cJSON *d = cJSON_GetArrayItem(shape, i);
+    if (!cJSON_IsNumber(d) || d->valuedouble != (double)t->shape[i]) return false;
+  }
+  return true;
+}
+
 /* The captures' values from variables.npz, checked against signature.json. */
 static sg_code load_captures(model_version *v, const cJSON *caps, const char *npz_path, sg_error *err) {
   sv_npz z;
@@ -241,6 +255,20 @@ static sg_code load_captures(model_version *v, const cJSON *caps, const char *np
     kn_tensor *t = sv_npz_find(&z, name);
     if (!t) {
       rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: no array '%s' (signature.json names it)", npz_path, name);
+      break;
+    }
+    if (!capture_matches(c, t)) {
+      sg_buf want = SG_BUF_INIT, got = SG_BUF_INIT;
+      const cJSON *d;
+      cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(c, "shape"))
+          sg_buf_printf(&want, "%s%g", want.len ? "," : "", cJSON_IsNumber(d) ? d->valuedouble : -1.0);
+      for (int i = 0; i < t->ndim; i++) sg_buf_printf(&got, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+      const char *wd = json_str(c, "dtype");
+      rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: array '%s' must be %s [%s] as signature.json says, got %s [%s]",
+                        npz_path, name, wd ? wd : "?", want.data ? want.data : "", kn_dtype_name(t->dtype),
+                        got.data ? got.data : "");
+      sg_buf_free(&want);
+      sg_buf_free(&got);
       break;
     }
     model_capture *mc = &v->caps[v->n_caps++];

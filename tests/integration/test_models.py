@@ -242,3 +242,38 @@ def test_metrics_count_models(start_daemon, models_dir):
     text = urllib.request.urlopen(url, timeout=10).read().decode()
     assert "\nstagd_models 2\n" in text and "\nstagd_model_versions 2\n" in text
     assert "\nstagd_model_loads_total 2\n" in text and "\nstagd_model_load_errors_total 0\n" in text
+
+
+def _rehash(version_dir):
+    """Rewrites manifest.json's hashes for the files as they are now (a crafted export)."""
+    from stagd import exported
+    files = {name: (version_dir / name).read_bytes() for name in exported.FILES}
+    manifest = json.loads((version_dir / "manifest.json").read_text())
+    manifest["content_hash"] = exported.content_hash(files)
+    (version_dir / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("array, message", [
+    (np.asfortranarray(W1), "Fortran-ordered arrays are not read"),
+    (W1.astype(np.complex64), "dtype is not one of bool, int32, int64, float16, float32, float64"),
+    (W1[:2], "must be float32 [3,2] as signature.json says, got float32 [2,2]"),
+])
+def test_bad_variables_are_refused_with_the_reason(models_dir, tmp_path, array, message):
+    root = tmp_path / "models"
+    shutil.copytree(models_dir / "affine", root / "affine")
+    v = root / "affine/1"
+    sig = json.loads((v / "signature.json").read_text())
+    with np.load(v / "variables.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays[sig["captures"][0]["name"]] = array
+    with open(v / "variables.npz", "wb") as fh:
+        np.savez(fh, **arrays)
+    _rehash(v)
+    d = harness.Daemon(["--listen", "127.0.0.1:0", "--models", str(root)])
+    try:
+        found = d.log.wait_for(re.compile(r"model affine version 1 not loaded: (.*)"), 10)
+        assert found and message in found[0].group(1), d.log.text()
+        res = _run_model(d.addr, "affine", "--args", json.dumps([X.tolist()]), check=False)
+        assert res.returncode == 1 and "no model named 'affine'" in res.stderr
+    finally:
+        assert d.terminate() == 0
