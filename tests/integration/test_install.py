@@ -174,3 +174,15 @@ def test_stagd_bin_wins_over_the_other_places(venv, prefix, tmp_path):
 def test_python_package_version_is_the_project_version():
     text = (REPO / "clients/python/pyproject.toml").read_text()
     assert re.search(r'^version = "(\S+)"', text, re.M).group(1) == _cmake_version()
+
+
+def test_a_checkout_runs_its_own_build_before_path(prefix):
+    """The checkout's client finds the checkout's build (build-release/, then build/), not
+    an installed stagd on PATH: the README's snippet after `scripts/demo.sh`."""
+    code = "import stagd.daemon as d; print(d.find_binary())"
+    env = _clean_env(PATH=f"{prefix / 'bin'}:/usr/bin:/bin", PYTHONPATH=str(REPO / "clients/python"))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/",
+                         env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    builds = [REPO / b / "server/stagd" for b in ("build-release", "build")]
+    assert res.stdout.strip() == str(next(b for b in builds if os.access(b, os.X_OK)))

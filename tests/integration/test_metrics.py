@@ -97,6 +97,24 @@ def test_metrics_count_handles_sessions_and_vulkan_traffic(start_daemon):
     assert s["stagd_sessions"] == 1
     assert s["stagd_vulkan_uploads_total"] >= 1 and s["stagd_vulkan_upload_bytes_total"] >= 1024
     assert s["stagd_vulkan_resident_bytes"] >= 1024
+    # a staged run on the device: submissions, dispatches, a download; an error that only
+    # the CPU kernel reports (max of an empty tensor) is a CPU fallback
+    staged = _call(d.addr, "Stage", pb2.StageRequest(sexpr="(def f (a) (max a))"), pb2.StageReply)
+    reply = _call(d.addr, "Execute", pb2.ExecuteRequest(graph_id=staged.graph_id, args_json="[[1.0, 3.0, 2.0]]",
+                                                        device="vulkan:0"), pb2.ExecuteReply)
+    assert json.loads(reply.result_json)["data"] == [3.0]
+    with pytest.raises(grpc.RpcError) as e:
+        empty = pb2.Value(tensor=pb2.Tensor(dtype=pb2.DTYPE_FLOAT32, shape=[0], data=b""))
+        _call(d.addr, "Execute", pb2.ExecuteRequest(graph_id=staged.graph_id, args=[empty], device="vulkan:0"),
+              pb2.ExecuteReply)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    after = _samples(_get(d.metrics_url)[2])
+    assert after["stagd_vulkan_requests_total"] >= s["stagd_vulkan_requests_total"] + 2
+    assert after["stagd_vulkan_submissions_total"] > s["stagd_vulkan_submissions_total"]
+    assert after["stagd_vulkan_dispatches_total"] > s["stagd_vulkan_dispatches_total"]
+    assert after["stagd_vulkan_downloads_total"] > s["stagd_vulkan_downloads_total"]
+    assert after["stagd_cpu_fallbacks_total"] == s["stagd_cpu_fallbacks_total"] + 1
+    assert after['stagd_requests_total{method="Execute",code="INVALID_ARGUMENT"}'] == 1
 
 
 def test_metrics_endpoint_answers_only_get_metrics(start_daemon):

@@ -35,9 +35,10 @@ _lock = threading.Lock()
 def beside_package():
     """The places a stagd binary installed with this package would be (in order)."""
     here = Path(__file__).resolve().parent
-    places = [up / "bin" / "stagd" for up in here.parents[:4]]  # PREFIX/lib/python3/dist-packages/stagd
-    places += [REPO_ROOT / b / "server" / "stagd" for b in ("build-release", "build")]
-    return places
+    if here == REPO_ROOT / "clients" / "python" / "stagd" and (REPO_ROOT / "proto" / "stagd.proto").is_file():
+        # a checkout: its own builds (never /bin/stagd, which merged /usr makes /usr/bin)
+        return [REPO_ROOT / b / "server" / "stagd" for b in ("build-release", "build")]
+    return [up / "bin" / "stagd" for up in here.parents[:4]]  # PREFIX/lib/python3/dist-packages/stagd
 
 
 def _executable(path):
