@@ -2,7 +2,7 @@
 # install.cmake — what `cmake --install` (and so `cpack -G DEB`) puts where, under
 # CMAKE_INSTALL_PREFIX (docs/deploy.md "Install"):
 #   bin/stagd, bin/stagctl                      the daemon and the command line
-#   lib/python3/dist-packages/stagd/            the Python client, with its generated
+#   lib/python3*/*-packages/stagd/              the Python client, with its generated
 #                                                protobuf modules (stagd/_generated/)
 #   share/man/man1/stagd.1, stagctl.1           made from the --help tables (help2man)
 #   lib/systemd/system/stagd.service            the service unit (DynamicUser, hardened)
@@ -11,19 +11,46 @@
 #   share/doc/stagd/                            README, LICENSE, NOTICE, copyright
 include(GNUInstallDirs)
 
-set(STAGD_PYTHON_INSTALL_DIR "lib/python3/dist-packages" CACHE STRING
-    "Where the Python package goes, relative to the prefix (Debian's dist-packages layout)")
-
 install(TARGETS stagd stagctl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The Python client: the sources, then the generated message modules inside it, so the
-# installed package imports them without protoc (clients/python/stagd/_proto.py).
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/clients/python/stagd DESTINATION ${STAGD_PYTHON_INSTALL_DIR}
-        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
-if(TARGET python_proto)
-  install(FILES ${CMAKE_BINARY_DIR}/python/stagd_gen/stagd_pb2.py ${CMAKE_BINARY_DIR}/python/stagd_gen/health_pb2.py
-          DESTINATION ${STAGD_PYTHON_INSTALL_DIR}/stagd/_generated)
+# installed package imports them without protoc (clients/python/stagd/_proto.py). It goes
+# where Debian's python3 (the one the LSP graph helper and notebooks run) imports it from,
+# decided at install time (`cmake --install --prefix` may change the prefix):
+#   a build configured for /usr (the .deb, the image), or --prefix /usr: lib/python3/dist-packages
+#   --prefix /usr/local (the default):  lib/python3.X/dist-packages
+#   any other prefix:                   lib/python3.X/site-packages (the user site for ~/.local)
+# -DSTAGD_PYTHON_DIR=lib/... fixes it instead.
+set(STAGD_PYTHON_DIR "" CACHE STRING
+    "Where the Python package goes, relative to the prefix (empty: chosen by the prefix)")
+find_program(STAGD_INSTALL_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(STAGD_INSTALL_PYTHON NAMES python3)
+set(py_xy 3)
+if(STAGD_INSTALL_PYTHON)
+  execute_process(COMMAND ${STAGD_INSTALL_PYTHON} -c "import sys; print('%d.%d' % sys.version_info[:2])"
+                  OUTPUT_VARIABLE py_xy OUTPUT_STRIP_TRAILING_WHITESPACE)
 endif()
+set(py_generated "")
+if(TARGET python_proto)
+  set(py_generated "${CMAKE_BINARY_DIR}/python/stagd_gen/stagd_pb2.py;${CMAKE_BINARY_DIR}/python/stagd_gen/health_pb2.py")
+endif()
+install(CODE "
+  set(py_dir \"${STAGD_PYTHON_DIR}\")
+  if(NOT py_dir)
+    if(\"${CMAKE_INSTALL_PREFIX}\" STREQUAL \"/usr\" OR CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      set(py_dir lib/python3/dist-packages)
+    elseif(CMAKE_INSTALL_PREFIX STREQUAL \"/usr/local\")
+      set(py_dir lib/python${py_xy}/dist-packages)
+    else()
+      set(py_dir lib/python${py_xy}/site-packages)
+    endif()
+  endif()
+  file(INSTALL \"${CMAKE_SOURCE_DIR}/clients/python/stagd\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${py_dir}\"
+       PATTERN __pycache__ EXCLUDE PATTERN *.pyc EXCLUDE)
+  if(NOT \"${py_generated}\" STREQUAL \"\")
+    file(INSTALL ${py_generated} DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${py_dir}/stagd/_generated\")
+  endif()
+")
 
 # Man pages from the programs' own --help (so they never disagree with it).
 find_program(HELP2MAN help2man)

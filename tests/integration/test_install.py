@@ -44,6 +44,11 @@ def prefix(tmp_path_factory):
     return root
 
 
+# Where the install puts the Python package for a prefix other than /usr and /usr/local:
+# the standard layout, the user site of Debian's python3 for ~/.local (cmake/install.cmake).
+SITE = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+
+
 def _clean_env(**extra):
     """No STAGD_*, no PYTHONPATH, a PATH without any stagd: only what is installed."""
     env = harness.base_env()
@@ -60,9 +65,9 @@ def test_install_lays_out_the_prefix(prefix):
     for rel in ("share/man/man1/stagd.1", "share/man/man1/stagctl.1",
                 "lib/systemd/system/stagd.service", "etc/stagd/stagd.conf",
                 "share/doc/stagd/LICENSE", "share/doc/stagd/NOTICE", "share/doc/stagd/copyright",
-                "lib/python3/dist-packages/stagd/__init__.py",
-                "lib/python3/dist-packages/stagd/_generated/stagd_pb2.py",
-                "lib/python3/dist-packages/stagd/_generated/health_pb2.py"):
+                f"{SITE}/stagd/__init__.py",
+                f"{SITE}/stagd/_generated/stagd_pb2.py",
+                f"{SITE}/stagd/_generated/health_pb2.py"):
         assert (prefix / rel).is_file(), rel
     # the man pages are the programs' --help: every option is there
     stagd_man = (prefix / "share/man/man1/stagd.1").read_text()
@@ -103,7 +108,7 @@ def test_systemd_unit_verifies(prefix, tmp_path):
 
 
 def test_installed_python_package_starts_the_installed_daemon(prefix):
-    site = prefix / "lib/python3/dist-packages"
+    site = prefix / SITE
     code = textwrap.dedent("""
         import stagd, stagd._proto as p
         c = stagd.connect(autostart=True)
@@ -186,3 +191,19 @@ def test_a_checkout_runs_its_own_build_before_path(prefix):
     assert res.returncode == 0, res.stderr
     builds = [REPO / b / "server/stagd" for b in ("build-release", "build")]
     assert res.stdout.strip() == str(next(b for b in builds if os.access(b, os.X_OK)))
+
+
+@pytest.mark.parametrize("prefix_arg, site", [
+    ("/usr", "usr/lib/python3/dist-packages"),
+    ("/usr/local", f"usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/dist-packages"),
+])
+def test_python_package_goes_where_debians_python_reads_it(prefix_arg, site, tmp_path):
+    """--prefix /usr and /usr/local (staged through DESTDIR): the package lands in a
+    directory on Debian's python3's sys.path, so the LSP graph helper imports it."""
+    env = dict(os.environ, DESTDIR=str(tmp_path))
+    res = subprocess.run(["cmake", "--install", str(_build_dir()), "--prefix", prefix_arg],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (tmp_path / site / "stagd/_generated/stagd_pb2.py").is_file(), res.stdout
+    assert f"/{site}" in subprocess.run(["/usr/bin/python3", "-c", "import sys; print(sys.path)"],
+                                        capture_output=True, text=True).stdout

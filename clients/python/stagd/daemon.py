@@ -38,7 +38,7 @@ def beside_package():
     if here == REPO_ROOT / "clients" / "python" / "stagd" and (REPO_ROOT / "proto" / "stagd.proto").is_file():
         # a checkout: its own builds (never /bin/stagd, which merged /usr makes /usr/bin)
         return [REPO_ROOT / b / "server" / "stagd" for b in ("build-release", "build")]
-    return [up / "bin" / "stagd" for up in here.parents[:4]]  # PREFIX/lib/python3/dist-packages/stagd
+    return [up / "bin" / "stagd" for up in here.parents[:4]]  # PREFIX/lib/python3*/*-packages/stagd
 
 
 def _executable(path):
