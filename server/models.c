@@ -454,7 +454,9 @@ void sv_models_rescan(sv_models *m) {
       continue;
     }
     SG_INFO(0, "model %s version %lld removed (%s is gone)", v->name, (long long)v->version, v->path);
-    m->versions.data[i] = m->versions.data[--m->versions.len];
+    /* keep the order (by name, highest version first): lookups and counts rely on it */
+    memmove(&m->versions.data[i], &m->versions.data[i + 1], (m->versions.len - i - 1) * sizeof *m->versions.data);
+    m->versions.len--;
     version_release(v);
   }
   pthread_mutex_unlock(&m->lock);

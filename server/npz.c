@@ -94,12 +94,12 @@ static sg_code parse_npy(const uint8_t *p, size_t n, const char *path, const cha
   free(h);
   if (rc) return rc;
   if (kn_check_shape(ndim, shape, err) != SG_OK) return err->code;
-  kn_tensor *t = kn_tensor_new(dt, ndim, shape);
-  size_t bytes = (size_t)t->size * kn_dtype_size(dt);
-  if (bytes != n - off - hlen) {
-    kn_tensor_release(t);
+  int64_t elems = 1; /* within KN_MAX_ELEMENTS: kn_check_shape */
+  for (int i = 0; i < ndim; i++) elems *= shape[i];
+  size_t bytes = (size_t)elems * kn_dtype_size(dt);
+  if (bytes != n - off - hlen) /* checked before allocating what the header claims */
     return bad(err, path, member, "data size does not match the header's dtype and shape");
-  }
+  kn_tensor *t = kn_tensor_new(dt, ndim, shape);
   memcpy(t->data, p + off + hlen, bytes);
   *out = t;
   return SG_OK;

@@ -7,12 +7,14 @@ is picked up while serving and a removed one goes; a damaged version is refused 
 logged error while the others serve; concurrent calls are independent; stagd.load runs
 an export in any daemon; every bad request gets a clear error.
 """
+import io
 import json
 import re
 import shutil
 import subprocess
 import threading
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -168,6 +170,18 @@ def test_new_version_is_picked_up_while_serving(exporter, server, models_dir, tm
         np.testing.assert_allclose(_tensor(latest), X @ w2 + B1, rtol=1e-6)
         first = _run_model(d.addr, "affine", "--version", "1", "--args", json.dumps([X.tolist()]))
         np.testing.assert_allclose(_tensor(first), X @ W1 + B1, rtol=1e-6)
+        # a third version, then removed: the highest left (2) answers, never an older one
+        stagd.export(_affine(W1 * 3, B1), root / "affine/3", stagd.TensorSpec((None, 3), "float32"))
+        d.log.wait_for(re.compile(r"model affine version 3 loaded"), 30)
+        shutil.rmtree(root / "affine/3")
+        d.log.wait_for(re.compile(r"model affine version 3 removed"), 30)
+        latest = _run_model(d.addr, "affine", "--args", json.dumps([X.tolist()]))
+        np.testing.assert_allclose(_tensor(latest), X @ w2 + B1, rtol=1e-6)
+        listed = subprocess.run([harness.stagctl_bin(), "--addr", d.addr, "models"], capture_output=True,
+                                text=True, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        models = json.loads(listed.stdout)["models"]
+        assert [(m["name"], [v["version"] for v in m["versions"]]) for m in models] == [("affine", ["2", "1"])]
         shutil.rmtree(root / "affine/2")
         d.log.wait_for(re.compile(r"model affine version 2 removed"), 30)
         res = _run_model(d.addr, "affine", "--version", "2", "--args", "[]", check=False)
@@ -253,10 +267,24 @@ def _rehash(version_dir):
     (version_dir / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _npy_bytes(header, data):
+    """An .npy member written by hand (version 1.0): what a damaged or crafted file holds."""
+    h = header.encode()
+    h += b" " * (-(len(h) + 11) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + data
+
+
 @pytest.mark.parametrize("array, message", [
     (np.asfortranarray(W1), "Fortran-ordered arrays are not read"),
     (W1.astype(np.complex64), "dtype is not one of bool, int32, int64, float16, float32, float64"),
     (W1[:2], "must be float32 [3,2] as signature.json says, got float32 [2,2]"),
+    (_npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (134217728, 2), }", W1.tobytes()),
+     "data size does not match the header's dtype and shape"),
+    (_npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", W1.tobytes()[:-4]),
+     "data size does not match the header's dtype and shape"),
+    (_npy_bytes("{'descr': '<f4', 'shape': (3, 2), }", W1.tobytes()),
+     "an .npy header without descr, fortran_order and shape"),
+    (b"\x93NUMPY\x01\x00\xff\x00{'descr'", "truncated .npy header"),
 ])
 def test_bad_variables_are_refused_with_the_reason(models_dir, tmp_path, array, message):
     root = tmp_path / "models"
@@ -265,9 +293,19 @@ def test_bad_variables_are_refused_with_the_reason(models_dir, tmp_path, array, 
     sig = json.loads((v / "signature.json").read_text())
     with np.load(v / "variables.npz") as z:
         arrays = {k: z[k] for k in z.files}
-    arrays[sig["captures"][0]["name"]] = array
-    with open(v / "variables.npz", "wb") as fh:
-        np.savez(fh, **arrays)
+    name = sig["captures"][0]["name"]
+    if isinstance(array, bytes):  # raw .npy bytes, stored as that member
+        with zipfile.ZipFile(v / "variables.npz", "w") as zf:
+            for k, a in arrays.items():
+                if k != name:
+                    buf = io.BytesIO()
+                    np.save(buf, a)
+                    zf.writestr(k + ".npy", buf.getvalue())
+            zf.writestr(name + ".npy", array)
+    else:
+        arrays[name] = array
+        with open(v / "variables.npz", "wb") as fh:
+            np.savez(fh, **arrays)
     _rehash(v)
     d = harness.Daemon(["--listen", "127.0.0.1:0", "--models", str(root)])
     try:
