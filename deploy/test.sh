@@ -88,10 +88,13 @@ part_image() {
   podman healthcheck run "$name" >/dev/null 2>&1 || { echo "the image's health check failed" >&2; return 1; }
   echo "health check (grpc.health.v1 through stagctl in the container): healthy"
   "$stagctl" --addr "127.0.0.1:$port" devices | grep -E '"(name|description)"'
-  podman logs "$name" 2>&1 | head -3
+  podman logs "$name" 2>&1 | sed -n 1,3p   # sed reads it all: head would SIGPIPE podman (pipefail)
   printf '(def f (x) (+ (* x 2.0) 1.0))\n' > "/tmp/$name.sexp"
-  echo "staged run: $("$stagctl" --addr "127.0.0.1:$port" run "/tmp/$name.sexp" --args '[[1.0, 2.0, 3.0]]')"
+  local out
+  out=$("$stagctl" --addr "127.0.0.1:$port" run "/tmp/$name.sexp" --args '[[1.0, 2.0, 3.0]]' --device vulkan:0)
   rm -f "/tmp/$name.sexp"
+  echo "staged run on vulkan:0: $out"
+  [ "$out" = '{"dtype":"float32","shape":[3],"data":[3.0,5.0,7.0]}' ] || { echo "a wrong result" >&2; return 1; }
   curl -fsS "http://127.0.0.1:$mport/metrics" | grep '^stagd_requests_total{method="Execute",code="OK"}'
   podman stop -t 30 "$name" >/dev/null 2>&1
   local rc
