@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * error.c — status-code and reason names and the sg_error object: a code, a message,
  * an optional source location (formatted the way compilers print diagnostics) and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_cflow.c — the control-flow pass (AutoGraph §7.2; Snek Figure 3 with --style
  * snek): `if` / `while` / `for` become nested functions plus a runtime call. The

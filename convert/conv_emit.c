@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_emit.c — writes converted statements as Python source, one statement per line,
  * recording for each line the original line / column it came from (the source map).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_expr.c — the statement- and expression-level passes of AutoGraph §7.2 that need
  * no control-flow restructuring: directives, assert, lists (literals, append, pop),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_main.c — py_convert: parse, pick the functions to convert (module-level
  * functions and methods of module-level classes, or the one --function names), check

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_priv.h — private state shared by the converter files (conv_*.c): the
  * conversion context, AST builders for generated code, a growable statement list,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_util.c — helpers of the converter: statement vectors, AST builders for the
  * generated code (always interned identifiers, locations of the original construct),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_graph.c — the custom request stagd/graph: the staged graph of one function of
  * an open document.
@@ -216,7 +217,7 @@ static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qua
                 ch.term_signal ? "was killed by signal" : "exited with status",
                 ch.term_signal ? ch.term_signal : (int)ch.exit_status, *last ? last : "(nothing on stderr)",
                 strstr(e, "No module named") ? " (the stagd Python package must be importable by that interpreter: "
-                                               "install it (pip install clients/python), or set PYTHONPATH for "
+                                               "install it (the stagd .deb, or pip install clients/python), or set PYTHONPATH for "
                                                "the helper with initializationOptions.pythonEnv, e.g. "
                                                "{\"PYTHONPATH\": \"/path/to/clients/python\"} (VS Code: the "
                                                "stagd.pythonEnv setting; docs/editors.md))"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.c — stagctl's commands and the one table that describes them (at the
  * end). Each command builds one request message, calls the service (in-process with
@@ -220,6 +221,41 @@ static int cmd_run(ctl_ctx *c) {
   return execute(c, id, entry, args, ctl_opt_value(c, "device"));
 }
 
+/* run-model NAME: an exported model the daemon serves from --models DIR (docs/deploy.md
+ * "Models"); the result as one JSON value. */
+static int cmd_run_model(ctl_ctx *c) {
+  const char *version = ctl_opt_value(c, "version"), *args = ctl_opt_value(c, "args");
+  const char *device = ctl_opt_value(c, "device");
+  if (args && ctl_check_json_numbers(args, "--args", &c->err, &c->hint) != SG_OK) return ctl_report(c);
+  Stagd__V1__RunModelRequest *req = (void *)new_request(c, "RunModel");
+  req->name = (char *)operand(c, 0);
+  if (version) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(version, &end, 10);
+    if (!*version || *end || errno || v < 1)
+      return ctl_usage_error(c->cmd, "run-model: --version expects a positive whole number, got '%s'", version);
+    req->version = v;
+  }
+  req->args_json = (char *)(args ? args : "[]");
+  if (device) req->device = (char *)device;
+  ProtobufCMessage *reply;
+  if (call(c, "RunModel", &req->base, &reply) != SG_OK) return ctl_report(c);
+  Stagd__V1__ExecuteReply *r = (void *)reply;
+  fputs(r->output, stderr);
+  printf("%s\n", r->result_json);
+  return CTL_EXIT_OK;
+}
+
+/* models [NAME]: ListModels as JSON. */
+static int cmd_models(ctl_ctx *c) {
+  Stagd__V1__ListModelsRequest *req = (void *)new_request(c, "ListModels");
+  if (operand(c, 0)) req->name = (char *)operand(c, 0);
+  ProtobufCMessage *reply;
+  if (call(c, "ListModels", &req->base, &reply) != SG_OK) return ctl_report(c);
+  return print_json(reply);
+}
+
 static int cmd_grad(ctl_ctx *c) {
   const char *entry = ctl_opt_value(c, "entry"), *wrt = ctl_opt_value(c, "wrt");
   const char *args = ctl_opt_value(c, "args"), *device = ctl_opt_value(c, "device");
@@ -337,6 +373,11 @@ static const ctl_opt grad_opts[] = {
     {"args", "JSON", "run the gradient on these arguments and print its value instead of the graph", 0, NULL},
     {"device", "DEV", "with --args: cpu or vulkan[:N] (default: the daemon's)", CTL_COMPLETE_WORDS, "cpu vulkan"},
     {0}};
+static const ctl_opt run_model_opts[] = {
+    {"version", "V", "the model version (default: the highest the daemon loaded)", 0, NULL},
+    {"args", "JSON", "the arguments: a JSON array, one element per input of the model", 0, NULL},
+    {"device", "DEV", "cpu or vulkan[:N] (default: the daemon's)", CTL_COMPLETE_WORDS, "cpu vulkan"},
+    {0}};
 static const ctl_opt ping_opts[] = {
     {"delay-ms", "N", "ask the daemon to wait N milliseconds before answering", 0, NULL},
     {0}};
@@ -375,6 +416,12 @@ const ctl_cmd ctl_commands[] = {
      run_opts, false},
     {"grad", cmd_grad, "FILE.sexp|FILE.py", 1, 1, CTL_COMPLETE_FILE, NULL,
      "dump the gradient graph of a function, or with --args print the gradient's value", SHOWS_FILE, grad_opts,
+     false},
+    {"run-model", cmd_run_model, "NAME", 1, 1, 0, NULL, "run an exported model the daemon serves; print its result as JSON",
+     "The daemon serves DIR/NAME/VERSION/ with --models DIR (docs/deploy.md \"Models\"); the\n"
+     "arguments are checked against the model's signature.",
+     run_model_opts, false},
+    {"models", cmd_models, "[NAME]", 0, 1, 0, NULL, "list the exported models the daemon serves, as JSON", NULL, NULL,
      false},
     {"devices", cmd_devices, "", 0, 0, 0, NULL, "list the daemon's devices as JSON", NULL, NULL, false},
     {"health", cmd_health, "[SERVICE]", 0, 1, 0, NULL, "health check as JSON (exit 2 unless SERVING)", NULL, NULL,

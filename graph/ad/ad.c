@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad.c — reverse-mode automatic differentiation on the graph IR (issue #7), Myia
  * style. `(grad f i ...)` lowers to an apply of the `grad` primitive; after lowering,

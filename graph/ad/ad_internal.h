@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_internal.h — private to graph/ad: what the transformation (ad.c), the builder
  * (ad_build.c) and the gradient rules (ad_rules.c) share. One forward/backward pair

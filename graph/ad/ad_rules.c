@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_rules.c — the gradient rules of the op table's grad column (ad_internal.h): one rule
  * per kernel family, switching on the row's kernel code. Each adds, for a forward

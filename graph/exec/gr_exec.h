@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_exec.h — graph/exec: running programs. compile.c turns each graph into linear
  * code (closure conversion, slots, last uses); exec.c interprets it (calls, closures,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels.c — the op table's CPU column: each op family's CPU kernel (ir/ops.c lists
  * the rows and their families; the kernels live in ops_cpu.c, ops_adjoint.c,

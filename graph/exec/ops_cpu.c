@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_cpu.c — the CPU kernels of the op families (the op table is ir/ops.c; kernels.c
  * is its CPU column):

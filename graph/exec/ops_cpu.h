@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_cpu.h — private to graph/exec: the CPU kernels of the op families, the entries
  * of the op table's CPU column (kernels.c).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer.c — abstract interpretation of the graph: for every node a type (scalar,
  * tensor, tuple, record, function, none), dtype, shape (dims may be unknown `?`, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer_ops.c — static shape/dtype rules (the op table's `infer` column) for joining,
  * slicing and indexing (concat, stack, slice, slice_update, gather, one_hot), constructors (arange,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer_rules.h — private to graph/infer: the shape rules of the op families, the
  * entries of the infer column (infer.c's table).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_ir.h — graph/ir: what a staged program *is*, with no knowledge of how it is
  * inferred, optimized, differentiated or run (those subsystems sit above it and see

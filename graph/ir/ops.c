@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops.c — THE op table (STYLE.md, ggml): one row per primitive with its name and
  * alias, arity, effect flags, family and kernel code. The family says which shape rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_program.c — gr_grad_program (gr.h): the Grad RPC's back end. A staged
  * program's sexpr dump re-stages to the same graphs, so the gradient program is that

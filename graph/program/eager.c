@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.c — boxed values (gr_value, gr.h) and the eager path: one primitive of the op
  * table run on boxed arguments, outside any graph. The daemon's tensor handles
@@ -185,6 +186,10 @@ void gr_device_stats_get(gr_device_stats *out) {
   out->downloads = st.downloads;
   out->upload_bytes = st.upload_bytes;
   out->download_bytes = st.download_bytes;
+  out->requests = st.requests;
+  out->submits = st.submits;
+  out->dispatches = st.dispatches;
+  out->cpu_fallbacks = st.cpu_fallbacks;
   gr_vk_resident_stats(&out->resident_bytes, &out->resident_buffers);
 }
 

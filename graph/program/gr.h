@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr.h — the public API of graph/ (what the daemon and tools include), implemented by
  * graph/program on top of the subsystems (docs/design.md "graph/"): stage staged
@@ -151,6 +152,8 @@ sg_code gr_value_to_device(gr_value *v, const char *device, gr_value **out, sg_e
 typedef struct gr_device_stats {
   uint64_t uploads, downloads, upload_bytes, download_bytes;
   uint64_t resident_bytes, resident_buffers;
+  uint64_t requests, submits, dispatches; /* requests run on Vulkan, their command buffers and kernels */
+  uint64_t cpu_fallbacks;                 /* primitives of Vulkan requests run on the CPU */
 } gr_device_stats;
 void gr_device_stats_get(gr_device_stats *out);
 /* Bytes of tensor data a value holds (a variable: its current value; a device-resident
@@ -177,6 +180,14 @@ sg_code gr_eager_op(const char *op, gr_value *const *args, int n, const char *de
  * host (the daemon's --host-handles comparison mode); gr_eager_op keeps it resident. */
 sg_code gr_eager_op_keep(const char *op, gr_value *const *args, int n, const char *device,
                          bool keep_on_device, gr_value **out, sg_error *err);
+/* gr_execute_json with boxed arguments appended after the JSON array's (borrowed; an
+ * exported model's variables, server/models.c). */
+sg_code gr_execute_json_with(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                             gr_value *const *extra, int n_extra, char **result_json, char **printed,
+                             sg_error *err);
+/* args_json (a JSON array, read as gr_execute_json reads it for p) → one boxed value per
+ * element, in a new array the caller frees after releasing each value. */
+sg_code gr_values_from_json(gr_program *p, const char *args_json, gr_value ***out, int *n, sg_error *err);
 /* gr_execute_json with boxed arguments and result (variables passed by reference). */
 sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *const *args,
                           int n, gr_value **result, char **printed, sg_error *err);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * program.c — the public API (gr.h): staging (read → lower → AD → infer → optimize →
  * infer → compile → id), execution with JSON values, dumps, and the thread-safe
@@ -281,6 +282,12 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
 
 sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *args_json,
                         char **result_json, char **printed, sg_error *err) {
+  return gr_execute_json_with(p, opts, args_json, NULL, 0, result_json, printed, err);
+}
+
+sg_code gr_execute_json_with(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                             gr_value *const *extra, int n_extra, char **result_json, char **printed,
+                             sg_error *err) {
   gr_exec_options def = {0};
   if (!opts) opts = &def;
   if (result_json) *result_json = NULL;
@@ -297,9 +304,13 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
     sg_arena_free(&a);
     return rc;
   }
+  if (n_extra > 0) { /* borrowed after the JSON ones, which stay owned here */
+    args = sg_xrealloc(args, sizeof(gr_val) * (size_t)(n + n_extra));
+    for (int i = 0; i < n_extra; i++) args[n + i] = extra[i]->v;
+  }
   sg_buf out_text = SG_BUF_INIT;
   gr_val res;
-  rc = execute_core(p, g, opts, args, n, &res, &out_text, err);
+  rc = execute_core(p, g, opts, args, n + n_extra, &res, &out_text, err);
   if (!rc) {
     sg_buf b = SG_BUF_INIT;
     gr_value_to_json(&b, &res);
@@ -310,6 +321,36 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
   if (!rc && printed) *printed = sg_buf_detach(&out_text, NULL);
   sg_buf_free(&out_text);
   for (int i = 0; i < n; i++) gv_release(args[i]);
+  free(args);
+  sg_arena_free(&a);
+  return rc;
+}
+
+sg_code gr_values_from_json(gr_program *p, const char *args_json, gr_value ***out, int *n, sg_error *err) {
+  *out = NULL;
+  *n = 0;
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  gr_val *args;
+  int got;
+  sg_code rc = gr_json_args(args_json, &p->mod, &a, &args, &got, err);
+  if (rc) {
+    sg_arena_free(&a);
+    return rc;
+  }
+  for (int i = 0; i < got && !rc; i++) rc = gv_own_strings(&args[i], false, err); /* outlive the arena */
+  if (!rc) {
+    *out = sg_xcalloc((size_t)got + 1, sizeof **out);
+    for (int i = 0; i < got; i++) {
+      gr_value *b = sg_xmalloc(sizeof *b);
+      atomic_init(&b->rc, 1);
+      b->v = args[i];
+      (*out)[i] = b;
+    }
+    *n = got;
+  } else {
+    for (int i = 0; i < got; i++) gv_release(args[i]);
+  }
   free(args);
   sg_arena_free(&a);
   return rc;

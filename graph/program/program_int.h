@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * program_int.h — private to graph/program: the subsystems it assembles into the
  * public API (gr.h), and the boxed value behind gr_value.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan.c — the Vulkan backend as the interpreter sees it (the top of
  * graph/vulkan; see gr_vulkan.h, docs/vulkan.md): a request's begin and end, the

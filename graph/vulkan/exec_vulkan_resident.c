@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_resident.c — device-resident tensors (GV_RESIDENT; docs/client.md,
  * "Device-resident tensors"): Vulkan buffers that outlive a request, so the daemon's

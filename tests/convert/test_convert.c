@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_convert.c — cmocka unit tests of the converter passes (convert/conv*.c): for
  * each pass, the structural shape of the output (what it must and must not contain),

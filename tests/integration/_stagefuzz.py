@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_stagefuzz.py — random differential testing of staged Python functions.
 
 Each program from _stagegen.generate(seed) runs twice per argument tuple: as plain Python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_stagegen.py — seeded random generator of Python functions for differential testing of
 the whole staged path (stagd.function: Convert, staging on Staged values, Execute).
 tests/integration/_stagefuzz.py drives it; docs/runtime.md "Random differential testing".

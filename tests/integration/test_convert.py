@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_convert.py — the Convert RPC and `stagctl convert` (--addr and --local): the
 module shape of docs/runtime.md in both styles, --function, the source map, located
 diagnostics for unconvertible functions, syntax errors reported exactly like Parse

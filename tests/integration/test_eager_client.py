@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The eager Python client (docs/client.md) against a real daemon: device-resident
 # tensors (Put/EagerOp/Fetch/Release), Variables, GradientTape and stagd.grad through
 # graph AD, devices, checkpoints, and stagd.function's trace cache, captures, call

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging half of stagd.runtime (docs/runtime.md "Staging"): stagd.function converts a
 # Python function through the daemon, stages it with Staged parameters into an
 # S-expression (Snek §5 / AutoGraph §6 examples) and runs it in the daemon.

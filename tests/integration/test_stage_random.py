@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_stage_random.py — random differential testing of staged Python functions.
 
 Functions from tests/integration/_stagegen.py (a fixed seed range) run as plain Python on

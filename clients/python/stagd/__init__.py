@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """stagd — the Python client of the stagd daemon.
 
     import stagd
@@ -54,6 +55,9 @@ def __getattr__(name):
         value = getattr(tensor, name)
     elif name == "Checkpoint":
         from .checkpoint import Checkpoint as value
+    elif name in ("export", "load", "ScalarSpec", "run_model", "run_staged"):  # docs/deploy.md
+        from . import exported as module
+        value = getattr(module, name)
     else:
         raise AttributeError(f"module 'stagd' has no attribute {name!r}")
     globals()[name] = value
@@ -63,6 +67,7 @@ def __getattr__(name):
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
            "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
+           "export", "load", "ScalarSpec", "run_model", "run_staged",
            "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",

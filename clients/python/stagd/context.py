@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """context.py — what is going on right now, as eager ops see it: the traces that
 `stagd.function` is building and the `GradientTape`s that record.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # stagd.function(fn) — defun (TF Eager §4.6): converts fn through the daemon (Convert
 # RPC), traces the converted function on Staged parameters into a `(def NAME (PARAMS)
 # BODY)` S-expression per input signature, stages it (Stage RPC) and runs it (Execute

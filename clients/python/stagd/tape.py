@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tape.py — `stagd.GradientTape` and `stagd.grad`: reverse-mode gradients through the
 daemon's graph AD (docs/ad.md). See docs/client.md "Gradients".
 

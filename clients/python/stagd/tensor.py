@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tensor.py — eager tensors: `stagd.Tensor` (a handle to a tensor that lives on a device
 in the daemon), `stagd.constant`, `stagd.Variable`, `stagd.device`, and the op functions
 (`stagd.matmul`, `stagd.relu`, ...). See docs/client.md.

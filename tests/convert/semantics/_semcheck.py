@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_semcheck.py — the comparison engine of the semantic-preservation corpus.
 
 Runs every function of a corpus module (the files next to this one that do not start

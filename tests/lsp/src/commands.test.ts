@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.test.ts — what makes the code lenses work in any LSP client, against the
  * real daemon: workspace/executeCommand runs the lens commands (announced in

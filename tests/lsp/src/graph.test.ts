@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graph.test.ts — stagd/graph through vscode-jsonrpc against the real daemon: a
  * function inside the daemon's Python subset (docs/pyfront.md) is staged by the daemon

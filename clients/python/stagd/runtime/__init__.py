@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runtime called by code produced by the stagd converter (`import stagd.runtime as sg__`).
 # Contract: docs/runtime.md. Plain Python values get exactly Python's semantics.
 from .errors import (API_VERSION, require_api, SourceMap, converted, original_locations,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builtins, lists, item access and converted_call on plain values (exactly Python's);
 # on staged values they emit graph primitives (docs/runtime.md "Staging").
 import builtins

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staged function calls (docs/runtime.md "Staged calls"):
 #  * `@rep_fun` (Snek §5 `@rep_fun`): a call with staged arguments is staged once per
 #    signature as its own `(def NAME$N (PARAMS) BODY)` and emitted as a call, so a

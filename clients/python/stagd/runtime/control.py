@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert,
 # and the single exit of a converted function (ret).
 # Plain values: Python's semantics. Staged values: functional S-expression forms.

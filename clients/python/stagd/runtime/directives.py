@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Directives (AutoGraph §7.2; docs/runtime.md "Directives") and the staged lists they
 # enable. In user code they are calls of `stagd.set_loop_options(...)` /
 # `stagd.set_element_type(l, dtype, shape)`; the converter moves loop options into the

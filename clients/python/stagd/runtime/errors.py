@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # API version check, source maps and undefined-variable markers (the runtime's lowest
 # module: it imports none of the others).
 import sys

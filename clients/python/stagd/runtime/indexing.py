@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # NumPy basic indexing (ints, slices, Ellipsis, None, tuples of them) lowered to graph
 # primitives, for staged values (runtime/staged.py) and eager tensors (stagd/tensor.py):
 # reading is one `slice` per sliced axis, `getitem`/`gather` per int

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # S-expression builder for staging (Snek §5 reflect/reify): a stack of builders, each a
 # list of `let` bindings; staged operations append a binding and return its symbol.
 # This module deals in text: the values that stand for symbols (Staged, staged.py) derive

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging of the Snek-style forms (if__ / while__ / for__ on staged values; docs/runtime.md
 # "Snek style on staged values"). The Snek form has no get_state / set_state: the state
 # of a construct is what its extracted functions can change, i.e. the cells of their

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What Snek's forms (snek.py) and their staging (snek_staging.py) share: variables as
 # cells (`var__`) and non-local return / break / continue as exceptions.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging one converted function into a `(def NAME (PARAMS) BODY)` S-expression, with
 # no daemon involved: every parameter not given a static value becomes a Staged symbol
 # (Snek §5). Used by the LSP staging helper (lsp_stage.py); docs/runtime.md "Staging".

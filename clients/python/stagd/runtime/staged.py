@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staged values (Snek's Rep): a symbol of the S-expression being built. Operators on a
 # Staged append a `let` binding to the current builder (sexpr.py) and return a new
 # Staged; plain Python numbers mixed in become literals. emit/apply are how every staged
