@@ -13,3 +13,6 @@ from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bo
                         list_pop, get_item, set_item, slice_, aug_item)
 from .calls import converted_call, rep_fun, set_converter
 from .directives import set_loop_options, set_element_type, StagedList
+from .errors import StagingError
+from .merge import MaybeUndefined
+from . import static as _static  # noqa: F401 — Staged's shape / len / iteration

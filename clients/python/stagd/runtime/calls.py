@@ -17,7 +17,7 @@ import weakref
 
 from ..client import default_client
 from . import sexpr as _sx
-from .errors import _code_maps
+from .errors import StagingError, _code_maps
 from .staged import Staged, emit
 
 _rep_funs = {}  # (module, qualname) of every @rep_fun function
@@ -54,10 +54,10 @@ def stage_call(fn, args, kwargs, key=None):
     for n, v in zip(names, values):
         p = bound.signature.parameters[n]
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"stagd: @rep_fun {fn.__qualname__} takes *{n}: a staged function "
+            raise StagingError(f"stagd: @rep_fun {fn.__qualname__} takes *{n}: a staged function "
                             "needs a fixed list of parameters")
         if not isinstance(v, Staged) and _has_staged(v):
-            raise TypeError(f"stagd: @rep_fun {fn.__qualname__}: argument {n!r} holds staged "
+            raise StagingError(f"stagd: @rep_fun {fn.__qualname__}: argument {n!r} holds staged "
                             "values inside a container; pass them as separate arguments")
     staged = [isinstance(v, Staged) for v in values]
     try:
@@ -75,6 +75,7 @@ def stage_call(fn, args, kwargs, key=None):
             if s:
                 bound.arguments[n] = Staged(next(it))
         b = _sx.push()
+        b.bound = {p: v for p, v in zip(params, [v for v, s in zip(values, staged) if s])}
         try:
             result = fn(*bound.args, **bound.kwargs)
             body = b.close(_sx.literal(result))

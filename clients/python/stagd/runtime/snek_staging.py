@@ -6,7 +6,9 @@
 # same values under its own builder, and merges what differs into graph control flow.
 from . import sexpr as _sx
 from .builtins_ import StagedRange
-from .control import _rebuild, _same, _staged_for, _staged_loop
+from .control import _staged_for
+from .merge import same as _same
+from .staging import staged_loop
 from .errors import Undefined
 from .snek_state import BreakLoop, ContinueLoop, NonLocalReturnValue, _Var
 from .staged import apply, emit
@@ -74,6 +76,12 @@ def _get(slots):
 def _set(slots, values):
     for s, v in zip(slots, values):
         s.set(v)
+
+
+def _rebuild(template, staged):
+    """A staged value of template's kind: a StagedList stays one through loops and ifs."""
+    rebuild = getattr(template, "rebuild", None)
+    return rebuild(staged) if rebuild is not None else staged
 
 
 def _no_jumps(what):
@@ -156,8 +164,8 @@ def _body(body_fn, *args):
 def staged_while(cond_fn, body_fn):
     names, get_state, set_state, restore = _loop_state((cond_fn, body_fn))
     try:
-        _staged_loop(get_state, set_state, names, lambda ex: cond_fn(),
-                     lambda ex: (_body(body_fn), ())[1])
+        staged_loop(get_state, set_state, names, lambda ex: cond_fn(),
+                    lambda ex: (_body(body_fn), ())[1], (cond_fn, body_fn))
     finally:
         restore()
 
