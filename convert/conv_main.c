@@ -343,6 +343,7 @@ static void run_passes(drv *d) {
   for (int i = 0; i < d->ncands; i++) {
     if (!d->cands[i].ok) continue;
     py_stmt *fn = d->cands[i].fn;
+    cv_pass_match(c, fn);
     cv_pass_directives(c, fn);
     /* Snek keeps break/continue/return as sg__.break__() / continue__() / return__()
      * (exceptions) unless a loop `else` needs the break flag, or a `with` / `try`

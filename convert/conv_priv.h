@@ -109,6 +109,7 @@ void cv_add_extra_test(cv *c, const py_stmt *loop, py_expr *test);
 
 /* ---------------------------------------------------------------- passes */
 /* Each takes a function definition (FunctionDef) and rewrites its body in place. */
+void cv_pass_match(cv *c, py_stmt *fn); /* value-pattern matches → if chains (first) */
 void cv_pass_directives(cv *c, py_stmt *fn);
 void cv_pass_break(cv *c, py_stmt *fn);
 void cv_pass_continue(cv *c, py_stmt *fn);

@@ -32,8 +32,8 @@ from . import context, segments, signature
 from .client import NotFound, StagdError, default_client
 from .context import init_scope
 from .runtime import sexpr as _sx
-from .runtime.calls import tracing_client
-from .runtime.errors import add_location_notes
+from .runtime.calls import tracing_client, unshadow
+from .runtime.errors import _code_maps, add_location_notes
 from .runtime.staged import Staged, apply
 
 _names = itertools.count(1)
@@ -129,10 +129,13 @@ def py_func(fn, *args):
         if tr is None or not _sx._stack or _sx._stack[-1] is not tr.builder:
             loc = _sx._user_location()
             where = f"{loc[0]}:{loc[1]}: " if loc else ""
+            inside = _sx.constructs[-1] if _sx.constructs else "staged control flow"
             raise NotImplementedError(
-                f"{where}stagd.py_func: a py_func on staged values inside staged control flow "
-                "(if/while/for on a staged condition) is not supported; the daemon does "
-                "not run Python, so move the call out of the staged branch or loop")
+                f"{where}stagd.py_func on staged values inside {inside}: the daemon runs "
+                "the graph without Python, and a py_func can only cut it where the whole "
+                "trace continues after it (at the top level of the staged function), not in "
+                "one branch or one iteration; compute its arguments there and call it "
+                "before or after the staged if / loop, or make the condition plain")
         arg_exprs = [_sx.literal(a) for a in args]
         sym = _sx.fresh("pyf")
         tr.cuts.append(segments.Cut(list(tr.builder.bindings), fn, arg_exprs, sym))
@@ -229,6 +232,9 @@ class Function:
             if owner is not None:
                 self._converted = owner.converted()
                 return self._converted
+            if self.fn.__code__ in _code_maps:  # converted code already (a lambda in it)
+                self._converted = self.fn
+                return self.fn
             filename = inspect.getsourcefile(self.fn) or "<stagd.function>"
             source, name = _source(self.fn)
             reply = self.client().call("Convert", {"source": source, "filename": filename})
@@ -245,6 +251,7 @@ class Function:
                         pass
             exec(compile(reply.code, filename, "exec"), ns)
             conv = ns[name]
+            unshadow(ns, self.fn)
             conv.__defaults__, conv.__kwdefaults__ = self.fn.__defaults__, self.fn.__kwdefaults__
             self._converted = conv
         return self._converted
@@ -344,6 +351,7 @@ class Function:
             result = conv(*call_args)
             result_expr, out_tree = signature.result_form(result)
             arity = len(result) if isinstance(result, tuple) and out_tree is None else None
+            _hoist_rep_defs(tr, params)
             last_bindings = list(b.bindings)
             body = b.close(result_expr)
         except BaseException as e:
@@ -503,6 +511,25 @@ class Function:
         if conc.arity is not None:
             return tuple(apply("getitem", r, k) for k in range(conc.arity))
         return r
+
+
+_SYMBOL = re.compile(r"[^\s()\"]+")
+
+
+def _hoist_rep_defs(tr, params):
+    """The defs @rep_fun calls staged become top-level defs of the program (the daemon
+    differentiates a recursive def only there), unless one uses a symbol of this trace
+    (a capture): those stay inside the def, in its `(begin DEF… BODY)`."""
+    local = set(params) | set(tr.capture_syms.values())
+    keep = []
+    for text in _sx._defs:
+        if local & set(_SYMBOL.findall(text)):
+            keep.append(text)
+            local.add(text.split(None, 2)[1])  # and the defs that call it
+        else:
+            name = text.split(None, 2)[1]
+            tr.defs[name] = text
+    _sx._defs[:] = keep
 
 
 def _alive(ref):

@@ -167,15 +167,18 @@ class ResultTree:
     """A result holding containers other than tuples: its structure, which leaves the
     graph returns (as one tuple) and the others (kept as they were at trace time)."""
 
-    def __init__(self, treedef, in_graph, statics):
+    def __init__(self, treedef, in_graph, statics, lists=()):
         self.treedef = treedef
         self.in_graph = in_graph  # per leaf: whether the graph returns it
         self.statics = statics  # per leaf not in the graph: its value
+        self.lists = set(lists)  # leaves that were lists of tensors (StagedList)
 
     def rebuild(self, graph_values):
         it, st = iter(graph_values), iter(self.statics)
-        return tree.unflatten(self.treedef, [next(it) if g else next(st)
-                                             for g in self.in_graph])
+        leaves = [next(it) if g else next(st) for g in self.in_graph]
+        for k in self.lists:  # the stacked tensor back into the list of its items
+            leaves[k] = list(leaves[k])
+        return tree.unflatten(self.treedef, leaves)
 
 
 def _graph_leaf(v):
@@ -190,8 +193,10 @@ def result_form(result):
     """(the S-expression of the result, ResultTree or None): tuples of values stay the
     literal they are; other containers become the tuple of their leaves."""
     leaves, td = tree.flatten(result, is_leaf=lambda x: isinstance(x, _sx.Symbolic))
-    if tree.only_tuples(td) and all(_graph_leaf(x) for x in leaves):
+    lists = [k for k, x in enumerate(leaves) if getattr(x, "inferred", False)]
+    if tree.only_tuples(td) and all(_graph_leaf(x) for x in leaves) and not lists:
         return _sx.literal(result), None
     in_graph = [_graph_leaf(x) for x in leaves]
     expr = _sx.literal(tuple(x for x, g in zip(leaves, in_graph) if g))
-    return expr, ResultTree(td, in_graph, [x for x, g in zip(leaves, in_graph) if not g])
+    return expr, ResultTree(td, in_graph, [x for x, g in zip(leaves, in_graph) if not g],
+                            lists)

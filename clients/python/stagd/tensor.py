@@ -690,6 +690,23 @@ def reduce_mean(x, axis=None):
     return eager("mean", x) if axis is None else eager("mean", x, axis)
 
 
+def _joined(op, values, axis):
+    """stack / concat of a list of tensors — or of a staged tensor list (a StagedList,
+    a staged tensor): its items, along axis 0, are the tensor itself."""
+    if isinstance(values, Staged):
+        if op == "stack" and axis == 0 and getattr(values, "item_dtype", None) is not None:
+            return values  # a StagedList is the stack of its items
+        return eager(op, values, axis)
+    items = [_tensorish(v) for v in values]
+    if not items:
+        raise ValueError(f"stagd.{op}: needs at least one tensor")
+    return eager(op, *items, axis)
+
+
+def stack(values, axis=0): return _joined("stack", values, axis)
+def concat(values, axis=0): return _joined("concat", values, axis)
+
+
 def softmax(x, axis=-1): return eager("softmax", _tensorish(x), axis)
 def zeros(shape, dtype="float32"): return eager("zeros", tuple(shape), dtype)
 def ones(shape, dtype="float32"): return eager("ones", tuple(shape), dtype)

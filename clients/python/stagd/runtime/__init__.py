@@ -4,7 +4,7 @@ from .errors import (API_VERSION, require_api, SourceMap, converted, original_lo
                      add_location_notes, Undefined, ld)
 from .staged import Staged
 from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
-                      assert_stmt, ret)
+                      compare_, in_, not_in_, assert_stmt, ret)
 from .snek import if__, while__, for__
 from .snek_state import (var__, assign__, read__, return__, break__, continue__,
                          NonLocalReturnValue, BreakLoop, ContinueLoop)

@@ -76,8 +76,9 @@ def stage_call(fn, args, kwargs, key=None):
                 bound.arguments[n] = Staged(next(it))
         b = _sx.push()
         b.bound = {p: v for p, v in zip(params, [v for v, s in zip(values, staged) if s])}
+        body = _convert(fn) or fn  # its control flow stages too (the converted twin)
         try:
-            result = fn(*bound.args, **bound.kwargs)
+            result = body(*bound.args, **bound.kwargs)
             body = b.close(_sx.literal(result))
         finally:
             _sx.pop(b)
@@ -183,6 +184,7 @@ def _convert(fn):
                 ns = dict(fn.__globals__)
                 exec(compile(code, filename, "exec"), ns)
                 twin = ns.get(fn.__name__)
+                unshadow(ns, fn)
                 if twin is not None:
                     twin.__defaults__ = fn.__defaults__
                     twin.__kwdefaults__ = fn.__kwdefaults__
@@ -190,6 +192,19 @@ def _convert(fn):
             twin = None
     _converted[fn] = twin
     return twin
+
+
+def unshadow(ns, fn):
+    """Executing a method's converted twin in a copy of its module's globals bound its
+    name there: a method `abs` would shadow the builtin `abs` its own body calls. The
+    module's own binding (or none) comes back; a module-level function keeps its twin
+    (its recursive calls reach it)."""
+    if "." in getattr(fn, "__qualname__", ""):
+        name = fn.__name__
+        if name in fn.__globals__:
+            ns[name] = fn.__globals__[name]
+        else:
+            ns.pop(name, None)
 
 
 def converted_call(fn, args, kwargs):

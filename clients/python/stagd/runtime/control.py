@@ -1,7 +1,9 @@
-# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert,
-# and the single exit of a converted function (ret).
+# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, chained
+# comparisons and membership, assert, and the single exit of a converted function (ret).
 # Plain values: Python's semantics, on a fast path (no staging is going on: the
 # statement itself). Staged values: runtime/staging.py's functional forms.
+import operator
+
 from . import facts
 from . import sexpr as _sx
 from . import staging
@@ -251,6 +253,71 @@ def _lazy_logic(v, rest, is_and):
     if isinstance(out, Staged):
         facts.derive(out, "and" if is_and else "or", v, *got[:1])
     return out
+
+
+_CMP = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+        "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not}
+
+
+def _compare(op, a, b):
+    if op == "In":
+        return in_(a, b)
+    if op == "NotIn":
+        return not_in_(a, b)
+    out = _CMP[op](a, b)
+    if isinstance(out, Staged):
+        _sx.bool_syms.add(out.sexpr)
+    return out
+
+
+def compare_(left, *rest):
+    """`a < b < c …` (the converter's `sg__.compare_(a, 'Lt', lambda: b, 'Lt', lambda:
+    c)`): Python's chained comparison — each operand evaluated once, and only while the
+    comparisons so far hold; after a staged one, inside the arm where it holds."""
+    prev = left
+    last = len(rest) // 2 - 1
+    for k in range(last + 1):
+        cur = rest[2 * k + 1]()
+        r = _compare(rest[2 * k], prev, cur)
+        if k == last:
+            return r
+        if isinstance(r, Staged):
+            kv = facts.known(r)
+            if kv is None:
+                more, now = rest[2 * k + 2:], cur
+                out = _lazy_if(r, lambda: compare_(now, *more), lambda: r)
+                facts.derive(out, "and", r)
+                return out
+            if not kv:
+                return facts.plain(r) if is_bool(r) else r
+        elif not r:
+            return r
+        prev = cur
+    return prev  # pragma: no cover — the converter writes at least two comparisons
+
+
+def in_(a, b):
+    """`a in b`: a staged tensor b gives NumPy's `(b == a).any()`; a staged a in a plain
+    container compares it with each item (lazily, as `or`)."""
+    if isinstance(b, Staged):
+        eq = apply("==", b, a)
+        out = apply(">", apply("sum", apply("cast", eq, Staged("int64"))), 0)
+        _sx.bool_syms.add(out.sexpr)
+        return out
+    if isinstance(a, Staged):
+        items = list(b.keys() if isinstance(b, dict) else b)
+        if not items:
+            return False
+        out = _logic([(lambda x=x: True if x is a else _compare("Eq", a, x)) for x in items],
+                     False)
+        return out if isinstance(out, Staged) else bool(out)
+    return a in b
+
+
+def not_in_(a, b):
+    if isinstance(a, Staged) or isinstance(b, Staged):
+        return not_(in_(a, b))
+    return a not in b
 
 
 def not_(value):

@@ -40,8 +40,11 @@ class StagedList(Staged):
     its value is the stacked tensor (first axis = the items). Appending returns a new
     StagedList (`l = sg__.list_append(l, x)`), so it can be the state of a staged loop."""
 
-    def __init__(self, dtype, shape, items=None, acc=None):
+    def __init__(self, dtype, shape, items=None, acc=None, inferred=False):
         self.item_dtype, self.item_shape = dtype, tuple(shape)
+        # inferred: a plain list staging made one of (not declared): stagd.function
+        # returns it as the Python list of its items; declared, as the stacked tensor
+        self.inferred = inferred
         self.items = list(items) if items is not None else None
         self.acc = acc  # Staged tensor of shape (n,) + shape once staged
 
@@ -58,18 +61,23 @@ class StagedList(Staged):
         return apply("cast", v, Staged(self.item_dtype)).sexpr
 
     def __repr__(self):
-        return f"StagedList({self.item_dtype}, {self.item_shape}, {self.acc or self.items!r})"
+        held = self.acc if self.acc is not None else self.items
+        return f"StagedList({self.item_dtype}, {self.item_shape}, {held!r})"
+
+    def _like(self, items=None, acc=None):
+        return StagedList(self.item_dtype, self.item_shape, items=items, acc=acc,
+                          inferred=self.inferred)
 
     def rebuild(self, staged):
         """This list's type around another staged tensor (a loop parameter, a result)."""
-        return StagedList(self.item_dtype, self.item_shape, acc=staged)
+        return self._like(acc=staged)
 
     def append(self, v):
         if self.acc is None:
-            return StagedList(self.item_dtype, self.item_shape, items=self.items + [v])
+            return self._like(items=self.items + [v])
         dims = " ".join(["1"] + [str(d) for d in self.item_shape])
         row = apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
-        return StagedList(self.item_dtype, self.item_shape, acc=apply("concat", self.acc, row))
+        return self._like(acc=apply("concat", self.acc, row))
 
     def _index(self, index, what):
         if isinstance(index, bool) or not isinstance(index, int):
@@ -82,7 +90,7 @@ class StagedList(Staged):
         if self.acc is None:
             items = list(self.items)
             items[self._index(index, "l[i] = v")] = v
-            return StagedList(self.item_dtype, self.item_shape, items=items)
+            return self._like(items=items)
         return self.rebuild(staged_set_item(self.acc, index, Staged(self._item(v))))
 
     def pop(self, index=None):
@@ -91,7 +99,7 @@ class StagedList(Staged):
         if self.acc is None:
             items = list(self.items)
             value = items.pop(i)
-            return StagedList(self.item_dtype, self.item_shape, items=items), value
+            return self._like(items=items), value
         value = apply("getitem", self.acc, i)
         n = apply("len", self.acc)
         at = i if i >= 0 else apply("+", n, i)  # the item's position from the start

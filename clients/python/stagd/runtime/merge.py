@@ -162,9 +162,9 @@ class Merger:
             # a return on one path only: the other returns None (Python falls off the
             # end); a returned tuple keeps its items, `ret` gives None where no path
             # returned (do_return__ false)
-            if a is None and nb is not None and nb[0] == "tuple":
+            if a is None and nb is not None:
                 return self.merge(none_like(b), b, name)
-            if b is None and na is not None and na[0] == "tuple":
+            if b is None and na is not None:
                 return self.merge(a, none_like(a), name)
         if liftable(a) and liftable(b):
             return self._slot(a, b)

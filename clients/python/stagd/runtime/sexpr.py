@@ -31,6 +31,7 @@ def raise_tag(exc):
     raised[_raise_count[0]] = exc
     return f" [stagd-raise {_raise_count[0]}]"
 on_new_staging = []  # functions called when the outermost builder is pushed
+constructs = []  # the staged constructs being staged ("the staged if at F:L"), innermost last
 
 
 def add_def(text):
@@ -169,6 +170,7 @@ def push():
         _defs.clear()
         defs_memo.clear()
         bool_syms.clear()
+        constructs.clear()
         for fn in on_new_staging:
             fn()
     b = Builder()

@@ -68,13 +68,14 @@ def _assert_false(exc):
 # ------------------------------------------------------------------ staged if
 
 class _Run:
-    __slots__ = ("builder", "out", "exc", "changed")
+    __slots__ = ("builder", "out", "exc", "changed", "grown")
 
 
-def _run(fn, arg, init, set_state, get_state, cond, value, world):
+def _run(fn, arg, init, set_state, get_state, cond, value, world, where):
     r = _Run()
-    r.exc, r.out, r.changed = None, None, {}
+    r.exc, r.out, r.changed, r.grown = None, None, {}, {}
     b = r.builder = _sx.push()
+    _sx.constructs.append(where)
     try:
         with facts.assuming(cond, value):
             if set_state is not None:
@@ -82,14 +83,59 @@ def _run(fn, arg, init, set_state, get_state, cond, value, world):
             try:
                 fn() if arg is _NOARG else fn(arg)
                 r.out = tuple(facts.plain(v) if is_bool(v) else v for v in get_state())
+            except (StagingError, NotImplementedError, RecursionError):
+                raise
             except Exception as e:  # noqa: BLE001 — staged as "this path raises"
                 r.exc = e
+            if world is not None:
+                r.changed = world.changed()
+                r.grown = _grown_lists(world, r.changed)  # typed while the arm is open
     finally:
+        _sx.constructs.pop()
         _sx.pop(b)
     if world is not None:
-        r.changed = world.changed()
         world.restore()
     return r
+
+
+def _grown_lists(world, changed):
+    """id → the static (dtype, dims) of the items a branch appended to a list."""
+    from .static import tensor_type
+    out = {}
+    for i, now in changed.items():
+        snap = world.snap[i]
+        if world.kind[i] == "list" and len(now) > len(snap):
+            out[i] = [tensor_type(x) if isinstance(x, Staged) else None
+                      for x in now[len(snap):]]
+    return out
+
+
+def _lists_as_tensor_lists(r1, r2, world, init, names, where):
+    """A list, held by a state variable, to which one path appends more items than the
+    other: both paths' lists become tensor lists (StagedList) of the items' dtype and
+    shape, which the staged if merges (AutoGraph's TensorList); the list itself is left
+    as it was."""
+    from .directives import StagedList
+    for i in set(r1.grown) | set(r2.grown):
+        c1 = r1.changed.get(i, world.snap[i])
+        c2 = r2.changed.get(i, world.snap[i])
+        if len(c1) == len(c2):
+            continue
+        idx = [k for k, v in enumerate(init) if v is world.objs[i]]
+        types = [t for t in r1.grown.get(i, []) + r2.grown.get(i, [])]
+        snap = world.snap[i]
+        ok = idx and all(a is b for a, b in zip(snap, c1)) and \
+            all(a is b for a, b in zip(snap, c2)) and types and types[0] is not None and \
+            None not in types[0][1] and all(t == types[0] for t in types)
+        if not ok:
+            continue  # _merge_contents reports the lengths
+        dtype, dims = types[0]
+        for r, c in ((r1, c1), (r2, c2)):
+            out = list(r.out)
+            for k in idx:
+                out[k] = StagedList(dtype, dims, items=list(c), inferred=True)
+            r.out = tuple(out)
+            r.changed.pop(i, None)
 
 
 _NOARG = object()
@@ -100,10 +146,11 @@ def staged_if(cond, body, orelse, get_state, set_state, names, arg=_NOARG):
     where = where_now("the staged if")
     init = tuple(get_state())
     world = World(init, (body, orelse))
-    r1 = _run(body, arg, init, set_state, get_state, cond, True, world)
-    r2 = _run(orelse, _NOARG, init, set_state, get_state, cond, False, world)
+    r1 = _run(body, arg, init, set_state, get_state, cond, True, world, where)
+    r2 = _run(orelse, _NOARG, init, set_state, get_state, cond, False, world, where)
     if r1.exc is not None or r2.exc is not None:
         return _if_raising(cond, r1, r2, init, set_state, world, where)
+    _lists_as_tensor_lists(r1, r2, world, init, names, where)
     m = Merger(where, (r1.changed, r2.changed))
     try:
         state_t = [m.merge(a, b, n) for a, b, n in zip(r1.out, r2.out, names)]
@@ -207,9 +254,9 @@ class _Layout:
 
     def __init__(self, init, names, where, world):
         self.init, self.names, self.where, self.world = init, names, where, world
-        self.struct = set()  # state indices rebuilt structurally (a new object each time)
+        self.struct = set()  # paths of containers rebuilt structurally (new objects)
         self.maybe = {}  # state index → structure of the value (first bound in the body)
-        self.retval = {}  # state index → arity of a tuple returned in the body
+        self.retval = {}  # state index → structure of a container returned in the body
         self.lists = {}  # state index → (dtype, shape): a list inferred as a tensor list
         self.nonbool = set()  # slot paths not assumed bool
         self.objs = {}  # id → contents structure (tracked containers the body changes)
@@ -229,15 +276,15 @@ class _Layout:
         if i in self.lists:
             from .directives import StagedList
             dtype, shape = self.lists[i]
-            return self._lay(StagedList(dtype, shape, items=list(v)), (i,))
+            return self._lay(StagedList(dtype, shape, items=list(v), inferred=True), (i,))
         if i in self.maybe and isinstance(v, Undefined) and not isinstance(v, MaybeUndefined):
             return MaybeT(self.names[i], self._lay(self.maybe[i], (i, "v")),
                           self._lay(False, (i, "f")), self.where)
         if i in self.retval and v is None:
-            return self._lay((None,) * self.retval[i], (i,))
-        return self._lay(v, (i,), top=i)
+            return self._lay(self.retval[i], (i,))
+        return self._lay(v, (i,))
 
-    def _lay(self, v, path, top=None):
+    def _lay(self, v, path):
         if isinstance(v, MaybeUndefined):
             return MaybeT(v.name, self._lay(v.value, path + ("v",)),
                           self._lay(v.flag, path + ("f",)), v.where)
@@ -248,7 +295,7 @@ class _Layout:
             self.paths.append(path)
             return Slot(len(self.leaves) - 1, v if hasattr(v, "rebuild") else None)
         k = tree.kind(v)
-        if k is not None and (id(v) not in self.world.objs or top in self.struct):
+        if k is not None and (id(v) not in self.world.objs or path in self.struct):
             aux, kids = tree.children(v, k)
             return Node(k, aux, [self._lay(c, path + (j,)) for j, c in enumerate(kids)])
         return v  # an object kept as it is (its contents, if they change: self.objs)
@@ -259,10 +306,10 @@ def _extract(t, v, out, lay, i, path):
     raises _Widen after recording what the layout must learn."""
     if isinstance(t, Slot):
         if isinstance(v, Undefined):
-            raise StagingError(f"stagd: {lay.names[i]!r} is deleted in {lay.where}, "
+            raise StagingError(f"stagd: {_what(lay, i, path)} is deleted in {lay.where}, "
                                "which staging cannot express")
         if not (liftable(v) or _opaque(v)) or isinstance(v, (str, bytes)):
-            raise StagingError(f"stagd: {lay.names[i]!r} becomes {v!r} in {lay.where}; "
+            raise StagingError(f"stagd: {_what(lay, i, path)} becomes {v!r} in {lay.where}; "
                                "a staged loop can carry numbers, tensors, None and "
                                "containers of them")
         p = lay.paths[t.k]
@@ -279,7 +326,7 @@ def _extract(t, v, out, lay, i, path):
                 for j, (tc, vc) in enumerate(zip(t.kids, kids)):
                     _extract(tc, vc, out, lay, i, path + (j,))
                 return
-        raise StagingError(f"stagd: {lay.names[i]!r} changes its structure in {lay.where} "
+        raise StagingError(f"stagd: {_what(lay, i, path)} changes its structure in {lay.where} "
                            f"(from {tree.describe(_td(t))} to {_describe(v)}); a staged loop "
                            "must keep the structure of its state")
     if isinstance(t, MaybeT):
@@ -298,19 +345,28 @@ def _extract(t, v, out, lay, i, path):
     if len(path) == 1 and isinstance(t, Undefined) and not isinstance(t, MaybeUndefined):
         lay.maybe[i] = none_like(v)  # first bound in the body
         raise _Widen()
-    if len(path) == 1 and lay.names[i] == "retval__" and t is None and \
-            tree.kind(v) == "tuple":
-        lay.retval[i] = len(v)
+    if len(path) == 1 and isinstance(t, list) and getattr(v, "item_dtype", None) is not None \
+            and i not in lay.lists:
+        lay.lists[i] = (v.item_dtype, v.item_shape)  # became a tensor list in the body
         raise _Widen()
-    if len(path) == 1 and tree.kind(t) is not None and tree.kind(v) == tree.kind(t) \
-            and i not in lay.struct:
-        lay.struct.add(i)  # rebound to a new container of the same kind
+    if len(path) == 1 and lay.names[i] == "retval__" and t is None and \
+            tree.kind(v) is not None:
+        lay.retval[i] = none_like(v)  # a container returned in the body
+        raise _Widen()
+    if tree.kind(t) is not None and tree.kind(v) == tree.kind(t) and path not in lay.struct:
+        lay.struct.add(path)  # rebound to a new container of the same kind
         raise _Widen()
     if len(path) == 1 and t is None and liftable(v):
         raise StagingError(f"stagd: internal: None kept for {lay.names[i]!r}")  # pragma: no cover
-    raise StagingError(f"stagd: {lay.names[i]!r} changes from {_short(t)} to {_short(v)} in "
+    raise StagingError(f"stagd: {_what(lay, i, path)} changes from {_short(t)} to {_short(v)} in "
                        f"{lay.where}; a staged loop can carry numbers, tensors, None and "
                        "containers of them")
+
+
+def _what(lay, i, path):
+    if i is not None:
+        return repr(lay.names[i]) + "".join(f"[{p!r}]" for p in path[1:] if p not in ("v", "f"))
+    return f"{_obj_name(lay.world, path[1], lay.names, lay.init)}[{path[2]!r}]"
 
 
 def _opaque(v):
@@ -397,7 +453,9 @@ def _tensor_list(lay, i, snap, now, world, what):
 
 
 def _type_text(t):
-    return "unknown" if t is None else f"{t[0]}{list(t[1])}"
+    if t is None:
+        return "unknown"
+    return f"{t[0]}[{','.join('?' if d is None else str(d) for d in t[1])}]"
 
 
 def staged_loop(get_state, set_state, names, test, body, fns, extra=(), max_iter=None,
@@ -455,13 +513,16 @@ def _loop_once(lay, world, get_state, set_state, test, body, extra):
 
     b = _sx.push()
     b.bound = dict(zip(params, list(lay.leaves) + [v for _, v in extra]))
+    _sx.constructs.append(lay.where)
     try:
         c = test(start())
         cond = b.close(_sx.literal(c))
     finally:
+        _sx.constructs.pop()
         _sx.pop(b)
     b = _sx.push()
     b.bound = dict(zip(params, list(lay.leaves) + [v for _, v in extra]))
+    _sx.constructs.append(lay.where)
     exc = None
     try:
         with facts.assuming(c, True):
@@ -485,11 +546,14 @@ def _loop_once(lay, world, get_state, set_state, test, body, extra):
                                               [a for a, _ in now] != [a for a, _ in t]):
                         raise StagingError(f"stagd: {lay.where} changes the length or keys "
                                            f"of {_obj_name(world, i, lay.names, lay.init)}")
-                    for (tt, vv) in (zip(t, now) if world.kind[i] == "list" else
-                                     ((x, y) for (_, x), (_, y) in zip(t, now))):
-                        _extract(tt, vv, out, lay, i, ("obj",))
+                    for j, (tt, vv) in enumerate(zip(t, now)):
+                        if world.kind[i] == "list":
+                            _extract(tt, vv, out, lay, None, ("obj", i, j))
+                        else:
+                            _extract(tt[1], vv[1], out, lay, None, ("obj", i, tt[0]))
                 res = b.close(_sx.literal(tuple(out) + tuple(new_extra)))
     finally:
+        _sx.constructs.pop()
         _sx.pop(b)
     world.restore()
     set_state(lay.init)
