@@ -24,6 +24,7 @@ import ast
 import inspect
 import itertools
 import re
+import sys
 import textwrap
 import types
 import weakref
@@ -165,6 +166,8 @@ class ConcreteFunction:
 
 
 _NO_RECEIVER = object()  # Function.receiver of a plain function
+_FRAMES_PER_CALL = 4  # a converted body's frames per call of the original (if_stmt, helper,
+# converted_call): a trace runs under this multiple of the recursion limit
 
 
 class Function:
@@ -345,6 +348,10 @@ class Function:
         if self.receiver is not _NO_RECEIVER:
             call_args.insert(0, self.receiver)
         b.probe_defs = tr.defs
+        outermost = not context.traces
+        limit = sys.getrecursionlimit()
+        if outermost:  # converted bodies take about 4 frames per call of the original's 1
+            sys.setrecursionlimit(limit * _FRAMES_PER_CALL)
         context.traces.append(tr)
         token = tracing_client.set(self.client())
         try:
@@ -361,6 +368,8 @@ class Function:
             tracing_client.reset(token)
             _sx.pop(b)
             context.traces.pop()
+            if outermost:
+                sys.setrecursionlimit(limit)
         self.trace_count += 1
         name = _def_name(self)
         cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]

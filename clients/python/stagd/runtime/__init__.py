@@ -1,8 +1,10 @@
 # Runtime called by code produced by the stagd converter (`import stagd.runtime as sg__`).
 # Contract: docs/runtime.md. Plain Python values get exactly Python's semantics.
 from .errors import (API_VERSION, require_api, SourceMap, converted, original_locations,
-                     add_location_notes, Undefined, ld)
+                     add_location_notes, Undefined, ld, public_names)
 from .staged import Staged
+from .sexpr import _stack as staging  # non-empty while a trace is built: converted bodies run
+from .sexpr import converted_forms
 from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
                       compare_, in_, not_in_, assert_stmt, ret)
 from .snek import if__, while__, for__

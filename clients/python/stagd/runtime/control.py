@@ -1,12 +1,12 @@
 # Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, chained
 # comparisons and membership, assert, and the single exit of a converted function (ret).
 # Plain values: Python's semantics, on a fast path (no staging is going on: the
-# statement itself). Staged values: runtime/staging.py's functional forms.
+# statement itself). Staged values: runtime/flow.py's functional forms.
 import operator
 
 from . import facts
 from . import sexpr as _sx
-from . import staging
+from . import flow
 from .builtins_ import StagedIter, StagedRange
 from .directives import check_loop_options
 from .errors import StagingError, Undefined
@@ -27,7 +27,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
     if isinstance(cond, Staged):
         cond = _known(cond)
         if isinstance(cond, Staged):
-            return staging.staged_if(cond, body, orelse, get_state, set_state, names)
+            return flow.staged_if(cond, body, orelse, get_state, set_state, names)
     if cond:
         body()
     else:
@@ -55,7 +55,7 @@ def while_stmt(test, body, get_state, set_state, names, opts):
     while True:
         c = _known(_probe(test))
         if isinstance(c, Staged):
-            return staging.staged_loop(get_state, set_state, names, lambda ex: test(),
+            return flow.staged_loop(get_state, set_state, names, lambda ex: test(),
                                        lambda ex: (body(), ())[1], (test, body),
                                        max_iter=opts.get("maximum_iterations"),
                                        what="the staged while loop")
@@ -79,7 +79,7 @@ def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None, 
         if extra_test is not None:
             e = _known(extra_test())
             if isinstance(e, Staged):
-                c = staging.and_staged(c, e)
+                c = flow.and_staged(c, e)
             elif not e:
                 c = False
         return c
@@ -94,7 +94,7 @@ def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None, 
         return (apply("+", ex[0], step),)
 
     fns = (body,) if extra_test is None else (body, extra_test)
-    staging.staged_loop(get_state, set_state, names, test, run, fns, extra=(("i", start),),
+    flow.staged_loop(get_state, set_state, names, test, run, fns, extra=(("i", start),),
                         max_iter=max_iter, what="the staged for loop")
 
 
@@ -146,7 +146,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
             for item in it:
                 go = _known(extra_test())
                 if isinstance(go, Staged):
-                    staging.staged_if(go, body, _nothing, get_state, set_state, names, arg=item)
+                    flow.staged_if(go, body, _nothing, get_state, set_state, names, arg=item)
                 elif go:
                     body(item)
                 else:
@@ -196,12 +196,12 @@ def _lazy_if(cond, then_fn, else_fn):
     if e1 is not None or e2 is not None:
         if e1 is not None and e2 is not None:
             raise e1
-        if staging.may_be_caught():
+        if flow.may_be_caught():
             raise StagingError(f"stagd: an operand of {where_now('a staged expression')} "
                                f"raises {type(e1 or e2).__name__} on one path only, inside a "
                                "try or with block that may catch it") from (e1 or e2)
         bad_b, bad_e, c = (b1, e1, cond) if e1 is not None else (b2, e2, apply("not", cond))
-        emit(f"(if {c.sexpr} {bad_b.close(staging._assert_false(bad_e))} none)")
+        emit(f"(if {c.sexpr} {bad_b.close(flow._assert_false(bad_e))} none)")
         good_b, good_v = (b2, v2) if e1 is not None else (b1, v1)
         _sx.current().bindings.extend(good_b.bindings)
         return good_v

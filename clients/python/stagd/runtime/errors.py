@@ -95,6 +95,15 @@ def _install_excepthook():
     sys.excepthook = hook
 
 
+RUNTIME_NAMES = ("sg__", "sg__source_map__")
+
+
+def public_names(module_globals):
+    """What `from m import *` imports from a converted module without `__all__` (its
+    last line sets `__all__` to this): the public names, not the runtime's."""
+    return [n for n in module_globals if not n.startswith("_") and n not in RUNTIME_NAMES]
+
+
 class StagingError(TypeError):
     """A program stagd cannot stage with Python's meaning: the message says what and
     where (file and line of the construct). Raised by staging, never by plain code."""

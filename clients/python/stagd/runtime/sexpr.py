@@ -178,6 +178,19 @@ def push():
     return b
 
 
+class converted_forms:
+    """`with converted_forms():` — converted functions run their converted bodies on
+    plain values too, as they do while a trace is built (their plain path runs only when
+    nothing is staged): what the semantic tests check. Nestable."""
+
+    def __enter__(self):
+        self.b = push()
+        return self
+
+    def __exit__(self, *exc):
+        pop(self.b)
+
+
 def pop(b):
     assert _stack and _stack[-1] is b
     _stack.pop()

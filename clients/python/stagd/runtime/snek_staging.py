@@ -8,7 +8,7 @@ from . import sexpr as _sx
 from .builtins_ import StagedRange
 from .control import _staged_for
 from .merge import same as _same
-from .staging import staged_loop
+from .flow import staged_loop
 from .errors import Undefined
 from .snek_state import BreakLoop, ContinueLoop, NonLocalReturnValue, _Var
 from .staged import apply, emit
