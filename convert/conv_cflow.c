@@ -796,8 +796,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
      * the body ends the loop itself once a flag is set (before the next item) */
     cv_vec nb = {0};
     cv_push_seq(c, &nb, body);
-    py_stmt *brk = cv_expr_stmt(c, cv_call_sg(c, "break__", at, 0), at);
-    cv_push(c, &nb, cv_if(c, cv_not(c, extra, at), cv_seq1(c, brk), NULL, at));
+    cv_push(c, &nb, cv_expr_stmt(c, cv_call_sg(c, "break_unless__", at, 1, extra), at));
     body = cv_seq(c, &nb);
   }
   cv_push(c, out, helper(c, bn, 1, &itr, &d, tgt, body, at));

@@ -431,7 +431,7 @@ def snek_return_one_branch(x):
 def test_snek_staging_limits_are_clear_errors(client):
     with pytest.raises(TypeError, match="returns in one branch only"):
         snek_stage(client, snek_return_one_branch)
-    with pytest.raises(TypeError, match="break inside a staged loop"):
+    with pytest.raises(TypeError, match="break under a staged condition cannot be staged in the Snek style"):
         snek_stage(client, range_with_break)
 
 

@@ -176,13 +176,16 @@ class Function:
     gives each instance its own Function (and trace cache) through `__get__`."""
 
     def __init__(self, fn, static_argnames=(), client=None, input_signature=None,
-                 receiver=_NO_RECEIVER):
+                 receiver=_NO_RECEIVER, style="autograph"):
         if isinstance(fn, types.MethodType):
             fn, receiver = fn.__func__, fn.__self__
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TypeError(f"stagd.function: {fn!r} is not a Python function")
+        if style not in ("autograph", "snek"):
+            raise ValueError(f"stagd.function: style must be 'autograph' or 'snek', not {style!r}")
         self.fn = fn
         self.receiver = receiver
+        self.style = style
         self.static_argnames = tuple(static_argnames)
         self.input_signature = None if input_signature is None else list(input_signature)
         self._client = client
@@ -212,7 +215,7 @@ class Function:
         if entry is not None and _alive(entry[1]) is obj:
             return entry[0]
         bound = Function(self.fn, self.static_argnames, self._client, self.input_signature,
-                         receiver=obj)
+                         receiver=obj, style=self.style)
         bound._converted = self._converted
         bound._source_of = self
         key = id(obj)
@@ -240,7 +243,8 @@ class Function:
                 return self.fn
             filename = inspect.getsourcefile(self.fn) or "<stagd.function>"
             source, name = _source(self.fn)
-            reply = self.client().call("Convert", {"source": source, "filename": filename})
+            reply = self.client().call("Convert", {"source": source, "filename": filename,
+                                                   "style": "STYLE_" + self.style.upper()})
             errors = [d for d in reply.diagnostics if d.severity == 1]
             if errors:
                 raise SyntaxError(f"stagd.function: converting {self.fn.__name__}: "
@@ -601,6 +605,8 @@ def _reraise_python(e):
         again = type(orig)(*orig.args)
     except Exception:  # noqa: BLE001 — a class that cannot be rebuilt from its args
         return
+    for note in getattr(orig, "__notes__", ()):
+        again.add_note(note)
     again.add_note(f"stagd: raised when the staged graph ran: {e.details}")
     raise again from None
 
@@ -637,10 +643,12 @@ def _reraise_located(e, conc):
         raise located.with_traceback(located.__traceback__) from None
 
 
-def function(fn=None, *, input_signature=None, static_argnames=(), client=None):
+def function(fn=None, *, input_signature=None, static_argnames=(), client=None,
+             style="autograph"):
     """Stages `fn` into the daemon. Usable as `@stagd.function`,
     `stagd.function(fn, input_signature=[stagd.TensorSpec((None, 3))])` or
-    `stagd.function(fn, static_argnames=('n',))`; see the module comment."""
+    `stagd.function(fn, static_argnames=('n',))`; style='snek' converts it in the Snek
+    style (docs/runtime.md); see the module comment."""
     if fn is None:
-        return lambda f: Function(f, static_argnames, client, input_signature)
-    return Function(fn, static_argnames, client, input_signature)
+        return lambda f: Function(f, static_argnames, client, input_signature, style=style)
+    return Function(fn, static_argnames, client, input_signature, style=style)

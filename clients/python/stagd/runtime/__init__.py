@@ -8,7 +8,7 @@ from .sexpr import converted_forms
 from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
                       compare_, in_, not_in_, assert_stmt, ret)
 from .snek import if__, while__, for__
-from .snek_state import (var__, assign__, read__, return__, break__, continue__,
+from .snek_state import (var__, assign__, read__, return__, break__, continue__, break_unless__,
                          NonLocalReturnValue, BreakLoop, ContinueLoop)
 from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bool_,
                         abs_, min_, max_, sum_, isinstance_, new_list, list_append,

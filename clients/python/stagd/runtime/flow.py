@@ -259,6 +259,8 @@ class _Layout:
         self.retval = {}  # state index → structure of a container returned in the body
         self.lists = {}  # state index → (dtype, shape): a list inferred as a tensor list
         self.nonbool = set()  # slot paths not assumed bool
+        self.invariant = set()  # slot paths the body leaves as they are: not loop variables
+        self.params = []  # the loop's parameter symbols (of the attempt being staged)
         self.objs = {}  # id → contents structure (tracked containers the body changes)
 
     def build(self):
@@ -281,23 +283,30 @@ class _Layout:
             return MaybeT(self.names[i], self._lay(self.maybe[i], (i, "v")),
                           self._lay(False, (i, "f")), self.where)
         if i in self.retval and v is None:
-            return self._lay(self.retval[i], (i,))
+            return self._lay(self.retval[i], (i,), retval=True)
         return self._lay(v, (i,))
 
-    def _lay(self, v, path):
+    def _lay(self, v, path, retval=False):
+        if retval and v is None:  # an item of the returned value: a loop variable
+            self.leaves.append(v)
+            self.paths.append(path)
+            return Slot(len(self.leaves) - 1)
         if isinstance(v, MaybeUndefined):
             return MaybeT(v.name, self._lay(v.value, path + ("v",)),
                           self._lay(v.flag, path + ("f",)), v.where)
-        if isinstance(v, Undefined):
-            return v
+        if isinstance(v, Undefined) or (v is None and path == (self.names.index("retval__"),)
+                                        if "retval__" in self.names else False):
+            return v  # kept until the body shows what it becomes (_extract widens)
         if liftable(v) and not isinstance(v, (str, bytes)):
+            if path in self.invariant:
+                return v  # the body does not change it (a value read in a Snek loop)
             self.leaves.append(v)
             self.paths.append(path)
             return Slot(len(self.leaves) - 1, v if hasattr(v, "rebuild") else None)
         k = tree.kind(v)
         if k is not None and (id(v) not in self.world.objs or path in self.struct):
             aux, kids = tree.children(v, k)
-            return Node(k, aux, [self._lay(c, path + (j,)) for j, c in enumerate(kids)])
+            return Node(k, aux, [self._lay(c, path + (j,), retval) for j, c in enumerate(kids)])
         return v  # an object kept as it is (its contents, if they change: self.objs)
 
 
@@ -316,6 +325,8 @@ def _extract(t, v, out, lay, i, path):
         if is_bool(lay.leaves[t.k]) and p not in lay.nonbool and not is_bool(v):
             lay.nonbool.add(p)
             raise _Widen()
+        if getattr(v, "sexpr", None) == lay.params[t.k] and not hasattr(v, "rebuild"):
+            lay.unchanged.add(p)  # the parameter itself: the value is loop-invariant
         out[t.k] = v
         return
     if isinstance(t, Node):
@@ -349,10 +360,9 @@ def _extract(t, v, out, lay, i, path):
             and i not in lay.lists:
         lay.lists[i] = (v.item_dtype, v.item_shape)  # became a tensor list in the body
         raise _Widen()
-    if len(path) == 1 and lay.names[i] == "retval__" and t is None and \
-            tree.kind(v) is not None:
-        lay.retval[i] = none_like(v)  # a container returned in the body
-        raise _Widen()
+    if len(path) == 1 and lay.names[i] == "retval__" and t is None:
+        lay.retval[i] = none_like(v)  # what the body returns: a value, or a container's
+        raise _Widen()                # items, each None until a return sets it
     if tree.kind(t) is not None and tree.kind(v) == tree.kind(t) and path not in lay.struct:
         lay.struct.add(path)  # rebound to a new container of the same kind
         raise _Widen()
@@ -500,6 +510,7 @@ def and_staged(a, b):
 def _loop_once(lay, world, get_state, set_state, test, body, extra):
     nx = len(lay.leaves)
     params = [_sx.fresh("s") for _ in range(nx)] + [_sx.fresh(n) for n, _ in extra]
+    lay.params, lay.unchanged = params, set()
     for p, v, path in zip(params, lay.leaves, lay.paths):
         if is_bool(v) and path not in lay.nonbool:
             _sx.bool_syms.add(p)
@@ -534,12 +545,15 @@ def _loop_once(lay, world, get_state, set_state, test, body, extra):
             except Exception as e:  # noqa: BLE001 — the loop must not run: staged as such
                 exc = e
             if exc is None:
-                changed = world.changed()
-                _learn_objects(lay, {i: v for i, v in changed.items() if i not in lay.objs},
-                               world)
                 out = [None] * nx
                 for i, (t, v) in enumerate(zip(lay.state_t, out_state)):
                     _extract(t, v, out, lay, i, (i,))
+                if lay.unchanged:  # stage again without the invariant values as variables
+                    lay.invariant |= lay.unchanged
+                    raise _Widen()
+                changed = world.changed()
+                _learn_objects(lay, {i: v for i, v in changed.items() if i not in lay.objs},
+                               world)
                 for i, t in lay.obj_t.items():
                     now = world.current(i)
                     if len(now) != len(t) or (world.kind[i] != "list" and

@@ -25,11 +25,14 @@ class MaybeUndefined(Undefined):
 
     def staged_read(self, free=False):
         text = (f"cannot access local variable '{self.name}' where it is not associated "
-                f"with a value (it is bound only on some paths of {self.where})")
+                "with a value")
+        note = f"stagd: '{self.name}' is bound only on some paths of {self.where}"
         if self.flag is not True:
+            exc = UnboundLocalError(text)
+            exc.add_note(note)
             if self.flag is False:
-                raise UnboundLocalError(text)
-            msg = "UnboundLocalError: " + text + _sx.raise_tag(UnboundLocalError(text))
+                raise exc
+            msg = f"UnboundLocalError: {text} ({note[7:]})" + _sx.raise_tag(exc)
             _sx.current().emit(f"(assert {self.flag.sexpr} {_sx.literal(msg)})")
         return self.value
 

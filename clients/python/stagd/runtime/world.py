@@ -155,15 +155,21 @@ def _same_contents(k, a, b):
     return all(ka == kb and _same_item(va, vb) for (ka, va), (kb, vb) in zip(a, b))
 
 
-def _reachable_from_code(fn):
+def _reachable_from_code(fn, depth=0):
     """The values of fn's closure cells and of the globals its code (nested code
-    included) names."""
+    included) names; a function in a cell (a wrapper around the user's body) is
+    followed too."""
     out = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            out.append(cell.cell_contents)
+            v = cell.cell_contents
         except ValueError:
-            pass
+            continue
+        if isinstance(v, types.FunctionType):
+            if depth < 3:
+                out += _reachable_from_code(v, depth + 1)
+        else:
+            out.append(v)
     g = getattr(fn, "__globals__", None)
     code = getattr(fn, "__code__", None)
     if g is None or code is None:
