@@ -162,6 +162,19 @@ void sg_buf_vprintf(sg_buf *b, const char *fmt, va_list ap);
 /* Appends s as the contents of a JSON string (quotes included), escaping as needed. */
 void sg_buf_put_json_string(sg_buf *b, const char *s, size_t len);
 void sg_buf_clear(sg_buf *b); /* len = 0, keeps capacity */
+/* Shortest round-trip floats (fmt_double.c): the fewest significant digits that read
+ * back as the same double, in one of two spellings.
+ *   python: repr(float) exactly as CPython prints it ("100.0", "1e+16", "1e-05", "inf",
+ *           "nan", "-0.0"); add_dot0 false drops the ".0" of an integral value (the
+ *           parts of a complex literal: "1j").
+ *   g:      C's %g at the shortest precision, then ".0" when neither '.' nor 'e' is in
+ *           it, so it reads back as a float ("1e+02", "1.18e+04", "0.1", "inf", "nan"):
+ *           the S-expression, JSON-value and dump spelling of graph/. */
+void sg_buf_put_double_python(sg_buf *b, double d, bool add_dot0);
+void sg_buf_put_double_g(sg_buf *b, double d);
+/* The shortest digits of a finite d: digits[0..n) without trailing zeros ("0" for
+ * zero), the decimal exponent of the first, the sign; returns n (1..17). */
+int sg_double_digits(double d, char digits[24], int *exp10, bool *neg);
 void sg_buf_free(sg_buf *b);
 /* Hands the data to the caller (never NULL) and leaves b empty. */
 char *sg_buf_detach(sg_buf *b, size_t *len);

@@ -92,59 +92,6 @@ static void repr_bytes(sg_buf *out, const char *str, size_t len) {
   sg_buf_putc(out, q);
 }
 
-/* Python's repr(float) ('r' format: shortest round-trip digits); add_dot0 is false
- * for the parts of a complex number. */
-static void repr_double(sg_buf *out, double d, bool add_dot0) {
-  if (isinf(d)) {
-    sg_buf_puts(out, d < 0 ? "-inf" : "inf");
-    return;
-  }
-  if (isnan(d)) {
-    sg_buf_puts(out, "nan");
-    return;
-  }
-  char buf[64];
-  int prec;
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-    if (strtod(buf, NULL) == d) break;
-  }
-  /* buf = [-]d[.ddd]e[+-]XX : split into digits and exponent */
-  char digits[32];
-  int nd = 0, exp10;
-  const char *c = buf;
-  bool neg = false;
-  if (*c == '-') neg = true, c++;
-  for (; *c && *c != 'e'; c++)
-    if (*c != '.') digits[nd++] = *c;
-  exp10 = atoi(c + 1);
-  while (nd > 1 && digits[nd - 1] == '0') nd--;
-  digits[nd] = 0;
-  if (neg) sg_buf_putc(out, '-');
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 < 0) {
-      sg_buf_puts(out, "0.");
-      for (int i = 0; i < -exp10 - 1; i++) sg_buf_putc(out, '0');
-      sg_buf_append(out, digits, (size_t)nd);
-    } else if (nd <= exp10 + 1) {
-      sg_buf_append(out, digits, (size_t)nd);
-      for (int i = nd; i < exp10 + 1; i++) sg_buf_putc(out, '0');
-      if (add_dot0) sg_buf_puts(out, ".0");
-    } else {
-      sg_buf_append(out, digits, (size_t)exp10 + 1);
-      sg_buf_putc(out, '.');
-      sg_buf_append(out, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
-    }
-  } else {
-    sg_buf_putc(out, digits[0]);
-    if (nd > 1) {
-      sg_buf_putc(out, '.');
-      sg_buf_append(out, digits + 1, (size_t)nd - 1);
-    }
-    sg_buf_printf(out, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-  }
-}
-
 /* A JSON string; lone surrogates (possible in Python str) become \\uXXXX escapes so the
  * output stays valid UTF-8. */
 static void json_str(sg_buf *out, const char *str, size_t len) {
@@ -252,15 +199,15 @@ void py_dump_constant(py_dumper *d, const py_constant *c) {
   case PY_CONST_FLOAT:
     if (d->json && !isfinite(c->d)) {
       sg_buf_puts(o, "{\"float\":\"");
-      repr_double(o, c->d, true);
+      sg_buf_put_double_python(o, c->d, true);
       sg_buf_puts(o, "\"}");
       return;
     }
-    repr_double(o, c->d, true);
+    sg_buf_put_double_python(o, c->d, true);
     return;
   case PY_CONST_COMPLEX:
     if (d->json) sg_buf_puts(o, "{\"imag\":\"");
-    repr_double(o, c->d, false);
+    sg_buf_put_double_python(o, c->d, false); /* a complex part: "1j" */
     sg_buf_puts(o, d->json ? "\"}" : "j");
     return;
   case PY_CONST_STR:

@@ -570,9 +570,14 @@ const sv_method *sv_method_by_name(const char *name) {
 sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   /* An explicitly named device must exist; `auto` falls back to the CPU. */
 #ifdef STAGD_HAVE_VULKAN
-  int vk_index;
-  if (kn_vk_choose_device(cfg->device, &vk_index, err) != SG_OK) return NULL;
-  if (vk_index >= 0) SG_INFO(0, "default device: vulkan:%d", vk_index);
+  /* Devices start on first use: `auto` and `cpu` touch no Vulkan here (the executor
+   * resolves `auto` on the first request that runs, graph/vulkan); a named device is
+   * checked now, so a daemon configured with a device it cannot have fails at start. */
+  if (strcmp(cfg->device, "auto") != 0 && strcmp(cfg->device, "cpu") != 0) {
+    int vk_index;
+    if (kn_vk_choose_device(cfg->device, &vk_index, err) != SG_OK) return NULL;
+    if (vk_index >= 0) SG_INFO(0, "default device: vulkan:%d", vk_index);
+  }
 #else
   if (strcmp(cfg->device, "auto") != 0 && strcmp(cfg->device, "cpu") != 0) {
     sg_error_set(err, SG_UNAVAILABLE, "--device %s: this stagd was built without Vulkan", cfg->device);

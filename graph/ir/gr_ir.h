@@ -58,9 +58,6 @@ typedef struct sx {
 sg_code sx_read(const char *src, size_t len, const char *file, sg_arena *arena,
                 sg_intern *strings, sx ***forms, int *nforms, sg_error *err);
 void sx_print(sg_buf *b, const sx *x);
-/* A float in the fewest digits that read back as the same double, always with a '.',
- * 'e', "inf" or "nan" (sexpr_print.c; also the JSON values and printed output). */
-void gr_format_float(sg_buf *b, double f);
 /* A string literal as sx_read reads it back (escapes \" \\ \n \t, other bytes raw). */
 void sx_print_string(sg_buf *b, const char *s, size_t n);
 bool sx_is_sym(const sx *x, const char *name);

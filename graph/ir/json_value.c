@@ -394,7 +394,7 @@ sg_code gr_json_args(const char *json, gr_module *m, sg_arena *a, gr_val **vals,
 static void put_float(sg_buf *b, double f) {
   if (isnan(f)) sg_buf_puts(b, "\"nan\"");
   else if (isinf(f)) sg_buf_puts(b, f < 0 ? "\"-inf\"" : "\"inf\"");
-  else gr_format_float(b, f);
+  else sg_buf_put_double_g(b, f);
 }
 
 void gr_value_to_json(sg_buf *b, const gr_val *v) {

@@ -385,7 +385,7 @@ static void print_tensor_data(sg_buf *b, const kn_tensor *t, int dim, int64_t *o
       if (py && !isnan(f) && !isinf(f) && f == floor(f) && fabs(f) < 1e16)
         sg_buf_printf(b, "%.0f.", f);
       else
-        gr_format_float(b, f);
+        sg_buf_put_double_g(b, f);
     } else if (t->dtype == KN_BOOL) {
       sg_buf_puts(b, kn_get_i64(t, *off) ? (py ? "True" : "true") : (py ? "False" : "false"));
     } else {
@@ -407,7 +407,7 @@ static void print_val(sg_buf *b, const gr_val *v, bool py) {
   case GV_NONE: sg_buf_puts(b, py ? "None" : "none"); break;
   case GV_BOOL: sg_buf_puts(b, v->u.b ? (py ? "True" : "true") : (py ? "False" : "false")); break;
   case GV_INT: sg_buf_printf(b, "%lld", (long long)v->u.i); break;
-  case GV_FLOAT: gr_format_float(b, v->u.f); break;
+  case GV_FLOAT: sg_buf_put_double_g(b, v->u.f); break;
   case GV_STR:
     if (py) sg_buf_puts(b, v->u.s);
     else sx_print_string(b, v->u.s, strlen(v->u.s)); /* the sexpr dump reads it back */
@@ -428,7 +428,7 @@ static void print_val(sg_buf *b, const gr_val *v, bool py) {
       sg_buf_puts(b, ")");
       for (int64_t i = 0; i < v->u.t->size; i++) {
         sg_buf_putc(b, ' ');
-        if (kn_dtype_is_float(v->u.t->dtype)) gr_format_float(b, kn_get_f64(v->u.t, i));
+        if (kn_dtype_is_float(v->u.t->dtype)) sg_buf_put_double_g(b, kn_get_f64(v->u.t, i));
         else sg_buf_printf(b, "%lld", (long long)kn_get_i64(v->u.t, i));
       }
       sg_buf_putc(b, ')');

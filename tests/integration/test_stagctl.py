@@ -28,6 +28,24 @@ def test_local_devices(stagctl_bin):
     assert "cpu" in [x["name"] for x in d["devices"]]
 
 
+def test_no_device_start_up_where_none_is_needed(stagctl_bin, tmp_path):
+    # Devices start on first use (docs/daemon.md): parse, convert, unparse, version and
+    # health create no Vulkan instance. VK_LOADER_DEBUG makes the loader report itself
+    # on stderr as soon as anything initializes it; `devices` shows the check can fail.
+    src = tmp_path / "small.py"
+    src.write_text("def f(x):\n    return x + 1\n")
+    env = dict(harness.base_env(), VK_LOADER_DEBUG="all")
+    for args in (["parse", str(src)], ["unparse", str(src)], ["convert", str(src)],
+                 ["version"], ["health"]):
+        r = stagctl("--local", *args, env=env)
+        assert r.returncode == 0, (args, r.stderr)
+        assert "Vulkan Loader" not in r.stderr and "LAYER:" not in r.stderr, (args, r.stderr[:300])
+    r = stagctl("--local", "devices", env=env)
+    assert r.returncode == 0, r.stderr
+    if any(x["backend"] == "vulkan" for x in json.loads(r.stdout)["devices"]):
+        assert "Vulkan Loader" in r.stderr or "LAYER:" in r.stderr, r.stderr[:300]
+
+
 def test_devices_matmul_variants(stagctl_bin):
     # Each Vulkan device lists its matmul variants and the float32 kernel choice;
     # STAGD_VK_MATMUL in the environment changes the choice (docs/vulkan.md).
