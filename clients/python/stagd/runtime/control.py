@@ -205,7 +205,7 @@ def _lazy_if(cond, then_fn, else_fn):
         good_b, good_v = (b2, v2) if e1 is not None else (b1, v1)
         _sx.current().bindings.extend(good_b.bindings)
         return good_v
-    out = emit(f"(if {cond.sexpr} {b1.close(_sx.literal(v1))} {b2.close(_sx.literal(v2))})")
+    out = emit(f"(if {cond.sexpr} {flow.close_in(b1, v1)} {flow.close_in(b2, v2)})")
     if is_bool(v1) and is_bool(v2):
         _sx.bool_syms.add(out.sexpr)
     return out

@@ -22,7 +22,7 @@ _sx.on_new_staging.append(reset)
 
 def known(v):
     """The value of staged boolean v on this path, or None."""
-    if not _scopes:
+    if not _scopes or hasattr(v, "rebuild"):  # (a StagedList's .sexpr binds its stack)
         return None
     s = getattr(v, "sexpr", None)
     for scope in reversed(_scopes):

@@ -14,7 +14,7 @@ from . import facts
 from . import sexpr as _sx
 from . import tree
 from .merge import (MaybeT, Merger, MaybeUndefined, Node, Slot, emit_pairs,
-                    fill, is_bool, liftable, none_like, same, where_now)
+                    fill, is_bool, liftable, none_like, placeholder_like, same, where_now)
 from .errors import StagingError, Undefined
 from .staged import Staged, apply, emit
 from .world import World
@@ -151,7 +151,7 @@ def staged_if(cond, body, orelse, get_state, set_state, names, arg=_NOARG):
     if r1.exc is not None or r2.exc is not None:
         return _if_raising(cond, r1, r2, init, set_state, world, where)
     _lists_as_tensor_lists(r1, r2, world, init, names, where)
-    m = Merger(where, (r1.changed, r2.changed))
+    m = Merger(where, (r1.changed, r2.changed), (r1.builder, r2.builder))
     try:
         state_t = [m.merge(a, b, n) for a, b, n in zip(r1.out, r2.out, names)]
         obj_t = {i: _merge_contents(m, world, i, r1.changed.get(i), r2.changed.get(i),
@@ -160,12 +160,23 @@ def staged_if(cond, body, orelse, get_state, set_state, names, arg=_NOARG):
     except StagingError:
         set_state(init)
         raise
-    t1 = r1.builder.close(_sx.literal(tuple(a for a, _ in m.pairs)))
-    t2 = r2.builder.close(_sx.literal(tuple(b for _, b in m.pairs)))
+    t1 = close_in(r1.builder, tuple(a for a, _ in m.pairs))
+    t2 = close_in(r2.builder, tuple(b for _, b in m.pairs))
     values = emit_pairs(m.pairs, f"(if {cond.sexpr} {t1} {t2})")
     set_state(tuple(fill(t, values) for t in state_t))
     for i, t in obj_t.items():
         world.put(i, _fill_contents(world.kind[i], t, values))
+
+
+def close_in(b, value):
+    """b closed around value, whose text is made with b current (a StagedList binds its
+    stack where it is written: in the arm it was built in)."""
+    _sx._stack.append(b)
+    try:
+        text = _sx.literal(value)
+    finally:
+        _sx._stack.pop()
+    return b.close(text)
 
 
 def _if_raising(cond, r1, r2, init, set_state, world, where):
@@ -325,7 +336,7 @@ def _extract(t, v, out, lay, i, path):
         if is_bool(lay.leaves[t.k]) and p not in lay.nonbool and not is_bool(v):
             lay.nonbool.add(p)
             raise _Widen()
-        if getattr(v, "sexpr", None) == lay.params[t.k] and not hasattr(v, "rebuild"):
+        if not hasattr(v, "rebuild") and getattr(v, "sexpr", None) == lay.params[t.k]:
             lay.unchanged.add(p)  # the parameter itself: the value is loop-invariant
         out[t.k] = v
         return
@@ -344,7 +355,7 @@ def _extract(t, v, out, lay, i, path):
         if isinstance(v, MaybeUndefined):
             val, flag = v.value, v.flag
         elif isinstance(v, Undefined):
-            val, flag = none_like(_shape_of(t.value)), False
+            val, flag = placeholder_like(_shape_of(t.value)), False
         else:
             val, flag = v, True
         _extract(t.value, val, out, lay, i, path + ("v",))
@@ -354,7 +365,7 @@ def _extract(t, v, out, lay, i, path):
     if t is v or same(t, v):
         return
     if len(path) == 1 and isinstance(t, Undefined) and not isinstance(t, MaybeUndefined):
-        lay.maybe[i] = none_like(v)  # first bound in the body
+        lay.maybe[i] = placeholder_like(v)  # first bound in the body (the body's scope)
         raise _Widen()
     if len(path) == 1 and isinstance(t, list) and getattr(v, "item_dtype", None) is not None \
             and i not in lay.lists:

@@ -92,7 +92,9 @@ def liftable(v):
 
 
 def is_bool(v):
-    return isinstance(v, bool) or (isinstance(v, _sx.Symbolic) and v.sexpr in _sx.bool_syms)
+    # (a StagedList is no bool; its .sexpr would bind its stack where it is asked for)
+    return isinstance(v, bool) or (isinstance(v, _sx.Symbolic) and not hasattr(v, "rebuild")
+                                   and v.sexpr in _sx.bool_syms)
 
 
 def none_like(v, contents=None):
@@ -105,6 +107,39 @@ def none_like(v, contents=None):
         return None
     aux, kids = tree.children(v, k)
     return tree.build(k, aux, [none_like(c) for c in kids])
+
+
+def placeholder_like(v, scope=None):
+    """v's structure with, at each leaf, a zero of the leaf's type (the value a path that
+    did not bind a variable carries, read only where its flag says it is bound): the
+    daemon's inference then types the merged value as the leaf's type. None where the
+    type is unknown. scope: the builder the leaves were bound in (a branch's, closed)."""
+    k = tree.kind(v)
+    if k is not None:
+        aux, kids = tree.children(v, k)
+        return tree.build(k, aux, [placeholder_like(c, scope) for c in kids])
+    if isinstance(v, MaybeUndefined):
+        return placeholder_like(v.value, scope)
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return type(v)(0)
+    if not isinstance(v, _sx.Symbolic) or hasattr(v, "rebuild"):
+        return None
+    from .static import type_of
+    pushed = scope is not None and (not _sx._stack or _sx._stack[-1] is not scope)
+    if pushed:
+        _sx._stack.append(scope)
+    try:
+        t = type_of(v)
+    finally:
+        if pushed:
+            _sx._stack.pop()
+    if t is not None and t[0] == "scalar":  # a Python number of that kind
+        return {"bool": False, "int": 0}.get(t[1], 0.0)
+    if t is None or t[0] != "tensor" or t[2] is None or None in t[2]:
+        return None
+    return Staged(f"(zeros (tuple {' '.join(map(str, t[2]))}) {t[1]})")
 
 
 def same(a, b):
@@ -121,11 +156,12 @@ class Merger:
     """Merges the values of two paths into a template; the differing leaves are the
     pairs (value on path 1, value on path 2) the construct must output."""
 
-    def __init__(self, where, contents=(None, None)):
+    def __init__(self, where, contents=(None, None), scopes=(None, None)):
         self.where = where
         self.pairs = []
         # per path, id → contents of a tracked container at the end of that path
         self.contents = contents
+        self.scopes = scopes  # per path, the builder its staged values were bound in
 
     def _slot(self, a, b):
         self.pairs.append((a, b))
@@ -183,19 +219,19 @@ class Merger:
         if isinstance(a, Undefined) and isinstance(b, Undefined) and \
                 not isinstance(a, MaybeUndefined) and not isinstance(b, MaybeUndefined):
             return a
-        va, fa = _value_flag(a, b)
-        vb, fb = _value_flag(b, a)
+        va, fa = _value_flag(a, b, self.scopes[1])
+        vb, fb = _value_flag(b, a, self.scopes[0])
         value = self.merge(va, vb, name)
         flag = self.merge(fa, fb, name + " (bound)") if not (fa is True and fb is True) else True
         where = getattr(a, "where", None) or getattr(b, "where", None) or self.where
         return MaybeT(name, value, flag, where)
 
 
-def _value_flag(v, other):
+def _value_flag(v, other, other_scope):
     if isinstance(v, MaybeUndefined):
         return v.value, v.flag
     if isinstance(v, Undefined):
-        return none_like(other.value if isinstance(other, MaybeUndefined) else other), False
+        return placeholder_like(other, other_scope), False
     return v, True
 
 
