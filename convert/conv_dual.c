@@ -15,6 +15,20 @@
  * so a closure made outside staging stages when a trace calls it. `global` / `nonlocal`
  * declarations of the function's own scope move to its top (Python wants them before
  * any use, and the plain copy comes first).
+ *
+ * A converted body that makes closures (the helpers of staged control flow, the
+ * lambdas of `and_` / `if_exp`) would turn the variables they use into cells of the
+ * function, and every call — plain ones too — would make a cell per variable and reach
+ * each through it (html.parser's suite ran 4.8x slower). Such a body is a nested
+ * function of its own, `def NAME__staged(PARAMS)`, called with the arguments (unless
+ * the user's body defines functions, lambdas or classes itself: their `__qualname__`
+ * would then name NAME__staged while a trace runs):
+ *
+ *     if not sg__.staging:
+ *         <the original body>
+ *     def f__staged(x, *a, k, **kw):
+ *         <the converted body>
+ *     return f__staged(x, *a, k=k, **kw)
  */
 #include <string.h>
 
@@ -170,6 +184,58 @@ static py_seq *scope_block(cv *c, const py_seq *b, const nested *defs, decls *d,
   return cv_seq(c, &out);
 }
 
+/* Whether statements define functions, lambdas or classes (closures over locals). */
+static bool makes_closures(const cv_vec *stmts) {
+  static const py_kind kinds[] = {PY_K_FunctionDef, PY_K_AsyncFunctionDef, PY_K_Lambda, PY_K_ClassDef};
+  for (int i = 0; i < stmts->n; i++) {
+    const py_stmt *s = stmts->a[i];
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+      if (s->kind == kinds[k] || cv_contains(s, kinds[k], false)) return true;
+  }
+  return false;
+}
+
+static py_arg *bare_arg(cv *c, const py_arg *a) {
+  return a ? py_new_arg(c->A, a->arg, NULL, NULL, a->lineno, a->col_offset, a->end_lineno, a->end_col_offset)
+           : NULL;
+}
+
+static py_seq *bare_args(cv *c, const py_seq *s) {
+  cv_vec v = {0};
+  for (int i = 0; i < PY_SEQ_LEN(s); i++) cv_push(c, &v, bare_arg(c, s->a[i]));
+  return v.n ? cv_seq(c, &v) : NULL;
+}
+
+/* Appends to out `def NAME__staged(PARAMS): BODY` (fn's parameters without defaults or
+ * annotations) and `return NAME__staged(ARGS)` passing each parameter as it came. */
+static void staged_twin(cv *c, const py_stmt *fn, py_seq *body, cv_loc at, cv_vec *out) {
+  const py_arguments *a = fn->v.FunctionDef.args;
+  py_arguments *params = py_new_arguments(c->A, bare_args(c, a->posonlyargs), bare_args(c, a->args),
+                                          bare_arg(c, a->vararg), bare_args(c, a->kwonlyargs), NULL,
+                                          bare_arg(c, a->kwarg), NULL);
+  size_t n = strlen(fn->v.FunctionDef.name);
+  char *name = sg_arena_alloc(c->A, n + sizeof "__staged");
+  memcpy(name, fn->v.FunctionDef.name, n);
+  memcpy(name + n, "__staged", sizeof "__staged");
+  const char *iname = cv_intern(c, name);
+  cv_push(c, out, py_new_FunctionDef(c->A, iname, params, body, NULL, NULL, NULL, NULL, at.l, at.c, at.el, at.ec));
+  cv_vec pos = {0}, kws = {0};
+  for (int i = 0; i < PY_SEQ_LEN(a->posonlyargs); i++)
+    cv_push(c, &pos, cv_name(c, ((py_arg *)a->posonlyargs->a[i])->arg, PY_Load, at));
+  for (int i = 0; i < PY_SEQ_LEN(a->args); i++) cv_push(c, &pos, cv_name(c, ((py_arg *)a->args->a[i])->arg, PY_Load, at));
+  if (a->vararg)
+    cv_push(c, &pos, py_new_Starred(c->A, cv_name(c, a->vararg->arg, PY_Load, at), PY_Load, at.l, at.c, at.el, at.ec));
+  for (int i = 0; i < PY_SEQ_LEN(a->kwonlyargs); i++) {
+    const char *k = ((py_arg *)a->kwonlyargs->a[i])->arg;
+    cv_push(c, &kws, py_new_keyword(c->A, k, cv_name(c, k, PY_Load, at), at.l, at.c, at.el, at.ec));
+  }
+  if (a->kwarg)
+    cv_push(c, &kws, py_new_keyword(c->A, NULL, cv_name(c, a->kwarg->arg, PY_Load, at), at.l, at.c, at.el, at.ec));
+  py_expr *call = cv_call(c, cv_name(c, iname, PY_Load, at), pos.n ? cv_seq(c, &pos) : NULL,
+                          kws.n ? cv_seq(c, &kws) : NULL, at);
+  cv_push(c, out, cv_return(c, call, at));
+}
+
 static void dual(cv *c, py_stmt *fn, const py_stmt *orig, const nested *defs) {
   py_seq *conv = fn->v.FunctionDef.body, *ob = orig->v.FunctionDef.body;
   cv_loc at = cv_loc_of_stmt(PY_SEQ_LEN(ob) ? ob->a[0] : orig);
@@ -190,7 +256,19 @@ static void dual(cv *c, py_stmt *fn, const py_stmt *orig, const nested *defs) {
   py_expr *staging = py_new_Attribute(c->A, cv_name(c, "sg__", PY_Load, at), cv_intern(c, "staging"), PY_Load, at.l,
                                       at.c, at.el, at.ec);
   cv_push(c, &body, cv_if(c, cv_not(c, staging, at), cv_seq(c, &plain), NULL, at));
-  for (int i = 0; i < rest.n; i++) cv_push(c, &body, rest.a[i]);
+  cv_vec ov = {0};
+  for (int i = 0; i < PY_SEQ_LEN(ob); i++) cv_push(c, &ov, ob->a[i]);
+  /* not when the user's own body defines functions, lambdas or classes: their
+   * __qualname__ would name NAME__staged while a trace runs */
+  if (fn->kind == PY_K_FunctionDef && makes_closures(&rest) && !makes_closures(&ov)) {
+    cv_vec inner = {0};
+    if (d.global.n) cv_push(c, &inner, cv_decl(c, true, d.global.n, (const char *const *)d.global.a, at));
+    if (d.nonlocal.n) cv_push(c, &inner, cv_decl(c, false, d.nonlocal.n, (const char *const *)d.nonlocal.a, at));
+    for (int i = 0; i < rest.n; i++) cv_push(c, &inner, rest.a[i]);
+    staged_twin(c, fn, cv_seq(c, &inner), at, &body);
+  } else {
+    for (int i = 0; i < rest.n; i++) cv_push(c, &body, rest.a[i]);
+  }
   fn->v.FunctionDef.body = cv_seq(c, &body);
 }
 

@@ -37,12 +37,16 @@ static py_conv_result conv_raw(const char *src, py_conv_style style, const char 
 }
 
 /* Removes the plain paths (`if not sg__.staging:` and the original statements under it,
- * conv_dual.c) from r's code: the structural checks below are about converted bodies;
- * test_plain_path checks the plain paths. */
+ * conv_dual.c) from r's code, and unwraps a converted body held in its own function
+ * (`def NAME__staged(...):` with its leading global / nonlocal lines, dedented, and the
+ * `return NAME__staged(...)` after it): the structural checks below are about converted
+ * bodies; test_plain_path checks the plain paths. */
 static void strip_plain(py_conv_result *r) {
   char *s = r->code.data, *w = s;
   const char *p = s;
-  int skip = -1; /* indentation of the `if` being skipped, or -1 */
+  int skip = -1;  /* indentation of the `if` being skipped, or -1 */
+  int inner = -1; /* indentation of the `def NAME__staged` being unwrapped, or -1 */
+  bool head = false; /* just after that def: its declarations are dropped */
   while (*p) {
     const char *e = strchr(p, '\n');
     size_t n = e ? (size_t)(e - p + 1) : strlen(p);
@@ -59,8 +63,35 @@ static void strip_plain(py_conv_result *r) {
       p += n;
       continue;
     }
-    memmove(w, p, n);
-    w += n;
+    const char *eol = p + n;
+    const char *tw = strstr(p, "__staged(");
+    if (inner < 0 && !strncmp(p + ind, "def ", 4) && tw && tw < eol) {
+      inner = ind;
+      head = true;
+      p += n;
+      continue;
+    }
+    if (inner >= 0 && !blank && ind <= inner) {
+      if (!strncmp(p + ind, "return ", 7) && tw && tw < eol) {
+        inner = -1;
+        p += n;
+        continue;
+      }
+      inner = -1;
+    }
+    if (inner >= 0 && head && (!strncmp(p + ind, "global ", 7) || !strncmp(p + ind, "nonlocal ", 9))) {
+      p += n;
+      continue;
+    }
+    head = false;
+    if (inner >= 0 && !blank && ind >= inner + 4) { /* the 4 spaces after the def's indentation */
+      memmove(w, p, (size_t)inner);
+      memmove(w + inner, p + inner + 4, n - (size_t)inner - 4);
+      w += n - 4;
+    } else {
+      memmove(w, p, n);
+      w += n;
+    }
     p += n;
   }
   *w = '\0';
@@ -114,9 +145,22 @@ static void test_plain_path(void **state) {
   /* the original statements end with a return; the comment stays with the converted body */
   HAS(r, "        return g(x)\n    # a comment\n");
   assert_int_equal(count(r.code.data, "# a comment"), 1);
-  /* f's (hoisted: once), loop_body__1's (generated, and the original moved there), set_state__1's */
+  /* f's (hoisted: once), loop_body__1's (generated, and the original moved there),
+   * set_state__1's */
   assert_int_equal(count(r.code.data, "global G"), 4);
+  /* a converted body that makes closures is a function of its own (its variables are no
+   * cells of the function the plain path runs in), unless the user's body defines
+   * functions itself (f: their __qualname__ would change) */
+  HAS(r, "            def g__staged(y):\n                return sg__.if_exp(y, lambda: y");
+  HAS(r, "            return g__staged(y)\n");
+  LACKS(r, "f__staged");
   LACKS(r, "        G += i\n        return None"); /* falls through to `return g(x)` */
+  py_conv_result_free(&r);
+  r = conv_raw("def h(x, /, y, *a, k=1, **kw):\n    for i in a:\n        x += i\n    return x\n",
+               PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "    if not sg__.staging:\n        for i in a:\n");
+  HAS(r, "    def h__staged(x, /, y, *a, k, **kw):\n");
+  HAS(r, "    return h__staged(x, y, *a, k=k, **kw)\n");
   py_conv_result_free(&r);
   /* a body that can fall off its end returns None before the converted body starts */
   r = conv_raw("def h(x):\n    print(x)\n", PY_STYLE_SNEK, NULL);

@@ -200,6 +200,10 @@ class Finding:
     def __init__(self, seed, case, diffs, text, mini, device):
         self.seed, self.case, self.diffs, self.text, self.mini, self.device = seed, case, diffs, text, mini, device
 
+    def refused(self):
+        """Staging refused the program with a located StagingError (no wrong value)."""
+        return all(d.startswith("staged raised StagingError") for d in self.diffs)
+
     def report(self):
         args = ", ".join(repr(a.tolist()) if isinstance(a, np.ndarray) else repr(a) for a in self.case)
         return (f"seed {self.seed}{' on ' + self.device if self.device else ''}: " + "; ".join(self.diffs)
@@ -249,7 +253,10 @@ def main(argv=None):
         client.close()
         if daemon:
             daemon.terminate()
-    print(f"{stats['programs']} programs, {stats['cases']} cases, {len(findings)} findings")
+    refused = [f for f in findings if f.refused()]
+    print(f"{stats['programs']} programs, {stats['cases']} cases, {len(findings)} findings "
+          f"({len(refused)} refused with a located StagingError, "
+          f"{len(findings) - len(refused)} different results or exceptions)")
     return 1 if findings else 0
 
 

@@ -139,6 +139,33 @@ def test_try_around_staged_if_that_raises_is_a_located_error(client):
         f(-1.0)
 
 
+def test_exception_after_a_staged_raise_is_the_one_python_raises_first(client):
+    """An exception raised on every path while tracing escaped at trace time, before a
+    staged raise the graph checks first (the statement fuzzer: ValueError in Python,
+    UnboundLocalError staged)."""
+    def first(n):
+        if n % 2 == 0:
+            raise ValueError("even")
+        raise KeyError("always")
+
+    def unbound(n):
+        if n > 2:
+            raise ValueError("big")
+        if 3.0 < 0.1:
+            u = 1.0
+        return u * 2.0
+    f = stagd.function(first, client=client)
+    with pytest.raises(ValueError, match="even"):
+        f(2)
+    with pytest.raises(KeyError, match="always"):
+        f(3)
+    g = stagd.function(unbound, client=client)
+    with pytest.raises(ValueError, match="big"):
+        g(5)
+    with pytest.raises(UnboundLocalError, match="'u'"):
+        g(1)
+
+
 def test_variable_bound_in_one_staged_branch(client):
     """It read as 0 after the if; Python raises UnboundLocalError on the other path."""
     def one_branch(c):

@@ -32,9 +32,10 @@ import weakref
 from . import context, segments, signature
 from .client import NotFound, StagdError, default_client
 from .context import init_scope
+from .runtime import flow
 from .runtime import sexpr as _sx
 from .runtime.calls import tracing_client, unshadow
-from .runtime.errors import _code_maps, add_location_notes
+from .runtime.errors import StagingError, _code_maps, add_location_notes
 from .runtime.staged import Staged, apply
 
 _names = itertools.count(1)
@@ -166,8 +167,9 @@ class ConcreteFunction:
 
 
 _NO_RECEIVER = object()  # Function.receiver of a plain function
-_FRAMES_PER_CALL = 4  # a converted body's frames per call of the original (if_stmt, helper,
-# converted_call): a trace runs under this multiple of the recursion limit
+_FRAMES_PER_CALL = 5  # a converted body's frames per call of the original (the function,
+# its NAME__staged body, if_stmt, helper, converted_call): a trace runs under this
+# multiple of the recursion limit
 
 
 class Function:
@@ -354,14 +356,24 @@ class Function:
         b.probe_defs = tr.defs
         outermost = not context.traces
         limit = sys.getrecursionlimit()
-        if outermost:  # converted bodies take about 4 frames per call of the original's 1
+        if outermost:  # converted bodies take about 5 frames per call of the original's 1
             sys.setrecursionlimit(limit * _FRAMES_PER_CALL)
         context.traces.append(tr)
         token = tracing_client.set(self.client())
         try:
-            result = conv(*call_args)
-            result_expr, out_tree = signature.result_form(result)
-            arity = len(result) if isinstance(result, tuple) and out_tree is None else None
+            try:
+                result = conv(*call_args)
+                result_expr, out_tree = signature.result_form(result)
+                arity = len(result) if isinstance(result, tuple) and out_tree is None else None
+            except Exception as e:
+                add_location_notes(e)
+                # raised on every path from here, but after a staged raise the graph
+                # checks first: the graph decides which exception Python raises
+                if isinstance(e, StagingError) or _sx.current() is not b or \
+                        not flow.checks_raise(b):
+                    raise
+                result_expr = flow.raise_after_checks(b, e)
+                out_tree, arity = None, None
             _hoist_rep_defs(tr, params)
             last_bindings = list(b.bindings)
             body = b.close(result_expr)

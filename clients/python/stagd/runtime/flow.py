@@ -65,6 +65,20 @@ def _assert_false(exc):
     return f"(assert false {_sx.literal(_raise_message(exc))})"
 
 
+def checks_raise(builder):
+    """Whether builder's bindings check a staged `raise` (or a read of a variable bound
+    on some paths): an assertion that makes the graph raise a Python exception."""
+    return any("[stagd-raise " in expr for _, expr in builder.bindings)
+
+
+def raise_after_checks(builder, exc):
+    """exc, raised while tracing on every path from here, after the checks of
+    checks_raise: the graph makes them, then fails with exc (Python raises whichever
+    comes first). Returns the trace's result expression."""
+    builder.emit(_assert_false(exc))
+    return "none"
+
+
 # ------------------------------------------------------------------ staged if
 
 class _Run:
