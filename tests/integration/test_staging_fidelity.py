@@ -276,6 +276,23 @@ def test_containers_as_loop_state_branch_results_and_results(client):
     assert g(2.0) == branch(2.0) and g(-2.0) == branch(-2.0)
 
 
+def test_print_of_containers(client, capsys):
+    """print() of containers holding staged values prints Python's text (it was a
+    StagingError: cannot stage a value of type dict)."""
+    def show(x, n):
+        st = {"a": x, "b": [x * 2.0, 1.0], "p": P(x, n), "s": State(x + 1.0, "q")}
+        print(st)
+        print([x, (x,), (x, 2.0)], "end", sep="|")
+        for i in range(n):
+            print((i, x))
+        return x
+    stagd.function(show, client=client)(1.5, 2)
+    staged = capsys.readouterr().out
+    show(1.5, 2)
+    assert staged == capsys.readouterr().out
+    assert staged.startswith("{'a': 1.5, 'b': [3.0, 1.0], 'p': P(a=1.5, b=2), 's': State(")
+
+
 def test_list_of_tensors_grown_in_a_staged_loop(client):
     def collect(x, n):
         out = []

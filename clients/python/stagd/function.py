@@ -490,7 +490,8 @@ class Function:
             _reraise_located(e, conc)
             raise
         if reply.output:
-            print(reply.output, end="" if reply.output.endswith("\n") else "\n")
+            out = _sx.fill_printed(reply.output)
+            print(out, end="" if out.endswith("\n") else "\n")
         return _wrap(reply.result, client)
 
     def _dynamic_values(self, values, parts=None):

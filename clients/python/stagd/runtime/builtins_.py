@@ -52,9 +52,76 @@ def _staged_leaves(args):
 
 def print_(*args, **kwargs):
     if is_staged(*args) or (_sx._stack and _staged_leaves(args)):
+        from . import tree
+        if builtins.any(tree.kind(a) is not None for a in args):
+            _print_structured(args, kwargs.get("sep"))
+            return None
         apply("print", *args)
         return None
     return builtins.print(*args, **kwargs)
+
+
+def _print_structured(args, sep):
+    """print() of containers holding staged values: Python's text around the leaves,
+    which the graph prints between markers (sexpr.print_template / fill_printed)."""
+    pieces = []
+    for i, a in enumerate(args):
+        if i:
+            pieces.append(" " if sep is None else str(sep))
+        _pieces(a, True, pieces)
+    template, leaves = [], []
+    for p in pieces:
+        if isinstance(p, str):
+            if template and isinstance(template[-1], str):
+                template[-1] += p
+            else:
+                template.append(p)
+        else:
+            template.append(None)
+            leaves.append(p)
+    mark, sep_, end = _sx.print_template(template)
+    parts = [mark]
+    for leaf in leaves:
+        parts += [sep_, leaf]
+    apply("print", *parts, end)
+
+
+def _pieces(v, top, out):
+    """Appends to out the text print() gives v (repr inside containers), a staged
+    leaf as itself."""
+    import dataclasses
+    from . import tree
+    if isinstance(v, _sx.Symbolic):
+        out.append(v)
+        return
+    k = tree.kind(v)
+    if k is None:
+        out.append(str(v) if top else repr(v))
+        return
+
+    def seq(open_, items, close, names=None):
+        out.append(open_)
+        for j, item in enumerate(items):
+            if j:
+                out.append(", ")
+            if names is not None:
+                out.append(names[j])
+            _pieces(item, False, out)
+        if k == "tuple" and len(items) == 1:
+            out.append(",")
+        out.append(close)
+    if k == "tuple":
+        seq("(", list(v), ")")
+    elif k == "list":
+        seq("[", list(v), "]")
+    elif k == "dict":
+        seq("{", list(v.values()), "}", [repr(key) + ": " for key in v])
+    elif k == "namedtuple":
+        seq(type(v).__name__ + "(", list(v), ")", [f + "=" for f in v._fields])
+    else:  # a dataclass: its generated __repr__
+        fs = [f for f in dataclasses.fields(v) if f.repr]
+        seq(type(v).__qualname__ + "(", [getattr(v, f.name) for f in fs], ")",
+            [f.name + "=" for f in fs])
 
 
 def len_(x):

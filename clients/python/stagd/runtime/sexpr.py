@@ -3,6 +3,7 @@
 # This module deals in text: the values that stand for symbols (Staged, staged.py) derive
 # from `Symbolic`, and staged.py's emit/apply wrap the symbols the builder makes in them.
 import math
+import re
 import sys
 
 from .errors import StagingError, _code_maps
@@ -20,6 +21,36 @@ defs_memo = {}
 bool_syms = set()
 raised = {}
 _raise_count = [0]
+
+
+_print_templates = {}
+
+
+def print_template(template):
+    """Registers the text of a print() of containers with staged leaves (strings, None
+    for each leaf); returns the marker, separator and end strings the staged print
+    puts around the leaves, which fill_printed replaces by the text."""
+    _raise_count[0] += 1
+    if len(_print_templates) > 10000:
+        _print_templates.clear()
+    _print_templates[_raise_count[0]] = template
+    return f"<stagd-print {_raise_count[0]}>", "<stagd-sep>", "<stagd-end>"
+
+
+_PRINTED = re.compile(r"<stagd-print (\d+)>(.*?) ?<stagd-end>", re.S)
+
+
+def fill_printed(text):
+    """The output of a graph with the structured prints of print_template filled in."""
+    def fill(m):
+        template = _print_templates.get(int(m.group(1)))
+        if template is None:
+            return m.group(0)
+        leaves = [t[1:] if t.startswith(" ") else t
+                  for t in m.group(2).split(" <stagd-sep>")[1:]]
+        leaves = iter(leaves)
+        return "".join(next(leaves, "") if p is None else p for p in template)
+    return _PRINTED.sub(fill, text) if "<stagd-print " in text else text
 
 
 def raise_tag(exc):
