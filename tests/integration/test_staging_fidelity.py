@@ -317,6 +317,32 @@ def test_list_of_tensors_grown_in_a_staged_loop(client):
         stagd.function(prefixes, client=client)(x, 3)
 
 
+def grow_unknown(x, n, declare):
+    tl = []
+    for i in range(n):
+        tl.append(x)
+    s = stagd.reduce_sum(stagd.stack(tl)) if len(tl) > 0 else 0.0  # typed `any`
+    out = []
+    if declare:
+        stagd.set_element_type(out, "float64", (2,))
+    for i in range(n):
+        if x[0] > 0.0:
+            out.append(x * s)
+    return len(out)
+
+
+def test_list_grown_by_values_of_unknown_type_says_to_declare_it(client):
+    """A list grown under a staged if by tensors whose type inference cannot give was
+    refused without saying how to stage it (statement fuzzer, seeds 744 and 795)."""
+    f = stagd.function(grow_unknown, static_argnames=("declare",), client=client)
+    x = np.array([1.0, 2.0])
+    with pytest.raises(StagingError, match=r"out has 1 items on one path of the staged if at "
+                                           r".*test_staging_fidelity.py:\d+ .*declare it with "
+                                           r"stagd.set_element_type\(l, dtype, shape\)"):
+        f(x, 3, False)
+    assert f(x, 3, True) == grow_unknown(x, 3, True) == 3
+
+
 def test_iterating_staged_tensors(client):
     def walk(x):
         s = 0.0

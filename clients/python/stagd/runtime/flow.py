@@ -235,6 +235,17 @@ def _obj_name(world, i, names, init):
     return f"a {type(target).__name__} it reaches"
 
 
+def _tensor_list_hint(c1, c2):
+    """What to do when a list grows by staged values on one path only: it becomes a
+    tensor list when their dtype and shape are known while staging (docs/runtime.md
+    "Containers")."""
+    if any(isinstance(v, Staged) for v in list(c1) + list(c2)):
+        return (" (a local list grown by staged tensors becomes a tensor list when their "
+                "dtype and shape are known while staging; declare it with "
+                "stagd.set_element_type(l, dtype, shape))")
+    return ""
+
+
 def _merge_contents(m, world, i, c1, c2, names, init):
     k = world.kind[i]
     c1 = world.snap[i] if c1 is None else c1
@@ -248,7 +259,7 @@ def _merge_contents(m, world, i, c1, c2, names, init):
         if len(c1) != len(c2):
             raise StagingError(f"stagd: {what} has {len(c1)} items on one path of {m.where} "
                                f"and {len(c2)} on the other; a list must keep its length "
-                               "across a staged if")
+                               "across a staged if" + _tensor_list_hint(c1, c2))
         return [m.merge(x, y, f"{what}[{j}]") for j, (x, y) in enumerate(zip(c1, c2))]
     keys1, keys2 = [a for a, _ in c1], [a for a, _ in c2]
     if set(keys1) != set(keys2):
