@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """plain_speed.py — converted code on plain values against the original: CPython's own
 test suites of 20 pure-Python standard library modules, each run once on the module as
 it is and once on the module converted by stagd (AutoGraph style), in fresh processes.

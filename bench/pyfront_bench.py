@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pyfront_bench.py — Python staged straight to the graph in the daemon (docs/pyfront.md).
 
     STAGD_BIN=build-release/server/stagd STAGD_GENERATED_DIR=build-release/python/stagd_gen \\

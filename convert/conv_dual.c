@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_dual.c — the plain path of a converted function (docs/converter.md "Plain
  * path"): its body starts with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_match.c — lowers a `match` statement whose cases test values into an `if` chain
  * on a temporary holding the subject (runs first, so every later pass sees ifs): a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_pyconv.c — the CPU kernel of the Python conversions (GR_FAM_PYCONV): what
  * operator.index(x), int(x), float(x) and bool(x) give for a Python number or a NumPy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_pyfront.h — graph/pyfront: Python source straight to the graph IR, in the daemon
  * (Myia's front end, issue 27; docs/pyfront.md states the subset and its diagnostics).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_expr.c — expressions. Python's evaluation order is kept (left to right; `and`,
  * `or`, conditional expressions and comparison chains evaluate lazily through `if`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_int.h — private to graph/pyfront: the state of one lowering.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_lib.c — the names staged Python may call besides its own functions: Python
  * builtins (abs, len, pow, max, min, divmod, print, int, float, bool), NumPy's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_loop.c — while and for loops as the `while` primitive: (while COND BODY INIT) over
  * a state tuple. The state is the loop's control-flow state from the analyses (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_module.c — gr_pyfront_lower: parse and analyse the module (convert/), collect what
  * each module-level name is bound to, lower the entry function and, on demand, every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_names.c — what a Python name means inside a staged function, by Python's scope
  * rules (convert/'s scope analysis says which names are local to which function):

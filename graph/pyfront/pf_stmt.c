@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pf_stmt.c — statements and blocks (pf_int.h explains cursors, frames and the two
  * forms of `if`). One function per statement kind; the statement nesting is bounded by

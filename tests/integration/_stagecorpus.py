@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_stagecorpus.py — the staged-program corpus (issue 21): small programs organised by
 category — control-flow form × container × staged/plain operand × early exit — plus
 hand-written ones for the constructs staging must give Python's meaning to. Each is a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pyfront_corpus.py — Python functions in the subset the daemon stages from source
 (docs/pyfront.md). test_pyfront.py runs each with `stagctl run pyfront_corpus.py --entry
 NAME --args JSON` and compares with CPython running the same function on the same

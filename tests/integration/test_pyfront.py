@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_pyfront.py — Python staged straight to the graph in the daemon (issue 27,
 docs/pyfront.md), end to end through `stagctl` against a daemon that has no Python on
 its path (empty PYTHONPATH, an interpreter that does not exist):

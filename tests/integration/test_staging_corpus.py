@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_staging_corpus.py — the staged-program corpus (tests/integration/_stagecorpus.py:
 control-flow form × container × staged/plain operand × early exit, and hand-written
 programs by category) staged in both conversion styles: each program called with staged

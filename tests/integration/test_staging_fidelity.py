@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging fidelity (issue 21): a staged program means what the Python program means, or
 # staging fails with a located error — never a silently different value. The first
 # section holds the regression tests of the silent wrong values the issue lists (each

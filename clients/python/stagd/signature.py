@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """signature.py — how stagd.function sees its arguments and results (docs/client.md
 "Staged functions").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """source.py — `stagd.stage_source(src, entry)`: Python source staged in the daemon
 itself (docs/pyfront.md), no client-side tracing: the daemon parses the module, lowers
 the entry function and what it calls to its graph IR, and answers a graph id.

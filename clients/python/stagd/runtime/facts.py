@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What staging knows about staged booleans on the current path: inside the true branch
 # of a staged `if c` the symbol c is true, inside a staged loop's body its test is true.
 # Staged symbols are immutable (each binds once), so a fact about one holds wherever

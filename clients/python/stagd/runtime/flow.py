@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staged `if` and loops (AutoGraph style; docs/runtime.md "Staging"): the branches of
 # an `if` on a staged condition both run, each under its own builder and from the same
 # state — variables, and the contents of the containers they can reach (world.py) —

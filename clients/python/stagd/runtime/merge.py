@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Merging what the two branches of a staged `if` leave behind, and laying out the state
 # of a staged loop (docs/runtime.md "Staging"). Values are compared structurally:
 # containers (tuples, lists, dicts, namedtuples, dataclasses; runtime/tree.py) of the

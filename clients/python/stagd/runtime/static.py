@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What staging can know of a staged value before the graph runs: its dtype and shape,
 # as the daemon's inference computes them (docs/runtime.md "Static types"). A probe is
 # the part of the program being staged that the value depends on, as a def whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Nested Python structures (TF's `nest`, JAX's pytrees): tuples, lists, dicts,
 # namedtuples and dataclass instances are flattened to their leaves and rebuilt around
 # new ones. Staged control flow carries containers as state this way, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The mutable Python objects a staged branch or loop body can reach (AutoGraph keeps
 # such state functional; Python code mutates in place): lists, dicts, sets, small NumPy
 # arrays and the attribute dicts of user objects, found from the construct's state
