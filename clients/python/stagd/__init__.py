@@ -43,7 +43,7 @@ _TENSOR_NAMES = frozenset((
     "subtract", "multiply", "divide", "maximum", "minimum", "where", "exp", "log", "sqrt",
     "tanh", "sigmoid", "relu", "sin", "cos", "square", "transpose", "reshape", "cast",
     "reduce_sum", "reduce_mean", "softmax", "zeros", "ones", "random_normal",
-    "random_uniform", "dropout", "eye", "flush_releases"))
+    "random_uniform", "dropout", "eye", "flush_releases", "stack", "concat"))
 
 
 def __getattr__(name):

@@ -712,6 +712,37 @@ def reduce_mean(x, axis=None):
     return eager("mean", x) if axis is None else eager("mean", x, axis)
 
 
+def _joined(op, values, axis):
+    """stack / concat of a list of tensors — or of a staged tensor list (a StagedList,
+    a staged tensor): its items, along axis 0, are the tensor itself."""
+    if isinstance(values, Staged):
+        if getattr(values, "item_dtype", None) is not None:  # a StagedList: NumPy's error
+            _assert_not_empty(values, op)                     # for no items, when it runs
+            if op == "stack" and axis == 0:
+                return values  # the stack of its items
+        return eager(op, values, axis)
+    items = [_tensorish(v) for v in values]
+    if not items:
+        raise ValueError(_EMPTY_JOIN[op])
+    return eager(op, *items, axis)
+
+
+_EMPTY_JOIN = {"stack": "need at least one array to stack",
+               "concat": "need at least one array to concatenate"}
+
+
+def _assert_not_empty(lst, op):
+    from .runtime import sexpr as _sx
+    exc = ValueError(_EMPTY_JOIN[op])
+    msg = f"ValueError: {exc}" + _sx.raise_tag(exc)
+    n = apply("len", lst)
+    _sx.current().emit(f"(assert {apply('>', n, 0).sexpr} {_sx.literal(msg)})")
+
+
+def stack(values, axis=0): return _joined("stack", values, axis)
+def concat(values, axis=0): return _joined("concat", values, axis)
+
+
 def softmax(x, axis=-1): return eager("softmax", _tensorish(x), axis)
 def zeros(shape, dtype="float32"): return eager("zeros", tuple(shape), dtype)
 def ones(shape, dtype="float32"): return eager("ones", tuple(shape), dtype)

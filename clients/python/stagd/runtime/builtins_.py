@@ -2,6 +2,7 @@
 # on staged values they emit graph primitives (docs/runtime.md "Staging").
 import builtins
 
+from . import sexpr as _sx
 from .directives import StagedList
 from .staged import Staged, apply, check_plain, is_staged, staged_set_item
 
@@ -13,8 +14,44 @@ class StagedRange:
         self.start, self.stop, self.step = start, stop, step
 
 
+class StagedIter:
+    """enumerate(x) / zip(x, …) over staged tensors whose length staging does not know:
+    for_stmt makes it a staged loop over an index i, the body getting item(i)."""
+
+    def __init__(self, kind, seqs, start=0):
+        self.kind, self.seqs, self.start = kind, list(seqs), start
+
+    def _lens(self):
+        from .static import static_len
+        return [static_len(s) if isinstance(s, Staged) else builtins.len(s)
+                for s in self.seqs]
+
+    def static_length(self):
+        lens = self._lens()
+        return None if None in lens else builtins.min(lens, default=0)
+
+    def length(self):
+        n = None
+        for s, k in zip(self.seqs, self._lens()):
+            v = k if k is not None else apply("len", s)
+            n = v if n is None else apply("minimum", n, v)
+        return n
+
+    def item(self, i):
+        got = [apply("getitem", s, i) if isinstance(s, Staged) else s[i] for s in self.seqs]
+        if self.kind == "enumerate":
+            return (i + self.start if self.start else i, got[0])
+        return tuple(got)
+
+
+def _staged_leaves(args):
+    from . import tree
+    return builtins.any(isinstance(x, Staged) for a in args
+                        for x in tree.flatten(a, is_leaf=lambda v: isinstance(v, Staged))[0])
+
+
 def print_(*args, **kwargs):
-    if is_staged(*args):
+    if is_staged(*args) or (_sx._stack and _staged_leaves(args)):
         apply("print", *args)
         return None
     return builtins.print(*args, **kwargs)
@@ -22,7 +59,9 @@ def print_(*args, **kwargs):
 
 def len_(x):
     if isinstance(x, Staged):
-        return apply("len", x)
+        from .static import static_len
+        n = static_len(x)
+        return n if n is not None else apply("len", x)
     return builtins.len(x)
 
 
@@ -35,11 +74,21 @@ def range_(*args):
     return builtins.range(*args)
 
 
+def _unknown_length(seqs):
+    from .static import static_len
+    return builtins.any(isinstance(s, Staged) and static_len(s) is None for s in seqs)
+
+
 def enumerate_(*args, **kwargs):
+    if args and isinstance(args[0], Staged) and _unknown_length(args[:1]):
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        return StagedIter("enumerate", args[:1], start)
     return builtins.enumerate(*args, **kwargs)
 
 
 def zip_(*args, **kwargs):
+    if not kwargs and _sx._stack and _unknown_length(args):
+        return StagedIter("zip", args)
     return builtins.zip(*args, **kwargs)
 
 

@@ -4,11 +4,8 @@
 import inspect
 
 from . import sexpr as _sx
+from .errors import StagingError
 from .staged import Staged
-
-
-class StagingError(Exception):
-    """A function that cannot be staged as asked (the message says why and how)."""
 
 
 def stage_def(fn, name=None, static=None):
