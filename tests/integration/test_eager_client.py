@@ -361,7 +361,8 @@ def double(x):
 
 
 def test_trace_cache_keys_on_dtype_and_shape():
-    f = stagd.function(double)
+    # exact shapes (relax_shapes=False); the default relaxation: test_guards.py
+    f = stagd.function(double, relax_shapes=False)
     f(stagd.constant([1.0, 2.0]))
     f(stagd.constant([3.0, 4.0]))
     assert f.trace_count == 1
