@@ -28,9 +28,10 @@ import re
 import sys
 import textwrap
 import types
+import warnings
 import weakref
 
-from . import context, segments, signature
+from . import context, guards, segments, signature
 from .client import NotFound, StagdError, default_client
 from .context import init_scope
 from .runtime import flow
@@ -168,6 +169,8 @@ class ConcreteFunction:
 
 
 _NO_RECEIVER = object()  # Function.receiver of a plain function
+_MISSING = object()
+_TRACES_PER_KEY = 8  # traces kept per argument key (guard outcomes differ)
 _FRAMES_PER_CALL = 5  # a converted body's frames per call of the original (the function,
 # its NAME__staged body, if_stmt, helper, converted_call): a trace runs under this
 # multiple of the recursion limit
@@ -179,7 +182,7 @@ class Function:
     gives each instance its own Function (and trace cache) through `__get__`."""
 
     def __init__(self, fn, static_argnames=(), client=None, input_signature=None,
-                 receiver=_NO_RECEIVER, style="autograph"):
+                 receiver=_NO_RECEIVER, style="autograph", relax_shapes=True):
         if isinstance(fn, types.MethodType):
             fn, receiver = fn.__func__, fn.__self__
         if not callable(fn) or not hasattr(fn, "__code__"):
@@ -191,11 +194,16 @@ class Function:
         self.style = style
         self.static_argnames = tuple(static_argnames)
         self.input_signature = None if input_signature is None else list(input_signature)
+        self.relax_shapes = bool(relax_shapes)
+        self._dims = {}  # (argument path, dtype, rank) → sizes seen per dim, None: varied
         self._client = client
         self._converted = None
         self._concrete = {}  # signature key → ConcreteFunction
         self._bound = {}  # id(instance) → (its Function, weakref or the instance)
         self.trace_count = 0
+        self.stats = {"traces": 0, "guard_failures": 0}
+        self._read_names = None  # guards.reads of fn's code, found at the first trace
+        self._misses = 0  # calls in a row that no cached trace's guards fitted
         sig = inspect.signature(fn)
         if receiver is not _NO_RECEIVER:
             ps = list(sig.parameters.values())
@@ -218,7 +226,7 @@ class Function:
         if entry is not None and _alive(entry[1]) is obj:
             return entry[0]
         bound = Function(self.fn, self.static_argnames, self._client, self.input_signature,
-                         receiver=obj, style=self.style)
+                         receiver=obj, style=self.style, relax_shapes=self.relax_shapes)
         bound._converted = self._converted
         bound._source_of = self
         key = id(obj)
@@ -262,6 +270,8 @@ class Function:
             exec(compile(reply.code, filename, "exec"), ns)
             conv = ns[name]
             unshadow(ns, self.fn)
+            g = self.fn.__globals__  # the names the converted module did not redefine
+            conv.__stagd_copied__ = {k for k, v in g.items() if ns.get(k, _MISSING) is v}
             conv.__defaults__, conv.__kwdefaults__ = self.fn.__defaults__, self.fn.__kwdefaults__
             self._converted = conv
         return self._converted
@@ -282,8 +292,9 @@ class Function:
             return [signature.arg_part(v, True) if s is None else
                     ("tensor", s.dtype, None if s.shape is None else tuple(s.shape))
                     for v, s in zip(values, self._spec_list())]
-        return [signature.arg_part(v, name in self.static_argnames)
-                for name, v in zip(self.params, values)]
+        parts = [signature.arg_part(v, name in self.static_argnames)
+                 for name, v in zip(self.params, values)]
+        return signature.relax(parts, self._dims) if self.relax_shapes else parts
 
     def _key(self, parts):
         key = tuple(parts)
@@ -320,16 +331,45 @@ class Function:
 
     # -- tracing
     def _get_concrete(self, values, parts=None):
+        """The trace for these arguments whose guards hold (guards.py), else a new one
+        kept beside the others of the same key (at most _TRACES_PER_KEY, oldest out)."""
         parts = self._parts(values) if parts is None else parts
         key = self._key(parts)
-        conc = self._concrete.get(key)
-        if conc is None:
-            conc = self._trace(values, parts)
-            self._concrete[key] = conc
+        traces = self._concrete.get(key)
+        if traces:
+            for conc in traces:
+                if guards.check(conc.guards):
+                    self._misses = 0
+                    return conc
+            self.stats["guard_failures"] += 1
+            self._misses += 1
+            if self._misses == _TRACES_PER_KEY:
+                g = guards.failing(traces[0].guards)
+                warnings.warn(f"stagd.function: {self.__name__} traced again on each of its last "
+                              f"{self._misses} calls because a Python fact it reads changed "
+                              f"each time ({g!r}); results are right, but slow: read the "
+                              "value from an argument instead", stacklevel=3)
+        conc = self._trace(values, parts)
+        traces = self._concrete.setdefault(key, [])
+        traces.insert(0, conc)
+        del traces[_TRACES_PER_KEY:]
         return conc
+
+    def _reads(self):
+        if self._read_names is None:
+            self._read_names = guards.reads(self.fn.__code__)
+        return self._read_names
+
+    def guards(self, *args, **kwargs):
+        """The guards of the trace these arguments select (tracing it if needed): what
+        must still hold for that trace to run, one readable line each."""
+        return [repr(g) for g in self._get_concrete(self._bind(args, kwargs)).guards]
 
     def _trace(self, values, parts):
         conv = self.converted()
+        copied = getattr(conv, "__stagd_copied__", None)
+        if copied is not None:  # the values the trace reads are today's, as its guards
+            guards.refresh(conv.__globals__, self.fn, self._reads(), copied)
         specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
         b = _sx.push()
         tr = context.Trace(b, [])
@@ -388,6 +428,10 @@ class Function:
             if outermost:
                 sys.setrecursionlimit(limit)
         self.trace_count += 1
+        self.stats["traces"] += 1
+        # the facts as the trace leaves them: Python side effects of tracing (an
+        # init_scope that appends to a global list) happen once, as in TF
+        trace_guards = guards.record(self.fn, self._reads())
         name = _def_name(self)
         cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]
         all_params = params + cap_syms
@@ -402,6 +446,7 @@ class Function:
         program = "\n".join(defs.values())
         conc = ConcreteFunction(name, all_params, tr.captures, program, defs, arity, out_tree)
         conc.segments = segs
+        conc.guards = trace_guards
         return conc
 
     def sexpr(self, *args, **kwargs):
@@ -658,11 +703,15 @@ def _reraise_located(e, conc):
 
 
 def function(fn=None, *, input_signature=None, static_argnames=(), client=None,
-             style="autograph"):
+             style="autograph", relax_shapes=True):
     """Stages `fn` into the daemon. Usable as `@stagd.function`,
     `stagd.function(fn, input_signature=[stagd.TensorSpec((None, 3))])` or
     `stagd.function(fn, static_argnames=('n',))`; style='snek' converts it in the Snek
-    style (docs/runtime.md); see the module comment."""
+    style (docs/runtime.md); relax_shapes=False keeps one trace per exact shape (by
+    default a dimension seen with two sizes is traced as unknown from then on); see the
+    module comment."""
     if fn is None:
-        return lambda f: Function(f, static_argnames, client, input_signature, style=style)
-    return Function(fn, static_argnames, client, input_signature, style=style)
+        return lambda f: Function(f, static_argnames, client, input_signature, style=style,
+                                  relax_shapes=relax_shapes)
+    return Function(fn, static_argnames, client, input_signature, style=style,
+                    relax_shapes=relax_shapes)

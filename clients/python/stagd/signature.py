@@ -107,6 +107,33 @@ def arg_part(a, static):
     return ("static", freeze(a))
 
 
+def relax(parts, dims):
+    """JANUS's shape relaxation: the parts with each tensor dimension that has been seen
+    with two different sizes (for the same argument leaf, dtype and rank) made unknown
+    (None), so one trace serves every later size: (4, 8) then (5, 8) → (None, 8).
+    `dims` is the function's memory of the sizes seen, updated here."""
+    def leaf(path, q):
+        if q[0] != "tensor" or q[2] is None:
+            return q
+        shape = q[2]
+        seen = dims.setdefault((path, q[1], len(shape)), list(shape))
+        for d, n in enumerate(shape):
+            if seen[d] is not None and seen[d] != n:
+                seen[d] = None
+        if None not in seen:
+            return q
+        return ("tensor", q[1], tuple(None if s is None else n for s, n in zip(seen, shape)))
+
+    out = []
+    for k, p in enumerate(parts):
+        if p[0] == "tree":
+            p = ("tree", p[1], tuple(leaf((k, j), q) for j, q in enumerate(p[2])))
+        else:
+            p = leaf((k,), p)
+        out.append(p)
+    return out
+
+
 def is_dynamic(part):
     return part[0] != "static"
 
@@ -153,8 +180,8 @@ def probe_type(sym, part, spec=None):
     0-d tensor of its kind; None when nothing is known."""
     kind = part[0]
     if kind in ("tensor", "variable"):
-        dims = part[2] if spec is None or spec.shape is None else \
-            tuple("?" if d is None else d for d in spec.shape)
+        dims = part[2] if spec is None or spec.shape is None else spec.shape
+        dims = tuple("?" if d is None else d for d in dims)  # unknown: relaxed or a spec's
         if spec is not None and spec.shape is None:
             return None
         text = f"({part[1]} ({' '.join(str(d) for d in dims)}))"

@@ -121,18 +121,40 @@ def _np_value(pb2, arr):
 
 def _to_array(value, dtype=None):
     """A Python value → the NumPy array a constant of it holds (floats → float32,
-    ints → int32, as in TF; NumPy arrays keep their dtype unless dtype is given)."""
+    ints → int32 where every one fits, else int64, as in TF; NumPy arrays keep their
+    dtype unless dtype is given). An integer that the dtype cannot hold is an
+    OverflowError, never a wrapped value."""
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
     else:
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except OverflowError:
+            raise OverflowError(f"{value!r} does not fit int64") from None
+        if arr.dtype == object and _holds_ints(arr):
+            raise OverflowError(f"{value!r} does not fit int64 (the widest integer dtype)")
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
+        elif arr.dtype == np.int64 and _fits(arr, np.int32):
             arr = arr.astype(np.int32)
     if dtype is not None:
-        arr = arr.astype(str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype)
+        want = np.dtype(dtype if isinstance(dtype, str) else str(np.dtype(dtype)))
+        if arr.dtype.kind in "iub" and want.kind in "iu" and not _fits(arr, want):
+            raise OverflowError(f"{value!r} does not fit {want.name}")
+        arr = arr.astype(want)
     return arr
+
+
+def _fits(arr, dtype):
+    """Every integer of arr is in dtype's range."""
+    if arr.size == 0:
+        return True
+    info = np.iinfo(dtype)
+    return int(arr.min()) >= info.min and int(arr.max()) <= info.max
+
+
+def _holds_ints(arr):
+    return any(isinstance(x, int) and not isinstance(x, bool) for x in arr.flat)
 
 
 def _arg_value(client, a, device, keep):
