@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """guard_bench.py — the per-call cost of stagd.function's guards (clients/python/stagd/
 guards.py; issue target < 2 µs for 10 guards), beside the cost of the argument key the
 call computes anyway (signature.arg_part of one tensor argument) as the baseline.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """janus_bench.py — JANUS-style models (seed janus.txt, Table 3's shape) run three ways
 side by side on the same data: imperative (stagd eager ops, one RPC per op), staged
 (stagd.function: guards, shape relaxation, all-or-nothing Variables, one Execute per

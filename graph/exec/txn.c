@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * txn.c — all-or-nothing Variable updates (JANUS §4.3, "deferred state update";
  * docs/graph.md "Variables: all or nothing").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_txn.c — all-or-nothing Variable updates (graph/exec/txn.c; docs/graph.md
  * "Variables: all or nothing"): a request that fails (error, failed assertion,

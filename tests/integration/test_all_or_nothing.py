@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # All-or-nothing Variable updates (JANUS §4.3; docs/graph.md "Variables: all or
 # nothing"), through the Python client against a real daemon, on the CPU and on
 # vulkan:0 (lavapipe without a GPU): a staged call that fails after updating

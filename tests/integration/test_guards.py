@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # JANUS guards and shape relaxation in stagd.function (docs/client.md "Guards" and
 # "Shape relaxation"): a trace is never run after a Python fact it read has changed —
 # a config attribute, a global list that grows, a rebound global or closure tensor, an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """guards.py — JANUS guards of stagd.function (docs/client.md "Guards"): the Python
 facts a trace depended on beyond its arguments' key, checked before a cached trace runs,
 so that no call is served by a trace of a world that has changed.
