@@ -323,7 +323,7 @@ static model_version *load_version(const char *path, const char *name, int64_t v
   }
   if (!rc) {
     char *file = sg_xasprintf("%s/program.sexpr", path);
-    gr_stage_options so = {false, v->entry, 0};
+    gr_stage_options so = {.entry = v->entry};
     rc = gr_stage(program, program_len, file, &so, &v->program, err);
     free(file);
   }

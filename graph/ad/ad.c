@@ -432,7 +432,7 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
   }
   /* an assert (Python's assert and raise) runs in the forward pass as written and
    * passes no gradient; other effects are not differentiable */
-  bool check = op && !strcmp(op->name, "assert");
+  bool check = op && op->family == GR_FAM_ASSERT; /* assert, grad_scalar */
   if (op && (op->flags & GR_OP_EFFECT) && !check) {
     gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, x,
                 "grad: '%s' has side effects and is not differentiable", op->name);
@@ -632,7 +632,12 @@ static gr_graph *build_grad(gr_module *m, ad_state *st, gr_graph *f, const int *
     if (!sg_map_get(&c.adj, (uintptr_t)p, &g)) outs[i] = gr_ad_mk(&c, "*", p, gr_ad_float(&c, 0.0));
     else outs[i] = gr_ad_in_set(&c.structural, g) ? gr_ad_mk(&c, "or_zeros", g, p) : g;
   }
-  gr_set_output(c.g, nidx == 1 ? outs[0] : gr_ad_mkn(&c, "tuple", outs, nidx));
+  /* the seed 1.0 is the gradient of one number: a function of another value is an
+   * error (infer.c when its type is known, grad_scalar at run time otherwise; the
+   * optimizer drops the check where inference proves a scalar) */
+  gr_node *result = nidx == 1 ? outs[0] : gr_ad_mkn(&c, "tuple", outs, nidx);
+  gr_node *seq[2] = {gr_ad_mk(&c, "grad_scalar", out, NULL), result};
+  gr_set_output(c.g, gr_ad_mkn(&c, "seq", seq, 2));
   free(outs);
   res = c.g;
   st->fvs_dirty = true;

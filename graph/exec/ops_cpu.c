@@ -429,7 +429,36 @@ sg_code gr_cpu_print(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *
   return SG_OK;
 }
 
+/* grad_scalar X: X when it is one number (a Python number, or a tensor of one
+ * element), else the error grad gives for a function of another value */
+static sg_code grad_scalar(const gr_op *op, gr_val *args, gr_val *out, sg_error *err) {
+  const gr_val *x = &args[0];
+  kn_dtype dt;
+  int nd;
+  const int64_t *shape;
+  bool number = x->tag == GV_INT || x->tag == GV_FLOAT || x->tag == GV_BOOL;
+  if (!number && gv_tensor_meta(x, &dt, &nd, &shape)) {
+    int64_t size = 1;
+    for (int d = 0; d < nd; d++) size *= shape[d];
+    number = size == 1;
+    if (!number) {
+      sg_buf b = SG_BUF_INIT;
+      for (int d = 0; d < nd; d++) sg_buf_printf(&b, d ? ", %lld" : "%lld", (long long)shape[d]);
+      sg_error_set(err, SG_INVALID_ARGUMENT,
+                   "grad: the function must return one number (a scalar), it returns a %s tensor of shape (%s%s)",
+                   kn_dtype_name(dt), b.data ? b.data : "", nd == 1 ? "," : "");
+      sg_buf_free(&b);
+      return SG_INVALID_ARGUMENT;
+    }
+  }
+  if (!number)
+    return bad(err, op, "grad: the function must return one number (a scalar), it returns a %s", gv_type_name(x));
+  *out = gv_retain(*x);
+  return SG_OK;
+}
+
 sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
+  if (op->code == 1) return grad_scalar(op, args, out, err);
   bool ok = true;
   if (args[0].tag == GV_TENSOR) {
     for (int64_t i = 0; i < args[0].u.t->size; i++)

@@ -30,7 +30,7 @@ static const gr_infer_fn rules[GR_FAM_COUNT] = {
     [GR_FAM_GETITEM] = gr_infer_getitem,   [GR_FAM_RECORD] = gr_infer_record,
     [GR_FAM_GETATTR] = gr_infer_getattr,   [GR_FAM_ADJOINT] = gr_infer_adjoint,
     [GR_FAM_OPTIM] = gr_infer_optim,       [GR_FAM_PRINT] = gr_infer_none,
-    [GR_FAM_ASSERT] = gr_infer_none,       [GR_FAM_VARIABLE] = gr_infer_variable,
+    [GR_FAM_ASSERT] = gr_infer_assert,       [GR_FAM_VARIABLE] = gr_infer_variable,
     [GR_FAM_SEQ] = gr_infer_seq,           [GR_FAM_IF] = NULL,
     [GR_FAM_WHILE] = NULL,                 [GR_FAM_GRAD] = NULL,
     [GR_FAM_PYCONV] = gr_infer_pyconv,
@@ -341,6 +341,28 @@ GR_INFER(gr_infer_bool_scalar) {
 GR_INFER(gr_infer_none) {
   out->kind = GA_NONE;
   return SG_OK;
+}
+
+/* assert → none; grad_scalar X (code 1, what grad checks of its function's value) →
+ * X, refused here when X is known not to be one number */
+GR_INFER(gr_infer_assert) {
+  if (!op->code) return gr_infer_none(op, args, n, out, a, err);
+  const gr_aval *x = args[0];
+  *out = *x;
+  bool one = true;
+  if (x->kind == GA_TENSOR && x->ndim > 0)
+    for (int d = 0; d < x->ndim; d++) one = one && x->shape[d] != 0 && (x->shape[d] < 0 || x->shape[d] == 1);
+  bool known_many = x->kind == GA_TENSOR && x->ndim > 0 && !one;
+  for (int d = 0; known_many && d < x->ndim; d++) known_many = x->shape[d] >= 0;
+  if (!known_many && x->kind != GA_TUPLE && x->kind != GA_RECORD && x->kind != GA_NONE && x->kind != GA_STR &&
+      x->kind != GA_FUNC)
+    return SG_OK;
+  sg_buf b = SG_BUF_INIT;
+  gr_aval_print(&b, x);
+  sg_error_set(err, SG_INVALID_ARGUMENT, "grad: the function must return one number (a scalar), it returns %s",
+               b.data);
+  sg_buf_free(&b);
+  return SG_INVALID_ARGUMENT;
 }
 
 /* ------------------------------------------------------------ the walker */

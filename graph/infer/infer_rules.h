@@ -20,6 +20,7 @@ GR_INFER(gr_infer_tuple);
 GR_INFER(gr_infer_getitem);
 GR_INFER(gr_infer_bool_scalar);
 GR_INFER(gr_infer_none);
+GR_INFER(gr_infer_assert);
 GR_INFER(gr_infer_cast);
 GR_INFER(gr_infer_transpose);
 GR_INFER(gr_infer_reshape);

@@ -116,6 +116,7 @@ static const gr_op ops[] = {
     /* effects, in program order */
     ROW("print", NULL, 0, -1, E, PRINT, 0),
     ROW("assert", NULL, 1, 2, E, ASSERT, 0),
+    ROW("grad_scalar", NULL, 1, 1, E, ASSERT, 1),
     ROW("variable", NULL, 1, 1, E, VARIABLE, 0),
     ROW("read", NULL, 1, 1, E, VARIABLE, 1),
     ROW("assign", NULL, 2, 2, E, VARIABLE, 2),

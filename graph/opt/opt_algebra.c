@@ -12,6 +12,8 @@
  *   seq(a, ..., last): pure or constant a's are dropped; seq(last) → last
  *   sum_like(g, x), expand_like(g, x) → g when inference proves g already has x's
  *   shape and dtype (the AD helpers of docs/ad.md: no broadcast to undo)
+ *   grad_scalar(x) → x when inference proves x is one number (grad's check of its
+ *   function's value; the seq holding it then drops it)
  */
 #include <math.h>
 #include <string.h>
@@ -58,9 +60,24 @@ static bool same_type(const gr_node *g, const gr_node *x) {
   return true;
 }
 
+/* x is one number: a Python number, or a tensor whose every dimension is 1 */
+static bool one_number(const gr_node *x) {
+  if (x->kind == GR_CONST)
+    return x->value.tag == GV_INT || x->value.tag == GV_FLOAT ||
+           (x->value.tag == GV_TENSOR && x->value.u.t->size == 1);
+  const gr_aval *a = x->aval;
+  if (!a) return false;
+  if (a->kind == GA_SCALAR) return a->dtype != KN_BOOL;
+  if (a->kind != GA_TENSOR || a->ndim < 0) return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != 1) return false;
+  return true;
+}
+
 static gr_node *simplify(gr_module *m, gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   if (!op) return NULL;
+  if (op->family == GR_FAM_ASSERT && op->code == 1 && one_number(n->inputs[1])) return n->inputs[1];
   if ((!strcmp(op->name, "sum_like") || (!strcmp(op->name, "expand_like") && n->ninputs == 3)) &&
       n->inputs[1]->kind == GR_APPLY && same_type(n->inputs[1], n->inputs[2]))
     return n->inputs[1];

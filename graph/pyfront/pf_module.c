@@ -307,23 +307,8 @@ static gr_graph *grad_wrapper(pf_module *M, gr_graph *fg, const pf_fn *E) {
   gr_node *gfn = top_apply(M, g, in, nw + 2, E);
   in[0] = gfn;
   for (int k = 0; k < fg->nparams; k++) in[k + 1] = param_like(M, g, fg->params[k]);
-  gr_node *grads = top_apply(M, g, in, fg->nparams + 1, E);
-  /* grad seeds the value with 1.0, a scalar's sensitivity: a value of more elements
-   * would get a gradient that is silently not its sum's, so the wrapper checks the
-   * value's size where it runs (a tuple fails `size` when inferred) */
-  in[0] = top_const(M, (gr_val){.tag = GV_GRAPH, .u.g = fg}, E);
-  gr_node *value = top_apply(M, g, in, fg->nparams + 1, E);
-  gr_node *sz[2] = {top_const(M, (gr_val){.tag = GV_PRIM, .u.op = gr_op_lookup("size")}, E), value};
-  gr_node *eq[3] = {top_const(M, (gr_val){.tag = GV_PRIM, .u.op = gr_op_lookup("==")}, E),
-                    top_apply(M, g, sz, 2, E), top_const(M, gv_int(1), E)};
-  char msg[300];
-  snprintf(msg, sizeof msg, "grad: %.200s must return a scalar (a number or a one-element array)", fg->name);
-  gr_node *chk[3] = {top_const(M, (gr_val){.tag = GV_PRIM, .u.op = gr_op_lookup("assert")}, E),
-                     top_apply(M, g, eq, 3, E),
-                     top_const(M, (gr_val){.tag = GV_STR, .u.s = sg_intern_str(&M->m->strings, msg)}, E)};
-  gr_node *seq[3] = {top_const(M, (gr_val){.tag = GV_PRIM, .u.op = gr_op_lookup("seq")}, E),
-                     top_apply(M, g, chk, 3, E), grads};
-  gr_set_output(g, top_apply(M, g, seq, 3, E));
+  /* grad itself refuses a function whose value is not one number (graph/ad/ad.c) */
+  gr_set_output(g, top_apply(M, g, in, fg->nparams + 1, E));
   free(in);
   return g;
 }

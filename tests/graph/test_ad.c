@@ -286,6 +286,21 @@ static void ad_errors(void **state) {
                "[[[1.0]]]", SG_UNIMPLEMENTED, 1, 17, "transpose", 0);
   expect_error("(def f (x) x)\n(def main (g x) ((grad g 0) x))", "[1.0, 2.0]",
                SG_UNIMPLEMENTED, 2, 18, "known only at run time", 0);
+  /* grad seeds 1.0: the gradient of one number. A function of a tensor of several
+   * numbers gave the unsummed per-element gradient (x + 2s, shape (3,), for a scalar
+   * s) — now an error, found by inference where the shape is known and when the
+   * gradient runs where it is not (a shape that depends on a value) */
+  const char *vec = "(def f (x s) (+ (* x s) (* s s)))\n(def main (x s) ((grad f 1) x s))";
+  expect_error(vec, "[[1.0, 2.0, 3.0], 2.0]", SG_INVALID_ARGUMENT, 0, 0, "must return one number", 0);
+  expect_error("(def f (x n) (* x (ones (tuple n))))\n(def main (x n) ((grad f 0) x n))", "[2.0, 3]",
+               SG_INVALID_ARGUMENT, 0, 0, "must return one number", 0);
+  /* the same functions of one number differentiate as before */
+  char *r = run_ok(vec, "[[1.0], 2.0]", false);
+  assert_string_equal(r, "5.0");
+  free(r);
+  r = run_ok("(def f (x n) (sum (* x (ones (tuple n)))))\n(def main (x n) ((grad f 0) x n))", "[2.0, 3]", false);
+  assert_string_equal(r, "3.0");
+  free(r);
 }
 
 int main(void) {

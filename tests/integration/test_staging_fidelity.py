@@ -496,3 +496,25 @@ def test_py_func_in_a_staged_branch_says_why_not(client):
     with pytest.raises(NotImplementedError, match=r"py_func on staged values inside the "
                                                   r"staged if at .*test_staging_fidelity.py:\d+"):
         stagd.function(f, client=client)(2.0)
+
+
+LEAVES = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+
+def encode(tree):
+    def enc(node):
+        if isinstance(node, int):
+            return stagd.constant(LEAVES)[node:node + 1]
+        return stagd.tanh(enc(node[0]) + enc(node[1]))
+    return stagd.reduce_sum(enc(tree))
+
+
+def test_recursion_over_a_tree_of_ints_stops_at_its_leaves():
+    """Ints inside a container argument are staged numbers; isinstance(node, int) must
+    hold for them as for the ints they stand for (it did not: the recursion never ended,
+    a RecursionError), and a number argument is an int or float as in Python."""
+    tree = ((0, 1), (2, 3))
+    np.testing.assert_allclose(scalar(staged(encode)(tree)), scalar(encode(tree)), rtol=1e-6)
+    kinds = staged(lambda n, x: (1.0 if isinstance(n, int) else 0.0) + (2.0 if isinstance(x, float) else 0.0))
+    assert scalar(kinds(3, 0.5)) == 3.0
+    assert scalar(kinds(3.5, 1)) == 0.0

@@ -159,7 +159,10 @@ def staged_argument(name, a, part, bind_variable):
         if q[0] == "variable":
             bind_variable(x, sym)
             return x
-        return Staged(sym)
+        s = Staged(sym)
+        if q[0] == "scalar":  # the Python number it stands for: isinstance(s, int) holds
+            s.py_type = type(x)
+        return s
     if part[0] != "tree":
         return leaf(a, name, part), [name]
     leaves, td = tree.flatten(a)

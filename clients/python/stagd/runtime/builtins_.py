@@ -210,7 +210,13 @@ def sum_(*args, **kwargs):
 
 
 def isinstance_(obj, cls):
-    return builtins.isinstance(obj, cls)
+    """isinstance; a staged parameter that stands for a Python number (a Python int or
+    float argument, or one inside a container argument) is an instance of its type, as
+    the number is in Python (a recursion over a tree of ints must stop at its leaves)."""
+    if builtins.isinstance(obj, cls):
+        return True
+    t = getattr(obj, "py_type", None) if builtins.isinstance(obj, Staged) else None
+    return t is not None and builtins.issubclass(t, cls)
 
 
 def new_list(items):
