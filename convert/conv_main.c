@@ -410,9 +410,9 @@ static void write_output(drv *d, const char *src, size_t len) {
     if (!header_done && line > hdr_after) {
       /* the header: 4 lines; the map line is filled in at the end */
       header_done = true;
-      sg_buf_printf(&hdr, "# Converted by stagd %s from %s (style %s, runtime API 1).\n", STAGD_VERSION,
+      sg_buf_printf(&hdr, "# Converted by stagd %s from %s (style %s, runtime API 2).\n", STAGD_VERSION,
                     d->filename, c->style == PY_STYLE_SNEK ? "snek" : "autograph");
-      sg_buf_puts(&hdr, "import stagd.runtime as sg__\nsg__.require_api(1)\n");
+      sg_buf_puts(&hdr, "import stagd.runtime as sg__\nsg__.require_api(2)\n");
       sg_buf_append(&out, hdr.data, hdr.len);
       em.line += 4;
       /* everything after goes to `tail` */

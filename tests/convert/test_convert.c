@@ -58,7 +58,7 @@ static void test_module_shape(void **state) {
   const char *src = "# keep me\nimport os  # and me\n\n\ndef f(x):\n    return x + 1\n\nY = [1,   2]\n";
   py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL);
   assert_int_equal(strncmp(r.code.data, "# Converted by stagd", 20), 0);
-  HAS(r, "\nimport stagd.runtime as sg__\nsg__.require_api(1)\nsg__source_map__ = sg__.SourceMap('t.py', {");
+  HAS(r, "\nimport stagd.runtime as sg__\nsg__.require_api(2)\nsg__source_map__ = sg__.SourceMap('t.py', {");
   HAS(r, "# keep me\nimport os  # and me\n\n\n@sg__.converted(sg__source_map__)\ndef f(x):\n");
   HAS(r, "\nY = [1,   2]\n"); /* untouched formatting */
   assert_int_equal(r.nconverted, 1);

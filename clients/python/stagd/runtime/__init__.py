@@ -3,9 +3,9 @@
 from .errors import (API_VERSION, require_api, SourceMap, converted, original_locations,
                      add_location_notes, Undefined, ld)
 from .staged import Staged
-from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
+from .control import (if_stmt, elif_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
                       assert_stmt, ret)
-from .snek import if__, while__, for__
+from .snek import if__, elif__, while__, for__
 from .snek_state import (var__, assign__, read__, return__, break__, continue__,
                          NonLocalReturnValue, BreakLoop, ContinueLoop)
 from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bool_,

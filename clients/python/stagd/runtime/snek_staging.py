@@ -81,8 +81,10 @@ def _no_jumps(what):
                      "convert with the AutoGraph style (the default)")
 
 
-def staged_if(cond, then_fn, else_fn):
-    slots = _slots(then_fn, else_fn)
+def staged_if(cond, then_fn, else_fn, more=()):
+    """`more`: further functions whose cells the branches may change (the rest of an
+    elif chain that else_fn runs)."""
+    slots = _slots(then_fn, else_fn, *more)
     names = tuple(s.name for s in slots)
     init = _get(slots)
     none = object()
