@@ -3,8 +3,8 @@
  * (for repr of str constants), which code point a \N{NAME} escape names (names and
  * aliases), may a code point start / continue an identifier, the NFKC form of an
  * identifier, and the single-byte source encodings. The tables are generated at build
- * time by unicode_gen.py (from CPython 3.12's unicodedata when available); unicode.c
- * searches them.
+ * time by unicode_gen.py (from the Unicode 15.0.0 database, with CPython 3.12's rules);
+ * unicode.c searches them.
  */
 #ifndef STAGD_CONVERT_UNICODE_DATA_H
 #define STAGD_CONVERT_UNICODE_DATA_H

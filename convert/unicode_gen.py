@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""unicode_gen.py — Unicode tables for the Python front end, from unicodedata.
+"""unicode_gen.py — Unicode tables for the Python front end, from the Unicode
+Character Database (Debian's unicode-data package, /usr/share/unicode/).
 
-Usage: unicode_gen.py OUTDIR   (writes OUTDIR/py_unicode_gen.c, in the build tree)
+Usage: unicode_gen.py OUTDIR [UCD_DIR]   (writes OUTDIR/py_unicode_gen.c, in the build
+tree; UCD_DIR defaults to /usr/share/unicode)
 
   - the code points for which str.isprintable() is false (repr escapes them);
   - character names for \\N{...} escapes: an explicit sorted table, plus ranges for
@@ -10,41 +12,199 @@ Usage: unicode_gen.py OUTDIR   (writes OUTDIR/py_unicode_gen.c, in the build tre
   - identifiers: XID_Start / XID_Continue, and the data for NFKC of whole names
     (full compatibility decompositions, canonical combining classes, canonical
     compositions);
-  - single-byte source encodings.
-The tables follow the Unicode version of the Python that runs this script: the build
-runs it with the CPython 3.12 oracle when there is one (Unicode 15, as 3.12's
-tokenizer), else with the system Python.
+  - source encodings (see codec_tables).
 
-unicodedata can look an alias up but cannot list them; candidate alias names come
-from a NameAliases.txt or Perl's unicore/Name.pl on the machine, and each is kept
-only if this Python's unicodedata.lookup() maps it to that single code point.
+The parser must equal CPython 3.12, whose unicodedata is Unicode 15.0.0, so the
+Unicode tables come from a UCD of exactly that version — never from the unicodedata
+of whatever Python runs the build (Debian 12's python3 is 3.11, Unicode 14) — and the
+generator stops with an error on any other version. What CPython derives from the UCD
+in its own way (Tools/unicode/makeunicodedata.py and Modules/unicodedata.c) is written
+down here, each rule where it is applied:
+
+  R1 printable: a code point is printable unless its General_Category is Cc, Cf, Cs,
+     Co, Cn (unassigned), Zs, Zl or Zp — except U+0020 SPACE, which is printable.
+  R2 names: UnicodeData.txt's name field, except that names in <angle brackets>
+     (<control>, the <..., First>/<..., Last> range markers) are no names; of the
+     ranges, only the CJK unified ideographs (every "CJK Ideograph..." range) get the
+     name "CJK UNIFIED IDEOGRAPH-%X" and the Hangul syllables their algorithmic names
+     (Unicode's chapter 3.12, short Jamo names from Jamo.txt). Tangut ideographs have
+     no name in CPython 3.12 (unicodedata.name(chr(0x17000)) raises), nor do private
+     use and surrogate code points.
+  R3 aliases: \\N{...} and unicodedata.lookup() accept every alias of NameAliases.txt
+     (all five types), case-insensitively like names.
+  R4 identifiers: str.isidentifier() of a non-ASCII code point is XID_Start (first
+     character) / XID_Continue (others) of DerivedCoreProperties.txt.
+  R5 NFKC: CPython's normalize() uses the UCD's decompositions (UnicodeData.txt field
+     5, compatibility ones included), applied recursively, then the canonical ordering
+     of combining marks (a stable sort of each run of non-starters by combining
+     class); Hangul syllables decompose algorithmically (unicode.c); a canonical pair
+     composes unless its composite is Full_Composition_Exclusion
+     (DerivedNormalizationProps.txt).
 """
-import glob
 import os
 import re
 import sys
-import unicodedata
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gen_util, beside this file
 from gen_util import write_lines  # noqa: E402
 
-def main():
-    outdir = sys.argv[1]
-    ranges = []
-    start = None
-    for cp in range(0x110000 + 1):
-        np = cp < 0x110000 and not chr(cp).isprintable()
-        if np and start is None:
-            start = cp
-        elif not np and start is not None:
-            ranges.append((start, cp - 1))
-            start = None
-    names = []
-    algo = {}
+UNICODE_VERSION = "15.0.0"  # CPython 3.12's unicodedata.unidata_version
+DEFAULT_UCD = "/usr/share/unicode"
+MAX_CP = 0x110000
+
+
+class Ucd:
+    """The parts of the UCD the tables need, read from its text files."""
+
+    def __init__(self, d):
+        self.dir = d
+        self.version = self._version()
+        self.category = {}   # cp → General_Category (absent: Cn)
+        self.name = {}       # cp → name, as unicodedata.name() gives it (R2)
+        self.ccc = {}        # cp → canonical combining class (absent: 0)
+        self.decomp = {}     # cp → (is_compat, [cp, ...])
+        self._unicode_data()
+        self.xid_start = self._property("DerivedCoreProperties.txt", "XID_Start")
+        self.xid_continue = self._property("DerivedCoreProperties.txt", "XID_Continue")
+        self.comp_excl = self._property("DerivedNormalizationProps.txt", "Full_Composition_Exclusion")
+
+    def _lines(self, fname):
+        """The data lines of a UCD file as lists of stripped fields (comments cut)."""
+        path = os.path.join(self.dir, fname)
+        try:
+            f = open(path, encoding="utf-8")
+        except OSError as e:
+            sys.exit(f"unicode_gen.py: cannot read {path}: {e.strerror} "
+                     "(install Debian's unicode-data package, or point STAGD_UCD_DIR at a UCD)")
+        with f:
+            for ln in f:
+                ln = ln.split("#", 1)[0].strip()
+                if ln:
+                    yield [x.strip() for x in ln.split(";")]
+
+    def _version(self):
+        path = os.path.join(self.dir, "DerivedCoreProperties.txt")
+        try:
+            with open(path, encoding="utf-8") as f:
+                first = f.readline()
+        except OSError as e:
+            sys.exit(f"unicode_gen.py: cannot read {path}: {e.strerror} "
+                     "(install Debian's unicode-data package, or point STAGD_UCD_DIR at a UCD)")
+        m = re.match(r"# DerivedCoreProperties-(\d+\.\d+\.\d+)\.txt", first)
+        if not m:
+            sys.exit(f"unicode_gen.py: {path} does not start with its version line")
+        if m.group(1) != UNICODE_VERSION:
+            sys.exit(f"unicode_gen.py: the UCD at {self.dir} is Unicode {m.group(1)}; CPython 3.12 "
+                     f"(the parser's reference) is Unicode {UNICODE_VERSION}: point STAGD_UCD_DIR at "
+                     f"a UCD {UNICODE_VERSION} (Debian 12's unicode-data package)")
+        return m.group(1)
+
+    def _unicode_data(self):
+        jamo = {int(f[0], 16): f[1] for f in self._lines("Jamo.txt")}
+        first = None
+        for f in self._lines("UnicodeData.txt"):
+            cp, name, cat, ccc, dec = int(f[0], 16), f[1], f[2], int(f[3]), f[5]
+            if name.endswith(", First>"):
+                first = cp
+                continue
+            if name.endswith(", Last>"):
+                label = name[1:-len(", Last>")]
+                for c in range(first, cp + 1):
+                    self.category[c] = cat
+                    if label.startswith("CJK Ideograph"):
+                        self.name[c] = "CJK UNIFIED IDEOGRAPH-%X" % c  # R2
+                    elif label == "Hangul Syllable":
+                        self.name[c] = hangul_name(c, jamo)  # R2
+                continue
+            self.category[cp] = cat
+            if not name.startswith("<"):  # R2: <control> is no name
+                self.name[cp] = name
+            if ccc:
+                self.ccc[cp] = ccc
+            if dec:
+                parts = dec.split()
+                compat = parts[0].startswith("<")
+                self.decomp[cp] = (compat, [int(x, 16) for x in parts[compat:]])
+
+    def _property(self, fname, prop):
+        out = set()
+        for f in self._lines(fname):
+            if len(f) >= 2 and f[1] == prop:
+                a, _, b = f[0].partition("..")
+                out.update(range(int(a, 16), int(b or a, 16) + 1))
+        return out
+
+    def aliases(self):
+        """(alias, cp) for every line of NameAliases.txt (R3)."""
+        return [(f[1], int(f[0], 16)) for f in self._lines("NameAliases.txt")]
+
+    def printable(self, cp):  # R1
+        return cp == 0x20 or self.category.get(cp, "Cn")[0] not in "CZ"
+
+    def nfkd(self, cp):
+        """The full compatibility decomposition of one code point, canonically ordered (R5)."""
+        out = []
+
+        def expand(c):
+            d = self.decomp.get(c)
+            if d is None:
+                out.append(c)
+            else:
+                for x in d[1]:
+                    expand(x)
+        expand(cp)
+        # canonical ordering: a stable sort of each run of non-starters by class
+        i = 0
+        while i < len(out):
+            if self.ccc.get(out[i], 0) == 0:
+                i += 1
+                continue
+            j = i
+            while j < len(out) and self.ccc.get(out[j], 0) != 0:
+                j += 1
+            out[i:j] = sorted(out[i:j], key=lambda c: self.ccc[c])
+            i = j
+        return out
+
+
+def hangul_name(cp, jamo):
+    """HANGUL SYLLABLE + the short names of its leading, vowel and trailing Jamo."""
+    s = cp - 0xAC00
+    lead, vowel, trail = s // 588, (s % 588) // 28, s % 28
+    return ("HANGUL SYLLABLE " + jamo[0x1100 + lead] + jamo[0x1161 + vowel]
+            + (jamo[0x11A7 + trail] if trail else ""))
+
+
+def is_surrogate_or_hangul(cp):
+    return 0xD800 <= cp <= 0xDFFF or 0xAC00 <= cp <= 0xD7A3
+
+
+def ranges_of(pred, lo, hi):
+    """[(first, last), ...] of the runs of code points in [lo, hi) where pred holds."""
+    out, st = [], None
+    for cp in range(lo, hi + 1):
+        ok = cp < hi and pred(cp)
+        if ok and st is None:
+            st = cp
+        elif not ok and st is not None:
+            out.append((st, cp - 1))
+            st = None
+    return out
+
+
+def c_array(out, decl, rows, fmt):
+    out.append("%s = {" % decl)
+    out.extend("  {%s}," % fmt % tuple(r) for r in rows)
+    out.append("};")
+
+
+def unicode_tables(ucd, out):
+    ranges = ranges_of(lambda cp: not ucd.printable(cp), 0, MAX_CP)
+    c_array(out, "const uint32_t py_nonprintable_ranges[][2]", ranges, "0x%x, 0x%x")
+    out.append("const size_t py_nonprintable_count = %d;\n" % len(ranges))
+    names, algo = [], {}
     pat = re.compile(r"^(.*-)([0-9A-F]{4,6})$")
-    for cp in range(0x110000):
-        n = unicodedata.name(chr(cp), None)
-        if n is None:
-            continue
+    for cp in sorted(ucd.name):
+        n = ucd.name[cp]
         m = pat.match(n)
         if m and int(m.group(2), 16) == cp:
             r = algo.setdefault(m.group(1), [])
@@ -54,77 +214,37 @@ def main():
                 r.append([cp, cp])
             continue
         names.append((n, cp))
-    names.extend(aliases(set(n for n, _ in names)))
+    known = set(ucd.name.values())
+    names.extend((a, cp) for a, cp in ucd.aliases() if a not in known)
     names.sort()
-    out = []
-    out.append("/* py_unicode_gen.c — GENERATED by convert/unicode_gen.py (Unicode %s). */"
-               % unicodedata.unidata_version)
-    out.append('#include "unicode_data.h"\n#include <stddef.h>\n')
-    out.append("const uint32_t py_nonprintable_ranges[][2] = {")
-    for a, b in ranges:
-        out.append("  {0x%x, 0x%x}," % (a, b))
-    out.append("};")
-    out.append("const size_t py_nonprintable_count = %d;\n" % len(ranges))
-    blob = []
-    offs = []
-    pos = 0
+    out.append("const char py_uname_blob[] =")
+    line, offs, pos = "", [], 0
     for n, cp in names:
         offs.append((pos, cp))
-        blob.append(n)
         pos += len(n) + 1
-    out.append("const char py_uname_blob[] =")
-    line = ""
-    for n in blob:
         line += n + "\\0"
         if len(line) > 90:
             out.append('  "%s"' % line)
             line = ""
     out.append('  "%s";' % line)
-    out.append("const uint32_t py_uname_index[][2] = {")
-    for o, cp in offs:
-        out.append("  {%d, 0x%x}," % (o, cp))
-    out.append("};")
+    c_array(out, "const uint32_t py_uname_index[][2]", offs, "%d, 0x%x")
     out.append("const size_t py_uname_count = %d;\n" % len(offs))
-    out.append("const py_uname_range py_uname_ranges[] = {")
-    cnt = 0
-    for prefix, rs in sorted(algo.items()):
-        for a, b in rs:
-            out.append('  {"%s", 0x%x, 0x%x},' % (prefix, a, b))
-            cnt += 1
-    out.append("};")
-    out.append("const size_t py_uname_range_count = %d;" % cnt)
-    # identifiers: XID_Start / XID_Continue as str.isidentifier() sees them, and NFKC
-    def ranges_of(pred):
-        out_r, st = [], None
-        for cp in range(0x80, 0x110001):
-            ok = cp < 0x110000 and pred(cp)
-            if ok and st is None:
-                st = cp
-            elif not ok and st is not None:
-                out_r.append((st, cp - 1))
-                st = None
-        return out_r
-    def is_start(cp):
-        return 0xd800 > cp or cp > 0xdfff and chr(cp).isidentifier()
-    for nm, pred in (("py_id_start", lambda cp: (cp < 0xd800 or cp > 0xdfff) and chr(cp).isidentifier()),
-                     ("py_id_continue", lambda cp: (cp < 0xd800 or cp > 0xdfff) and ("a" + chr(cp)).isidentifier())):
-        rs = ranges_of(pred)
-        out.append("const uint32_t %s_ranges[][2] = {" % nm)
-        for a, b in rs:
-            out.append("  {0x%x, 0x%x}," % (a, b))
-        out.append("};")
+    rows = [(prefix, a, b) for prefix, rs in sorted(algo.items()) for a, b in rs]
+    c_array(out, "const py_uname_range py_uname_ranges[]", rows, '"%s", 0x%x, 0x%x')
+    out.append("const size_t py_uname_range_count = %d;" % len(rows))
+    for nm, prop in (("py_id_start", ucd.xid_start), ("py_id_continue", ucd.xid_continue)):  # R4
+        rs = ranges_of(lambda cp: cp in prop, 0x80, MAX_CP)
+        c_array(out, "const uint32_t %s_ranges[][2]" % nm, rs, "0x%x, 0x%x")
         out.append("const size_t %s_count = %d;" % (nm, len(rs)))
-    # NFKC of identifiers (CPython normalises whole names): full NFKD of each code
-    # point (Hangul syllables are algorithmic), combining classes, and the canonical
-    # pairs that compose (composition exclusions left out: NFC must give them back)
+    # NFKC of identifiers (CPython normalises whole names), R5: each code point's full
+    # NFKD (Hangul syllables are algorithmic), combining classes, and the canonical
+    # pairs that compose
     dec = []
-    for cp in range(0x80, 0x110000):
-        if 0xd800 <= cp <= 0xdfff or 0xac00 <= cp <= 0xd7a3:
-            continue
-        c = chr(cp)
-        d = unicodedata.normalize("NFKD", c)
-        if d != c:
-            dec.append((cp, [ord(x) for x in d]))
+    for cp in sorted(ucd.decomp):
+        if cp >= 0x80 and not is_surrogate_or_hangul(cp):
+            d = ucd.nfkd(cp)
+            if d != [cp]:
+                dec.append((cp, d))
     out.append("const uint32_t py_nfkd_data[] = {")
     pos, idx, line = 0, [], []
     for cp, ds in dec:
@@ -135,40 +255,31 @@ def main():
             out.append("  " + ",".join(line) + ",")
             line = []
     out.append("  " + ",".join(line) + "};")
-    out.append("const uint32_t py_nfkd_index[][3] = {")
-    for cp, o, n in idx:
-        out.append("  {0x%x, %d, %d}," % (cp, o, n))
-    out.append("};")
+    c_array(out, "const uint32_t py_nfkd_index[][3]", idx, "0x%x, %d, %d")
     out.append("const size_t py_nfkd_count = %d;" % len(idx))
     ccc, st = [], None
-    for cp in range(0x110001):
-        k = unicodedata.combining(chr(cp)) if cp < 0x110000 else 0
+    for cp in range(MAX_CP + 1):
+        k = ucd.ccc.get(cp, 0)
         if st and (k != st[2] or cp != st[1] + 1):
             ccc.append(st)
             st = None
         if k:
             st = [st[0], cp, k] if st else [cp, cp, k]
-    out.append("const uint32_t py_ccc_ranges[][3] = {")
-    for a, b, k in ccc:
-        out.append("  {0x%x, 0x%x, %d}," % (a, b, k))
-    out.append("};")
+    c_array(out, "const uint32_t py_ccc_ranges[][3]", ccc, "0x%x, 0x%x, %d")
     out.append("const size_t py_ccc_count = %d;" % len(ccc))
-    comp = []
-    for cp in range(0x110000):
-        if 0xd800 <= cp <= 0xdfff or 0xac00 <= cp <= 0xd7a3:
-            continue
-        d = unicodedata.decomposition(chr(cp))
-        if not d or d.startswith("<"):
-            continue
-        parts = [int(x, 16) for x in d.split()]
-        if len(parts) == 2 and unicodedata.normalize("NFC", chr(parts[0]) + chr(parts[1])) == chr(cp):
-            comp.append((parts[0], parts[1], cp))
-    comp.sort()
-    out.append("const uint32_t py_comp_pairs[][3] = {")
-    for a, b, c in comp:
-        out.append("  {0x%x, 0x%x, 0x%x}," % (a, b, c))
-    out.append("};")
+    comp = sorted((d[0], d[1], cp) for cp, (compat, d) in ucd.decomp.items()
+                  if not compat and len(d) == 2 and cp not in ucd.comp_excl
+                  and not is_surrogate_or_hangul(cp))
+    c_array(out, "const uint32_t py_comp_pairs[][3]", comp, "0x%x, 0x%x, 0x%x")
     out.append("const size_t py_comp_count = %d;" % len(comp))
+
+
+def codec_tables(out):
+    """Source encodings. These are CPython's codecs, not Unicode data: the byte tables
+    of its single-byte (charmap) codecs and the names and aliases of its codecs, taken
+    from the encodings package of the Python running this script. The build runs it
+    with /usr/bin/python3; Debian 12's 3.11 gives exactly 3.12's tables (3.13 adds the
+    alias windows-31j)."""
     # single-byte source encodings (coding declarations other than UTF-8)
     import codecs
     import encodings.aliases
@@ -233,34 +344,18 @@ def main():
         names |= {m, m.replace("_", "-")} | {k.replace("_", "-") for k, v in encodings.aliases.aliases.items() if v == m}
     out.append("const char *const py_nontext_codecs[] = {%s};" % ", ".join('"%s"' % n for n in sorted(names)))
     out.append("const size_t py_nontext_codec_count = %d;" % len(names))
-    write_lines(os.path.join(outdir, "py_unicode_gen.c"), out)
 
-def aliases(known):
-    """Formal name aliases that unicodedata.lookup() accepts, from the candidate lists
-    found on the machine (see the module docstring); ((name, cp), ...)."""
-    cands = set()
-    for f in glob.glob("/usr/share/unicode*/NameAliases.txt") + glob.glob("/usr/share/unicode/ucd/NameAliases.txt"):
-        for ln in open(f, encoding="utf-8"):
-            ln = ln.split("#")[0].strip()
-            if ln.count(";") >= 1:
-                cands.add(ln.split(";")[1].strip())
-    for f in glob.glob("/usr/share/perl/*/unicore/Name.pl"):
-        text = open(f, encoding="utf-8").read()
-        for block in text.split("\n\n"):
-            ls = block.strip().splitlines()
-            if len(ls) == 2 and re.fullmatch(r"[0-9A-F]{4,6}", ls[0]):
-                cands.add(ls[1].strip())
-    res = []
-    for n in sorted(cands):
-        if n in known:
-            continue
-        try:
-            c = unicodedata.lookup(n)
-        except KeyError:
-            continue
-        if len(c) == 1 and unicodedata.name(c, None) != n:
-            res.append((n, ord(c)))
-    return res
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: unicode_gen.py OUTDIR [UCD_DIR]")
+    outdir = sys.argv[1]
+    ucd = Ucd(sys.argv[2] if len(sys.argv) == 3 else DEFAULT_UCD)
+    out = ["/* py_unicode_gen.c — GENERATED by convert/unicode_gen.py (Unicode %s). */" % ucd.version,
+           '#include "unicode_data.h"\n#include <stddef.h>\n']
+    unicode_tables(ucd, out)
+    codec_tables(out)
+    write_lines(os.path.join(outdir, "py_unicode_gen.c"), out)
 
 
 if __name__ == "__main__":

@@ -10,17 +10,23 @@ PACKAGES=(
   libuv1-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libcjson-dev
   libvulkan-dev libvulkan-volk-dev glslc spirv-tools
   libopenblas-dev libopenblas0-pthread
+  unicode-data   # the parser's Unicode tables (convert/unicode_gen.py)
   # run: Vulkan on the CPU (Mesa lavapipe) for machines without a GPU
   mesa-vulkan-drivers vulkan-tools
   # tests and clients
   libcmocka-dev clang
   python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
   graphviz
+  zsh   # stagctl's zsh completion is tested in a real zsh
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib
-  # editor integration tests: Neovim's LSP client, Node for the VS Code extension
-  neovim
+  # notebook front ends the tests drive: the classic Notebook, nbconvert's HTML export,
+  # and headless Chromium screenshots of both (read with Pillow)
+  jupyter-notebook python3-notebook python3-nbconvert chromium python3-pil
+  # editor integration tests: Neovim's LSP client, Emacs with eglot (docs/editors.md),
+  # Node for the VS Code extension
+  neovim emacs-nox elpa-eglot
 )
 # Node.js and npm: Debian's, unless a newer one is already on the machine.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

@@ -38,6 +38,8 @@ static void doc_free(struct sv_doc_entry *e) {
   free(e->doc.uri);
   free(e->doc.language_id);
   free(e->doc.code_json);
+  cJSON_Delete(e->doc.analysis_diags);
+  cJSON_Delete(e->doc.stage_diags);
   sg_buf_free(&e->doc.text);
   free(e);
 }

@@ -21,6 +21,16 @@ typedef struct sv_doc {
    * (raw JSON, malloc'd; NULL if none): repeated requests without edits reuse it. */
   char *code_json;
   uint64_t code_gen;
+  /* What textDocument/publishDiagnostics last said (lsp.c): the analysis's
+   * Diagnostic[] of generation diags_gen (document version diags_version), and the
+   * staging errors stagd/graph met on generation stage_gen, one per function
+   * (data.function); both are sent together, so a staging error shows in place until
+   * the text changes or the function stages. Owned; NULL when none. */
+  cJSON *analysis_diags;
+  uint64_t diags_gen;
+  int64_t diags_version;
+  cJSON *stage_diags;
+  uint64_t stage_gen;
 } sv_doc;
 
 typedef struct sv_docs {

@@ -100,6 +100,8 @@ struct conn {
   py_conv_style style; /* the style diagnostics and hovers assume */
   char *python;        /* interpreter of stagd/graph's staging helper; NULL: default */
   uint64_t stage_timeout_ms;
+  uint32_t client_commands; /* bit i: the client runs sv_lsp_command_at(i) itself */
+  cJSON *python_env;        /* added to the staging helper's environment; NULL: none */
 };
 
 struct job {
@@ -123,6 +125,7 @@ struct job {
   bool utf16;
   py_conv_style style;
   char *python; /* stagd/graph: the session's interpreter option (copy) */
+  cJSON *python_env; /* and its environment additions (copy) */
   uint64_t stage_timeout_ms;
   /* an analysis: stagd/convertedCode requests for its text wait on it (parked,
    * linked by park_next) when want_code is set; code_json is their answer */
@@ -130,6 +133,13 @@ struct job {
   char *code_json;
   job *parked;
   job *park_next;
+  cJSON *diags; /* an analysis's Diagnostic[], published by the loop thread */
+  /* stagd/graph: the function it staged and the verdict for its diagnostics (a
+   * staging error's Diagnostic, or NULL when it staged); stage_verdict is false when
+   * the request said nothing about the function (bad params, no interpreter, ...) */
+  char *stage_fn;
+  cJSON *stage_diag;
+  bool stage_verdict;
 };
 
 static void conn_maybe_close(conn *c);
@@ -254,9 +264,24 @@ static void run_feature(job *j) {
   rq.cancelled = &j->cancelled;
   rq.sv = j->c->l->sv;
   rq.python = j->python;
+  rq.python_env = j->python_env;
   rq.stage_timeout_ms = j->stage_timeout_ms;
   sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
   cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
+  if (rq.staged_function && !atomic_load(&j->cancelled)) {
+    const cJSON *ds = rq.err_data ? cJSON_GetObjectItemCaseSensitive(rq.err_data, "diagnostics") : NULL;
+    const cJSON *d = cJSON_GetArrayItem(ds, 0);
+    j->stage_verdict = result || d;
+    j->stage_fn = rq.staged_function;
+    rq.staged_function = NULL;
+    if (!result && d) {
+      j->stage_diag = cJSON_Duplicate(d, 1);
+      cJSON *data = cJSON_GetObjectItemCaseSensitive(j->stage_diag, "data");
+      if (!cJSON_IsObject(data)) data = cJSON_AddObjectToObject(j->stage_diag, "data");
+      cJSON_AddStringToObject(data, "function", j->stage_fn);
+    }
+  }
+  free(rq.staged_function);
   cJSON *out;
   if (atomic_load(&j->cancelled)) {
     cJSON_Delete(result);
@@ -278,25 +303,13 @@ static void run_feature(job *j) {
   job_done(j);
 }
 
-/* A document analysis on a worker: the publishDiagnostics notification, or no reply
- * when a newer text superseded it meanwhile. */
+/* A document analysis on a worker: its Diagnostic[] (NULL when a newer text
+ * superseded it meanwhile), published by the loop thread (publish_diagnostics). */
 static void run_analysis(job *j) {
   sv_lsp_text t;
   sv_lsp_text_init(&t, j->text, j->text_len, j->utf16);
-  cJSON *diags = sv_lsp_diagnostics(&t, j->uri, j->style, &j->cancelled, &j->want_code, &j->code_json);
+  j->diags = sv_lsp_diagnostics(&t, j->uri, j->style, &j->cancelled, &j->want_code, &j->code_json);
   sv_lsp_text_free(&t);
-  if (diags) {
-    cJSON *n = cJSON_CreateObject();
-    cJSON_AddStringToObject(n, "jsonrpc", "2.0");
-    cJSON_AddStringToObject(n, "method", "textDocument/publishDiagnostics");
-    cJSON *p = cJSON_AddObjectToObject(n, "params");
-    cJSON_AddStringToObject(p, "uri", j->uri);
-    cJSON_AddNumberToObject(p, "version", (double)j->version);
-    cJSON_AddItemToObject(p, "diagnostics", diags);
-    j->reply = cJSON_PrintUnformatted(n);
-    j->reply_len = strlen(j->reply);
-    cJSON_Delete(n);
-  }
   job_done(j);
 }
 
@@ -352,12 +365,16 @@ static void job_done(job *j) {
 
 static void job_free(job *j) {
   if (j->reply) cJSON_free(j->reply);
+  cJSON_Delete(j->diags);
+  cJSON_Delete(j->stage_diag);
+  free(j->stage_fn);
   cJSON_Delete(j->id);
   cJSON_Delete(j->params);
   free(j->uri);
   free(j->text);
   free(j->code_json);
   free(j->python);
+  cJSON_Delete(j->python_env);
   free(j);
 }
 
@@ -392,6 +409,50 @@ static void answer_parked(conn *c, job *a) {
   a->parked = NULL;
 }
 
+/* textDocument/publishDiagnostics for the document's current text: the analysis's
+ * diagnostics and the staging errors of stagd/graph on the same text. */
+static void publish_diagnostics(conn *c, sv_doc *doc) {
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddStringToObject(n, "jsonrpc", "2.0");
+  cJSON_AddStringToObject(n, "method", "textDocument/publishDiagnostics");
+  cJSON *p = cJSON_AddObjectToObject(n, "params");
+  cJSON_AddStringToObject(p, "uri", doc->uri);
+  cJSON_AddNumberToObject(p, "version", (double)doc->diags_version);
+  cJSON *all = cJSON_Duplicate(doc->analysis_diags, 1);
+  const cJSON *d;
+  if (doc->stage_gen == doc->diags_gen) cJSON_ArrayForEach(d, doc->stage_diags) {
+      cJSON_AddItemToArray(all, cJSON_Duplicate(d, 1));
+    }
+  cJSON_AddItemToObject(p, "diagnostics", all);
+  send_json(c, n);
+  cJSON_Delete(n);
+}
+
+/* A stagd/graph verdict on the document's current text: its staging error replaces
+ * the function's previous one (a success removes it); published at once when the
+ * analysis of that text was, else with it. */
+static void record_staging(conn *c, sv_doc *doc, job *j) {
+  if (doc->stage_gen != doc->gen || !doc->stage_diags) {
+    cJSON_Delete(doc->stage_diags);
+    doc->stage_diags = cJSON_CreateArray();
+    doc->stage_gen = doc->gen;
+  }
+  bool changed = j->stage_diag != NULL;
+  for (int i = cJSON_GetArraySize(doc->stage_diags) - 1; i >= 0; i--) {
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(doc->stage_diags, i), "data");
+    const cJSON *fn = data ? cJSON_GetObjectItemCaseSensitive(data, "function") : NULL;
+    if (cJSON_IsString(fn) && !strcmp(fn->valuestring, j->stage_fn)) {
+      cJSON_DeleteItemFromArray(doc->stage_diags, i);
+      changed = true;
+    }
+  }
+  if (j->stage_diag) {
+    cJSON_AddItemToArray(doc->stage_diags, j->stage_diag);
+    j->stage_diag = NULL;
+  }
+  if (changed && doc->diags_gen == doc->gen && doc->analysis_diags) publish_diagnostics(c, doc);
+}
+
 static void on_jobs_done(uv_async_t *a) {
   sv_lsp *l = a->data;
   pthread_mutex_lock(&l->done_mu);
@@ -405,8 +466,14 @@ static void on_jobs_done(uv_async_t *a) {
       /* publish only for the newest text of a document still open */
       sv_doc *doc = sv_docs_get(&c->docs, j->uri);
       if (doc && doc->analysis == j) doc->analysis = NULL;
-      if (j->reply && doc && doc->gen == j->gen && !atomic_load(&j->cancelled))
-        conn_send_text(c, j->reply, j->reply_len);
+      if (j->diags && doc && doc->gen == j->gen && !atomic_load(&j->cancelled)) {
+        cJSON_Delete(doc->analysis_diags);
+        doc->analysis_diags = j->diags;
+        j->diags = NULL;
+        doc->diags_gen = j->gen;
+        doc->diags_version = j->version;
+        publish_diagnostics(c, doc);
+      }
       if (j->code_json && doc && doc->gen == j->gen) {
         free(doc->code_json);
         doc->code_json = sg_xstrdup(j->code_json);
@@ -416,6 +483,8 @@ static void on_jobs_done(uv_async_t *a) {
     } else {
       conn_send_text(c, j->reply, j->reply_len);
       sg_map_remove(&c->running, j->id_hash);
+      sv_doc *doc = j->stage_verdict ? sv_docs_get(&c->docs, j->uri) : NULL;
+      if (doc && doc->gen == j->gen) record_staging(c, doc, j);
     }
     c->pending--;
     job_free(j);
@@ -439,7 +508,7 @@ static bool client_offers_utf8(const cJSON *params) {
   return false;
 }
 
-static cJSON *initialize_result(bool utf8) {
+static cJSON *initialize_result(bool utf8, uint32_t client_commands) {
   cJSON *r = cJSON_CreateObject();
   cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
   cJSON_AddStringToObject(caps, "positionEncoding", utf8 ? "utf-8" : "utf-16");
@@ -449,6 +518,9 @@ static cJSON *initialize_result(bool utf8) {
   cJSON_AddBoolToObject(caps, "documentSymbolProvider", 1);
   cJSON_AddBoolToObject(caps, "hoverProvider", 1);
   cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "codeLensProvider"), "resolveProvider", 0);
+  cJSON *cmds = cJSON_AddArrayToObject(cJSON_AddObjectToObject(caps, "executeCommandProvider"), "commands");
+  for (size_t i = 0; i < sv_lsp_command_count(); i++)
+    if (!(client_commands & (1u << i))) cJSON_AddItemToArray(cmds, cJSON_CreateString(sv_lsp_command_at(i)));
   cJSON *exp = cJSON_AddObjectToObject(caps, "experimental");
   cJSON *stagd = cJSON_AddObjectToObject(exp, "stagd");
   cJSON *methods = cJSON_AddArrayToObject(stagd, "methods");
@@ -561,6 +633,26 @@ static void read_init_options(conn *c, const cJSON *params) {
   } else if (py && !cJSON_IsNull(py)) {
     log_message(c, 2, "initializationOptions.python must be the path or name of a Python interpreter");
   }
+  const cJSON *pe = cJSON_GetObjectItemCaseSensitive(o, "pythonEnv"), *var;
+  bool env_ok = cJSON_IsObject(pe);
+  const cJSON *vars = env_ok ? pe : NULL;
+  cJSON_ArrayForEach(var, vars) {
+    if (!cJSON_IsString(var) || !*var->string || strchr(var->string, '=')) env_ok = false;
+  }
+  if (env_ok) {
+    cJSON_Delete(c->python_env);
+    c->python_env = cJSON_Duplicate(pe, 1);
+  } else if (pe && !cJSON_IsNull(pe)) {
+    log_message(c, 2, "initializationOptions.pythonEnv must be an object of environment variables with string "
+                      "values ({\"PYTHONPATH\": \"/path/to/clients/python\"})");
+  }
+  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(o, "clientCommands"), *name;
+  if (cc && !cJSON_IsArray(cc)) log_message(c, 2, "initializationOptions.clientCommands must be an array of command names");
+  const cJSON *names = cJSON_IsArray(cc) ? cc : NULL;
+  cJSON_ArrayForEach(name, names) {
+    for (size_t i = 0; i < sv_lsp_command_count(); i++)
+      if (cJSON_IsString(name) && !strcmp(name->valuestring, sv_lsp_command_at(i))) c->client_commands |= 1u << i;
+  }
   const cJSON *to = cJSON_GetObjectItemCaseSensitive(o, "stageTimeoutMs");
   if (cJSON_IsNumber(to) && to->valuedouble >= 1 && to->valuedouble <= 3600000) c->stage_timeout_ms = (uint64_t)to->valuedouble;
   else if (to) log_message(c, 2, "initializationOptions.stageTimeoutMs must be a number of milliseconds (1..3600000)");
@@ -670,9 +762,11 @@ static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id,
   j->text[doc->text.len] = '\0';
   j->text_len = doc->text.len;
   j->version = doc->version;
+  j->gen = doc->gen;
   j->utf16 = !c->utf8_positions;
   j->style = c->style;
   j->python = c->python ? sg_xstrdup(c->python) : NULL;
+  j->python_env = c->python_env ? cJSON_Duplicate(c->python_env, 1) : NULL;
   j->stage_timeout_ms = c->stage_timeout_ms;
   if (feat->run == sv_lsp_converted_code && default_conversion(c, params)) {
     /* the answer the analysis of this very text computes (or computed) */
@@ -754,7 +848,7 @@ static void handle_message(conn *c, const char *body, size_t len) {
     c->utf8_positions = client_offers_utf8(params);
     read_init_options(c, params);
     cJSON *r = make_response(id);
-    cJSON_AddItemToObject(r, "result", initialize_result(c->utf8_positions));
+    cJSON_AddItemToObject(r, "result", initialize_result(c->utf8_positions, c->client_commands));
     send_json(c, r);
     cJSON_Delete(r);
     goto done;
@@ -786,6 +880,17 @@ static void handle_message(conn *c, const char *body, size_t len) {
   }
   if (!strncmp(name, "textDocument/did", 16)) {
     handle_sync(c, name, params);
+    goto done;
+  }
+  if (!strcmp(name, "workspace/executeCommand")) {
+    if (!is_request) goto done;
+    cJSON *fparams;
+    sg_buf why = SG_BUF_INIT;
+    const sv_lsp_feature *cmd_feat = sv_lsp_command_params(params, &fparams, &why);
+    if (cmd_feat) submit_feature(c, cmd_feat, id, fparams);
+    else send_error(c, id, RPC_INVALID_PARAMS, "%s", why.data);
+    cJSON_Delete(fparams);
+    sg_buf_free(&why);
     goto done;
   }
   const sv_lsp_feature *feat = sv_lsp_feature_by_name(name);
@@ -914,6 +1019,7 @@ static void conn_free(conn *c) {
   sg_map_free(&c->running);
   sv_docs_free(&c->docs);
   free(c->python);
+  cJSON_Delete(c->python_env);
   free(c);
   lsp_check_drained(l);
 }

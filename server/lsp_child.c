@@ -125,7 +125,7 @@ static void exit_cb(uv_process_t *p, int64_t status, int sig) {
   maybe_done(r);
 }
 
-sg_code sv_lsp_run_child(char *const argv[], const char *input, size_t len, uint64_t timeout_ms,
+sg_code sv_lsp_run_child(char *const argv[], char *const env[], const char *input, size_t len, uint64_t timeout_ms,
                          atomic_bool *cancelled, size_t max_out, sv_lsp_child *res, sg_error *err) {
   memset(res, 0, sizeof *res);
   child_run *r = sg_xcalloc(1, sizeof *r);
@@ -158,6 +158,7 @@ sg_code sv_lsp_run_child(char *const argv[], const char *input, size_t len, uint
   memset(&opts, 0, sizeof opts);
   opts.file = argv[0];
   opts.args = (char **)argv;
+  opts.env = (char **)env;
   opts.exit_cb = exit_cb;
   opts.stdio = stdio;
   opts.stdio_count = 3;

@@ -70,7 +70,9 @@ typedef struct sv_lsp_request {
   atomic_bool *cancelled;
   sv_service *sv;            /* the service (stagd/graph stages through it) */
   const char *python;        /* the interpreter stagd/graph's helper runs on */
+  const cJSON *python_env;   /* variables added to the helper's environment ({NAME: "VALUE"}), or NULL */
   uint64_t stage_timeout_ms; /* how long that helper may take */
+  char *staged_function; /* stagd/graph: the function it staged or tried to (malloc'd) */
   int err_code; /* set by sv_lsp_fail */
   sg_buf err_message;
   cJSON *err_data; /* optional `error.data`, owned (set after sv_lsp_fail) */
@@ -90,6 +92,13 @@ typedef struct sv_lsp_feature {
 const sv_lsp_feature *sv_lsp_feature_by_name(const char *method);
 size_t sv_lsp_feature_count(void);
 const sv_lsp_feature *sv_lsp_feature_at(size_t i);
+
+/* workspace/executeCommand (lsp_commands.c): the lens commands, and the feature
+ * request a command runs with its params (*feature_params, owned by the caller); NULL
+ * with a -32602 message in why for an unknown command or bad arguments. */
+size_t sv_lsp_command_count(void);
+const char *sv_lsp_command_at(size_t i);
+const sv_lsp_feature *sv_lsp_command_params(const cJSON *params, cJSON **feature_params, sg_buf *why);
 
 /* Parses a "style" value: "autograph" / "snek"; false if it is neither. */
 bool sv_lsp_parse_style(const char *s, py_conv_style *out);
@@ -127,11 +136,12 @@ typedef struct sv_lsp_child {
 } sv_lsp_child;
 
 /* Runs argv (argv[0] looked up in PATH) with `input` on its stdin until it exits, on a
- * private libuv loop of the calling worker thread (lsp_child.c). It is killed after
+ * private libuv loop of the calling worker thread (lsp_child.c), in the environment
+ * env ("NAME=VALUE" strings, NULL-terminated; NULL: the daemon's). It is killed after
  * timeout_ms (0: never), when *cancelled becomes true, or when its stdout passes
  * max_out bytes; res says which. SG_UNAVAILABLE when it cannot be started. Free res
  * with sv_lsp_child_free in every case. */
-sg_code sv_lsp_run_child(char *const argv[], const char *input, size_t len, uint64_t timeout_ms,
+sg_code sv_lsp_run_child(char *const argv[], char *const env[], const char *input, size_t len, uint64_t timeout_ms,
                          atomic_bool *cancelled, size_t max_out, sv_lsp_child *res, sg_error *err);
 void sv_lsp_child_free(sv_lsp_child *res);
 

@@ -130,6 +130,38 @@ static const char *python_of(const sv_lsp_request *rq) {
   return env && *env ? env : "python3";
 }
 
+/* The daemon's environment with the request's pythonEnv variables put over it: a
+ * NULL-terminated array of malloc'd "NAME=VALUE" strings (free with free_env), or
+ * NULL when there are none. */
+static char **helper_env(const sv_lsp_request *rq) {
+  extern char **environ;
+  if (!cJSON_IsObject(rq->python_env) || !rq->python_env->child) return NULL;
+  size_t n = 0, k = 0;
+  for (char **e = environ; *e; e++) n++;
+  char **env = sg_xcalloc(n + (size_t)cJSON_GetArraySize(rq->python_env) + 1, sizeof *env);
+  for (char **e = environ; *e; e++) {
+    const char *eq = strchr(*e, '=');
+    bool replaced = false;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, rq->python_env) {
+      if (eq && strlen(v->string) == (size_t)(eq - *e) && !strncmp(v->string, *e, (size_t)(eq - *e))) replaced = true;
+    }
+    if (!replaced) env[k++] = sg_xstrdup(*e);
+  }
+  const cJSON *v;
+  cJSON_ArrayForEach(v, rq->python_env) {
+    sg_buf b = SG_BUF_INIT;
+    sg_buf_printf(&b, "%s=%s", v->string, v->valuestring);
+    env[k++] = sg_buf_detach(&b, NULL);
+  }
+  return env;
+}
+
+static void free_env(char **env) {
+  for (char **e = env; e && *e; e++) free(*e);
+  free(env);
+}
+
 /* Runs the helper; its JSON answer, or NULL after sv_lsp_fail (or when cancelled). */
 static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qual, const cJSON *statics) {
   cJSON *in = cJSON_CreateObject();
@@ -144,14 +176,16 @@ static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qua
   sv_lsp_child ch;
   sg_error err = SG_ERROR_INIT;
   uint64_t timeout = rq->stage_timeout_ms;
-  sg_code rc = sv_lsp_run_child(argv, input, strlen(input), timeout, rq->cancelled, MAX_HELPER_OUTPUT, &ch, &err);
+  char **env = helper_env(rq);
+  sg_code rc = sv_lsp_run_child(argv, env, input, strlen(input), timeout, rq->cancelled, MAX_HELPER_OUTPUT, &ch, &err);
+  free_env(env);
   cJSON_free(input);
   cJSON *ans = NULL;
   if (rc != SG_OK) {
     sv_lsp_fail(rq, LSP_REQUEST_FAILED,
                 "stagd/graph: %s: staging runs the converted code in Python (python -m stagd.runtime.lsp_stage); "
-                "set the interpreter with initializationOptions.python (VS Code: the stagd.python setting) or "
-                "$STAGD_PYTHON",
+                "set the interpreter with initializationOptions.python (VS Code: the stagd.python setting; "
+                "docs/editors.md) or $STAGD_PYTHON",
                 err.message);
   } else if (ch.cancelled) {
     /* answered -32800 by the transport */
@@ -175,8 +209,11 @@ static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qua
                 "stagd/graph: the staging helper '%s -m stagd.runtime.lsp_stage' %s %d without an answer: %s%s", python,
                 ch.term_signal ? "was killed by signal" : "exited with status",
                 ch.term_signal ? ch.term_signal : (int)ch.exit_status, *last ? last : "(nothing on stderr)",
-                strstr(e, "No module named") ? " (the stagd Python package must be importable by that "
-                                               "interpreter: install it or set PYTHONPATH for the daemon)"
+                strstr(e, "No module named") ? " (the stagd Python package must be importable by that interpreter: "
+                                               "install it (pip install clients/python), or set PYTHONPATH for "
+                                               "the helper with initializationOptions.pythonEnv, e.g. "
+                                               "{\"PYTHONPATH\": \"/path/to/clients/python\"} (VS Code: the "
+                                               "stagd.pythonEnv setting; docs/editors.md))"
                                              : "");
   }
   sv_lsp_child_free(&ch);
@@ -275,6 +312,7 @@ cJSON *sv_lsp_graph(sv_lsp_request *rq) {
   int line1 = 0, col0 = 0;
   if (!function) sv_lsp_from_position(&rq->text, (int64_t)pl->valuedouble, (int64_t)pc->valuedouble, &line1, &col0);
   const py_stmt *def = find_function(mod, function, line1, &qual);
+  if (def) rq->staged_function = sg_xstrdup(qual);
   if (!def) {
     if (function)
       sv_lsp_fail(rq, LSP_REQUEST_FAILED,

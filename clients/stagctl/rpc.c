@@ -11,10 +11,52 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rpc.h"
+
+/* The port of "host:PORT" text: 1..65535 in decimal, else 0. */
+static long port_of(const char *p) {
+  if (!*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5) return 0;
+  long v = strtol(p, NULL, 10);
+  return v <= 65535 ? v : 0;
+}
+
+bool ctl_addr_valid(const char *addr, char *why, size_t n) {
+  static const char *const uris[] = {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:"};
+  for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++)
+    if (!strncmp(addr, uris[i], strlen(uris[i]))) {
+      if (addr[strlen(uris[i])]) return true;
+      snprintf(why, n, "names no %s: write %sPATH", i < 2 ? "socket" : "address", uris[i]);
+      return false;
+    }
+  const char *colon = strrchr(addr, ':');
+  if (addr[0] == '[') { /* [IPv6]:port */
+    const char *close = strchr(addr, ']');
+    if (close && close[1] == ':' && close > addr + 1 && port_of(close + 2)) return true;
+    if (close && !close[1]) {
+      snprintf(why, n, "has no port: write %s:%s", addr, strrchr(SV_DEFAULT_ADDR, ':') + 1);
+      return false;
+    }
+  } else if (colon && strchr(addr, ':') == colon) { /* host:port */
+    if (colon > addr && port_of(colon + 1)) return true;
+    if (colon == addr) {
+      snprintf(why, n, "has no host: write HOST%s, e.g. 127.0.0.1%s", colon, colon);
+      return false;
+    }
+  } else if (!colon && *addr) {
+    snprintf(why, n, "has no port: write %s:%s (the daemon's default port) or unix:PATH", addr,
+             strrchr(SV_DEFAULT_ADDR, ':') + 1);
+    return false;
+  } else if (colon) { /* an IPv6 address without brackets */
+    snprintf(why, n, "is ambiguous: write an IPv6 address in brackets, [%s]:PORT", addr);
+    return false;
+  }
+  snprintf(why, n, "is not an address: write HOST:PORT (1-65535), [IPv6]:PORT or unix:PATH");
+  return false;
+}
 
 sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err) {
   if (r->local) {
@@ -44,6 +86,24 @@ void ctl_rpc_close(ctl_rpc *r) {
 
 static char *slice_str(grpc_slice s) {
   return sg_xstrndup((const char *)GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s));
+}
+
+/* Why a connection failed, in a few words, from gRPC's status details (which name
+ * c-ares, subchannels and "last error: UNKNOWN" along the way). */
+static const char *unreachable_reason(const char *details) {
+  static const struct { const char *needle, *reason; } table[] = {
+      {"Connection refused", "connection refused (no daemon listens there)"},
+      {"Domain name not found", "the host name does not resolve"},
+      {"DNS resolution failed", "the host name does not resolve"},
+      {"No such file or directory", "no such socket"},
+      {"Permission denied", "permission denied"},
+      {"timed out", "the connection timed out"},
+      {"Network is unreachable", "the network is unreachable"},
+      {"No route to host", "no route to the host"},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strstr(details, table[i].needle)) return table[i].reason;
+  return details;
 }
 
 static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMessage *req, sg_arena *arena,
@@ -109,7 +169,7 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
         if (sep) text = sep + 2;
       }
       if (status == GRPC_STATUS_UNAVAILABLE && !file)
-        rc = sg_error_set(err, SG_UNAVAILABLE, "cannot reach stagd at %s: %s", r->addr, text);
+        rc = sg_error_set(err, SG_UNAVAILABLE, "cannot reach stagd at %s: %s", r->addr, unreachable_reason(text));
       else
         rc = sg_error_set_at(err, (sg_code)status, file, line, col, "%s", text);
       if (err) err->reason = reason;

@@ -16,6 +16,10 @@ typedef struct ctl_rpc {
   void *channel;    /* grpc_channel*, remote */
 } ctl_rpc;
 
+/* Is addr one stagctl can dial: host:port, [IPv6]:port, unix:PATH (or a gRPC target
+ * URI: dns:, ipv4:, ipv6:, unix-abstract:)? When not, why[0..n) says what is wrong
+ * and what to write (gRPC would dial a host without a port at port 443). */
+bool ctl_addr_valid(const char *addr, char *why, size_t n);
 sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err);
 void ctl_rpc_close(ctl_rpc *r);
 /* Calls method m with req; *reply is allocated in arena. On failure err holds the

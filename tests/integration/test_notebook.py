@@ -1,13 +1,20 @@
 # docs/example.ipynb executed end to end with nbclient in the "Python 3 (stagd)" kernel
 # (installed from stagd.kernelspec into a temporary prefix) against a test daemon; any
-# cell error fails the test. Also checks what the cells showed (docs/notebook.md).
+# cell error fails the test. Also checks what the cells showed (docs/notebook.md), and
+# that the graphs are seen where users look: in the HTML nbconvert exports and in the
+# classic Notebook, both screenshotted with headless Chromium (frontends.py). With
+# STAGD_UPDATE_DOCS=1 the screenshots are copied into docs/ (notebook-*.png).
+import base64
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
+import frontends
 import harness
 import nbformat  # Debian: python3-nbformat, python3-nbclient, python3-ipykernel
 from nbclient import NotebookClient
@@ -83,22 +90,40 @@ def test_kernelspec_usage_errors(tmp_path):
     assert r.returncode == 2 and "required: command" in r.stderr
 
 
-def test_example_notebook_runs_in_the_stagd_kernel(daemon, tmp_path, monkeypatch):
-    _install_kernel(tmp_path)
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # connection files
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    monkeypatch.setenv("STAGD_ADDR", daemon.addr)
-    monkeypatch.setenv("STAGD_AUTOSTART", "0")  # the test daemon or a failure, never another
+@pytest.fixture(scope="module")
+def kernel_env(daemon, tmp_path_factory):
+    """The "Python 3 (stagd)" kernel installed in a temporary prefix, talking to the test
+    daemon: (prefix, the environment Jupyter tools need to find and run it)."""
+    prefix = tmp_path_factory.mktemp("kernel")
+    _install_kernel(prefix)
+    env = {"JUPYTER_PATH": str(prefix / "share" / "jupyter"),
+           "JUPYTER_RUNTIME_DIR": str(prefix / "runtime"),  # connection files
+           "IPYTHONDIR": str(prefix / "ipython"),
+           "STAGD_ADDR": daemon.addr,
+           "STAGD_AUTOSTART": "0"}  # the test daemon or a failure, never another
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        yield prefix, env
+
+
+@pytest.fixture(scope="module")
+def executed_example(kernel_env):
+    """docs/example.ipynb executed with nbclient in the stagd kernel (outputs kept)."""
+    prefix, _ = kernel_env
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert nb.metadata.kernelspec.name == "stagd"
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="stagd",
-                            resources={"metadata": {"path": str(tmp_path)}})
+                            resources={"metadata": {"path": str(prefix)}})
     try:
         client.execute()
     except CellExecutionError as e:
         pytest.fail(f"docs/example.ipynb: a cell failed:\n{e}", pytrace=False)
+    return nb
 
+
+def test_example_notebook_runs_in_the_stagd_kernel(executed_example):
+    nb = executed_example
     eager = "".join(_outputs(_cell(nb, "m = stagd.constant"), "stream"))
     assert eager == "[[4.]]\nd(v*v)/dv at 3.0 = 6.0\n", eager
 
@@ -113,11 +138,14 @@ def test_example_notebook_runs_in_the_stagd_kernel(daemon, tmp_path, monkeypatch
     text = "".join(_outputs(staged, "stream"))
     assert text.startswith("9.0 1.0\n") and "(if " in text
 
-    # %stagd_graph renders SVG through Graphviz (installed by scripts/install-deps.sh)
+    # %stagd_graph renders SVG and PNG through Graphviz (installed by scripts/install-deps.sh)
     graph = _cell(nb, "%stagd_graph clipped_square")
     svg = "".join(_outputs(graph, "image/svg+xml"))
     assert svg.startswith("<svg") and "clipped_square" in svg
     assert "graph @" in "".join(_outputs(graph, "text/plain"))
+    (png,) = _outputs(graph, "image/png")
+    assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
+    assert "".join(_outputs(graph, "text/html")).startswith('<img class="stagd-graph" src="data:image/svg+xml;base64,')
 
     assert _outputs(_cell(nb, "@stagd.function\ndef inner"), "text/plain") == ["47.0"]
     calls = _cell(nb, "%stagd_graph --no-optimize outer")
@@ -146,3 +174,87 @@ def test_example_notebook_runs_in_the_stagd_kernel(daemon, tmp_path, monkeypatch
     assert "".join(_outputs(long_cell, "stream")).strip() == str(sum(range(200000)))
     (busy,) = _outputs(long_cell, "text/plain")  # updated from the watcher thread
     assert busy.startswith("staged sum: done in ") and busy.endswith(" s"), busy
+
+
+# ------------------------------------------------------------ export and front ends
+
+GRAPH_IMG = re.compile(r'<img class="stagd-graph" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
+# A graph's boxes and edges make about 30 long dark lines on a page (frontends.py);
+# text, prompts and the Notebook's chrome none.
+MIN_GRAPH_LINES = 8
+
+
+def _graph_notebook(executed, svg_only=False):
+    """A notebook of the example's `%stagd_graph clipped_square` cell with its outputs,
+    or with only the SVG and text that %stagd_graph emitted before the PNG and the <img>
+    (which nbconvert 6.5 exports blank, and an untrusted Notebook shows as text)."""
+    cell = nbformat.from_dict(json.loads(json.dumps(_cell(executed, "%stagd_graph clipped_square"))))
+    if svg_only:
+        for o in cell.outputs:
+            for mime in ("text/html", "image/png"):
+                o.get("data", {}).pop(mime, None)
+    nb = nbformat.v4.new_notebook(metadata=executed.metadata)
+    nb.cells = [cell]
+    return nb
+
+
+def _write(nb, path):
+    nbformat.write(nb, str(path))
+    return path
+
+
+def _keep_screenshot(png, name):
+    if os.environ.get("STAGD_UPDATE_DOCS") == "1":
+        shutil.copyfile(png, harness.REPO / "docs" / name)
+
+
+def test_exported_html_holds_every_graph(executed_example, tmp_path):
+    html = frontends.export_html(_write(executed_example, tmp_path / "example.ipynb"), tmp_path).read_text()
+    graphs = GRAPH_IMG.findall(html)
+    assert len(graphs) == 2, "the two %stagd_graph SVG cells"
+    for g in graphs:
+        svg = base64.b64decode(g).decode()
+        assert svg.startswith("<svg") and '<g id="graph0"' in svg and "<text" in svg
+    # nbconvert 6.5 cleans image/svg+xml of its children: no graph is exported that way
+    assert 'data-mime-type="image/svg+xml"' not in html
+
+
+def test_exported_html_shows_the_graph_in_chromium(executed_example, tmp_path):
+    pages = {}
+    for name, nb in (("graph", _graph_notebook(executed_example)),
+                     ("svg-only", _graph_notebook(executed_example, svg_only=True))):
+        page = frontends.export_html(_write(nb, tmp_path / f"{name}.ipynb"), tmp_path)
+        pages[name] = (page.as_uri(), tmp_path / f"{name}.png")
+    shots = frontends.graph_lines_of(pages, tmp_path, size=(900, 700))
+    _keep_screenshot(tmp_path / "graph.png", "notebook-export.png")
+    print(f"graph lines of the exported page: {shots}")
+    assert shots["graph"] >= MIN_GRAPH_LINES, shots
+    # with the SVG alone (the bug this guards against) the exported page had no graph
+    assert shots["svg-only"] == 0, shots
+
+
+def test_classic_notebook_shows_the_graph(executed_example, kernel_env, tmp_path):
+    _, env = kernel_env
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    _write(_graph_notebook(executed_example), root / "untrusted.ipynb")
+    _write(_graph_notebook(executed_example), root / "trusted.ipynb")
+    _write(_graph_notebook(executed_example, svg_only=True), root / "svgonly.ipynb")
+    home = tmp_path / "home"
+    home.mkdir()
+    server = frontends.NotebookServer(root, home, {**os.environ, **env})
+    try:
+        server.trust(root / "trusted.ipynb")
+        pages = {name: (server.url(f"notebooks/{name}.ipynb"), tmp_path / f"classic-{name}.png")
+                 for name in ("trusted", "untrusted", "svgonly")}
+        shots = frontends.graph_lines_of(pages, tmp_path, size=(1100, 800), budget_ms=8000)
+    finally:
+        server.stop()
+    _keep_screenshot(tmp_path / "classic-trusted.png", "notebook-classic.png")
+    print(f"graph lines of the Notebook page: {shots}")
+    # trusted (the user ran it): the HTML; untrusted (opened from elsewhere): the
+    # Notebook shows only "safe" outputs, which the PNG is and the SVG is not — with the
+    # SVG alone it showed the text dump
+    assert shots["trusted"] >= MIN_GRAPH_LINES, shots
+    assert shots["untrusted"] >= MIN_GRAPH_LINES, shots
+    assert shots["svgonly"] == 0, shots

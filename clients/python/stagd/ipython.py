@@ -6,7 +6,7 @@ Magics:
       diagnostics; a cell that cannot be converted fails with the located message.
   %stagd_graph [--format svg|text|dot|sexpr|json] [--no-optimize] FN [ARGS]
       stages FN (a stagd.function, or a plain function) for the Python arguments ARGS
-      and renders its graph: SVG through Graphviz `dot` when installed, text otherwise.
+      and renders its graph: SVG and PNG through Graphviz `dot` when installed, text otherwise.
   %%stagd_progress [--threshold SECONDS] [DESCRIPTION]
       runs the cell; when it takes longer than the threshold an elapsed-time display
       appears (stagd.progress.busy).
@@ -21,7 +21,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from . import progress as _progress
 from .client import CONNECT_TIMEOUT, Client, InvalidArgument, default_client
 from .function import function as staged_function
-from .ipython_display import ConvertedCode, Diagnostic, GraphView, run_dot
+from .ipython_display import ConvertedCode, Diagnostic, GraphView, run_dot, run_dot_png
 
 CELL_FILE = "<cell>"
 DUMP_FORMATS = ("sexpr", "text", "dot", "json")  # stagd.function(...).graph formats
@@ -95,6 +95,21 @@ def _split_graph_line(line):
     return opts, fn_expr, args_expr.strip()
 
 
+def _check_arguments(staged, name, args):
+    """A UsageError, before any tracing, when `args` do not fit the function's
+    parameters (a wrong count would otherwise surface as a TypeError from deep in the
+    tracer)."""
+    sig = getattr(staged, "_signature", None)
+    if sig is None:
+        return
+    try:
+        sig.bind(*args)
+    except TypeError as e:
+        n = len(args)
+        raise UsageError(f"%stagd_graph: {name}{sig} cannot take {n} argument{'s' if n != 1 else ''}: "
+                         f"{e}\nusage: {_GRAPH_USAGE}") from None
+
+
 @magics_class
 class StagdMagics(Magics):
     """The stagd magics (see the module docstring)."""
@@ -159,10 +174,11 @@ class StagdMagics(Magics):
         Graphviz is installed, else the text dump)."""
         staged = fn if callable(getattr(fn, "graph", None)) else staged_function(fn)
         name = getattr(getattr(staged, "fn", fn), "__name__", "fn")
+        _check_arguments(staged, name, args)
         kw = {"optimize": False} if no_optimize else {}
         if format == "svg":
             dumps = {f: staged.graph(*args, format=f, **kw) for f in ("dot", "text")}
-            return GraphView(dumps, run_dot(dumps["dot"]), "text", name)
+            return GraphView(dumps, run_dot(dumps["dot"]), "text", name, run_dot_png(dumps["dot"]))
         return GraphView({format: staged.graph(*args, format=format, **kw)}, None, format, name)
 
     @line_magic

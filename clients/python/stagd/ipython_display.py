@@ -1,10 +1,18 @@
 """ipython_display.py — rich displays of the notebook extension (stagd.ipython).
 
 `ConvertedCode` shows the converted code of a cell and its diagnostics; `GraphView` a
-staged graph (SVG through Graphviz `dot` when it is installed, its text dump otherwise).
-Both work without IPython: their plain text is `str(obj)`; Jupyter picks the richest
-`_repr_*_` that returns something (HTML with pygments highlighting, SVG).
+staged graph (SVG and PNG through Graphviz `dot` when it is installed, its text dump
+otherwise). Both work without IPython: their plain text is `str(obj)`; Jupyter picks
+the richest `_repr_*_` that returns something (HTML with pygments highlighting, SVG).
+
+A graph goes out as one MIME bundle: `text/html` (an `<img>` holding the SVG as a data
+URI), `image/svg+xml`, `image/png` and `text/plain`. Front ends show the HTML or the
+SVG; exporters that cannot use either take the PNG (LaTeX, PDF). The `<img>` is there
+because Debian 12's nbconvert (6.5) exports `image/svg+xml` through its HTML cleaner,
+which drops every child of `<svg>` (blank graphs in exported HTML), and prefers SVG to
+PNG; an `<img>` in `text/html` is exported as it is.
 """
+import base64
 import html
 import re
 import shutil
@@ -15,7 +23,7 @@ _LOCATED = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$"
 SEVERITIES = {0: "info", 1: "error", 2: "warning", 3: "info", 4: "hint"}
 _COLORS = {"error": "#b00020", "warning": "#9a6700", "info": "#0550ae", "hint": "#57606a"}
 
-DOT_TIMEOUT = 30.0  # seconds `dot -Tsvg` may take
+DOT_TIMEOUT = 30.0  # seconds `dot -Tsvg` / `dot -Tpng` may take
 
 
 def _pygments():
@@ -132,27 +140,44 @@ class ConvertedCode:
         return f'<div class="stagd-converted">{self._diagnostics_html()}{code}</div>'
 
 
-def run_dot(dot_source):
-    """SVG text from Graphviz `dot`, or None when dot is not installed or fails."""
+def _dot(dot_source, fmt):
+    """The bytes Graphviz `dot -T<fmt>` writes, or None when dot is not installed or fails."""
     exe = shutil.which("dot")
     if exe is None:
         return None
     try:
-        r = subprocess.run([exe, "-Tsvg"], input=dot_source, capture_output=True, text=True,
+        r = subprocess.run([exe, f"-T{fmt}"], input=dot_source.encode(), capture_output=True,
                            timeout=DOT_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if r.returncode != 0 or "<svg" not in r.stdout:
+    return r.stdout if r.returncode == 0 else None
+
+
+def run_dot(dot_source):
+    """SVG text from Graphviz `dot`, or None when dot is not installed or fails."""
+    out = _dot(dot_source, "svg")
+    text = out.decode("utf-8", "replace") if out else ""
+    if "<svg" not in text:
         return None
-    return r.stdout[r.stdout.index("<svg"):]  # without the XML prologue, to inline it
+    return text[text.index("<svg"):]  # without the XML prologue, to inline it
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run_dot_png(dot_source):
+    """PNG bytes from Graphviz `dot -Tpng`, or None when dot is not installed or fails."""
+    out = _dot(dot_source, "png")
+    return out if out and out.startswith(PNG_SIGNATURE) else None
 
 
 class GraphView:
     """A staged graph as shown by `%stagd_graph`: `.dumps` ({format name: text}), `.svg`
-    (None when not rendered), `.format` (the dump shown as text) and `.name`."""
+    and `.png` (None when not rendered), `.format` (the dump shown as text) and `.name`."""
 
-    def __init__(self, dumps, svg=None, format="text", name=""):
+    def __init__(self, dumps, svg=None, format="text", name="", png=None):
         self.dumps, self.svg, self.format, self.name = dict(dumps), svg, format, name
+        self.png = png
 
     @property
     def text(self):
@@ -169,3 +194,14 @@ class GraphView:
 
     def _repr_svg_(self):
         return self.svg
+
+    def _repr_png_(self):
+        return self.png
+
+    def _repr_html_(self):
+        """The SVG as an <img> (see the module docstring), or None when not rendered."""
+        if self.svg is None:
+            return None
+        uri = "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode()).decode("ascii")
+        alt = html.escape(f"graph of {self.name}" if self.name else "staged graph", quote=True)
+        return f'<img class="stagd-graph" src="{uri}" alt="{alt}">'

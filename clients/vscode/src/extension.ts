@@ -1,14 +1,17 @@
 /*
  * extension.ts — the entry point: starts the stagd language client per the
- * settings (a `stagd --lsp --stdio` child, or TCP to `stagd.address`),
- * restarts it when the path or address changes, and registers the
- * converted-code view and the graph view with their commands.
+ * settings (a `stagd --lsp --stdio` child — the daemon daemonPath.ts finds — or
+ * TCP to `stagd.address`), restarts it when the path, address or Python settings
+ * change, and registers the converted-code view and the graph view with their
+ * commands.
  */
 
+import { accessSync, constants, statSync } from 'node:fs';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { createClient } from './client';
 import { COMMANDS, parseCommandTarget } from './commands';
+import { findDaemon, type DaemonLookup } from './daemonPath';
 import { CONVERTED_SCHEME, ConvertedCodeProvider } from './convertedView';
 import { GraphView } from './graphView';
 import { initializationOptions, needsRestart, readSettings, serverLaunch, type StagdSettings } from './settings';
@@ -74,15 +77,51 @@ async function start(): Promise<void> {
     return;
   }
   try {
-    const c = createClient(serverLaunch(settings), output, initializationOptions(settings));
+    let daemon: string | undefined;
+    let pythonPath: string | undefined;
+    if (settings.address === '') {
+      const found = findDaemon(settings.path, fileSystemLookup());
+      daemon = found.path;
+      pythonPath = found.pythonPath;
+      output.appendLine(`starting ${found.path} --lsp --stdio (found: ${found.from})`);
+    }
+    const c = createClient(serverLaunch(settings, daemon), output, initializationOptions(settings, pythonPath));
     await c.start();
     client = c;
   } catch (e) {
     client = undefined;
     const message = `stagd did not start: ${(e as Error).message}`;
     output.appendLine(message);
-    void vscode.window.showErrorMessage(message);
+    void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
+      if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'stagd');
+      }
+    });
   }
+}
+
+/** The real file system and PATH, for the daemon lookup. */
+function fileSystemLookup(): DaemonLookup {
+  const isFile = (f: string): boolean => {
+    try {
+      return statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  };
+  return {
+    searchPath: process.env['PATH'] ?? '',
+    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    isFile,
+    isExecutable: (f) => {
+      try {
+        accessSync(f, constants.X_OK);
+        return isFile(f);
+      } catch {
+        return false;
+      }
+    },
+  };
 }
 
 async function stop(): Promise<void> {

@@ -1,8 +1,9 @@
 /*
  * settings.ts — the extension's settings (`stagd.path`, `stagd.address`,
- * `stagd.style`, `stagd.python`) read into a typed value, and how they decide the way the
- * language server is reached: a `stagd --lsp --stdio` child process, or a TCP
- * connection to a daemon started with `--lsp-listen host:port`.
+ * `stagd.style`, `stagd.python`, `stagd.pythonEnv`) read into a typed value, how they
+ * decide the way the language server is reached (a `stagd --lsp --stdio` child
+ * process, or a TCP connection to a daemon started with `--lsp-listen host:port`), and
+ * the server's initializationOptions.
  *
  * Pure: no VS Code import, so the unit tests run under plain Node.
  */
@@ -12,16 +13,21 @@ export type Style = 'autograph' | 'snek';
 export const STYLES: readonly Style[] = ['autograph', 'snek'];
 
 export interface StagdSettings {
-  /** Executable started with `--lsp --stdio` when no address is set. */
+  /** Executable started with `--lsp --stdio` when no address is set; empty: look for one (daemonPath.ts). */
   readonly path: string;
   /** `host:port` of a daemon serving LSP over TCP; empty: start a daemon. */
   readonly address: string;
   readonly style: Style;
   /** Python interpreter the daemon stages with (stagd/graph); empty: the daemon's default. */
   readonly python: string;
+  /** Variables for the staging helper's environment (initializationOptions.pythonEnv). */
+  readonly pythonEnv: Readonly<Record<string, string>>;
 }
 
-export const DEFAULT_SETTINGS: StagdSettings = { path: 'stagd', address: '', style: 'autograph', python: '' };
+export const DEFAULT_SETTINGS: StagdSettings = { path: '', address: '', style: 'autograph', python: '', pythonEnv: {} };
+
+/** The lens commands the extension runs in its own views (initializationOptions.clientCommands). */
+export const CLIENT_COMMANDS: readonly string[] = ['stagd.showConvertedCode', 'stagd.showGraph'];
 
 /** How the extension reaches the server. */
 export type ServerLaunch =
@@ -49,25 +55,63 @@ export function readSettings(get: (key: string) => unknown): StagdSettings {
     throw new SettingsError(`stagd.style must be one of ${STYLES.join(', ')}, got '${rawStyle}'`);
   }
   const python = stringOr(get('python'), DEFAULT_SETTINGS.python).trim();
-  return { path, address, style: rawStyle, python };
+  return { path, address, style: rawStyle, python, pythonEnv: readEnv(get('pythonEnv')) };
 }
 
-/** The server's initializationOptions (docs/lsp.md) for these settings. */
-export function initializationOptions(settings: StagdSettings): Record<string, unknown> {
-  return settings.python === '' ? { style: settings.style } : { style: settings.style, python: settings.python };
+/** stagd.pythonEnv: an object of strings; anything else is an error saying so. */
+function readEnv(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) {
+    return {};
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new SettingsError(`stagd.pythonEnv must be an object such as {"PYTHONPATH": "/path/to/clients/python"}`);
+  }
+  const env: Record<string, string> = {};
+  for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v !== 'string' || name === '' || name.includes('=')) {
+      throw new SettingsError(`stagd.pythonEnv: '${name}' must be a variable name with a string value`);
+    }
+    env[name] = v;
+  }
+  return env;
+}
+
+/**
+ * The server's initializationOptions (docs/lsp.md) for these settings. `pythonPath`
+ * is the clients/python of a workspace build the daemon was found in: the helper's
+ * PYTHONPATH unless stagd.pythonEnv says otherwise.
+ */
+export function initializationOptions(settings: StagdSettings, pythonPath?: string): Record<string, unknown> {
+  const options: Record<string, unknown> = { style: settings.style, clientCommands: [...CLIENT_COMMANDS] };
+  if (settings.python !== '') {
+    options['python'] = settings.python;
+  }
+  if (Object.keys(settings.pythonEnv).length > 0) {
+    options['pythonEnv'] = { ...settings.pythonEnv };
+  } else if (pythonPath !== undefined) {
+    options['pythonEnv'] = { PYTHONPATH: pythonPath };
+  }
+  return options;
 }
 
 export function isStyle(value: string): value is Style {
   return (STYLES as readonly string[]).includes(value);
 }
 
-/** The launch the settings ask for: TCP when an address is set, else stdio. */
-export function serverLaunch(settings: StagdSettings): ServerLaunch {
+/**
+ * The launch the settings ask for: TCP when an address is set, else stdio with
+ * `daemon` (what daemonPath.ts found), or stagd.path as it is.
+ */
+export function serverLaunch(settings: StagdSettings, daemon?: string): ServerLaunch {
   if (settings.address !== '') {
     const { host, port } = parseAddress(settings.address);
     return { transport: 'tcp', host, port };
   }
-  return { transport: 'stdio', command: settings.path, args: ['--lsp', '--stdio'] };
+  const command = daemon ?? settings.path;
+  if (command === '') {
+    throw new SettingsError('no stagd daemon: set stagd.path, or stagd.address for a running daemon');
+  }
+  return { transport: 'stdio', command, args: ['--lsp', '--stdio'] };
 }
 
 /**
@@ -106,7 +150,12 @@ export function parseAddress(address: string): { host: string; port: number } {
 
 /** Whether a configuration change under `stagd.` needs the client restarted. */
 export function needsRestart(before: StagdSettings, after: StagdSettings): boolean {
-  return before.path !== after.path || before.address !== after.address || before.python !== after.python;
+  return (
+    before.path !== after.path ||
+    before.address !== after.address ||
+    before.python !== after.python ||
+    JSON.stringify(before.pythonEnv) !== JSON.stringify(after.pythonEnv)
+  );
 }
 
 function stringOr(value: unknown, fallback: string): string {

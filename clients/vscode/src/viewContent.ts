@@ -70,7 +70,7 @@ export async function graphContent(
   try {
     graph = parseGraph(await send(GRAPH_METHOD, params), format);
   } catch (e) {
-    return { kind: 'text', text: errorText(e), note: 'stagd could not stage this function.' };
+    return { kind: 'text', text: errorText(e), note: `stagd could not stage this function.${settingHint(e)}` };
   }
   if (graph.format === 'dot' && dot !== undefined) {
     try {
@@ -83,6 +83,24 @@ export async function graphContent(
     return { kind: 'text', text: graph.text, note: 'Graphviz (dot) was not found on the PATH: showing the text dump.' };
   }
   return { kind: 'text', text: graph.text };
+}
+
+/**
+ * The setting that fixes a staging helper that did not run (docs/editors.md), as a
+ * sentence to append, or "" for errors in the user's code.
+ */
+export function settingHint(e: unknown): string {
+  const message = typeof e === 'object' && e !== null && 'message' in e ? String((e as { message: unknown }).message) : '';
+  if (/No module named '?stagd/.test(message)) {
+    return (
+      ' The staging helper cannot import the stagd package: set stagd.pythonEnv to ' +
+      '{"PYTHONPATH": "<your stagd checkout>/clients/python"}, or stagd.python to an interpreter that has it installed.'
+    );
+  }
+  if (/cannot start '/.test(message)) {
+    return ' The staging helper\'s interpreter does not run: set stagd.python to a Python 3 interpreter.';
+  }
+  return '';
 }
 
 /**

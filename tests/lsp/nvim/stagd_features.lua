@@ -7,15 +7,8 @@
 --
 -- Run: STAGD_BIN=/path/to/stagd nvim --headless -u NONE -c "luafile stagd_features.lua"
 
-local function out(line)
-  io.stdout:write(line .. '\n')
-  io.stdout:flush()
-end
-
-local function fail(message)
-  out('FAIL ' .. message)
-  vim.cmd('cquit 1')
-end
+local u = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/testutil.lua')
+local out, fail = u.out, u.fail
 
 local SOURCE = {
   'LIMIT = 3',
@@ -150,7 +143,4 @@ local function run()
   vim.cmd('qall!')
 end
 
-local ok, message = pcall(run)
-if not ok then
-  fail('error: ' .. tostring(message))
-end
+u.main(run)

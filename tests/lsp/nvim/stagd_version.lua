@@ -6,15 +6,8 @@
 --
 -- Run: STAGD_BIN=/path/to/stagd nvim --headless -u NONE -c "luafile stagd_version.lua"
 
-local function out(line)
-  io.stdout:write(line .. '\n')
-  io.stdout:flush()
-end
-
-local function fail(message)
-  out('FAIL ' .. message)
-  vim.cmd('cquit 1')
-end
+local u = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/testutil.lua')
+local out, fail = u.out, u.fail
 
 local function run()
   local bin = os.getenv('STAGD_BIN')
@@ -76,7 +69,4 @@ local function run()
   vim.cmd('qall!')
 end
 
-local ok, message = pcall(run)
-if not ok then
-  fail('error: ' .. tostring(message))
-end
+u.main(run)

@@ -8,11 +8,13 @@
  */
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { strict as assert } from 'node:assert';
 import { accessSync, constants, statSync } from 'node:fs';
 import {
   createProtocolConnection,
   InitializeRequest,
   InitializedNotification,
+  ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
   type InitializeResult,
@@ -150,4 +152,26 @@ export async function withSession<T>(
   } finally {
     session.dispose();
   }
+}
+
+/** An assert.rejects check: a JSON-RPC error with this code (and a message matching). */
+export function isError(code: number, message?: RegExp) {
+  return (e: unknown): boolean => {
+    assert.ok(e instanceof ResponseError, `expected a JSON-RPC error, got ${String(e)}`);
+    assert.equal(e.code, code, `${e.code} ${e.message}`);
+    if (message !== undefined) {
+      assert.match(e.message, message);
+    }
+    return true;
+  };
+}
+
+/** An LSP Diagnostic as stagd publishes it. */
+export interface Diag {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity: number;
+  code: string;
+  source: string;
+  message: string;
+  data?: { hint?: string; function?: string };
 }

@@ -15,7 +15,7 @@ import {
   ResponseError,
   type PublishDiagnosticsParams,
 } from 'vscode-languageserver-protocol/node';
-import { assertNoCrashReport, LspSession } from './daemon';
+import { assertNoCrashReport, type Diag, isError, LspSession } from './daemon';
 
 const URI = 'file:///work/example.py';
 
@@ -47,16 +47,6 @@ const SOURCE = [
   '',
 ].join('\n');
 
-function isError(code: number, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(e instanceof ResponseError, `expected a JSON-RPC error, got ${String(e)}`);
-    assert.equal(e.code, code, `${e.code} ${e.message}`);
-    if (message !== undefined) {
-      assert.match(e.message, message);
-    }
-    return true;
-  };
-}
 
 /** A session whose publishDiagnostics notifications are collected in order. */
 class FeatureSession {
@@ -128,14 +118,6 @@ async function withFeatures(body: (f: FeatureSession) => Promise<void>, options:
   }
 }
 
-interface Diag {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity: number;
-  code: string;
-  source: string;
-  message: string;
-  data?: { hint?: string };
-}
 
 test('initialize announces hover, documentSymbol, codeLens and the stagd/convertedCode, stagd/graph requests', async () => {
   const s = new LspSession();

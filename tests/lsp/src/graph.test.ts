@@ -18,7 +18,7 @@ import {
   InitializedNotification,
   ResponseError,
 } from 'vscode-languageserver-protocol/node';
-import { assertNoCrashReport, LspSession } from './daemon';
+import { assertNoCrashReport, type Diag, isError, LspSession } from './daemon';
 
 const URI = 'file:///work/model.py';
 // out/graph.test.js → the repository root is three folders up.
@@ -58,23 +58,7 @@ const SOURCE = [
   '',
 ].join('\n');
 
-function isError(code: number, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(e instanceof ResponseError, `expected a JSON-RPC error, got ${String(e)}`);
-    assert.equal(e.code, code, `${e.code} ${e.message}`);
-    if (message !== undefined) {
-      assert.match(e.message, message);
-    }
-    return true;
-  };
-}
 
-interface Diag {
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  severity: number;
-  code: string;
-  message: string;
-}
 
 interface GraphResult {
   function: string;

@@ -6,18 +6,8 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { CancellationTokenSource, ResponseError } from 'vscode-languageserver-protocol/node';
-import { withSession } from './daemon';
+import { isError, withSession } from './daemon';
 
-function isError(code: number, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(e instanceof ResponseError, `expected a JSON-RPC error, got ${String(e)}`);
-    assert.equal(e.code, code, `${e.code} ${e.message}`);
-    if (message !== undefined) {
-      assert.match(e.message, message);
-    }
-    return true;
-  };
-}
 
 test('stagd/version names the API and the transports', async () => {
   await withSession(async (s) => {

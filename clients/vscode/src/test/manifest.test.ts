@@ -13,6 +13,10 @@ import { DEFAULT_SETTINGS, STYLES } from '../settings';
 
 interface Manifest {
   main: string;
+  publisher: string;
+  license: string;
+  repository?: { type: string; url: string };
+  scripts: Record<string, string>;
   activationEvents: string[];
   engines: { vscode: string };
   dependencies: Record<string, string>;
@@ -33,9 +37,10 @@ test('contributed commands are exactly the registered ones, titled "stagd: …"'
   assert.deepEqual(titles, ['stagd: Show converted code', 'stagd: Show graph']);
 });
 
-test('settings stagd.path, stagd.address, stagd.style, stagd.python with the defaults the code uses', () => {
+test('settings stagd.path, stagd.address, stagd.style, stagd.python, stagd.pythonEnv with the defaults the code uses', () => {
   const props = manifest.contributes.configuration.properties;
-  assert.deepEqual(Object.keys(props).sort(), ['stagd.address', 'stagd.path', 'stagd.python', 'stagd.style']);
+  assert.deepEqual(Object.keys(props).sort(), ['stagd.address', 'stagd.path', 'stagd.python', 'stagd.pythonEnv', 'stagd.style']);
+  assert.deepEqual(props['stagd.pythonEnv']?.default, DEFAULT_SETTINGS.pythonEnv);
   assert.equal(props['stagd.python']?.default, DEFAULT_SETTINGS.python);
   assert.equal(props['stagd.path']?.default, DEFAULT_SETTINGS.path);
   assert.equal(props['stagd.address']?.default, DEFAULT_SETTINGS.address);
@@ -43,9 +48,19 @@ test('settings stagd.path, stagd.address, stagd.style, stagd.python with the def
   assert.deepEqual(props['stagd.style']?.enum, [...STYLES]);
 });
 
-test('activates on Python files; main is the compiled entry point', () => {
+test('activates on Python files; main is the esbuild bundle, made before packaging', () => {
   assert.deepEqual(manifest.activationEvents, ['onLanguage:python']);
-  assert.equal(manifest.main, './out/extension.js');
+  assert.equal(manifest.main, './dist/extension.js');
+  assert.match(manifest.scripts['bundle'] ?? '', /^esbuild src\/extension\.ts --bundle .*--external:vscode .*--outfile=dist\/extension\.js/);
+  assert.match(manifest.scripts['vscode:prepublish'] ?? '', /npm run bundle/);
+  assert.ok(manifest.devDependencies['esbuild'], 'esbuild is a devDependency');
+});
+
+test('the manifest has what vsce asks for: a repository, a license file, a publisher', () => {
+  assert.equal(manifest.repository?.type, 'git');
+  assert.match(manifest.repository?.url ?? '', /^https:\/\//);
+  assert.ok(manifest.publisher);
+  assert.ok(manifest.license);
 });
 
 test('@types/vscode is not newer than the engine (vsce refuses that)', () => {

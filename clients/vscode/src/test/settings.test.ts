@@ -15,27 +15,33 @@ import {
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
-test('defaults start `stagd --lsp --stdio`', () => {
+test('defaults: no path (the lookup of daemonPath.ts decides), `--lsp --stdio` with what it found', () => {
   const s = readSettings(from({}));
-  assert.deepEqual(s, { path: 'stagd', address: '', style: 'autograph', python: '' });
-  assert.deepEqual(serverLaunch(s), { transport: 'stdio', command: 'stagd', args: ['--lsp', '--stdio'] });
+  assert.deepEqual(s, { path: '', address: '', style: 'autograph', python: '', pythonEnv: {} });
+  assert.deepEqual(serverLaunch(s, '/usr/bin/stagd'), {
+    transport: 'stdio',
+    command: '/usr/bin/stagd',
+    args: ['--lsp', '--stdio'],
+  });
+  assert.throws(() => serverLaunch(s), /no stagd daemon: set stagd\.path/);
 });
 
-test('a configured path is the command, trimmed; blank falls back to stagd', () => {
+test('a configured path is the command, trimmed; blank means look for one', () => {
   assert.deepEqual(serverLaunch(readSettings(from({ path: ' /opt/stagd/bin/stagd ' }))), {
     transport: 'stdio',
     command: '/opt/stagd/bin/stagd',
     args: ['--lsp', '--stdio'],
   });
-  assert.equal(readSettings(from({ path: '   ' })).path, 'stagd');
+  assert.equal(readSettings(from({ path: '   ' })).path, '');
 });
 
 test('values of the wrong type fall back to the defaults', () => {
-  assert.deepEqual(readSettings(from({ path: 42, address: null, style: false })), {
-    path: 'stagd',
+  assert.deepEqual(readSettings(from({ path: 42, address: null, style: false, pythonEnv: null })), {
+    path: '',
     address: '',
     style: 'autograph',
     python: '',
+    pythonEnv: {},
   });
 });
 
@@ -77,19 +83,49 @@ test('bad addresses are errors that say what is wrong', () => {
   }
 });
 
-test('only path, address and python changes need a restart', () => {
+test('only path, address, python and pythonEnv changes need a restart', () => {
   const base = readSettings(from({}));
   assert.equal(needsRestart(base, { ...base, style: 'snek' }), false);
   assert.equal(needsRestart(base, { ...base, path: '/other/stagd' }), true);
   assert.equal(needsRestart(base, { ...base, address: 'h:1' }), true);
+  assert.equal(needsRestart(base, { ...base, pythonEnv: { PYTHONPATH: '/p' } }), true);
 });
+
+const LENS_COMMANDS = ['stagd.showConvertedCode', 'stagd.showGraph'];
 
 test('stagd.python goes to the server as initializationOptions.python (trimmed), and restarts it', () => {
   const base = readSettings(from({}));
-  assert.deepEqual(initializationOptions(base), { style: 'autograph' });
+  // the extension runs the lens commands itself: the server must not announce them
+  assert.deepEqual(initializationOptions(base), { style: 'autograph', clientCommands: LENS_COMMANDS });
   const py = readSettings(from({ python: ' /opt/venv/bin/python ', style: 'snek' }));
   assert.equal(py.python, '/opt/venv/bin/python');
-  assert.deepEqual(initializationOptions(py), { style: 'snek', python: '/opt/venv/bin/python' });
+  assert.deepEqual(initializationOptions(py), {
+    style: 'snek',
+    clientCommands: LENS_COMMANDS,
+    python: '/opt/venv/bin/python',
+  });
   assert.equal(needsRestart(base, py), true);
   assert.equal(needsRestart(base, readSettings(from({ python: 42 }))), false);
+});
+
+test('stagd.pythonEnv goes to the server as initializationOptions.pythonEnv; a workspace checkout fills it in', () => {
+  const env = readSettings(from({ pythonEnv: { PYTHONPATH: '/src/stagd/clients/python' } }));
+  assert.deepEqual(initializationOptions(env, '/ws/clients/python'), {
+    style: 'autograph',
+    clientCommands: LENS_COMMANDS,
+    pythonEnv: { PYTHONPATH: '/src/stagd/clients/python' },
+  });
+  // empty: the clients/python of the checkout whose build the daemon came from
+  assert.deepEqual(initializationOptions(readSettings(from({})), '/ws/clients/python'), {
+    style: 'autograph',
+    clientCommands: LENS_COMMANDS,
+    pythonEnv: { PYTHONPATH: '/ws/clients/python' },
+  });
+  for (const bad of [[], 'PYTHONPATH=/x', { PYTHONPATH: 3 }, { 'A=B': 'x' }]) {
+    assert.throws(
+      () => readSettings(from({ pythonEnv: bad })),
+      (e: unknown) => e instanceof SettingsError && /stagd\.pythonEnv/.test(e.message),
+      JSON.stringify(bad),
+    );
+  }
 });

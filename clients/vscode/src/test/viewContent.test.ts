@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { convertedView, errorText, graphContent, type Send } from '../viewContent';
+import { convertedView, errorText, graphContent, settingHint, type Send } from '../viewContent';
 
 const root = mkdtempSync(path.join(tmpdir(), 'stagd-view-test-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -165,4 +165,21 @@ test('a located staging error shows FILE:LINE:COL from error.data', async () => 
     text: '/w/a.py:7:5: staging f failed: TypeError: no (error -32803)',
     note: 'stagd could not stage this function.',
   });
+});
+
+test('a staging helper that cannot import stagd or does not start: the note names the setting to change', async () => {
+  const noModule = rpcError(
+    -32803,
+    "stagd/graph: the staging helper 'python3 -m stagd.runtime.lsp_stage' exited with status 1 without an answer: " +
+      "ModuleNotFoundError: No module named 'stagd' (... initializationOptions.pythonEnv ...)",
+  );
+  const r = recorder(() => {
+    throw noModule;
+  });
+  const content = await graphContent(r.send, 'u', 'autograph', undefined, 'f');
+  assert.equal(content.kind, 'text');
+  assert.match(content.note ?? '', /^stagd could not stage this function\. .*set stagd\.pythonEnv to \{"PYTHONPATH": "<your stagd checkout>\/clients\/python"\}, or stagd\.python/);
+  assert.match(settingHint(rpcError(-32803, "stagd/graph: cannot start '/no/python': no such file")), /set stagd\.python to a Python 3 interpreter/);
+  assert.equal(settingHint(rpcError(-32803, 'staging f failed: TypeError: no')), '');
+  assert.equal(settingHint('not an error'), '');
 });
