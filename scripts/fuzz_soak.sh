@@ -26,7 +26,7 @@ corpus_of() {
     fuzz_requests) echo "$root/tests/server/fuzz_corpus" ;;
   esac
 }
-bin_of() { find "$build/tests" -name "$1" -type f -perm -u+x | head -n 1; }
+bin_of() { find "$(cd "$build" && pwd)/tests" -name "$1" -type f -perm -u+x | head -n 1; }
 args_of() {
   case $1 in
     fuzz_graph) echo "-dict=$root/tests/graph/fuzz_graph.dict -max_len=4096" ;;

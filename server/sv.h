@@ -99,8 +99,9 @@ void sv_service_expire_sessions(sv_service *sv);
 void sv_service_set_draining(sv_service *sv);
 
 /* wire_check.c: the limit on nested messages in a binary request (protobuf-c unpacks
- * recursively; 64 nested records, the value path's limit, take 193 levels). */
-#define SV_MAX_MESSAGE_DEPTH 200
+ * recursively). Well above what the value path accepts (64 nested records take 193
+ * levels), so that its error, which names the argument path, comes first. */
+#define SV_MAX_MESSAGE_DEPTH 500
 /* Checks the wire bytes of a request before protobuf-c unpacks them: false, with the
  * problem in why, for messages nested deeper than SV_MAX_MESSAGE_DEPTH and string
  * fields that are not UTF-8 or hold a NUL. Malformed bytes pass (the unpacker refuses

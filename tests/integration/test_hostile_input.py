@@ -151,7 +151,7 @@ def test_deeply_nested_protobuf_values_are_refused(channel, pb2):
     with pytest.raises(grpc.RpcError) as e:
         raw_rpc(channel, "/stagd.v1.Stagd/Execute", req, timeout=60)
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value
-    assert "nested more than 200" in e.value.details(), e.value.details()
+    assert "nested more than 500" in e.value.details(), e.value.details()
     alive(channel, pb2)
 
 
