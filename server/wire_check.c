@@ -8,10 +8,10 @@
 #include "sv.h"
 
 /* Walks the wire bytes of a request before protobuf-c unpacks them and refuses what
- * would be unsafe or silently changed: messages nested more than SV_MAX_MESSAGE_DEPTH
- * deep, string fields that are not UTF-8 (proto3 requires it; the Python client could
- * not decode a reply echoing them) or hold a NUL (protobuf-c stores strings
- * NUL-terminated, so the string would be cut short). Writes the problem to why and
+ * would be unsafe or silently changed: field number 0, messages nested more than
+ * SV_MAX_MESSAGE_DEPTH deep, string fields that are not UTF-8 (proto3 requires it; the
+ * Python client could not decode a reply echoing them) or hold a NUL (protobuf-c stores
+ * strings NUL-terminated, so the string would be cut short). Writes the problem to why and
  * returns false. Malformed input is left to the unpacker (true). The recursion is
  * bounded by the depth limit. */
 static bool check_at(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth, char *why,
@@ -29,6 +29,12 @@ static bool check_at(const ProtobufCMessageDescriptor *d, const uint8_t *p, size
     }
     unsigned wire = key & 7;
     uint32_t id = (uint32_t)(key >> 3);
+    if (id == 0) {
+      /* invalid in protobuf, yet protobuf-c keeps it as an unknown field and then packs
+       * bytes it cannot unpack again (found by fuzz_requests) */
+      snprintf(why, cap, "field number 0 in %s (not valid protobuf)", d->name);
+      return false;
+    }
     if (wire == 0) {
       while (i < len && (p[i++] & 0x80)) {
       }

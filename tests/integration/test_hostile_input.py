@@ -155,6 +155,14 @@ def test_deeply_nested_protobuf_values_are_refused(channel, pb2):
     alive(channel, pb2)
 
 
+def test_field_number_zero_is_refused(channel, pb2):
+    # found by fuzz_requests: protobuf-c kept field 0 as an unknown field
+    with pytest.raises(grpc.RpcError) as e:
+        raw_rpc(channel, PING, b"\x80\x00\x00")
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "field number 0" in e.value.details()
+    alive(channel, pb2)
+
+
 # ---------------------------------------------------------------- D7: exact values
 
 @pytest.fixture(scope="module")
