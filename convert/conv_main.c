@@ -478,6 +478,12 @@ void py_conv_result_free(py_conv_result *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Whether src[i] ends a line: \n, or a \r not followed by \n (Python's universal
+ * newlines). */
+static bool line_end_at(const char *src, size_t len, size_t i) {
+  return src[i] == '\n' || (src[i] == '\r' && (i + 1 == len || src[i + 1] != '\n'));
+}
+
 sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_style style, const char *function,
                    py_conv_result *out, sg_error *err) {
   memset(out, 0, sizeof *out);
@@ -500,16 +506,17 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
   d.c.mod = mod;
   d.c.src = src;
   d.c.srclen = len;
-  /* line table */
+  /* line table: lines end as the tokenizer ends them (\n, \r\n or a lone \r), or the
+   * converted functions would replace the wrong lines (found by fuzz_convert) */
   int nl = 0;
   for (size_t i = 0; i < len; i++)
-    if (src[i] == '\n') nl++;
-  if (len && src[len - 1] != '\n') nl++;
+    if (line_end_at(src, len, i)) nl++;
+  if (len && !line_end_at(src, len, len - 1)) nl++;
   size_t *ls = sg_arena_alloc(d.c.A, sizeof(size_t) * (size_t)(nl + 1));
   int k = 0;
   ls[k++] = 0;
   for (size_t i = 0; i < len && k < nl; i++)
-    if (src[i] == '\n') ls[k++] = i + 1;
+    if (line_end_at(src, len, i)) ls[k++] = i + 1;
   d.c.line_starts = ls;
   d.c.nlines = nl;
 

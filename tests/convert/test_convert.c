@@ -65,6 +65,17 @@ static void test_module_shape(void **state) {
   py_conv_result_free(&r);
 }
 
+static void test_lone_cr_line_ends(void **state) {
+  /* a lone \r ends a line as in Python: the function's lines are the ones replaced, and
+   * the lines after it are kept (fuzz_convert found them swallowed) */
+  (void)state;
+  const char *src = "@dec\r@d2()\ndef f():\r    g()\nh(c @\n  10)\nY = 1\r";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  HAS(r, "@dec\n@d2()\n@sg__.converted(sg__source_map__)\ndef f():\n");
+  HAS(r, "\nh(c @\n  10)\nY = 1\r\n");
+  py_conv_result_free(&r);
+}
+
 static void test_no_functions_pass_through(void **state) {
   (void)state;
   const char *src = "x = 1  # c\nclass A:\n    pass\n";
@@ -542,6 +553,7 @@ static void test_comments_kept(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_module_shape),
+      cmocka_unit_test(test_lone_cr_line_ends),
       cmocka_unit_test(test_no_functions_pass_through),
       cmocka_unit_test(test_future_import_stays_first),
       cmocka_unit_test(test_break),
