@@ -106,6 +106,22 @@ def test_d2_d3_too_deep_is_a_located_error(channel, pb2, kind):
     alive(channel, pb2)
 
 
+def test_too_deep_lsp_did_open_is_a_diagnostic(lsp):
+    uri = "file:///tmp/deep.py"
+    lsp.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "python", "version": 1, "text": DEEP["attribute_600k"]}})
+    while True:
+        msg = lsp.read_message()
+        if msg.get("method") == "textDocument/publishDiagnostics" and msg["params"]["uri"] == uri:
+            break
+    diags = msg["params"]["diagnostics"]
+    assert diags and "too deeply nested" in diags[0]["message"], diags
+    assert diags[0]["range"]["start"]["line"] == 0, diags
+    for method in ("textDocument/documentSymbol", "textDocument/codeLens"):
+        assert "result" in lsp.request(method, {"textDocument": {"uri": uri}})
+    assert lsp.request("stagd/version")["result"]["api"] == "stagd.v1"
+
+
 @pytest.mark.parametrize("piece,n", [("+1", 2900), (".b", 2900), ("()", 2900), ("[0]", 2900), ("[i]", 2900)])
 def test_just_under_the_limit_every_walker_works(channel, pb2, piece, n):
     expr = ("a" if piece != "+1" else "1") + piece * n
