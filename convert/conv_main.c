@@ -496,6 +496,9 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
     py_ctx_free(&ctx);
     return err && err->code ? err->code : SG_INVALID_ARGUMENT;
   }
+  /* a UTF-8 BOM is not part of the first line (the parser's columns skip it) and is
+   * invalid after the header the output starts with (found by fuzz_convert) */
+  if (len >= 3 && !memcmp(src, "\xef\xbb\xbf", 3)) src += 3, len -= 3;
   drv d;
   memset(&d, 0, sizeof d);
   d.r = out;

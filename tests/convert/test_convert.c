@@ -76,6 +76,16 @@ static void test_lone_cr_line_ends(void **state) {
   py_conv_result_free(&r);
 }
 
+static void test_bom_dropped(void **state) {
+  /* a BOM stays out of the converted module (after the header it is invalid) */
+  (void)state;
+  const char *src = "\xef\xbb\xbfx = 1\ndef f():\n    pass\n";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  assert_null(memmem(r.code.data, r.code.len, "\xef\xbb\xbf", 3));
+  HAS(r, "\nx = 1\n@sg__.converted(sg__source_map__)\ndef f():\n");
+  py_conv_result_free(&r);
+}
+
 static void test_no_functions_pass_through(void **state) {
   (void)state;
   const char *src = "x = 1  # c\nclass A:\n    pass\n";
@@ -554,6 +564,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_module_shape),
       cmocka_unit_test(test_lone_cr_line_ends),
+      cmocka_unit_test(test_bom_dropped),
       cmocka_unit_test(test_no_functions_pass_through),
       cmocka_unit_test(test_future_import_stays_first),
       cmocka_unit_test(test_break),
