@@ -398,6 +398,17 @@ static void write_output(drv *d, const char *src, size_t len) {
   /* line after which the header goes */
   int hdr_after = 0;
   for (int i = 0; i < PY_SEQ_LEN(body) && header_before(body, i); i++) hdr_after = ((py_stmt *)body->a[i])->end_lineno;
+  /* an encoding declaration (a comment on line 1 or 2) must stay there, or the copied
+   * bytes would be read as UTF-8 (found by fuzz_convert) */
+  for (int l = 1; l <= 2 && l <= c->nlines; l++) {
+    size_t a = c->line_starts[l - 1], b = l < c->nlines ? c->line_starts[l] : c->srclen;
+    const char *t = c->src + a;
+    while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
+    if (a == b || *t != '#') break; /* only comment lines come before the declaration */
+    char *line = sg_arena_strndup(c->A, t, b - a);
+    char *k = strstr(line, "coding");
+    if (k && (k[6] == ':' || k[6] == '=') && l > hdr_after) hdr_after = l;
+  }
   qsort(d->cands, (size_t)d->ncands, sizeof(cand), cmp_cand);
 
   sg_buf out = SG_BUF_INIT, tail = SG_BUF_INIT;

@@ -86,6 +86,15 @@ static void test_bom_dropped(void **state) {
   py_conv_result_free(&r);
 }
 
+static void test_coding_declaration_stays_first(void **state) {
+  /* the header goes after an encoding declaration, which must stay on line 1 or 2 */
+  (void)state;
+  const char *src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\ndef f():\n    return '\xe9'\n";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  assert_int_equal(strncmp(r.code.data, "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n# Converted by", 62), 0);
+  py_conv_result_free(&r);
+}
+
 static void test_no_functions_pass_through(void **state) {
   (void)state;
   const char *src = "x = 1  # c\nclass A:\n    pass\n";
@@ -565,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_module_shape),
       cmocka_unit_test(test_lone_cr_line_ends),
       cmocka_unit_test(test_bom_dropped),
+      cmocka_unit_test(test_coding_declaration_stays_first),
       cmocka_unit_test(test_no_functions_pass_through),
       cmocka_unit_test(test_future_import_stays_first),
       cmocka_unit_test(test_break),
