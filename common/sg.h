@@ -163,6 +163,10 @@ void sg_buf_printf(sg_buf *b, const char *fmt, ...) SG_PRINTF(2, 3);
 void sg_buf_vprintf(sg_buf *b, const char *fmt, va_list ap);
 /* Appends s as the contents of a JSON string (quotes included), escaping as needed. */
 void sg_buf_put_json_string(sg_buf *b, const char *s, size_t len);
+/* utf8.c: true when s[0..n) is strict UTF-8 (no overlongs, surrogates or code points
+ * above U+10FFFF, as Python decodes); else false and *bad (when not NULL) is the
+ * offset of the first byte of the first invalid sequence. */
+bool sg_utf8_valid(const char *s, size_t n, size_t *bad);
 void sg_buf_clear(sg_buf *b); /* len = 0, keeps capacity */
 /* Shortest round-trip floats (fmt_double.c): the fewest significant digits that read
  * back as the same double, in one of two spellings.

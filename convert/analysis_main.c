@@ -56,6 +56,7 @@ void py_an_free(py_an *an) {
   sg_vec_free(&an->cfgs);
   sg_vec_free(&an->syms);
   sg_map_free(&an->sym_by_text);
+  sg_map_free(&an->qn_by_expr);
   sg_map_free(&an->scope_by_node);
   sg_map_free(&an->scope_of);
   sg_map_free(&an->cfg_by_owner);

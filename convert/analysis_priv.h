@@ -79,6 +79,7 @@ struct py_an {
   sg_arena arena;
   const py_mod *mod;
   sg_map sym_by_text; /* interned text → sym + 1 */
+  sg_map qn_by_expr;  /* Attribute / Subscript node → its qualified name + 1 (0: none) */
   SG_VEC(py_sym_info) syms;
   SG_VEC(an_scope *) scopes;
   SG_VEC(an_cfg *) cfgs;

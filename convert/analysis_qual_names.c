@@ -63,11 +63,24 @@ static bool index_text(py_an *an, const py_expr *e, sg_buf *out, py_sym *index_s
   return false;
 }
 
+static py_sym qn_of(py_an *an, const py_expr *e);
+
+/* Each Attribute / Subscript node's name is computed once (the analyses ask for every
+ * node of a chain `a.b.b…`, and each name's text repeats its parent's: without the
+ * memo, a chain of n links cost n^3). */
 py_sym py_an_qn(py_an *an, const py_expr *e) {
   if (!e) return PY_SYM_NONE;
+  if (e->kind == PY_K_Name) return py_an_sym(an, e->v.Name.id);
+  if (e->kind != PY_K_Attribute && e->kind != PY_K_Subscript) return PY_SYM_NONE;
+  void *v;
+  if (sg_map_get(&an->qn_by_expr, (uint64_t)(uintptr_t)e, &v)) return (py_sym)((intptr_t)v - 1);
+  py_sym s = qn_of(an, e);
+  sg_map_put(&an->qn_by_expr, (uint64_t)(uintptr_t)e, (void *)(intptr_t)(s + 1));
+  return s;
+}
+
+static py_sym qn_of(py_an *an, const py_expr *e) {
   switch (e->kind) {
-  case PY_K_Name:
-    return py_an_sym(an, e->v.Name.id);
   case PY_K_Attribute: {
     py_sym p = py_an_qn(an, e->v.Attribute.value);
     if (p == PY_SYM_NONE) return PY_SYM_NONE;

@@ -206,6 +206,9 @@ def main():
     h.append(" * as fn does. */")
     h.append("typedef bool (*py_visit_fn)(void *node, py_kind kind, void *ctx);")
     h.append("bool py_visit_children(void *node, py_visit_fn fn, void *ctx);")
+    h.append("/* The node's lineno / col_offset when its type has location attributes; false")
+    h.append(" * (nothing written) for the others (arguments, comprehension, withitem, ...). */")
+    h.append("bool py_node_location(const void *node, int *lineno, int *col_offset);")
     h.append("\n#endif")
 
     # ------------------------------------------------------------------ source
@@ -335,6 +338,20 @@ def main():
                     c.append("    if (%s && !fn(%s, %s->kind, ctx)) return false;" % (acc, acc, acc))
             c.append("    return true;\n  }")
     c.append("  default:\n    return true;\n  }\n}")
+
+    # location of any node
+    c.append("\nbool py_node_location(const void *node, int *lineno, int *col_offset) {")
+    c.append("  if (!node) return false;")
+    c.append("  switch (*(const py_kind *)node) {")
+    for t in types:
+        if t.simple or not any(a.name == "lineno" for a in t.attrs):
+            continue
+        for c_ in t.ctors:
+            c.append("  case PY_K_%s:" % c_.name)
+        c.append("    *lineno = ((const py_%s *)node)->lineno;" % t.name)
+        c.append("    *col_offset = ((const py_%s *)node)->col_offset;" % t.name)
+        c.append("    return true;")
+    c.append("  default:\n    return false;\n  }\n}")
 
     for name, lines in (("py_ast_gen.h", h), ("py_ast_gen.c", c)):
         write_lines(os.path.join(outdir, name), lines)

@@ -382,9 +382,9 @@ static void ld_head(cf_fn *f, py_stmt *s, cv_vec *pre) {
 /* ------------------------------------------------------------ helpers */
 
 typedef struct decls {
-  const char *nl[256];
+  const char **nl; /* arena arrays, as many names as the construct modifies */
   int nnl;
-  const char *gl[256];
+  const char **gl;
   int ngl;
 } decls;
 
@@ -397,14 +397,16 @@ static const char *sym_name(cv *c, py_sym s) {
 static void make_decls(cf_fn *f, py_symset mod, decls *d) {
   cv *c = f->c;
   d->nnl = d->ngl = 0;
+  d->nl = sg_arena_alloc(c->A, sizeof(const char *) * (size_t)(mod.n + 1));
+  d->gl = sg_arena_alloc(c->A, sizeof(const char *) * (size_t)(mod.n + 1));
   for (int i = 0; i < mod.n; i++) {
     const char *n = sym_name(c, mod.a[i]);
     if (!n || py_symset_has(f->lifted, mod.a[i])) continue; /* a var__ cell is never rebound */
     if (py_symset_has(f->sc->globals, mod.a[i])) {
-      if (d->ngl < 256) d->gl[d->ngl++] = n;
+      d->gl[d->ngl++] = n;
     } else if (py_symset_has(f->sc->locals, mod.a[i]) || py_symset_has(f->sc->params, mod.a[i]) ||
                py_symset_has(f->sc->nonlocals, mod.a[i])) {
-      if (d->nnl < 256) d->nl[d->nnl++] = n;
+      d->nl[d->nnl++] = n;
     }
   }
 }
@@ -447,15 +449,10 @@ static void state_fns(cf_fn *f, py_symset state, int n, cv_vec *out, cv_loc at, 
   *names_tuple = cv_tuple(c, cv_seq(c, &strs), PY_Load, at);
 }
 
-/* Names bound by walrus in e (not inside lambdas). */
-static bool walrus_visit(void *node, py_kind k, void *ud) {
-  py_expr **acc = ud;
-  if (k == PY_K_Lambda) return true;
-  if (k == PY_K_NamedExpr) {
-    py_expr *e = node;
-    if (e->v.NamedExpr.target->kind == PY_K_Name && !*acc) *acc = e->v.NamedExpr.target;
-  }
-  return py_visit_children(node, walrus_visit, ud);
+/* The declarations a helper that evaluates test (an expression of statement s) needs:
+ * every name a walrus in it binds (in comprehensions too; not in lambdas). */
+static void test_decls(cf_fn *f, const py_expr *test, const py_stmt *s, decls *d) {
+  make_decls(f, py_symset_names(f->c->an, py_an_expr_activity(f->c->an, test, s).modified), d);
 }
 
 /* ------------------------------------------------------------ Snek lifting */
@@ -625,6 +622,131 @@ static bool del_names(cf_fn *f, py_stmt *s, cv_vec *out) {
   return true;
 }
 
+/* The state of construct s that modifies mod: the function's own variables (or its
+ * nonlocal / global ones) among them that are live after it (state_live). */
+static py_symset construct_state(cf_fn *f, const py_stmt *s, py_symset mod) {
+  py_symset live = state_live(f, s);
+  py_sym *tmp = sg_arena_alloc(f->c->A, sizeof(py_sym) * (size_t)(mod.n + 1));
+  int n = 0;
+  for (int i = 0; i < mod.n; i++)
+    if (py_symset_has(live, mod.a[i]) &&
+        (py_symset_has(f->sc->locals, mod.a[i]) || py_symset_has(f->sc->params, mod.a[i]) ||
+         py_symset_has(f->sc->nonlocals, mod.a[i]) || py_symset_has(f->sc->globals, mod.a[i])))
+      tmp[n++] = mod.a[i];
+  return (py_symset){n, tmp};
+}
+
+/* `if … elif …`: an If whose orelse is exactly one If. */
+static bool is_elif_chain(const py_stmt *s) {
+  return s->kind == PY_K_If && PY_SEQ_LEN(s->v.If.orelse) == 1 && ((py_stmt *)s->v.If.orelse->a[0])->kind == PY_K_If;
+}
+
+/* `if t0: B0 elif t1: B1 … else: E` as one flat call, so the converted code grows
+ * linearly with the chain (nested helpers indented once per elif grew quadratically,
+ * and nested one function deeper per branch):
+ *
+ *   def if_true__N0(): <nonlocal: what B0 assigns>; B0'
+ *   def elif_test__N1(): <nonlocal: what t1's walruses bind>; return t1
+ *   def if_true__N1(): …; B1'
+ *   …
+ *   def if_false__Nk(): …; E'
+ *   get_state__N0 / set_state__N0 over the union of every level's state
+ *   sg__.elif_stmt(t0, if_true__N0, ((elif_test__N1, if_true__N1), …), if_false__Nk,
+ *                  get_state__N0, set_state__N0, names, nouts)
+ *
+ * (Snek: then__N / else__N and sg__.elif__(t0, then__N0, ((elif_test__N1, then__N1), …),
+ * else__Nk).) The runtime evaluates each test only after the ones before it were false,
+ * as Python does; a staged test stages the rest of the chain as its else branch with
+ * the same state functions (a superset of that level's own state: the extra names are
+ * unchanged in both branches). The levels are walked in a loop, not recursively. */
+static void cf_elif_chain(cf_fn *f, py_stmt *s, cv_vec *out) {
+  cv *c = f->c;
+  py_an *an = c->an;
+  bool snek = c->style == PY_STYLE_SNEK;
+  SG_VEC(py_stmt *) lv = {0};
+  for (py_stmt *l = s;; l = l->v.If.orelse->a[0]) {
+    sg_vec_push(&lv, l);
+    if (!is_elif_chain(l)) break;
+  }
+  int m = (int)lv.len;
+  py_stmt **L = lv.data;
+  py_seq *last_else = L[m - 1]->v.If.orelse;
+  /* queries first (the analysis knows only the original nodes) */
+  py_symset *states = sg_arena_alloc(c->A, sizeof(py_symset) * (size_t)m);
+  decls *body_d = sg_arena_alloc(c->A, sizeof(decls) * (size_t)(m + 1)), *test_d = sg_arena_alloc(c->A, sizeof(decls) * (size_t)m);
+  py_symset all = {0, NULL};
+  for (int k = 0; k < m; k++) {
+    states[k] = construct_state(f, L[k], py_symset_names(an, py_an_activity(an, L[k]).modified));
+    all = py_symset_union(an, all, states[k]);
+    make_decls(f, py_symset_names(an, py_an_block_activity(an, L[k]->v.If.body).modified), &body_d[k]);
+    test_decls(f, L[k]->v.If.test, L[k], &test_d[k]);
+  }
+  make_decls(f, py_symset_names(an, py_an_block_activity(an, last_else).modified), &body_d[m]);
+  cv_vec pre = {0};
+  ld_head(f, s, &pre);
+  cv_push_seq(c, out, cv_seq(c, &pre));
+  /* convert the bodies: each sees the state of its own level and the ones before, as
+   * when the levels were nested (an inner construct's get_state restores them) */
+  py_symset saved_outer = f->outer_state;
+  bool saved_ret = f->snek_returns;
+  f->snek_returns = true;
+  int *num = sg_arena_alloc(c->A, sizeof(int) * (size_t)m);
+  py_seq **bodies = sg_arena_alloc(c->A, sizeof(py_seq *) * (size_t)(m + 1));
+  py_seq **tpre = sg_arena_alloc(c->A, sizeof(py_seq *) * (size_t)m);
+  for (int k = 0; k < m; k++) {
+    if (k) {
+      cv_vec p = {0};
+      ld_head(f, L[k], &p);
+      tpre[k] = cv_seq(c, &p);
+    }
+    f->outer_state = py_symset_union(an, f->outer_state, states[k]);
+    num[k] = ++c->counter;
+    bodies[k] = cf_block(f, L[k]->v.If.body);
+  }
+  bodies[m] = cf_block(f, last_else);
+  f->outer_state = saved_outer;
+  f->snek_returns = saved_ret;
+  /* the helpers, in source order, then the one call */
+  cv_loc at = cv_loc_of_stmt(s);
+  py_expr **tests = sg_arena_alloc(c->A, sizeof(py_expr *) * (size_t)m);
+  py_expr **thens = sg_arena_alloc(c->A, sizeof(py_expr *) * (size_t)m);
+  for (int k = 0; k < m; k++) {
+    cv_loc ak = cv_loc_of_stmt(L[k]);
+    if (k) {
+      const char *tn = cv_fresh(c, "elif_test", num[k]);
+      cv_push(c, out, helper(c, tn, 0, NULL, &test_d[k], tpre[k], cv_seq1(c, cv_return(c, L[k]->v.If.test, ak)), ak));
+      tests[k] = name_of_fn(c, tn, ak);
+    }
+    const char *bn = cv_fresh(c, snek ? "then" : "if_true", num[k]);
+    cv_push(c, out, helper(c, bn, 0, NULL, &body_d[k], NULL, bodies[k], ak));
+    thens[k] = name_of_fn(c, bn, ak);
+  }
+  cv_loc al = cv_loc_of_stmt(L[m - 1]);
+  const char *en = cv_fresh(c, snek ? "else" : "if_false", num[m - 1]);
+  cv_push(c, out, helper(c, en, 0, NULL, &body_d[m], NULL, bodies[m], al));
+  cv_vec pairs = {0};
+  for (int k = 1; k < m; k++) {
+    cv_loc ak = cv_loc_of_stmt(L[k]);
+    void *pair[2] = {tests[k], thens[k]};
+    cv_push(c, &pairs, cv_tuple(c, cv_seq_n(c, 2, pair), PY_Load, ak));
+  }
+  py_expr *elifs = cv_tuple(c, cv_seq(c, &pairs), PY_Load, at);
+  py_expr *call;
+  if (snek) {
+    call = cv_call_sg(c, "elif__", at, 4, s->v.If.test, thens[0], elifs, name_of_fn(c, en, al));
+  } else {
+    py_expr *names = NULL;
+    state_fns(f, all, num[0], out, at, &names);
+    call = cv_call(c, cv_sg(c, "elif_stmt", at), NULL, NULL, at);
+    void *args[8] = {s->v.If.test, thens[0], elifs, name_of_fn(c, en, al),
+                     name_of_fn(c, cv_fresh(c, "get_state", num[0]), at),
+                     name_of_fn(c, cv_fresh(c, "set_state", num[0]), at), names, cv_int(c, all.n, at)};
+    call->v.Call.args = cv_seq_n(c, 8, args);
+  }
+  cv_push(c, out, cv_expr_stmt(c, call, at));
+  sg_vec_free(&lv);
+}
+
 static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
   cv *c = f->c;
   cv_loc at = cv_loc_of_stmt(s);
@@ -703,23 +825,17 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
     return;
   }
 
+  if (is_elif_chain(s)) {
+    cf_elif_chain(f, s, out);
+    return;
+  }
+
   /* queries first (the analysis knows only the original nodes) */
   py_an *an = c->an;
   py_symset mod = py_symset_names(an, py_an_activity(an, s).modified);
-  py_symset live = state_live(f, s);
   decls d;
   make_decls(f, mod, &d);
-  py_symset state = {0, NULL};
-  {
-    py_sym *tmp = sg_arena_alloc(c->A, sizeof(py_sym) * (size_t)(mod.n + 1));
-    int n = 0;
-    for (int i = 0; i < mod.n; i++)
-      if (py_symset_has(live, mod.a[i]) &&
-          (py_symset_has(f->sc->locals, mod.a[i]) || py_symset_has(f->sc->params, mod.a[i]) ||
-           py_symset_has(f->sc->nonlocals, mod.a[i]) || py_symset_has(f->sc->globals, mod.a[i])))
-        tmp[n++] = mod.a[i];
-    state = (py_symset){n, tmp};
-  }
+  py_symset state = construct_state(f, s, mod);
   py_symset saved_outer = f->outer_state;
   f->outer_state = py_symset_union(an, f->outer_state, state);
   ld_head(f, s, &pre);
@@ -755,14 +871,9 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
     f->snek_returns = saved_ret;
     const char *tn = cv_fresh(c, snek ? "cond" : "loop_test", n), *bn = cv_fresh(c, snek ? "body" : "loop_body", n);
     /* a walrus in the test binds in the function: declare it in the test function */
-    py_expr *w = NULL;
-    walrus_visit(s->v.While.test, s->v.While.test->kind, &w);
-    decls dt = {.nnl = 0, .ngl = 0};
-    if (w) {
-      py_sym ws = py_an_sym(an, w->v.Name.id);
-      make_decls(f, set1(f, ws), &dt);
-    }
-    cv_push(c, out, helper(c, tn, 0, NULL, w ? &dt : NULL, NULL, cv_seq1(c, cv_return(c, s->v.While.test, at)), at));
+    decls dt;
+    test_decls(f, s->v.While.test, s, &dt);
+    cv_push(c, out, helper(c, tn, 0, NULL, &dt, NULL, cv_seq1(c, cv_return(c, s->v.While.test, at)), at));
     cv_push(c, out, helper(c, bn, 0, NULL, &d, NULL, body, at));
     if (snek) {
       cv_push(c, out, cv_expr_stmt(c, cv_call_sg(c, "while__", at, 2, name_of_fn(c, tn, at), name_of_fn(c, bn, at)), at));

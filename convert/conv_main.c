@@ -411,6 +411,17 @@ static void write_output(drv *d, const char *src, size_t len) {
   /* line after which the header goes */
   int hdr_after = 0;
   for (int i = 0; i < PY_SEQ_LEN(body) && header_before(body, i); i++) hdr_after = ((py_stmt *)body->a[i])->end_lineno;
+  /* an encoding declaration (a comment on line 1 or 2) must stay there, or the copied
+   * bytes would be read as UTF-8 (found by fuzz_convert) */
+  for (int l = 1; l <= 2 && l <= c->nlines; l++) {
+    size_t a = c->line_starts[l - 1], b = l < c->nlines ? c->line_starts[l] : c->srclen;
+    const char *t = c->src + a;
+    while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
+    if (a == b || *t != '#') break; /* only comment lines come before the declaration */
+    char *line = sg_arena_strndup(c->A, t, b - a);
+    char *k = strstr(line, "coding");
+    if (k && (k[6] == ':' || k[6] == '=') && l > hdr_after) hdr_after = l;
+  }
   qsort(d->cands, (size_t)d->ncands, sizeof(cand), cmp_cand);
 
   sg_buf out = SG_BUF_INIT, tail = SG_BUF_INIT;
@@ -423,9 +434,9 @@ static void write_output(drv *d, const char *src, size_t len) {
     if (!header_done && line > hdr_after) {
       /* the header: 4 lines; the map line is filled in at the end */
       header_done = true;
-      sg_buf_printf(&hdr, "# Converted by stagd %s from %s (style %s, runtime API 1).\n", STAGD_VERSION,
+      sg_buf_printf(&hdr, "# Converted by stagd %s from %s (style %s, runtime API 2).\n", STAGD_VERSION,
                     d->filename, c->style == PY_STYLE_SNEK ? "snek" : "autograph");
-      sg_buf_puts(&hdr, "import stagd.runtime as sg__\nsg__.require_api(1)\n");
+      sg_buf_puts(&hdr, "import stagd.runtime as sg__\nsg__.require_api(2)\n");
       sg_buf_append(&out, hdr.data, hdr.len);
       em.line += 4;
       /* everything after goes to `tail` */
@@ -494,6 +505,12 @@ void py_conv_result_free(py_conv_result *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Whether src[i] ends a line: \n, or a \r not followed by \n (Python's universal
+ * newlines). */
+static bool line_end_at(const char *src, size_t len, size_t i) {
+  return src[i] == '\n' || (src[i] == '\r' && (i + 1 == len || src[i + 1] != '\n'));
+}
+
 sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_style style, const char *function,
                    py_conv_result *out, sg_error *err) {
   memset(out, 0, sizeof *out);
@@ -506,6 +523,9 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
     py_ctx_free(&ctx);
     return err && err->code ? err->code : SG_INVALID_ARGUMENT;
   }
+  /* a UTF-8 BOM is not part of the first line (the parser's columns skip it) and is
+   * invalid after the header the output starts with (found by fuzz_convert) */
+  if (len >= 3 && !memcmp(src, "\xef\xbb\xbf", 3)) src += 3, len -= 3;
   drv d;
   memset(&d, 0, sizeof d);
   d.r = out;
@@ -516,16 +536,17 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
   d.c.mod = mod;
   d.c.src = src;
   d.c.srclen = len;
-  /* line table */
+  /* line table: lines end as the tokenizer ends them (\n, \r\n or a lone \r), or the
+   * converted functions would replace the wrong lines (found by fuzz_convert) */
   int nl = 0;
   for (size_t i = 0; i < len; i++)
-    if (src[i] == '\n') nl++;
-  if (len && src[len - 1] != '\n') nl++;
+    if (line_end_at(src, len, i)) nl++;
+  if (len && !line_end_at(src, len, len - 1)) nl++;
   size_t *ls = sg_arena_alloc(d.c.A, sizeof(size_t) * (size_t)(nl + 1));
   int k = 0;
   ls[k++] = 0;
   for (size_t i = 0; i < len && k < nl; i++)
-    if (src[i] == '\n') ls[k++] = i + 1;
+    if (line_end_at(src, len, i)) ls[k++] = i + 1;
   d.c.line_starts = ls;
   d.c.nlines = nl;
 

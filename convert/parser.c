@@ -176,7 +176,9 @@ void *py_p_syntax_error(py_parser *p) {
 bool py_p_enter(py_parser *p) {
   if (++p->depth > PY_MAX_DEPTH) {
     py_tok *t = py_p_peek(p);
-    py_p_error_tok(p, t, "too many nested parentheses");
+    /* CPython: MemoryError "Parser stack overflowed - Python source too complex to
+     * parse" (brackets stop earlier, at the tokenizer's 200) */
+    py_p_error_tok(p, t, "too complex to parse: more than " PY_XSTR(PY_MAX_DEPTH) " nested constructs");
     return false;
   }
   return true;
@@ -477,6 +479,16 @@ py_mod *py_parse(py_ctx *ctx, const char *src, size_t len, const char *filename,
   if (text) {
     py_tok_init(&p.tz, text, n, p.names);
     mod = py_p_file(&p);
+    int line = 0, col = 0;
+    if (mod && !p.failed && py_ast_too_deep(mod, PY_MAX_TREE_DEPTH, &line, &col)) {
+      /* CPython: RecursionError "maximum recursion depth exceeded during ast
+       * construction"; here a located error, as for every other limit */
+      p.failed = true;
+      p.msg = "too deeply nested: more than " PY_XSTR(PY_MAX_TREE_DEPTH) " levels of nested expressions and "
+              "statements (CPython's limit)";
+      p.err_line = line;
+      p.err_col = col;
+    }
   }
   if (p.failed || !mod) {
     if (!p.failed) py_p_syntax_error(&p);

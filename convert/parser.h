@@ -17,6 +17,11 @@
 #include "tokenizer.h"
 
 #define PY_MAX_DEPTH 6000 /* recursion guard (Lua's enterlevel): deep nesting is an error */
+/* The deepest tree py_parse returns (nodes on the longest root-to-leaf path, the module
+ * included): CPython 3.12's ast construction limit (ast_depth.c). */
+#define PY_MAX_TREE_DEPTH 3000
+#define PY_STR_(x) #x
+#define PY_XSTR(x) PY_STR_(x) /* a limit's value in a message */
 
 typedef struct py_parser {
   py_tokenizer tz;
@@ -66,6 +71,11 @@ void *py_p_error_node(py_parser *p, const py_expr *e, const char *fmt, ...) SG_P
 void *py_p_syntax_error(py_parser *p); /* "invalid syntax" at the furthest token */
 bool py_p_enter(py_parser *p);
 void py_p_leave(py_parser *p);
+
+/* ast_depth.c: true when some node of the tree under root lies more than limit nodes
+ * deep; *line / *col (0-based byte column) then locate the first such node in source
+ * order (or its nearest located ancestor). Walks with an explicit stack. */
+bool py_ast_too_deep(const void *root, int limit, int *line, int *col);
 
 /* sequences */
 typedef SG_VEC(void *) py_vec;

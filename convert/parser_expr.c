@@ -400,7 +400,10 @@ static py_expr *power(py_parser *p) {
     a = py_p_primary(p);
   }
   if (a && py_p_accept(p, T_DOUBLESTAR)) {
+    /* right-associative: 2**2**2… recurses through factor */
+    if (!py_p_enter(p)) return NULL;
     py_expr *b = factor(p);
+    py_p_leave(p);
     if (!b) return NULL;
     a = py_new_BinOp(A, a, PY_Pow, b, LOC(s));
   }

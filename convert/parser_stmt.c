@@ -515,7 +515,9 @@ static py_stmt *if_stmt(py_parser *p) {
   if (!body) return NULL;
   py_seq *orelse = NULL;
   if (py_p_check(p, T_ELIF)) {
+    if (!py_p_enter(p)) return NULL; /* an elif chain recurses once per branch */
     py_stmt *e = if_stmt(p);
+    py_p_leave(p);
     if (!e) return NULL;
     orelse = py_p_seq1(p, e);
   } else if (py_p_check(p, T_ELSE)) {

@@ -735,18 +735,21 @@ static bool default_conversion(conn *c, const cJSON *params) {
 static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id, const cJSON *params) {
   const char *name = feat->method;
   if (!cJSON_IsObject(params)) {
-    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object with textDocument.uri", name);
+    bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+    send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object with textDocument.uri", name);
     return;
   }
   const cJSON *td = cJSON_GetObjectItemCaseSensitive(params, "textDocument");
   const cJSON *uri = cJSON_IsObject(td) ? cJSON_GetObjectItemCaseSensitive(td, "uri") : NULL;
   if (!cJSON_IsString(uri)) {
-    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' needs params.textDocument.uri (a string)", name);
+    bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+    send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS, "Invalid params: '%s' needs params.textDocument.uri (a string)", name);
     return;
   }
   sv_doc *doc = sv_docs_get(&c->docs, uri->valuestring);
   if (!doc) {
-    send_error(c, id, RPC_INVALID_PARAMS,
+    bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+    send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS,
                "Invalid params: %s: unknown document '%s': it is not open (send textDocument/didOpen first)", name,
                uri->valuestring);
     return;
@@ -832,6 +835,15 @@ static void handle_message(conn *c, const char *body, size_t len) {
     send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: 'params' must be an object or an array");
     goto done;
   }
+  size_t bad;
+  if (!sg_utf8_valid(body, len, &bad)) {
+    /* JSON text is UTF-8 (RFC 8259); a string we cannot echo back is refused (a
+     * notification gets the error with id null, as garbage does) */
+    bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+    send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS,
+               "Invalid params: the message is not valid UTF-8 (byte %zu of the body)", bad);
+    goto done;
+  }
   const char *name = method->valuestring;
   bool is_request = id != NULL;
 
@@ -906,7 +918,8 @@ static void handle_message(conn *c, const char *body, size_t len) {
   }
   if (!is_request) goto done;
   if (params && cJSON_IsArray(params)) {
-    send_error(c, id, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object", name);
+    bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+    send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object", name);
     goto done;
   }
   job *j = sg_xcalloc(1, sizeof *j);

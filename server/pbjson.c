@@ -6,6 +6,7 @@
  * default value left out. It walks the protobuf-c descriptors, so every message of
  * the API gets JSON for free: the LSP transport and stagctl use it.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,14 +252,15 @@ static bool integer_of(const cJSON *j, bool is_signed, int bits, int64_t *sv, ui
     const char *s = j->valuestring;
     char *end;
     if (!*s) return false;
+    errno = 0; /* out of range is an error, never a clamped value */
     if (is_signed) {
       long long v = strtoll(s, &end, 10);
-      if (*end) return false;
+      if (*end || errno == ERANGE) return false;
       *sv = v;
     } else {
       if (*s == '-') return false;
       unsigned long long v = strtoull(s, &end, 10);
-      if (*end) return false;
+      if (*end || errno == ERANGE) return false;
       *uv = v;
     }
   } else if (cJSON_IsNumber(j)) {

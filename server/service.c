@@ -718,61 +718,19 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
   return rc;
 }
 
-/* protobuf-c stores strings NUL-terminated, so a string holding a NUL would be
- * cut short silently. Walk the wire bytes and refuse such strings instead. Returns
- * the offending field's name, or NULL. Malformed input is left to the unpacker. */
-static const char *string_with_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, int depth) {
-  size_t i = 0;
-  while (i < len && depth < 64) {
-    uint64_t key = 0;
-    for (int shift = 0; i < len && shift < 64; shift += 7) {
-      key |= (uint64_t)(p[i] & 0x7f) << shift;
-      if (!(p[i++] & 0x80)) break;
-    }
-    unsigned wire = key & 7;
-    uint32_t id = (uint32_t)(key >> 3);
-    if (wire == 0) {
-      while (i < len && (p[i++] & 0x80)) {
-      }
-    } else if (wire == 1) {
-      i += 8;
-    } else if (wire == 5) {
-      i += 4;
-    } else if (wire == 2) {
-      uint64_t n = 0;
-      for (int shift = 0; i < len && shift < 64; shift += 7) {
-        n |= (uint64_t)(p[i] & 0x7f) << shift;
-        if (!(p[i++] & 0x80)) break;
-      }
-      if (n > len - i) return NULL;
-      const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, id);
-      if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p + i, 0, n)) return f->name;
-      if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-        const char *bad = string_with_nul(f->descriptor, p + i, n, depth + 1);
-        if (bad) return bad;
-      }
-      i += n;
-    } else {
-      return NULL;
-    }
-  }
-  return NULL;
-}
-
 sg_code sv_service_invoke_bytes(sv_service *sv, const sv_method *m, sv_call *call,
                                 const uint8_t *data, size_t len, sg_buf *out, sg_error *err) {
   if (len > sv->cfg->max_message_bytes)
     return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "request of %zu bytes exceeds the limit of %llu bytes (max-message-bytes)",
                         len, (unsigned long long)sv->cfg->max_message_bytes);
+  char why[256];
+  if (!sv_wire_check(m->input, data, len, why, sizeof why))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "request to %s: %s", m->name, why);
   ProtobufCAllocator alloc = sv_arena_allocator(call->arena);
   ProtobufCMessage *req = protobuf_c_message_unpack(m->input, &alloc, len, data);
   if (!req)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "request to %s is not a valid %s protobuf message (%zu bytes)",
                         m->name, m->input->name, len);
-  const char *bad = string_with_nul(m->input, data, len, 0);
-  if (bad)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: string field '%s' contains a NUL character, which stagd does not accept",
-                        m->input->name, bad);
   ProtobufCMessage *reply;
   sg_code rc = sv_service_invoke(sv, m, call, req, &reply, err);
   if (rc != SG_OK) return rc;

@@ -103,6 +103,16 @@ void sv_service_expire_sessions(sv_service *sv);
 /* Health answers NOT_SERVING from now on (shutdown has begun). */
 void sv_service_set_draining(sv_service *sv);
 
+/* wire_check.c: the limit on nested messages in a binary request (protobuf-c unpacks
+ * recursively). Well above what the value path accepts (64 nested records take 193
+ * levels), so that its error, which names the argument path, comes first. */
+#define SV_MAX_MESSAGE_DEPTH 500
+/* Checks the wire bytes of a request before protobuf-c unpacks them: false, with the
+ * problem in why, for messages nested deeper than SV_MAX_MESSAGE_DEPTH and string
+ * fields that are not UTF-8 or hold a NUL. Malformed bytes pass (the unpacker refuses
+ * them). */
+bool sv_wire_check(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, char *why, size_t cap);
+
 /* Method lookup; NULL when unknown. */
 const sv_method *sv_method_by_grpc_path(const char *path, size_t len);
 const sv_method *sv_method_by_lsp_name(const char *name);

@@ -5,12 +5,17 @@
  * In:  int → int64 scalar, float → float64 scalar, bool, null → none, string →
  *      string (dtype names), rectangular nested list → tensor (float32 if any element
  *      is a float, else int64; all bools → bool), {"dtype","shape","data"} → tensor
- *      (data flat or nested), {"tuple":[...]}, {"record":{...}}.
+ *      (data flat or nested), {"tuple":[...]}, {"record":{...}}. Values are exact
+ *      or an INVALID_ARGUMENT naming the argument and the flat data index: integers
+ *      outside int64 (or the dtype's range), strings/null in numeric data, numbers in
+ *      bool data are errors; non-finite floats are "nan"/"inf"/"-inf" or the proto3
+ *      spellings "NaN"/"Infinity"/"-Infinity" (docs/api.md "JSON values").
  * Out: the same encoding, tensors always as {"dtype","shape","data"} with flat data;
  *      non-finite floats as the strings "nan", "inf", "-inf".
  * A small recursive parser is used (not cJSON) because the int/float distinction of
  * the source text matters: 2 is an int64 scalar, 2.0 a float64 one.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +202,7 @@ static sg_code jparse(jp *P, jv **out) {
       P->p++;
     }
     char *e;
+    errno = 0;
     if (fl) {
       v->k = J_FLOAT;
       v->f = strtod(s, &e);
@@ -204,7 +210,15 @@ static sg_code jparse(jp *P, jv **out) {
       v->k = J_INT;
       v->i = strtoll(s, &e, 10);
     }
-    if (e != P->p) rc = jerr(P, "a number");
+    if (e != P->p) {
+      rc = jerr(P, "a number");
+    } else if (!fl && errno == ERANGE) {
+      /* never clamped: an integer the int64 range cannot hold is an error */
+      P->p = s;
+      rc = sg_error_set(P->err, SG_INVALID_ARGUMENT,
+                        "invalid JSON arguments at offset %d: integer %.*s is out of the int64 range",
+                        (int)(s - P->start), (int)(e - s) > 40 ? 40 : (int)(e - s), s);
+    }
   } else {
     rc = jerr(P, "a JSON value");
   }
@@ -218,17 +232,14 @@ static const jv *jget(const jv *o, const char *key) {
   return NULL;
 }
 
-static double jnum(const jv *v, bool *ok) {
-  if (v->k == J_INT) return (double)v->i;
-  if (v->k == J_FLOAT) return v->f;
-  if (v->k == J_BOOL) return v->b;
-  if (v->k == J_STR) {
-    if (!strcmp(v->s, "nan")) return NAN;
-    if (!strcmp(v->s, "inf")) return INFINITY;
-    if (!strcmp(v->s, "-inf")) return -INFINITY;
-  }
-  *ok = false;
-  return 0;
+/* A non-finite float spelled as a string: ours ("nan", "inf", "-inf", what outputs use)
+ * and the proto3 JSON mapping's ("NaN", "Infinity", "-Infinity", docs/api.md). */
+static bool nonfinite_of(const char *s, double *out) {
+  if (!strcmp(s, "nan") || !strcmp(s, "NaN")) *out = NAN;
+  else if (!strcmp(s, "inf") || !strcmp(s, "Infinity")) *out = INFINITY;
+  else if (!strcmp(s, "-inf") || !strcmp(s, "-Infinity")) *out = -INFINITY;
+  else return false;
+  return true;
 }
 
 /* Shape of a rectangular nested list (dims follow the first elements, then every
@@ -257,19 +268,59 @@ static bool list_shape(const jv *v, int depth, int *ndim, int64_t *shape, bool *
   return validate(v, 0, nd, shape, anyfloat, allbool);
 }
 
-static void flatten(const jv *v, kn_tensor *t, int64_t *k) {
+/* Stores one leaf of tensor data at flat index k exactly, or says why it cannot:
+ * bool data takes true/false; integer data integers in the dtype's range; float data
+ * numbers and the non-finite strings. Nothing is converted silently. */
+static sg_code put_leaf(const jv *v, kn_tensor *t, int64_t k, bool list_form, sg_error *err) {
+  kn_dtype dt = t->dtype;
+  jv as_int;
+  if (list_form && v->k == J_BOOL && dt != KN_BOOL) {
+    /* a nested list mixes bools with numbers as NumPy does: True is 1 */
+    as_int = (jv){.k = J_INT, .i = v->b};
+    v = &as_int;
+  }
+  const char *got = v->k == J_STR ? "a string" : v->k == J_BOOL ? "a boolean" : v->k == J_NULL ? "null"
+                    : v->k == J_FLOAT ? "a float" : v->k == J_INT ? "an integer" : "an object";
+  if (dt == KN_BOOL) {
+    if (v->k == J_BOOL) {
+      kn_set_i64(t, k, v->b);
+      return SG_OK;
+    }
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "tensor data[%lld]: bool data takes true or false, got %s",
+                        (long long)k, got);
+  }
+  if (kn_dtype_is_int(dt)) {
+    if (v->k != J_INT)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "tensor data[%lld]: %s data takes integers, got %s",
+                          (long long)k, kn_dtype_name(dt), got);
+    if (dt == KN_INT32 && (v->i < INT32_MIN || v->i > INT32_MAX))
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "tensor data[%lld]: %lld is out of the int32 range",
+                          (long long)k, (long long)v->i);
+    kn_set_i64(t, k, v->i);
+    return SG_OK;
+  }
+  double f;
+  if (v->k == J_INT) f = (double)v->i;
+  else if (v->k == J_FLOAT) f = v->f;
+  else if (!(v->k == J_STR && nonfinite_of(v->s, &f)))
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "tensor data[%lld]: %s data takes numbers (non-finite ones as \"NaN\", \"Infinity\", "
+                        "\"-Infinity\"), got %s%s%s%s",
+                        (long long)k, kn_dtype_name(dt), got, v->k == J_STR ? " \"" : "",
+                        v->k == J_STR ? v->s : "", v->k == J_STR ? "\"" : "");
+  kn_set_f64(t, k, f);
+  return SG_OK;
+}
+
+/* The leaves of v in row-major order into t (count_leaves(v) == t->size). */
+static sg_code flatten(const jv *v, kn_tensor *t, int64_t *k, bool list_form, sg_error *err) {
   if (v->k == J_ARR) {
-    for (int i = 0; i < v->n; i++) flatten(v->items[i], t, k);
-    return;
+    for (int i = 0; i < v->n; i++)
+      if (flatten(v->items[i], t, k, list_form, err)) return err->code;
+    return SG_OK;
   }
-  bool ok = true;
-  if (*k >= t->size) {
-    (*k)++;
-    return;
-  }
-  if (v->k == J_INT) kn_set_i64(t, *k, v->i);
-  else kn_set_f64(t, *k, jnum(v, &ok));
-  (*k)++;
+  if (*k >= t->size) return SG_OK;
+  return put_leaf(v, t, (*k)++, list_form, err);
 }
 
 static int64_t count_leaves(const jv *v) {
@@ -302,7 +353,10 @@ static sg_code to_value(const jv *v, gr_module *m, sg_arena *a, gr_val *out, sg_
     kn_dtype dt = allbool ? KN_BOOL : anyfloat ? KN_FLOAT32 : KN_INT64;
     kn_tensor *t = kn_tensor_new(dt, ndim, shape);
     int64_t k = 0;
-    flatten(v, t, &k);
+    if (flatten(v, t, &k, true, err)) {
+      kn_tensor_release(t);
+      return err->code;
+    }
     *out = gv_tensor(t);
     return SG_OK;
   }
@@ -354,7 +408,10 @@ static sg_code to_value(const jv *v, gr_module *m, sg_arena *a, gr_val *out, sg_
                             (long long)leaves, (long long)size);
       kn_tensor *t = kn_tensor_new(d, sh->n, shape);
       int64_t k = 0;
-      flatten(data, t, &k);
+      if (flatten(data, t, &k, false, err)) {
+        kn_tensor_release(t);
+        return err->code;
+      }
       *out = gv_tensor(t);
       return SG_OK;
     }

@@ -174,10 +174,40 @@ static void test_module_shape(void **state) {
   const char *src = "# keep me\nimport os  # and me\n\n\ndef f(x):\n    return x + 1\n\nY = [1,   2]\n";
   py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL);
   assert_int_equal(strncmp(r.code.data, "# Converted by stagd", 20), 0);
-  HAS(r, "\nimport stagd.runtime as sg__\nsg__.require_api(1)\nsg__source_map__ = sg__.SourceMap('t.py', {");
+  HAS(r, "\nimport stagd.runtime as sg__\nsg__.require_api(2)\nsg__source_map__ = sg__.SourceMap('t.py', {");
   HAS(r, "# keep me\nimport os  # and me\n\n\n@sg__.converted(sg__source_map__)\ndef f(x):\n");
   HAS(r, "\nY = [1,   2]\n"); /* untouched formatting */
   assert_int_equal(r.nconverted, 1);
+  py_conv_result_free(&r);
+}
+
+static void test_lone_cr_line_ends(void **state) {
+  /* a lone \r ends a line as in Python: the function's lines are the ones replaced, and
+   * the lines after it are kept (fuzz_convert found them swallowed) */
+  (void)state;
+  const char *src = "@dec\r@d2()\ndef f():\r    g()\nh(c @\n  10)\nY = 1\r";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  HAS(r, "@dec\n@d2()\n@sg__.converted(sg__source_map__)\ndef f():\n");
+  HAS(r, "\nh(c @\n  10)\nY = 1\r\n");
+  py_conv_result_free(&r);
+}
+
+static void test_bom_dropped(void **state) {
+  /* a BOM stays out of the converted module (after the header it is invalid) */
+  (void)state;
+  const char *src = "\xef\xbb\xbfx = 1\ndef f():\n    pass\n";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  assert_null(memmem(r.code.data, r.code.len, "\xef\xbb\xbf", 3));
+  HAS(r, "\nx = 1\n@sg__.converted(sg__source_map__)\ndef f():\n");
+  py_conv_result_free(&r);
+}
+
+static void test_coding_declaration_stays_first(void **state) {
+  /* the header goes after an encoding declaration, which must stay on line 1 or 2 */
+  (void)state;
+  const char *src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\ndef f():\n    return '\xe9'\n";
+  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
+  assert_int_equal(strncmp(r.code.data, "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n# Converted by", 62), 0);
   py_conv_result_free(&r);
 }
 
@@ -658,6 +688,9 @@ static void test_comments_kept(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_module_shape),
+      cmocka_unit_test(test_lone_cr_line_ends),
+      cmocka_unit_test(test_bom_dropped),
+      cmocka_unit_test(test_coding_declaration_stays_first),
       cmocka_unit_test(test_no_functions_pass_through),
       cmocka_unit_test(test_future_import_stays_first),
       cmocka_unit_test(test_break),

@@ -75,7 +75,7 @@ def test_convert_autograph(channel, pb2):
     r = convert(channel, pb2, SOURCE)
     lines = r.code.splitlines()
     assert lines[0].startswith("# Converted by stagd") and "style autograph" in lines[0]
-    assert lines[1:3] == ["import stagd.runtime as sg__", "sg__.require_api(1)"]
+    assert lines[1:3] == ["import stagd.runtime as sg__", "sg__.require_api(2)"]
     assert lines[3].startswith("sg__source_map__ = sg__.SourceMap('m.py', {")
     assert "# leading comment\nimport math  # kept\n" in r.code
     for name in ("def f(x, n=3):", "def g(xs):", "    def m(self, a):"):

@@ -539,6 +539,41 @@ def test_checkpoint_restores_by_object_graph(tmp_path):
         stagd.Checkpoint(model=net.layers[0]).restore(path, strict=True)
 
 
+def test_checkpoint_temp_files_and_fsync(tmp_path, monkeypatch):
+    # D11: a killed save's temp file (its process gone) is removed by the next save of
+    # the same path; a live process's and other paths' are kept; file and folder are
+    # fsynced; a failed save leaves no temp file
+    import subprocess
+    import stat
+    import sys
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    path = tmp_path / "ckpt.npz"
+    stale = tmp_path / f".ckpt-ckpt.npz.{dead}-abc123"
+    live = tmp_path / f".ckpt-ckpt.npz.{os.getppid()}-def456"
+    other = tmp_path / f".ckpt-other.npz.{dead}-ghi789"
+    for f in (stale, live, other):
+        f.write_bytes(b"partial")
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(stat.S_ISDIR(os.fstat(fd).st_mode))
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    net = Net(0)
+    stagd.Checkpoint(model=net).save(path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.npz", live.name, other.name])
+    assert synced == [False, True], synced  # the file, then the folder after the rename
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        stagd.Checkpoint(model=net).save(path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.npz", live.name, other.name])
+
+
 # ------------------------------------------------------------- error paths
 
 def test_unknown_op_is_an_error_and_the_daemon_keeps_serving(client):

@@ -9,9 +9,35 @@ import stagd.runtime as sg__
 
 
 def test_require_api():
-    sg__.require_api(1)
-    with pytest.raises(ImportError):
-        sg__.require_api(2)
+    sg__.require_api(2)
+    sg__.require_api(1)  # code converted before elif_stmt still runs
+    for bad in (0, 3):
+        with pytest.raises(ImportError):
+            sg__.require_api(bad)
+
+
+def test_elif_stmt_order_and_long_chains():
+    # each test runs only after the ones before it were false; no recursion per level
+    seen = []
+
+    def chain(x, n):
+        def test(i):
+            return lambda: (seen.append(i), x == i)[1]
+
+        def then(i):
+            return lambda: seen.append(("then", i))
+        elifs = tuple((test(i), then(i)) for i in range(1, n))
+        sg__.elif_stmt(x == 0, then(0), elifs, lambda: seen.append("else"),
+                       lambda: (), lambda v: None, (), 0)
+
+    chain(3, 5)
+    assert seen == [1, 2, 3, ("then", 3)]
+    seen.clear()
+    chain(-1, 5000)
+    assert seen[-1] == "else" and len(seen) == 5000
+    seen.clear()
+    sg__.elif__(False, None, ((lambda: seen.append(1), None),), lambda: seen.append("e"))
+    assert seen == [1, "e"]
 
 
 def test_and_or_lazy_and_deciding_operand():

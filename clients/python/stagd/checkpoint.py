@@ -61,6 +61,53 @@ def variables_by_path(roots):
     return out
 
 
+def _temp_prefix(path):
+    """Temporary files of a save of `path`: .ckpt-<name>.<pid>-<random>."""
+    return f".ckpt-{os.path.basename(path)}."
+
+
+def _remove_stale_temps(directory, prefix):
+    """Removes the temporary files of earlier saves of the same path whose process is
+    gone (a save killed between writing and renaming); a live process's are kept."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _fsync_dir(directory):
+    """Makes a rename in `directory` durable (POSIX; a no-op where folders cannot be
+    opened, e.g. Windows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class Checkpoint:
     """Saves/restores the Variables reachable from the keyword roots."""
 
@@ -73,13 +120,19 @@ class Checkpoint:
         return variables_by_path(self._roots)
 
     def save(self, path):
-        """Writes every reachable Variable's value to `path` atomically; returns path."""
+        """Writes every reachable Variable's value to `path` atomically; returns path.
+        The data goes to a temporary file in the same folder, fsynced, renamed over
+        `path`, and the folder is fsynced so the rename survives a power cut. A failed
+        save removes its temporary file; temporary files a killed save left for the
+        same `path` are removed by the next save."""
         path = os.fspath(path)
         arrays = {p: np.asarray(v.numpy()) for p, v in self.variables().items()}
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".ckpt-", dir=directory)
+        prefix = _temp_prefix(path)
+        _remove_stale_temps(directory, prefix)
+        fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", dir=directory)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(buf.getvalue())
@@ -90,6 +143,7 @@ class Checkpoint:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        _fsync_dir(directory)
         return path
 
     def restore(self, path, strict=False):

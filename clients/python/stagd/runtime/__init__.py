@@ -6,9 +6,9 @@ from .errors import (API_VERSION, require_api, SourceMap, converted, original_lo
 from .staged import Staged
 from .sexpr import _stack as staging  # non-empty while a trace is built: converted bodies run
 from .sexpr import converted_forms
-from .control import (if_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
+from .control import (if_stmt, elif_stmt, while_stmt, for_stmt, if_exp, and_, or_, not_,
                       compare_, in_, not_in_, assert_stmt, ret)
-from .snek import if__, while__, for__
+from .snek import if__, elif__, while__, for__
 from .snek_state import (var__, assign__, read__, return__, break__, continue__, break_unless__,
                          NonLocalReturnValue, BreakLoop, ContinueLoop)
 from .builtins_ import (print_, len_, range_, enumerate_, zip_, int_, float_, bool_,

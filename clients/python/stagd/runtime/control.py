@@ -46,6 +46,33 @@ def _probe(fn):
         _sx.pop(b)
 
 
+def elif_stmt(cond, body, elifs, orelse, get_state, set_state, names, nouts):
+    """`if cond: body() elif test(): …` for elifs = ((test, body), …), else orelse():
+    each test runs only after the ones before it were false, in a loop (a chain of any
+    length needs no Python recursion). A staged test stages the rest of the chain as
+    the else branch of a staged if, with the chain's state functions."""
+    k = 0
+    while True:
+        if isinstance(cond, Staged):
+            cond = _known(cond)
+            if isinstance(cond, Staged):
+                break
+        if cond:
+            return body()
+        if k == len(elifs):
+            return orelse()
+        test, body = elifs[k]
+        k += 1
+        cond = test()
+    rest = orelse
+    if k < len(elifs):
+        def rest():
+            test, then = elifs[k]
+            return elif_stmt(test(), then, elifs[k + 1:], orelse, get_state, set_state, names,
+                             nouts)
+    return flow.staged_if(cond, body, rest, get_state, set_state, names)
+
+
 def while_stmt(test, body, get_state, set_state, names, opts):
     if opts:
         check_loop_options(opts)

@@ -5,11 +5,13 @@ import sys
 import types
 import weakref
 
-API_VERSION = 1
+API_VERSION = 2
+# 2 added elif_stmt / elif__ (flat if-elif chains); code converted for 1 still runs.
+_SUPPORTED = (1, 2)
 
 
 def require_api(version):
-    if version != API_VERSION:
+    if version not in _SUPPORTED:
         raise ImportError(f"converted code needs stagd runtime API {version}, this runtime has {API_VERSION}")
 
 

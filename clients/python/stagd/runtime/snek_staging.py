@@ -86,11 +86,13 @@ def _no_jumps(what):
                      "convert with the AutoGraph style (the default)")
 
 
-def staged_if(cond, then_fn, else_fn):
+def staged_if(cond, then_fn, else_fn, more=()):
     """flow.staged_if over the closure cells (empty ones as Undefined) and the branch's
     return: a return in both branches re-raises NonLocalReturnValue with the merged
-    value; in one branch only, the Snek form cannot continue (a TypeError)."""
-    slots = _slots(then_fn, else_fn)
+    value; in one branch only, the Snek form cannot continue (a TypeError). `more`:
+    further functions whose cells the branches may change (the rest of an elif chain
+    that else_fn runs)."""
+    slots = _slots(then_fn, else_fn, *more)
     names = tuple(s.name for s in slots) + ("do_return__", "retval__")
     ret = _Return()
 
