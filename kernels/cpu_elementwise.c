@@ -253,6 +253,18 @@ static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int
   }
 }
 
+bool kn_binary_f32_exact(kn_binop op) { return op <= KN_DIV || op == KN_MAXIMUM || op == KN_MINIMUM; }
+
+void kn_binary_f32(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+                   int64_t len) {
+  if (op <= KN_DIV) {
+    f32_run(op, x, sx, y, sy, z, len);
+    return;
+  }
+  /* maximum / minimum: bin_range's double domain, rounded to float32 (exact here) */
+  for (int64_t i = 0; i < len; i++) z[i] = (float)kn_binop_f64(op, x[i * sx], y[i * sy]);
+}
+
 /* The general broadcasting loop over output elements [k0, k1). float32 + - * / take
  * whole runs of the innermost dimension (f32_run); the rest goes element by element
  * through the generic accessors. */
@@ -291,7 +303,7 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
     return kn_err_broadcast(err, NULL, a->ndim, a->shape, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_binop_result(op, a->dtype, b->dtype);
-  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  kn_tensor *o = kn_tensor_empty(rt, n, shape);
   *out = o;
   if (o->size == 0 || fast_f32(op, a, b, o)) return SG_OK;
   kn_dtype p = kn_promote(a->dtype, b->dtype);
@@ -325,6 +337,16 @@ static float unop_f32(kn_unop op, float x) {
   }
 }
 
+void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n) {
+  if (op == KN_NEG) for (int64_t i = 0; i < n; i++) r[i] = -x[i];
+  else if (op == KN_ABS) for (int64_t i = 0; i < n; i++) r[i] = fabsf(x[i]);
+  else if (op == KN_RELU) for (int64_t i = 0; i < n; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
+  else if (op == KN_EXP) kn_vm_exp_f32(x, r, n);
+  else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x, r, n);
+  else if (op == KN_TANH) kn_vm_tanh_f32(x, r, n);
+  else for (int64_t i = 0; i < n; i++) r[i] = unop_f32(op, x[i]);
+}
+
 static void unary_range(void *ctx, int64_t k0, int64_t k1) {
   const unary_job *j = ctx;
   kn_unop op = j->op;
@@ -332,15 +354,7 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
   kn_tensor *o = j->o;
   kn_dtype rt = o->dtype;
   if (a->dtype == KN_FLOAT32 && rt == KN_FLOAT32) {
-    const float *x = a->data;
-    float *r = o->data;
-    if (op == KN_NEG) for (int64_t i = k0; i < k1; i++) r[i] = -x[i];
-    else if (op == KN_ABS) for (int64_t i = k0; i < k1; i++) r[i] = fabsf(x[i]);
-    else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
-    else if (op == KN_EXP) kn_vm_exp_f32(x + k0, r + k0, k1 - k0);
-    else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x + k0, r + k0, k1 - k0);
-    else if (op == KN_TANH) kn_vm_tanh_f32(x + k0, r + k0, k1 - k0);
-    else for (int64_t i = k0; i < k1; i++) r[i] = unop_f32(op, x[i]);
+    kn_unary_f32(op, (const float *)a->data + k0, (float *)o->data + k0, k1 - k0);
     return;
   }
   if (a->dtype == KN_FLOAT64 && rt == KN_FLOAT64) {
@@ -374,7 +388,7 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
 
 sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err) {
   kn_dtype rt = kn_unop_result(op, a->dtype);
-  kn_tensor *o = kn_tensor_new(rt, a->ndim, a->shape);
+  kn_tensor *o = kn_tensor_empty(rt, a->ndim, a->shape);
   *out = o;
   unary_job j = {op, a, o};
   kn_parallel_for(a->size, unary_range, &j);
@@ -438,7 +452,7 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
     return kn_err_broadcast(err, "where", n1, s1, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
-  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  kn_tensor *o = kn_tensor_empty(rt, n, shape);
   *out = o;
   if (o->size == 0) return SG_OK; /* where_range divides by each dimension */
   where_job J = {.c = c, .a = a, .b = b, .o = o, .n = n, .shape = shape,
