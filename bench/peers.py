@@ -48,10 +48,10 @@ def start_daemon(threads, env=None, binary=None):
 
 
 @contextlib.contextmanager
-def daemon(threads, env=None):
+def daemon(threads, env=None, binary=None):
     """A private daemon (start_daemon) whose client is stagd's default for the block;
     stopped after it."""
-    d, client = start_daemon(threads, env)
+    d, client = start_daemon(threads, env, binary)
     stagd.set_default_client(client)
     try:
         yield client
@@ -59,6 +59,23 @@ def daemon(threads, env=None):
         stagd.set_default_client(None)
         client.close()
         d.stop()
+
+
+def add_also_arg(ap):
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=[BINARY][:KEY=VALUE]",
+                    help="another daemon in the same rounds: an older build (before=OLD/stagd) "
+                         "or this one with a setting (unfused=:STAGD_FUSE=0)")
+
+
+def also_daemons(stack, threads, specs):
+    """[(name, client)] for each --also spec, entered on contextlib.ExitStack stack."""
+    out = []
+    for spec in specs:
+        name, rest = spec.split("=", 1)
+        binary, _, kv = rest.partition(":")
+        env = dict([kv.split("=", 1)]) if kv else {}
+        out.append((name, stack.enter_context(daemon(threads, env, binary=binary or None))))
+    return out
 
 
 def daemon_ns(client, method="Execute"):

@@ -14,9 +14,11 @@ same prepared request.
 
 Run (a release build is the fair one):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python \\
-      /usr/bin/python3 bench/treernn_bench.py [--leaves 64] [--hidden 128] [--rounds 7]
+      /usr/bin/python3 bench/treernn_bench.py [--leaves 64] [--hidden 128] [--rounds 7] \\
+      [--also before=OLD/server/stagd]
 """
 import argparse
+import contextlib
 import json
 
 import numpy as np
@@ -67,6 +69,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--threads", type=int, default=peers.default_threads())
+    peers.add_also_arg(ap)
     a = ap.parse_args()
     torch = peers.import_torch(a.threads)
     rng = np.random.default_rng(0)
@@ -74,19 +77,12 @@ def main():
     W0 = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
     U0 = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32)
     tree = make_tree(rng, a.leaves, H)
-    with peers.daemon(a.threads) as client:
-        from stagd.tensor import _arg_value
-        keep = []
-        args = [_arg_value(client, v, "cpu", keep) for v in (W0, U0, tree)]
-        gid = client.call("Stage", {"sexpr": SRC}).graph_id
-        check = client.pb2.ExecuteRequest(graph_id=gid, args=args, entry="main", device="cpu")
-        got = json.loads(client.call("Execute", check).result_json)["tuple"]
-        # timed: the result as a binary Value (printing 2x128x128 numbers as JSON text
-        # would cost more than the computation)
-        req = client.pb2.ExecuteRequest(graph_id=gid, args=args, entry="main", device="cpu",
-                                        no_result_json=True)
-        gW = np.array(got[0]["data"], np.float32).reshape(H, H)
-        contenders = {"stagd": lambda: client.call("Execute", req)}
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(peers.daemon(a.threads))
+        call, gW = staged_call(client, W0, U0, tree)
+        contenders = {"stagd": call}
+        for name, other in peers.also_daemons(stack, a.threads, a.also):
+            contenders[name] = staged_call(other, W0, U0, tree)[0]
         if torch is not None:
             W = torch.tensor(W0, requires_grad=True)
             U = torch.tensor(U0, requires_grad=True)
@@ -97,7 +93,24 @@ def main():
             contenders["torch"] = lambda: torch_step(torch, W, U, tree)
         res, daemon_ms = peers.measure(client, contenders, a.rounds, a.calls)
         peers.report(f"TreeRNN forward+grad, {a.leaves} leaves, H={H}", a.threads, res,
-                     daemon_ms, "stagd (one Execute)", peers=("torch",))
+                     daemon_ms, "stagd (one Execute)",
+                     peers=["torch"] + [s.split("=", 1)[0] for s in a.also])
+
+
+def staged_call(client, W0, U0, tree):
+    """(a call: one Execute of the prepared request on `client`, stagd's dLoss/dW)."""
+    from stagd.tensor import _arg_value
+    keep = []
+    args = [_arg_value(client, v, "cpu", keep) for v in (W0, U0, tree)]
+    gid = client.call("Stage", {"sexpr": SRC}).graph_id
+    check = client.pb2.ExecuteRequest(graph_id=gid, args=args, entry="main", device="cpu")
+    got = json.loads(client.call("Execute", check).result_json)["tuple"]
+    # timed: the result as a binary Value (printing 2x128x128 numbers as JSON text would
+    # cost more than the computation)
+    req = client.pb2.ExecuteRequest(graph_id=gid, args=args, entry="main", device="cpu",
+                                    no_result_json=True)
+    H = W0.shape[0]
+    return (lambda: client.call("Execute", req)), np.array(got[0]["data"], np.float32).reshape(H, H)
 
 
 if __name__ == "__main__":

@@ -208,7 +208,15 @@ typedef struct bin_job {
   bool fdom;
 } bin_job;
 
-static void f32_range(void *p, int64_t k0, int64_t k1) {
+/* Built per instruction set like cpu_vmath.c: + - * / sqrt abs neg are exact in
+ * every vector width, so each clone gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EW_CLONES
+#endif
+
+EW_CLONES static void f32_range(void *p, int64_t k0, int64_t k1) {
   bin_job *j = p;
   const float *x = j->a->data, *y = j->b->data;
   float *z = j->o->data;
@@ -243,7 +251,7 @@ static bool fast_f32(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_ten
     else for (int64_t i = 0; i < len; i++) { float a_ = x[0], b_ = y[0]; z[i] = EXPR; }      \
   } while (0)
 
-static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+EW_CLONES static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
                     int64_t len) {
   switch (op) {
   case KN_ADD: F32_RUN(a_ + b_); break;
@@ -337,13 +345,14 @@ static float unop_f32(kn_unop op, float x) {
   }
 }
 
-void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n) {
+EW_CLONES void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n) {
   if (op == KN_NEG) for (int64_t i = 0; i < n; i++) r[i] = -x[i];
   else if (op == KN_ABS) for (int64_t i = 0; i < n; i++) r[i] = fabsf(x[i]);
   else if (op == KN_RELU) for (int64_t i = 0; i < n; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
   else if (op == KN_EXP) kn_vm_exp_f32(x, r, n);
   else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x, r, n);
   else if (op == KN_TANH) kn_vm_tanh_f32(x, r, n);
+  else if (op == KN_SQRT) for (int64_t i = 0; i < n; i++) r[i] = sqrtf(x[i]); /* sqrtps: exact */
   else for (int64_t i = 0; i < n; i++) r[i] = unop_f32(op, x[i]);
 }
 
