@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """chain_bench.py — a 10-op elementwise chain on float32 vectors as one stagd.function
 call, side by side with the same chain in NumPy and in PyTorch eager (CPU), same data,
 same thread count; prints medians of alternating rounds, the ratios NumPy/stagd and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fused_bench.c — the CPU kernels of a 10-op float32 elementwise chain on N elements,
  * fused (kn_fused_f32, one pass, one output buffer: what the executor runs, exec/fused.c)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """peers.py — what the CPU benchmarks share: the peers they compare with (NumPy,
 PyTorch on the CPU) under one thread count, private daemons started with a given
 environment, the daemon-side time of a method (the Stats RPC), and medians of rounds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """treernn_bench.py — a TreeRNN (a complete binary tree of 64 leaves, hidden size 128)
 forward and gradient as one staged recursive S-expression, side by side with the same
 recursion in PyTorch eager (forward, loss.backward()) on the CPU, same data, same thread

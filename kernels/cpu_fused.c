@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_fused.c — a chain of float32 elementwise ops in one pass over memory: the
  * output is computed block by block (KN_FUSED_BLOCK elements that stay in the L1

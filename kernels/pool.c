@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pool.c — the buffer pool behind tensor storage: freed tensors' buffers are kept in
  * size classes and handed to the next tensor of a size in the same class, so a request

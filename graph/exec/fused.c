@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fused.c — elementwise chains run in one pass (docs/graph.md "Fused elementwise
  * chains").

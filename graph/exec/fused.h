@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fused.h — elementwise chains of the executor's compiled code (fused.c), private to
  * exec/: compile.c marks them, exec.c runs each marked chain in one pass.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """fusediff.py — random differential test of the executor's fused elementwise chains
 (graph/exec/fused.c) against the same programs run op by op (STAGD_FUSE=0).
 
