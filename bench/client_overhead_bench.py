@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """client_overhead_bench.py — what the Python client's own code costs per call, with no
 daemon and no gRPC: a stub answers `Client.call`, so only the package's Python runs
 (argument conversion, the tracing and tape checks, wrapping the reply). eager_bench.py

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """convert_bench.py — the converter end to end through gRPC vs CPython's ast.
 
     STAGD_BIN=build-release/server/stagd STAGD_GENERATED_DIR=build-release/python/stagd_gen \\

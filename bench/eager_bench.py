@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """eager_bench.py — the eager client's costs, as ratios against named baselines.
 
   1. eager per-op round trip: `x + y` on two small device-resident tensors (one

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Interpretive overhead: a graph of 10,000 dependent tiny scalar float ops, staged
 once and executed repeatedly by gr_tool (--no-optimize would not change it: nothing
 folds), reported as ns per op; baseline: the same ops done one by one in Python

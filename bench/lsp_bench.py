@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """LSP latency after an edit (issue 9: < 50 ms): `stagd --lsp --stdio` holds a 5,000-line
 Python file; each round sends one incremental textDocument/didChange and, right after
 it, stagd/convertedCode, and times (from the didChange) the arrival of the

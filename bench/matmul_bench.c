@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * matmul_bench.c — float32 matmul through kn_matmul (the executor's kernel) for
  * N×N sizes given on the command line; prints "N seconds GFLOPS" per size (best of

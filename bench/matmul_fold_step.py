@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """matmul_fold_step.py — the time of a staged MLP training step (forward, graph AD,
 SGD updates of Variables in the daemon, one Execute RPC a step) with transposes folded
 into the matmuls (matmul_tn / _nt / _tt, matmul_grad's products: graph/opt/opt_matmul.c,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """float32 matmul, stagd CPU kernel (kn_matmul via bench/matmul_bench) vs NumPy
 (`a @ b`), in the same run on the same machine. Rounds alternate between the two and
 the best time of each is kept, so background load hits both alike.

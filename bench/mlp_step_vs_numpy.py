@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """mlp_step_vs_numpy.py — one training step of a small MLP as a stagd.function (graph
 AD, SGD updates of Variables in the daemon, one Execute RPC a step) against the same
 step written by hand in NumPy (forward, backward, update), side by side, same data,

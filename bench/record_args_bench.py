@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """record_args_bench.py — Execute with a record of tensors as a binary Value argument:
 daemon-side time (the Stats RPC's Execute total_ns) per call, for one or more stagd
 binaries side by side (the first is the baseline the others are a ratio of), rounds

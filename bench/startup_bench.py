@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Start-up cost of stagctl as whole processes (issue 26: devices start on first use, so
 commands that need none pay nothing for Vulkan). Runs each command RUNS times,
 interleaved, and prints medians, peak RSS and ratios:

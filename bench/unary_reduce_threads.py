@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Unary ops and reductions on large tensors: the CPU executor with all cores versus
 the same kernels on one core (STAGD_CPU_THREADS=1), side by side in one run, plus
 NumPy on the same data for reference (softmax: the usual exp(a - max) / sum in NumPy). Each program fills a float32 tensor of N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * buf.c — sg_buf, the growable byte buffer used for building strings, messages and
  * serialised output. The buffer is always NUL-terminated once it holds anything.

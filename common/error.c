@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * error.c — status-code and reason names and the sg_error object: a code, a message,
  * an optional source location (formatted the way compilers print diagnostics) and a
@@ -21,7 +22,7 @@ const char *sg_code_name(sg_code code) {
 }
 
 static const char *const reason_names[SG_REASON_COUNT] = {
-    "none", "index_out_of_bounds", "shape_mismatch", "assertion",
+    "none", "index_out_of_bounds", "shape_mismatch", "assertion", "unsupported",
 };
 
 const char *sg_reason_name(sg_reason reason) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fmt_double.c — the one shortest-float printer (sg.h): finds the fewest significant
  * digits that read back as the same double, then spells them as Python's repr(float)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * intern.c — string interning. Equal byte strings map to one pointer, stored in the
  * table's arena, so names can be compared and used as map keys by address.

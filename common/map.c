@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * map.c — hashing, vector growth and sg_map, an open-addressing (linear probing)
  * map from u64 keys to pointers with backward-shift deletion, so there are no

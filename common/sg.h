@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sg.h — the public API of common/, the library every other folder builds on.
  *
@@ -63,6 +64,7 @@ typedef enum sg_reason {
   SG_REASON_INDEX_OUT_OF_BOUNDS, /* an index or axis outside a tensor or tuple */
   SG_REASON_SHAPE_MISMATCH,      /* shapes that do not broadcast */
   SG_REASON_ASSERTION,           /* a staged program's own `assert` failed */
+  SG_REASON_UNSUPPORTED,         /* Python outside the subset the daemon stages (docs/pyfront.md) */
   SG_REASON_COUNT
 } sg_reason;
 
@@ -269,9 +271,26 @@ void sg_log_set_level(sg_log_level level);
 sg_log_level sg_log_get_level(void);
 /* Parses "debug", "info", "warn"/"warning", "error", "off". */
 bool sg_log_parse_level(const char *name, sg_log_level *out);
-/* One line on stderr: "2026-11-22T12:00:00.123Z INFO [req 42] message".
- * req_id 0 means "not tied to a request". Thread-safe. */
+/* How lines look: text for people, or one JSON object per line for log collectors
+ * (docs/daemon.md "Logs"). */
+typedef enum sg_log_format { SG_LOG_TEXT = 0, SG_LOG_JSON = 1 } sg_log_format;
+void sg_log_set_format(sg_log_format format);
+/* Parses "text", "json". */
+bool sg_log_parse_format(const char *name, sg_log_format *out);
+/* One line on stderr: "2026-11-22T12:00:00.123Z INFO [req 42] message", or as JSON
+ * {"time":..., "level":"info", "req":42, "message":...}. req_id 0 means "not tied to a
+ * request". Thread-safe. */
 void sg_log(sg_log_level level, uint64_t req_id, const char *fmt, ...) SG_PRINTF(3, 4);
+/* What a line about one request carries besides its message: in text, "METHOD STATUS
+ * D.DDD ms" before the message; in JSON, fields method, status, session, duration_ms. */
+typedef struct sg_log_request {
+  const char *method;   /* NULL: none */
+  const char *status;   /* "OK", "INVALID_ARGUMENT", ...; NULL: none */
+  const char *session;  /* the client's session, NULL: none (JSON only) */
+  uint64_t duration_ns;
+} sg_log_request;
+void sg_log_req(sg_log_level level, uint64_t req_id, const sg_log_request *r, const char *fmt, ...)
+    SG_PRINTF(4, 5);
 
 #define SG_DEBUG(req, ...) sg_log(SG_LOG_DEBUG, (req), __VA_ARGS__)
 #define SG_INFO(req, ...) sg_log(SG_LOG_INFO, (req), __VA_ARGS__)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis.h — the static analyses the conversion passes build on (AutoGraph §7.1),
  * over the Python 3.12 AST of py.h:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_activity.c — activity analysis: which symbols each scope and each
  * statement reads, modifies and deletes, and the scope tree with Python's rules

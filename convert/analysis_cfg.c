@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_cfg.c — statement-level control-flow graphs (AutoGraph §7.1), one per
  * module, function and class body. One node per simple statement; a compound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_dataflow.c — what the liveness and reaching-definitions solvers share:
  * each CFG's universe (the sorted symbols it mentions; bit i of a bitset is univ[i]),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_dataflow.h — private helpers of the dataflow solvers (liveness, reaching
  * definitions): bit macros and per-CFG activity as universe indices.

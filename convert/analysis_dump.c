@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_dump.c — text dumps of every analysis, one fact per line, used by the unit
  * tests (tests/convert/test_analysis*.c) and by `pyast_tool --analyze`. Formats are in

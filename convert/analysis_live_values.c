@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_live_values.c — a small abstract interpretation of names (AutoGraph's
  * "type and value analysis", limited to what is decidable without running code):

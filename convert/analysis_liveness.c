@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_liveness.c — live variables, the standard backward may-analysis over a
  * CFG: live_in(n) = read(n) ∪ (live_out(n) \ kill(n)), live_out(n) = ∪ live_in(succ).

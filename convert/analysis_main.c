@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_main.c — the py_an object (new / run / free) and the symbol-set helpers
  * every analysis shares: sorted-array sets in the arena and unsorted collectors.

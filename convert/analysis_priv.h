@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_priv.h — private state shared by the analysis files (analysis_*.c): the
  * py_an object, the internal scope and CFG records that wrap the public structs of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_qual_names.c — symbols: simple names and qualified names (a.b.c, a[0],
  * a['k'], a[-1], a[i]) numbered densely per analysis. A symbol's text is interned, so

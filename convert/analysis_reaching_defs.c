@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_reaching_defs.c — which symbols are defined where. Two forward analyses
  * over each CFG with bitsets: "must" (defined on every path: intersection at joins)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * analysis_state.c — the state a functional form of an if / while / for threads
  * (AutoGraph's loop variables and branch outputs), combining activity, liveness and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """asdl_gen.py — turn convert/python.asdl into C for stagd's Python front end.
 
 Usage: asdl_gen.py python.asdl OUTDIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_cflow.c — the control-flow pass (AutoGraph §7.2; Snek Figure 3 with --style
  * snek): `if` / `while` / `for` become nested functions plus a runtime call. The
@@ -199,10 +200,24 @@ static void collect_undef_reads(cf_fn *f, const py_seq *b, bool inside, py_symse
  * the body, then the orelse from the same state: what the body modifies and the
  * orelse reads must be restored), and the enclosing constructs' state names (their
  * get_state reads them after this one, live or not). */
+static bool name_read_visit(void *node, py_kind k, void *ud) {
+  name_walk *st = ud;
+  if (k == PY_K_Name) add_name(st->f, st->acc, ((const py_expr *)node)->v.Name.id);
+  return py_visit_children(node, name_read_visit, ud);
+}
+
 static py_symset state_live(cf_fn *f, const py_stmt *s) {
   py_an *an = f->c->an;
   py_symset live = py_an_live_out(an, s);
   if (s->kind != PY_K_If) live = py_symset_union(an, live, py_an_live_in(an, s));
+  /* a for's extra test (its break / return flags) is read before each item, but lives
+   * outside the analysed tree: its flags are loop state (a staged for must carry them,
+   * or a break on the last statement of the body is lost) */
+  py_expr *extra = s->kind == PY_K_For ? cv_extra_test(f->c, s) : NULL;
+  if (extra) {
+    name_walk st = {f, &live};
+    name_read_visit(extra, extra->kind, &st);
+  }
   if (s->kind == PY_K_If && PY_SEQ_LEN(s->v.If.orelse) > 0)
     live = py_symset_union(an, live, py_an_live_in(an, s->v.If.orelse->a[0]));
   return py_symset_union(an, live, f->outer_state);
@@ -782,8 +797,7 @@ static void cf_stmt(cf_fn *f, py_stmt *s, cv_vec *out) {
      * the body ends the loop itself once a flag is set (before the next item) */
     cv_vec nb = {0};
     cv_push_seq(c, &nb, body);
-    py_stmt *brk = cv_expr_stmt(c, cv_call_sg(c, "break__", at, 0), at);
-    cv_push(c, &nb, cv_if(c, cv_not(c, extra, at), cv_seq1(c, brk), NULL, at));
+    cv_push(c, &nb, cv_expr_stmt(c, cv_call_sg(c, "break_unless__", at, 1, extra), at));
     body = cv_seq(c, &nb);
   }
   cv_push(c, out, helper(c, bn, 1, &itr, &d, tgt, body, at));

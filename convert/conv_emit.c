@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_emit.c — writes converted statements as Python source, one statement per line,
  * recording for each line the original line / column it came from (the source map).
@@ -166,8 +167,13 @@ void cv_emit_stmt(cv_emit *em, const py_stmt *s, int indent) {
       h.v.For.orelse = NULL;
     }
     emit_text_lines(em, unparse1(em, &h), 0, -1, indent, ol, oc);
+    /* a plain path (conv_dual.c) repeats the original statements: the comments go with
+     * the converted body that follows it */
+    int nc = em->ncomments;
+    if (s->kind == PY_K_If && cv_is_plain_path(s)) em->ncomments = em->icomment;
     emit_block(em, s->kind == PY_K_If ? s->v.If.body : s->kind == PY_K_While ? s->v.While.body : s->v.For.body,
                indent + 4);
+    em->ncomments = nc;
     emit_else(em, "else:", orelse, indent, s);
     return;
   }

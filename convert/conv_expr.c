@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_expr.c — the statement- and expression-level passes of AutoGraph §7.2 that need
  * no control-flow restructuring: directives, assert, lists (literals, append, pop),
@@ -445,11 +446,36 @@ static py_expr *ternary(cv *c, py_expr *e, const py_stmt *s, void *ud) {
 
 /* ------------------------------------------------------------------ logical */
 
+static const char *const cmp_names[] = {"", "Eq", "NotEq", "Lt", "LtE", "Gt", "GtE", "Is", "IsNot", "In", "NotIn"};
+
+/* `a < b < c` → sg__.compare_(a, 'Lt', lambda: b, 'Lt', lambda: c): each comparison
+ * decides whether the next operand is evaluated, as in Python (a staged one lazily,
+ * like and_); `a in b` / `a not in b` → sg__.in_(a, b) / sg__.not_in_(a, b) (a staged
+ * container answers with a staged bool, which `in` itself would make a plain one). */
+static py_expr *comparison(cv *c, py_expr *e, cv_loc at) {
+  py_seq *ops = e->v.Compare.ops, *rest = e->v.Compare.comparators;
+  int n = PY_SEQ_LEN(ops);
+  if (n == 1) {
+    py_cmpop op = (py_cmpop)(intptr_t)ops->a[0];
+    if (op != PY_In && op != PY_NotIn) return e;
+    return cv_call_sg(c, op == PY_In ? "in_" : "not_in_", at, 2, e->v.Compare.left, rest->a[0]);
+  }
+  if (!cv_operands_to_lambdas(e)) return e;
+  cv_vec args = {0};
+  cv_push(c, &args, e->v.Compare.left);
+  for (int i = 0; i < n; i++) {
+    cv_push(c, &args, cv_str(c, cmp_names[(intptr_t)ops->a[i]], at));
+    cv_push(c, &args, cv_lambda(c, rest->a[i], at));
+  }
+  return cv_call(c, cv_sg(c, "compare_", at), cv_seq(c, &args), NULL, at);
+}
+
 static py_expr *logical(cv *c, py_expr *e, const py_stmt *s, void *ud) {
   (void)s;
   (void)ud;
   cv_loc at = cv_loc_of_expr(e);
   if (e->kind == PY_K_UnaryOp && e->v.UnaryOp.op == PY_Not) return cv_call_sg(c, "not_", at, 1, e->v.UnaryOp.operand);
+  if (e->kind == PY_K_Compare) return comparison(c, e, at);
   if (e->kind != PY_K_BoolOp || !cv_operands_to_lambdas(e)) return e;
   py_seq *vals = e->v.BoolOp.values;
   cv_vec lams = {0};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_jumps.c — the jump passes of AutoGraph §7.2: `break`, `continue` and `return`
  * become assignments to flags (break__N, continue__N, do_return__/retval__) and the

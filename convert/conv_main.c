@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_main.c — py_convert: parse, pick the functions to convert (module-level
  * functions and methods of module-level classes, or the one --function names), check
@@ -19,6 +20,7 @@
 
 typedef struct cand {
   py_stmt *fn;
+  py_stmt *orig; /* the same def in a second parse: the plain path (conv_dual.c) */
   const char *qualname;
   int start_line, end_line, col; /* original lines spanned (decorators included) */
   bool ok;
@@ -69,7 +71,7 @@ static void add_cand(drv *d, py_stmt *fn, const char *qual) {
   py_seq *decs = fn->v.FunctionDef.decorator_list;
   for (int i = 0; i < PY_SEQ_LEN(decs); i++)
     if (((py_expr *)decs->a[i])->lineno < start) start = ((py_expr *)decs->a[i])->lineno;
-  d->cands[d->ncands++] = (cand){fn, qual, start, fn->end_lineno, fn->col_offset, true};
+  d->cands[d->ncands++] = (cand){fn, NULL, qual, start, fn->end_lineno, fn->col_offset, true};
 }
 
 static void find_cands(drv *d, py_seq *body, const char *prefix) {
@@ -83,6 +85,16 @@ static void find_cands(drv *d, py_seq *body, const char *prefix) {
       if (s->kind == PY_K_ClassDef) find_cands(d, s->v.ClassDef.body, qual);
       else add_cand(d, s, qual);
     }
+  }
+}
+
+static void find_orig(drv *d, py_seq *body) {
+  for (int i = 0; i < PY_SEQ_LEN(body); i++) {
+    py_stmt *s = body->a[i];
+    if (s->kind == PY_K_ClassDef) find_orig(d, s->v.ClassDef.body);
+    if (s->kind != PY_K_FunctionDef && s->kind != PY_K_AsyncFunctionDef) continue;
+    for (int k = 0; k < d->ncands; k++)
+      if (d->cands[k].fn->lineno == s->lineno && d->cands[k].fn->col_offset == s->col_offset) d->cands[k].orig = s;
   }
 }
 
@@ -343,6 +355,7 @@ static void run_passes(drv *d) {
   for (int i = 0; i < d->ncands; i++) {
     if (!d->cands[i].ok) continue;
     py_stmt *fn = d->cands[i].fn;
+    cv_pass_match(c, fn);
     cv_pass_directives(c, fn);
     /* Snek keeps break/continue/return as sg__.break__() / continue__() / return__()
      * (exceptions) unless a loop `else` needs the break flag, or a `with` / `try`
@@ -463,6 +476,9 @@ static void write_output(drv *d, const char *src, size_t len) {
   sg_buf_append(&r->code, out.data, out.len);
   sg_buf_append(&r->code, ml.data, ml.len);
   sg_buf_append(&r->code, tail.data ? tail.data : "", tail.len);
+  /* `from m import *` must not import the runtime's names (sg__, sg__source_map__):
+   * a module without __all__ of its own gets one naming its other public names */
+  sg_buf_puts(&r->code, "if '__all__' not in globals():\n    __all__ = sg__.public_names(globals())\n");
   r->map = em.map;
   r->nmap = em.nmap;
   sg_buf_free(&out);
@@ -537,7 +553,13 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
     py_ctx_free(&ctx);
     return SG_OK;
   }
+  /* a second parse: the original bodies, for each converted function's plain path */
+  sg_error perr = {0};
+  py_mod *orig = py_parse(&ctx, src, len, filename, &perr);
+  if (orig) find_orig(&d, orig->v.Module.body);
   run_passes(&d);
+  for (int i = 0; i < d.ncands; i++)
+    if (d.cands[i].ok && d.cands[i].orig) cv_dual_body(&d.c, d.cands[i].fn, d.cands[i].orig);
   write_output(&d, src, len);
   /* diagnostics / map strings live in out->arena; the AST goes */
   py_ctx_free(&ctx);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_priv.h — private state shared by the converter files (conv_*.c): the
  * conversion context, AST builders for generated code, a growable statement list,
@@ -109,6 +110,7 @@ void cv_add_extra_test(cv *c, const py_stmt *loop, py_expr *test);
 
 /* ---------------------------------------------------------------- passes */
 /* Each takes a function definition (FunctionDef) and rewrites its body in place. */
+void cv_pass_match(cv *c, py_stmt *fn); /* value-pattern matches → if chains (first) */
 void cv_pass_directives(cv *c, py_stmt *fn);
 void cv_pass_break(cv *c, py_stmt *fn);
 void cv_pass_continue(cv *c, py_stmt *fn);
@@ -122,6 +124,10 @@ void cv_pass_control_flow(cv *c, py_stmt *fn); /* needs c->an; style-dependent *
 /* Ternary then logical expressions, one walk. */
 void cv_pass_ternary_logical(cv *c, py_stmt *fn);
 void cv_pass_wrapper(cv *c, py_stmt *fn);
+/* The plain path: fn's body becomes `if not sg__.staging: <orig's body>` + the converted
+ * body (orig: the same def, unconverted, from a second parse). */
+void cv_dual_body(cv *c, py_stmt *fn, const py_stmt *orig);
+bool cv_is_plain_path(const py_stmt *s); /* `if not sg__.staging:` */
 
 /* Is `name` declared in the scope as a local (or parameter)? */
 bool cv_is_local(cv *c, const py_scope *sc, const char *name);

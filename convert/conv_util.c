@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * conv_util.c — helpers of the converter: statement vectors, AST builders for the
  * generated code (always interned identifiers, locations of the original construct),
@@ -184,6 +185,12 @@ bool cv_assert_msg_to_lambda(const py_stmt *s) {
 bool cv_operands_to_lambdas(const py_expr *e) {
   if (e->kind == PY_K_IfExp)
     return !cv_expr_unsafe_in_lambda(e->v.IfExp.body) && !cv_expr_unsafe_in_lambda(e->v.IfExp.orelse);
+  if (e->kind == PY_K_Compare) { /* a chain: the comparators after the first are lazy */
+    if (PY_SEQ_LEN(e->v.Compare.ops) < 2) return false;
+    for (int i = 0; i < PY_SEQ_LEN(e->v.Compare.comparators); i++)
+      if (cv_expr_unsafe_in_lambda(e->v.Compare.comparators->a[i])) return false;
+    return true;
+  }
   if (e->kind != PY_K_BoolOp) return false;
   for (int i = 0; i < PY_SEQ_LEN(e->v.BoolOp.values); i++)
     if (cv_expr_unsafe_in_lambda(e->v.BoolOp.values->a[i])) return false;
@@ -192,7 +199,7 @@ bool cv_operands_to_lambdas(const py_expr *e) {
 
 static bool lambda_operands_visit(void *node, py_kind kind, void *ud) {
   bool *found = ud;
-  if ((kind == PY_K_IfExp || kind == PY_K_BoolOp) && cv_operands_to_lambdas(node)) {
+  if ((kind == PY_K_IfExp || kind == PY_K_BoolOp || kind == PY_K_Compare) && cv_operands_to_lambdas(node)) {
     *found = true;
     return false;
   }

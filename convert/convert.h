@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * convert.h — the public API of the converter (AutoGraph §7.2 passes, Snek style):
  * Python source in, the module of docs/runtime.md out, with a source map (converted

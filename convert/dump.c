@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump.c — the output side of the AST: the helpers behind the generated dumper
  * (py_ast_gen.c), in two flavours: CPython's ast.dump() text, byte for byte (which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_priv.h — helpers the generated dumper (py_ast_gen.c) calls; implemented in
  * dump.c. They write either ast.dump's text form or the JSON form of docs/parser.md.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gen_util.py — what the build-time generators (asdl_gen.py, unicode_gen.py) share.
 
 write_lines always rewrites its file: the build runs a generator only when an input

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * literals.c — literal tokens into AST constants: numbers (ints of any size turned
  * into decimal digits, floats, imaginary), strings and bytes with every escape, the

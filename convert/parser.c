@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * parser.c — the parser's core: preparing the source (encoding declaration, BOM,
  * newline normalisation, UTF-8 and NUL checks), the token buffer with backtracking,

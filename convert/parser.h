@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * parser.h — private interface shared by the recursive-descent parser's files:
  * parser.c (token buffer, errors, entry point), parser_expr.c, parser_stmt.c,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * parser_expr.c — expressions of Python 3.12, one function per grammar rule
  * (Grammar/python.gram names), from `expression` down to `atom`, plus call

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * parser_pattern.c — the `match` statement (PEP 634) and its patterns, one function
  * per grammar rule. `match` and `case` are soft keywords: match_stmt is tried first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * parser_stmt.c — statements of Python 3.12, one function per grammar rule: the
  * file, blocks, simple statements (assignments, imports, del, global, ...) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * py.h — the public API of convert/: stagd's Python 3.12 front end.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * py_ast_base.h — the hand-written pieces the generated AST (py_ast_gen.h) builds on:
  * sequences, constant values and the dumper state. Included by py_ast_gen.h; users

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tokenizer.c — Python 3.12 tokenizer: turns UTF-8 source into the tokens of
  * tokenizer.h, one at a time (the parser keeps what it needs to backtrack).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tokenizer.h — private interface of the Python 3.12 tokenizer (tokenizer.c), used
  * by the parser. Tokens point into the (UTF-8, NUL-terminated) source buffer; line

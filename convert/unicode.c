@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * unicode.c — lookups in the generated Unicode tables (see unicode_data.h), and NFKC
  * normalisation of identifiers (decompose, reorder by combining class, compose).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * unicode_data.h — the Unicode questions the front end asks: is a code point printable
  * (for repr of str constants), which code point a \N{NAME} escape names (names and

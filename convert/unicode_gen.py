@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """unicode_gen.py — Unicode tables for the Python front end, from the Unicode
 Character Database (Debian's unicode-data package, /usr/share/unicode/).
 

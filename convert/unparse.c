@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * unparse.c — AST back to Python source (like ast.unparse). The output parses back
  * to an AST equal to the input (locations aside); formatting is normalised and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_elementwise.c — NumPy-style elementwise kernels on the CPU: binary ops with
  * broadcasting and dtype promotion, unary math, where.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_matmul.c — NumPy matmul on the CPU.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_parallel.c — splits large CPU loops over the machine's cores: one chunk per core,
  * the caller's thread takes the first, a pool of worker threads (started once, on the

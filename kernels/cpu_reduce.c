@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_reduce.c — reductions (sum, mean, max, min, argmax) over one axis or all
  * elements, and softmax / log_softmax along an axis, with NumPy's result dtypes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_shape.c — kernels that move data without arithmetic: transpose, reshape,
  * concat, stack, slice (a view when contiguous), slice_update, gather (np.take),

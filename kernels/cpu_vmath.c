@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cpu_vmath.c — float32 exp, sigmoid and tanh, and float32/float64 max/min over
  * arrays, written so the compiler vectorises them (no library calls in the loops), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kn.h — the public API of kernels/: tensors and the CPU kernels that compute on them.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kn_cpu.h — private helpers shared by the CPU kernels of kernels/.
  */

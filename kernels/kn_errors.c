@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kn_errors.c — the error families a client catches by type (sg_reason): one function
  * per family, so each wording lives here once and every site that finds the condition

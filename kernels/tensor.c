@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tensor.c — kn_tensor lifecycle, dtypes (names, sizes, NumPy promotion, float16
  * conversion) and element access by index.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # build.sh — configures and builds stagd. Usage: scripts/build.sh [release|test]
 #   release  build-release/: optimised, for the demo and real use
 #   test     build/: warnings as errors, AddressSanitizer + UndefinedBehaviorSanitizer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """demo.py — the main job end to end: start stagd, talk to it three ways, stop it.
 
 Run through scripts/demo.sh, which builds everything and sets STAGD_BIN, STAGCTL_BIN

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # demo.sh — the README's main-job command: installs what is needed, builds stagd,
 # starts the daemon, and sends it real requests through the Python client (gRPC),
 # stagctl (gRPC) and an LSP session (stdio), printing every result.

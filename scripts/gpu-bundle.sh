@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu-bundle.sh — run HERE (the build machine), before a session's GPU run: builds
 # build-release and gathers into .gpu/ (ignored by git) everything scripts/gpu-run.sh
 # needs on a lent GPU machine, which has PyTorch and CUDA but none of our Debian

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu-run.sh — run THERE, on a lent GPU machine, as the device tool's command (with
 # carry [".gpu"], made here by scripts/gpu-bundle.sh): issue #6's figures in one call.
 #   1. puts the Vulkan loader in place if the machine has none (the bundled .debs) and

@@ -1,22 +1,35 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # install-deps.sh — installs every Debian package stagd needs to build, test and run.
 # Idempotent and non-interactive: packages already present are not fetched again.
 # Needs root (or sudo) on Debian 12.
+# Usage: scripts/install-deps.sh [--build]   (--build: only what configuring, building
+# and `cpack -G DEB` need; deploy/Containerfile's build stage uses it)
 set -euo pipefail
 
-PACKAGES=(
-  # build
-  build-essential cmake pkg-config
+BUILD_PACKAGES=(
+  build-essential cmake pkg-config file   # file: cpack's dependency scan (dpkg-shlibdeps)
   libuv1-dev libgrpc-dev libprotobuf-c-dev protobuf-c-compiler libcjson-dev
+  libmicrohttpd-dev libzip-dev libssl-dev help2man
   libvulkan-dev libvulkan-volk-dev glslc spirv-tools
   libopenblas-dev libopenblas0-pthread
+  libcmocka-dev
+  python3 protobuf-compiler   # code generators; the Python client's protobuf modules
   unicode-data   # the parser's Unicode tables (convert/unicode_gen.py)
+)
+PACKAGES=(
+  "${BUILD_PACKAGES[@]}"
   # run: Vulkan on the CPU (Mesa lavapipe) for machines without a GPU
   mesa-vulkan-drivers vulkan-tools
   # tests and clients
-  libcmocka-dev clang
-  python3 python3-grpcio python3-protobuf protobuf-compiler python3-numpy python3-pytest
+  clang
+  python3-grpcio python3-protobuf python3-numpy python3-pytest
   graphviz
+  # installing (tests/integration/test_install.py): pip in a venv offline, the unit check
+  python3-venv python3-pip python3-setuptools python3-wheel-whl systemd
+  # serving (tests/integration/test_metrics.py, test_replicas.py; deploy/test.sh manifests):
+  # promtool and a real Prometheus, HAProxy in front of replicas, yamllint, curl
+  prometheus haproxy yamllint curl
   zsh   # stagctl's zsh completion is tested in a real zsh
   # benchmark baselines (bench/, docs/performance.md): PyTorch on the CPU
   python3-torch
@@ -33,6 +46,11 @@ PACKAGES=(
 # Node.js and npm: Debian's, unless a newer one is already on the machine.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+case "${1:-}" in
+  "") ;;
+  --build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  *) echo "usage: scripts/install-deps.sh [--build]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

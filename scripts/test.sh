@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh — the README's test command: installs what is needed, builds with
 # -Werror and ASan/UBSan, and runs every test (ctest: C unit tests and conformance
 # suites; pytest: integration tests against the real daemon).
@@ -18,5 +19,12 @@ echo "== ctest"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 echo "== LSP protocol, Neovim and VS Code extension tests"
 bash tests/lsp/run.sh
+echo "== deployment manifests (deploy/test.sh manifests)"
+if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1 &&
+   [ "$(kubectl version --client -o json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(int("".join(c for c in json.load(sys.stdin)["clientVersion"]["minor"] if c.isdigit())) >= 27)' 2>/dev/null)" = True ]; then
+  bash deploy/test.sh manifests
+else
+  echo "SKIPPED: deploy/test.sh manifests needs kubectl 1.27 or later (not a Debian 12 package; docs/deploy.md)"
+fi
 echo "== pytest"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration

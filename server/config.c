@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * config.c — the daemon's configuration: one option table read from three sources.
  *
@@ -20,7 +21,7 @@
 #define STAGD_VERSION "0.0.0"
 #endif
 
-typedef enum opt_kind { OPT_LIST, OPT_STRING, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL } opt_kind;
+typedef enum opt_kind { OPT_LIST, OPT_STRING, OPT_BOOL, OPT_UINT, OPT_INT, OPT_LEVEL, OPT_LOG_FORMAT } opt_kind;
 
 typedef struct opt {
   const char *name; /* flag without "--"; also the config-file key */
@@ -46,6 +47,18 @@ static const opt options[] = {
      "worker threads that run requests (default: CPU count, at least 2)"},
     {"log-level", "STAGD_LOG_LEVEL", OPT_LEVEL, OFF(log_level), "LEVEL",
      "debug, info, warn or error (default info); logs go to stderr"},
+    {"log-format", "STAGD_LOG_FORMAT", OPT_LOG_FORMAT, OFF(log_format), "FMT",
+     "text (for people) or json (one object per line: time, level, message, method, "
+     "status, session, duration_ms; for log collectors) (default text)"},
+    {"metrics-listen", "STAGD_METRICS_LISTEN", OPT_STRING, OFF(metrics_listen), "ADDR",
+     "serve Prometheus metrics at http://ADDR/metrics (host:port; port 0 picks a free "
+     "port); default: no metrics endpoint"},
+    {"models", "STAGD_MODELS", OPT_STRING, OFF(models_dir), "DIR",
+     "serve the exported models DIR/NAME/VERSION/ by name (RunModel, ListModels); new "
+     "versions are picked up while serving"},
+    {"models-poll-ms", "STAGD_MODELS_POLL_MS", OPT_UINT, OFF(models_poll_ms), "N",
+     "how often --models DIR is scanned for new or removed versions; 0 = only at start "
+     "(default 2000)"},
     {"max-message-bytes", "STAGD_MAX_MESSAGE_BYTES", OPT_UINT, OFF(max_message_bytes), "N",
      "largest request accepted, in bytes, on any transport (default 67108864)"},
     {"deadline-ms", "STAGD_DEADLINE_MS", OPT_UINT, OFF(deadline_ms), "N",
@@ -94,6 +107,7 @@ void sv_config_init(sv_config *c) {
   c->max_handle_bytes = 4ULL << 30;
   c->max_handles = 1000000;
   c->handle_lease_ms = 300000;
+  c->models_poll_ms = 2000;
 }
 
 void sv_config_free(sv_config *c) {
@@ -101,6 +115,8 @@ void sv_config_free(sv_config *c) {
   list_clear(&c->lsp_listen);
   free(c->device);
   free(c->config_file);
+  free(c->metrics_listen);
+  free(c->models_dir);
   memset(c, 0, sizeof *c);
 }
 
@@ -169,6 +185,11 @@ static sg_code set_option(sv_config *c, const opt *o, const char *value, source_
       else *(uint64_t *)field = v;
       return SG_OK;
     }
+    case OPT_LOG_FORMAT:
+      if (!sg_log_parse_format(value, (sg_log_format *)field))
+        return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s expects text or json, got '%s'", where,
+                            o->name, value);
+      return SG_OK;
     case OPT_LEVEL:
       if (!sg_log_parse_level(value, (sg_log_level *)field))
         return sg_error_set(err, SG_INVALID_ARGUMENT,
@@ -341,6 +362,10 @@ sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int 
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp needs --stdio or --lsp-listen ADDR");
   if (!valid_device(c->device))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--device expects auto, cpu, vulkan or vulkan:N, got '%s'", c->device);
+  if (c->metrics_listen && !*c->metrics_listen)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--metrics-listen expects host:port, got an empty value");
+  if (c->models_dir && !*c->models_dir)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--models expects a directory, got an empty value");
   if (c->max_message_bytes < 64)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--max-message-bytes must be at least 64");
   /* gRPC on the default address unless the only job is LSP on stdio. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * documents.c — the text of the documents an LSP client has open, kept in step with
  * textDocument/didOpen, didChange (full or incremental) and didClose.

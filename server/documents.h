@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * documents.h — open LSP documents (server/documents.c): one store per LSP session.
  */

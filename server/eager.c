@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.c — the eager half of the service (docs/client.md): Put stores a value as a
  * device-resident handle, EagerOp runs one op-table primitive (graph/ir/ops.c, through

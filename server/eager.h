@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.h — private to server/: the eager handlers (Put, EagerOp, Fetch, Release) and
- * the stagd.v1.Value ↔ gr_value conversions Execute shares with them (eager.c).
+ * the stagd.v1.Value ↔ gr_value conversions Execute shares with them (eager.c), and
+ * Execute's core, which RunModel shares (service.c).
  */
 #ifndef STAGD_SERVER_EAGER_H
 #define STAGD_SERVER_EAGER_H
@@ -31,6 +33,11 @@ sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req,
                      sg_error *err);
 sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                      sg_error *err);
+
+/* Execute's work on program p (service.c), with `extra` boxed values appended to the
+ * request's arguments (borrowed; an exported model's variables, models.c). */
+sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q, Stagd__V1__ExecuteReply *r,
+                   gr_program *p, gr_value *const *extra, int n_extra, sg_error *err);
 
 /* The service's handle store (service.c). */
 sv_handles *sv_service_handles(sv_service *sv);

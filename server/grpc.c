@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * grpc.c — the gRPC transport, on gRPC core's C API.
  *

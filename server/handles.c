@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * handles.c — the tensor handle store: eager clients keep tensors (and variables) in
  * the daemon and name them by id. Each handle belongs to a device ("cpu",
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "handles.h"
 
@@ -60,7 +63,12 @@ struct sv_handles {
 sv_handles *sv_handles_new(uint64_t max_bytes, uint64_t max_count) {
   sv_handles *h = sg_xcalloc(1, sizeof *h);
   pthread_mutex_init(&h->lock, NULL);
-  h->next = 1;
+  /* Ids count up from a random start, so that no two daemons (replicas behind a load
+   * balancer, a restarted daemon) hand out the same id: a session moved elsewhere gets
+   * NOT_FOUND for its old handles, never another session's tensor. */
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = sg_now_ns() ^ (uint64_t)getpid() << 32;
+  h->next = 1 + (r & ((1ULL << 40) - 1));
   h->max_bytes = max_bytes;
   h->max_count = max_count;
   return h;
@@ -212,7 +220,9 @@ gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_
   if (found && device) *device = h->devs[e->dev].name;
   pthread_mutex_unlock(&h->lock);
   if (!r)
-    sg_error_set(err, SG_NOT_FOUND, n ? "tensor handle '%s' was released (or never existed in this daemon)"
+    sg_error_set(err, SG_NOT_FOUND, n ? "tensor handle '%s' was released (or never existed in this daemon: a restarted "
+                                        "daemon, or a load balancer that moved the session to another replica, "
+                                        "has none of the session's tensors)"
                                       : "'%s' is not a tensor handle id (expected DEVICE#N)",
                  id);
   return r;
@@ -323,4 +333,16 @@ void sv_handles_stats(sv_handles *h, uint64_t *count, uint64_t *bytes) {
     *bytes += h->devs[i].bytes;
   }
   pthread_mutex_unlock(&h->lock);
+}
+
+bool sv_handles_device_stats(sv_handles *h, int i, char *name, size_t cap, uint64_t *count, uint64_t *bytes) {
+  pthread_mutex_lock(&h->lock);
+  bool ok = i >= 0 && i < h->ndevs;
+  if (ok) {
+    snprintf(name, cap, "%s", h->devs[i].name);
+    *count = h->devs[i].count;
+    *bytes = h->devs[i].bytes;
+  }
+  pthread_mutex_unlock(&h->lock);
+  return ok;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * handles.h — the daemon's tensor handle store (private to server/): values that stay
  * in the daemon between requests, named by ids the eager clients hold. See handles.c.
@@ -29,6 +30,9 @@ gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_
 /* Drops the handle; false when it was not live. */
 bool sv_handles_release(sv_handles *h, const char *id);
 void sv_handles_stats(sv_handles *h, uint64_t *count, uint64_t *bytes);
+/* The i-th device that has held handles (0, 1, ...): its name, live handles and bytes;
+ * false past the last (the metrics endpoint walks them). */
+bool sv_handles_device_stats(sv_handles *h, int i, char *name, size_t cap, uint64_t *count, uint64_t *bytes);
 
 /* Sessions (see handles.c). A valid name is 1..SV_SESSION_MAX of [A-Za-z0-9_-];
  * INVALID_ARGUMENT otherwise. */

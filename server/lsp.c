@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp.c — the Language Server Protocol transport: JSON-RPC 2.0 messages framed by
  * `Content-Length: N\r\n\r\n` headers, over stdio (spawned by an editor) or TCP

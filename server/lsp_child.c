@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_child.c — runs a helper process for an LSP feature (stagd/graph spawns
  * `python3 -m stagd.runtime.lsp_stage`): input on its stdin, its stdout and stderr

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_commands.c — workspace/executeCommand: the commands of the code lenses
  * (lsp_symbols.c) served by the server, so any LSP client (Neovim, Helix, Emacs) can

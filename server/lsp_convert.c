@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_convert.c — the custom request stagd/convertedCode, the params it shares with
  * stagd/graph (lsp_graph.c), and sv_lsp_convert, the one call into the converter

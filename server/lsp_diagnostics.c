@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_diagnostics.c — the Diagnostic[] of textDocument/publishDiagnostics: a syntax
  * error (CPython's message and location, as the Parse RPC reports it; code "syntax"),

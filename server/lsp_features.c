@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_features.c — what the LSP features share: the table of request methods that
  * lsp.c dispatches to them, JSON-RPC errors from a feature, and the text snapshot

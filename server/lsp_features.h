@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_features.h — the private interface between the LSP transport (lsp.c) and the
  * language features (lsp_*.c): diagnostics, document symbols, code lenses, hover and

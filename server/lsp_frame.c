@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_frame.c — the LSP base protocol's framing (lsp_frame.h): finds Content-Length
  * headers in the bytes received, hands out complete bodies, and turns what is not a

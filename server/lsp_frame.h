@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_frame.h — the LSP base protocol's framing, apart from any I/O: bytes go in as
  * they arrive, complete message bodies (and framing errors) come out. A message is a

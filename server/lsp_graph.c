@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_graph.c — the custom request stagd/graph: the staged graph of one function of
  * an open document.
@@ -5,6 +6,12 @@
  *   {textDocument: {uri}, function?: "f", position?: {line, character},
  *    format?: "text" | "dot" | "json" | "sexpr", args?: {param: JSON value}, style?}
  *   → {function, format, text, sexpr, graphId, params, diagnostics}
+ *
+ * A module-level function inside the staged Python subset (docs/pyfront.md) is staged
+ * in the daemon first, from the document's text (graph/pyfront, through the Stage
+ * method with language PYTHON): no process is spawned, and `stagedBy` is "daemon".
+ * Only a function outside the subset (a construct pyfront refuses with the reason
+ * `unsupported`), or a method, goes the way below (`stagedBy` "python").
  *
  * Staging runs the converted Python with staged arguments, and the daemon never runs
  * Python (ARCHITECTURE.md), so a helper does it: the module is converted here (the
@@ -210,7 +217,7 @@ static cJSON *run_helper(sv_lsp_request *rq, const char *module, const char *qua
                 ch.term_signal ? "was killed by signal" : "exited with status",
                 ch.term_signal ? ch.term_signal : (int)ch.exit_status, *last ? last : "(nothing on stderr)",
                 strstr(e, "No module named") ? " (the stagd Python package must be importable by that interpreter: "
-                                               "install it (pip install clients/python), or set PYTHONPATH for "
+                                               "install it (the stagd .deb, or pip install clients/python), or set PYTHONPATH for "
                                                "the helper with initializationOptions.pythonEnv, e.g. "
                                                "{\"PYTHONPATH\": \"/path/to/clients/python\"} (VS Code: the "
                                                "stagd.pythonEnv setting; docs/editors.md))"
@@ -261,6 +268,82 @@ static cJSON *stage(sv_lsp_request *rq, const char *sexpr, const char *qual, con
   cJSON_Delete(reply);
   cJSON_Delete(params);
   sg_buf_free(&fn);
+  sg_buf_free(&f);
+  sg_error_clear(&err);
+  sg_arena_free(&arena);
+  return out;
+}
+
+/* The Stage method on the document's text as Python (graph/pyfront): the answer, or
+ * NULL with *fallback when the function is outside the subset (the helper's turn), or
+ * NULL after sv_lsp_fail. */
+static cJSON *stage_in_daemon(sv_lsp_request *rq, const char *qual, const char *format, const cJSON *args,
+                              const py_stmt *def, bool *fallback) {
+  *fallback = false;
+  const sv_method *m = sv_method_by_name("Stage");
+  sg_arena arena;
+  sg_arena_init(&arena, 16 * 1024);
+  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL};
+  cJSON *params = cJSON_CreateObject();
+  cJSON_AddStringToObject(params, "source", rq->text.text ? rq->text.text : "");
+  cJSON_AddStringToObject(params, "language", "SOURCE_LANGUAGE_PYTHON");
+  cJSON_AddStringToObject(params, "filename", uri_filename(rq->uri));
+  cJSON_AddStringToObject(params, "entry", qual);
+  cJSON *dumps = cJSON_AddArrayToObject(params, "dumps");
+  sg_buf f = SG_BUF_INIT;
+  sg_buf_puts(&f, "DUMP_FORMAT_");
+  for (const char *p = format; *p; p++) sg_buf_putc(&f, (char)(*p - 'a' + 'A'));
+  cJSON_AddItemToArray(dumps, cJSON_CreateString(f.data));
+  cJSON_AddItemToArray(dumps, cJSON_CreateString("DUMP_FORMAT_SEXPR"));
+  cJSON *names = cJSON_AddArrayToObject(params, "staticNames"), *values = cJSON_CreateArray();
+  for (const cJSON *a = args ? args->child : NULL; a; a = a->next) {
+    cJSON_AddItemToArray(names, cJSON_CreateString(a->string));
+    cJSON_AddItemToArray(values, cJSON_Duplicate(a, 1));
+  }
+  char *vals = cJSON_PrintUnformatted(values);
+  cJSON_AddStringToObject(params, "staticArgsJson", vals);
+  cJSON_free(vals);
+  cJSON_Delete(values);
+  cJSON *reply = NULL, *out = NULL;
+  sg_error err = SG_ERROR_INIT;
+  if (sv_service_invoke_json(rq->sv, m, &call, params, &reply, &err) != SG_OK) {
+    if (err.reason == SG_REASON_UNSUPPORTED) {
+      *fallback = true;
+    } else if (err.code != SG_CANCELLED) {
+      int line = err.line > 0 && err.line <= rq->text.nlines ? err.line : def->lineno;
+      int col = err.line > 0 && err.col > 0 ? err.col - 1 : line == def->lineno ? def->col_offset : 0;
+      int end = line_bytes(&rq->text, line);
+      sg_buf msg = SG_BUF_INIT;
+      sg_buf_printf(&msg, "staging %s failed: %s", qual, err.message ? err.message : "");
+      fail_at(rq, line, col > end ? 0 : col, line, end, "staging-error", "stage", msg.data);
+      sg_buf_free(&msg);
+    }
+  } else {
+    const cJSON *ds = cJSON_GetObjectItemCaseSensitive(reply, "dumps");
+    const cJSON *d0 = cJSON_GetArrayItem(ds, 0), *d1 = cJSON_GetArrayItem(ds, 1);
+    const cJSON *t0 = d0 ? cJSON_GetObjectItemCaseSensitive(d0, "text") : NULL;
+    const cJSON *t1 = d1 ? cJSON_GetObjectItemCaseSensitive(d1, "text") : NULL;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(reply, "graphId");
+    out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "function", qual);
+    cJSON_AddStringToObject(out, "format", format);
+    cJSON_AddStringToObject(out, "text", cJSON_IsString(t0) ? t0->valuestring : "");
+    cJSON_AddStringToObject(out, "sexpr", cJSON_IsString(t1) ? t1->valuestring : "");
+    cJSON_AddStringToObject(out, "graphId", cJSON_IsString(id) ? id->valuestring : "");
+    cJSON *ps = cJSON_AddArrayToObject(out, "params");
+    const py_arguments *pa = def->v.FunctionDef.args;
+    for (int part = 0; part < 2; part++) {
+      const py_seq *s = part ? pa->args : pa->posonlyargs;
+      for (int i = 0; i < PY_SEQ_LEN(s); i++) {
+        const char *name = ((const py_arg *)s->a[i])->arg;
+        if (!args || !cJSON_GetObjectItemCaseSensitive(args, name)) cJSON_AddItemToArray(ps, cJSON_CreateString(name));
+      }
+    }
+    cJSON_AddArrayToObject(out, "diagnostics");
+    cJSON_AddStringToObject(out, "stagedBy", "daemon");
+  }
+  cJSON_Delete(reply);
+  cJSON_Delete(params);
   sg_buf_free(&f);
   sg_error_clear(&err);
   sg_arena_free(&arena);
@@ -324,6 +407,11 @@ cJSON *sv_lsp_graph(sv_lsp_request *rq) {
                   col0 + 1, rq->uri);
     goto done;
   }
+  if (!strchr(qual, '.') && def->kind == PY_K_FunctionDef) { /* the daemon's own front end first */
+    bool fallback;
+    out = stage_in_daemon(rq, qual, fmt, cJSON_IsObject(args) ? args : NULL, def, &fallback);
+    if (out || !fallback) goto done;
+  }
   /* The whole module in the AutoGraph form (what the runtime stages), so the functions
    * the staged one calls are converted too. */
   (void)style; /* the graph is the same in both styles; `style` is only checked */
@@ -379,6 +467,7 @@ cJSON *sv_lsp_graph(sv_lsp_request *rq) {
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(ans, "params");
   cJSON_AddItemToObject(out, "params", cJSON_IsArray(params) ? cJSON_Duplicate(params, 1) : cJSON_CreateArray());
   cJSON_AddItemToObject(out, "diagnostics", warnings);
+  cJSON_AddStringToObject(out, "stagedBy", "python");
 done:
   cJSON_Delete(staged);
   cJSON_Delete(ans);

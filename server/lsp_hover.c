@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_hover.c — textDocument/hover on a function or a control-flow statement (if,
  * elif, while, for, return, break, continue): whether stagd stages it or it runs in

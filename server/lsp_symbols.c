@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lsp_symbols.c — textDocument/documentSymbol (classes, functions, methods, nested
  * ones as children; also those defined inside if / for / while / with / try blocks)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pbjson.c — protobuf-c messages to and from JSON, following the proto3 JSON
  * mapping: lowerCamelCase names (the original snake_case name is accepted too),

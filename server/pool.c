@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pool.c — a fixed set of worker threads fed by a FIFO queue. Transports hand
  * decoded requests to the pool so neither the event loop nor the gRPC

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * service.c — the one place requests are handled.
  *
@@ -27,6 +28,8 @@
 #include "stagd.pb-c.h"
 #include "sv.h"
 #include "eager.h"
+#include "metrics.h"
+#include "models.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -38,6 +41,7 @@
 
 typedef struct method_stats {
   _Atomic uint64_t calls, errors, total_ns;
+  sv_method_metrics m; /* by status code and latency (metrics.c) */
 } method_stats;
 
 struct sv_service {
@@ -50,7 +54,9 @@ struct sv_service {
   atomic_bool draining;
   method_stats *stats; /* one per method-table row */
   gr_cache *graphs;    /* staged programs by content-addressed id */
+  _Atomic uint64_t graph_hits, graph_misses;
   sv_handles *handles; /* device-resident tensors of eager clients (handles.c) */
+  sv_models *models;   /* --models DIR (models.c), or NULL */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -76,7 +82,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->uv_version = (char *)uv_version_string();
   static const char *const features[] = {"grpc",  "lsp",     "health",    "ping",     "stats",
                                          "parse", "unparse", "stage",     "execute",  "dump-graph",
-                                         "devices:cpu", "eager", "handles"
+                                         "devices:cpu", "eager", "handles", "models"
 #ifdef STAGD_HAVE_VULKAN
                                          ,
                                          "devices:vulkan"
@@ -379,6 +385,7 @@ static char *program_dump(sv_call *call, gr_program *p, Stagd__V1__DumpFormat f)
 /* The staged program with this id, retained; NOT_FOUND otherwise. */
 static gr_program *find_program(sv_service *sv, const char *id, sg_error *err) {
   gr_program *p = gr_cache_get(sv->graphs, id);
+  atomic_fetch_add(p ? &sv->graph_hits : &sv->graph_misses, 1);
   if (!p)
     sg_error_set(err, SG_NOT_FOUND, "no staged graph with id '%s' (Stage it first; the daemon keeps the %d most recent)",
                  id, GRAPH_CACHE_CAPACITY);
@@ -389,11 +396,21 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
                        ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__StageRequest, q);
   REPLY(Stagd__V1__StageReply, r);
-  gr_stage_options opts = {q->no_optimize, *q->entry ? q->entry : NULL, 0};
+  gr_stage_options opts = {.no_optimize = q->no_optimize, .entry = *q->entry ? q->entry : NULL};
+  const char *text = *q->sexpr ? q->sexpr : q->source;
+  bool python = q->language == STAGD__V1__SOURCE_LANGUAGE__SOURCE_LANGUAGE_PYTHON;
+  if (!python && q->n_static_names)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "static_names is for Python sources (language PYTHON)");
+  opts.static_names = (const char *const *)q->static_names;
+  opts.nstatic = (int)q->n_static_names;
+  opts.static_args_json = *q->static_args_json ? q->static_args_json : NULL;
   gr_program *staged;
-  sg_code rc = gr_stage(q->sexpr, strlen(q->sexpr), *q->filename ? q->filename : "<sexpr>", &opts, &staged, err);
+  const char *file = *q->filename ? q->filename : python ? "<python>" : "<sexpr>";
+  sg_code rc = python ? gr_stage_python(text, strlen(text), file, &opts, &staged, err)
+                      : gr_stage(text, strlen(text), file, &opts, &staged, err);
   if (rc != SG_OK) return rc;
   gr_program *p = gr_cache_put(sv->graphs, staged); /* the cached twin when already staged */
+  atomic_fetch_add(p == staged ? &sv->graph_misses : &sv->graph_hits, 1);
   gr_program_release(staged);
   r->graph_id = sg_arena_strdup(call->arena, gr_program_id(p));
   r->n_dumps = q->n_dumps;
@@ -412,9 +429,11 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
 /* Execute with boxed values: handles as arguments (variables by reference), and the
  * result left in the daemon as handles when asked (eager.c does the conversions). */
 static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q,
-                              Stagd__V1__ExecuteReply *r, gr_program *p, const char *device, sg_error *err) {
+                              Stagd__V1__ExecuteReply *r, gr_program *p, const char *device,
+                              gr_value *const *extra, int n_extra, sg_error *err) {
   sg_code rc = SG_OK;
-  gr_value **args = sg_xcalloc(q->n_args ? q->n_args : 1, sizeof *args);
+  size_t total = q->n_args + (size_t)n_extra;
+  gr_value **args = sg_xcalloc(total ? total : 1, sizeof *args);
   size_t got = 0;
   for (; got < q->n_args && !rc; got++) {
     char path[32];
@@ -422,13 +441,14 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
     rc = sv_value_to_gr(sv->handles, q->args[got], path, &args[got], err);
     if (rc) break;
   }
+  for (int i = 0; !rc && i < n_extra; i++) args[q->n_args + (size_t)i] = extra[i]; /* borrowed */
   gr_value *res = NULL;
   char *printed = NULL;
   if (!rc) {
     /* return_handles on a Vulkan device: tensor results stay there (resident) */
     gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0,
                             q->return_handles && !sv->cfg->host_handles};
-    rc = gr_execute_values(p, &opts, args, (int)q->n_args, &res, &printed, err);
+    rc = gr_execute_values(p, &opts, args, (int)total, &res, &printed, err);
   }
   for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
   free(args);
@@ -447,41 +467,54 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   return rc;
 }
 
-static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
-                         ProtobufCMessage *reply_, sg_error *err) {
-  REQUEST(Stagd__V1__ExecuteRequest, q);
-  REPLY(Stagd__V1__ExecuteReply, r);
+/* Value arguments (records, strings and handles too) run as values: tensors are copied
+ * once, not printed as JSON text and parsed back (2.5 µs a number); the reply then
+ * carries `result` as well as `result_json`. args_json takes the JSON path. */
+static bool values_path(const Stagd__V1__ExecuteRequest *q, int n_extra) {
+  return q->return_handles || q->n_args > 0 || (n_extra > 0 && !*q->args_json);
+}
+
+/* The checks of an Execute request made before its program is looked up. */
+static sg_code execute_precheck(sv_service *sv, const Stagd__V1__ExecuteRequest *q, int n_extra, sg_error *err) {
   if (q->n_args && *q->args_json)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "give the arguments either as args or as args_json, not both");
   if (q->return_handles && *q->args_json)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "return_handles takes its arguments as args (Value messages), not args_json");
   /* cpu | auto | vulkan[:N]: resolved by the graph executor (graph/vulkan/exec_vulkan.c) */
+  if (values_path(q, n_extra)) return sv_check_device(*q->device ? q->device : sv->cfg->device, err);
+  return SG_OK;
+}
+
+sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q, Stagd__V1__ExecuteReply *r,
+                   gr_program *p, gr_value *const *extra, int n_extra, sg_error *err) {
+  sg_code rc = execute_precheck(sv, q, n_extra, err);
+  if (rc) return rc;
   const char *device = *q->device ? q->device : sv->cfg->device;
-  /* Value arguments (records, strings and handles too) run as values: tensors are
-   * copied once, not printed as JSON text and parsed back (2.5 µs a number); the reply
-   * then carries `result` as well as `result_json`. args_json takes the JSON path. */
-  if (q->return_handles || q->n_args > 0) {
-    sg_code rc = sv_check_device(device, err);
-    if (rc) return rc;
-    gr_program *p = find_program(sv, q->graph_id, err);
-    if (!p) return SG_NOT_FOUND;
-    rc = execute_values(sv, call, q, r, p, device, err);
-    gr_program_release(p);
-    return rc;
-  }
-  gr_program *p = find_program(sv, q->graph_id, err);
-  if (!p) return SG_NOT_FOUND;
+  if (values_path(q, n_extra)) return execute_values(sv, call, q, r, p, device, extra, n_extra, err);
   gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false};
   char *result = NULL, *printed = NULL;
-  sg_code rc = gr_execute_json(p, &opts, *q->args_json ? q->args_json : "[]", &result, &printed, err);
-  gr_program_release(p);
+  rc = gr_execute_json_with(p, &opts, *q->args_json ? q->args_json : "[]", extra, n_extra, &result,
+                                    &printed, err);
   if (rc == SG_OK) {
     r->result_json = sg_arena_strdup(call->arena, result ? result : "null");
     r->output = sg_arena_strdup(call->arena, printed ? printed : "");
   }
   free(result);
   free(printed);
+  return rc;
+}
+
+static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                         ProtobufCMessage *reply_, sg_error *err) {
+  REQUEST(Stagd__V1__ExecuteRequest, q);
+  REPLY(Stagd__V1__ExecuteReply, r);
+  sg_code rc = execute_precheck(sv, q, 0, err);
+  if (rc) return rc;
+  gr_program *p = find_program(sv, q->graph_id, err);
+  if (!p) return SG_NOT_FOUND;
+  rc = sv_execute(sv, call, q, r, p, NULL, 0, err);
+  gr_program_release(p);
   return rc;
 }
 
@@ -538,6 +571,9 @@ static const sv_method methods[] = {
     STAGD_METHOD(Fetch, "fetch", fetch, sv_h_fetch),
     STAGD_METHOD(Release, "release", release, sv_h_release),
     STAGD_METHOD(Session, "session", session, sv_h_session),
+    {"RunModel", "/stagd.v1.Stagd/RunModel", "stagd/runModel", &stagd__v1__run_model_request__descriptor,
+     &stagd__v1__execute_reply__descriptor, sv_h_run_model},
+    STAGD_METHOD(ListModels, "listModels", list_models, sv_h_list_models),
     {"Health.Check", "/grpc.health.v1.Health/Check", "stagd/health",
      &grpc__health__v1__health_check_request__descriptor,
      &grpc__health__v1__health_check_response__descriptor, h_health},
@@ -591,11 +627,16 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles);
+  if (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err))) {
+    sv_service_destroy(sv);
+    return NULL;
+  }
   return sv;
 }
 
 void sv_service_destroy(sv_service *sv) {
   if (!sv) return;
+  sv_models_close(sv->models);
   free(sv->stats);
   gr_cache_free(sv->graphs);
   sv_handles_free(sv->handles);
@@ -603,6 +644,20 @@ void sv_service_destroy(sv_service *sv) {
 }
 
 const sv_config *sv_service_config(const sv_service *sv) { return sv->cfg; }
+
+const sv_method_metrics *sv_service_method_metrics(sv_service *sv, size_t i) { return &sv->stats[i].m; }
+
+void sv_service_gauges_get(sv_service *sv, sv_service_gauges *out) {
+  memset(out, 0, sizeof *out);
+  out->in_flight = atomic_load(&sv->in_flight);
+  out->graphs_cached = gr_cache_size(sv->graphs);
+  out->graph_hits = atomic_load(&sv->graph_hits);
+  out->graph_misses = atomic_load(&sv->graph_misses);
+  out->started_ms = sv->started_ms;
+  sv_models_counts(sv->models, &out->models, &out->model_versions, &out->model_loads, &out->model_load_errors);
+}
+
+sv_models *sv_service_models(sv_service *sv) { return sv->models; }
 sv_handles *sv_service_handles(sv_service *sv) { return sv->handles; }
 uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
 void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
@@ -647,14 +702,17 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
   method_stats *st = &sv->stats[m - methods];
   atomic_fetch_add(&st->calls, 1);
   atomic_fetch_add(&st->total_ns, dt);
+  sv_method_metrics_observe(&st->m, rc, dt);
   if (rc != SG_OK) {
     atomic_fetch_add(&st->errors, 1);
     atomic_fetch_add(&sv->errors_total, 1);
     char *msg = err ? sg_error_format(err) : NULL;
-    SG_INFO(call->id, "%s %s %.3f ms: %s", m->name, sg_code_name(rc), dt / 1e6, msg ? msg : "");
+    sg_log_request lr = {m->name, sg_code_name(rc), call->session, dt};
+    sg_log_req(SG_LOG_INFO, call->id, &lr, "%s", msg ? msg : "");
     free(msg);
   } else {
-    SG_DEBUG(call->id, "%s OK %.3f ms", m->name, dt / 1e6);
+    sg_log_request lr = {m->name, "OK", call->session, dt};
+    sg_log_req(SG_LOG_DEBUG, call->id, &lr, "%s", "");
   }
   atomic_fetch_sub(&sv->in_flight, 1);
   return rc;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stagd.c — the daemon's main(): reads the configuration, starts the service, the
  * worker pool and the transports, and runs the libuv loop that owns signals,
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <uv.h>
 
+#include "metrics.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -26,6 +28,7 @@ typedef struct stagd_daemon {
   sv_pool *pool;
   sv_grpc *grpc;
   sv_lsp *lsp;
+  sv_metrics_http *metrics; /* --metrics-listen */
   uv_signal_t sigint, sigterm;
   uv_timer_t shutdown_timer;
   uv_timer_t lease_timer; /* releases the handles of client sessions gone silent */
@@ -136,6 +139,7 @@ int main(int argc, char **argv) {
     return exit_code;
   }
   sg_log_set_level(d.cfg.log_level);
+  sg_log_set_format(d.cfg.log_format);
 
   grpc_init();
   d.loop = uv_default_loop();
@@ -174,6 +178,8 @@ int main(int argc, char **argv) {
   if (rc == 0 && d.cfg.lsp && d.cfg.stdio && sv_lsp_serve_stdio(d.lsp, &err) != SG_OK) rc = 2;
   for (size_t i = 0; rc == 0 && i < d.cfg.lsp_listen.len; i++)
     if (sv_lsp_listen(d.lsp, d.cfg.lsp_listen.items[i], &err) != SG_OK) rc = 2;
+  if (rc == 0 && d.cfg.metrics_listen && !(d.metrics = sv_metrics_http_start(d.sv, d.cfg.metrics_listen, &err)))
+    rc = 2;
 
   if (rc != 0) {
     print_error(&err);
@@ -183,6 +189,7 @@ int main(int argc, char **argv) {
   }
   uv_run(d.loop, UV_RUN_DEFAULT);
 
+  sv_metrics_http_stop(d.metrics);
   sv_grpc_destroy(d.grpc);
   sv_pool_destroy(d.pool);
   sv_lsp_destroy(d.lsp);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sv.h — the public API of server/: configuration, the service layer and the
  * transports that expose it.
@@ -41,6 +42,10 @@ typedef struct sv_config {
   char *config_file;        /* where the file options came from, or NULL */
   int workers;              /* worker threads (default: number of CPUs, at least 2) */
   sg_log_level log_level;
+  sg_log_format log_format;     /* --log-format text|json */
+  char *metrics_listen;         /* --metrics-listen host:port, or NULL */
+  char *models_dir;             /* --models DIR, or NULL */
+  uint64_t models_poll_ms;      /* rescans of models_dir (0: only at start) */
   uint64_t max_message_bytes;   /* largest request/message accepted */
   uint64_t deadline_ms;         /* default and maximum time per request (0: none) */
   uint64_t shutdown_timeout_ms; /* in-flight calls get this long on SIGTERM */

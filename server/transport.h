@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * transport.h — the private interface between the daemon's main() and its
  * transports. Transports turn wire formats into sv_service_invoke* calls and back;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """json_values.py — NumPy values as the JSON values of ARCHITECTURE.md "JSON values" and
 back, for the tests that drive gr_tool or Execute with JSON arguments: tensors as
 {"dtype", "shape", "data"} with non-finite floats as the strings "nan", "inf", "-inf",

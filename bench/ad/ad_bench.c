@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_bench.c — reverse-mode AD cost (issue 7): for an MLP loss and an RNN cell loss,
  * the time of one Execute of value-and-gradient (a def returning the loss and

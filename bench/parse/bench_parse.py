@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench_parse.py — stagd's Python front end vs CPython's ast, on the 3.12 stdlib.
 
     python3.12 bench/parse/bench_parse.py --tool BUILD/tests/convert/pyast_tool [--repeat N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_f16_chain.c — float16 work on one device, before and after the float16 kernels,
  * recorded into one command buffer each way:

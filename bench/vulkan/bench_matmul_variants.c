@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_matmul_variants.c — `bench_vulkan --matmul-variants`: GFLOPS of each matmul
  * variant (tiled, subgroup, coop; forced through kn_vk_options.matmul_variant) on each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_mlp.c — `bench_vulkan --mlp B,D0,D1,...,Dn`: one staged MLP forward pass
  *   (def mlp (x w1 .. wn) (softmax (matmul (relu (.. (matmul x w1) ..)) wn)))

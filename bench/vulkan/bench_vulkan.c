@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_vulkan.c — numbers for the Vulkan backend on every available Vulkan device:
  *   - float32 square matmul GFLOPS for n = 256..--max (default 2048, up to 4096), against

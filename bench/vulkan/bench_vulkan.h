@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_vulkan.h — the parts of bench_vulkan that live in their own files.
  */

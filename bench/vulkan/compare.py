@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """compare.py — one run, side by side: bench_vulkan (CPU backend, naive loop, every Vulkan
 device, per-dispatch/per-graph overheads) and NumPy (OpenBLAS) matmul GFLOPS and add
 bandwidth for the same sizes, with the ratios of each device to NumPy.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """test_torch_compare.py — ctest bench.vulkan.torch_compare: torch_compare.py --quick end
 to end against a real bench_vulkan (lavapipe here) with PyTorch absent; on canned bench
 output, with a stand-in `torch` module that has "CUDA" (NumPy underneath, so the cuBLAS

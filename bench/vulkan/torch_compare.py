@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """torch_compare.py — stagd's Vulkan matmul and staged MLP forward beside PyTorch on the
 same GPU, in one run, written as a markdown table (issue #6; scripts/gpu-run.sh runs it
 on a lent GPU, docs/performance.md "Running the GPU figures").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * args_check.c — stagctl's own look at the numbers of a JSON argument (`--args`)
  * before it leaves: a JSON number that no float64 holds (1e400) would otherwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cli.c — parses a command's arguments by its row of the command table (cli.h):
  * `--name value`, `--name=value`, `--flag`, `--` (everything after it is an operand,

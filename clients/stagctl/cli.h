@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * cli.h — stagctl's one command table and what reads it. Every command and option is
  * a row (name, operands, options with their help and how their values complete);

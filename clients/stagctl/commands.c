@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.c — stagctl's commands and the one table that describes them (at the
  * end). Each command builds one request message, calls the service (in-process with
@@ -109,6 +110,13 @@ static Stagd__V1__ParseRequest *parse_request(ctl_ctx *c, const char *path) {
   return req;
 }
 
+/* FILE.py is Python source, staged in the daemon (docs/pyfront.md); anything else is
+ * S-expressions. */
+static bool is_python(const char *path) {
+  size_t n = strlen(path);
+  return n > 3 && !strcmp(path + n - 3, ".py");
+}
+
 /* A StageRequest holding FILE's text; NULL (c->err set) when it cannot be read. */
 static Stagd__V1__StageRequest *stage_request(ctl_ctx *c, const char *path, const char *entry) {
   size_t len;
@@ -117,6 +125,7 @@ static Stagd__V1__StageRequest *stage_request(ctl_ctx *c, const char *path, cons
   Stagd__V1__StageRequest *req = (void *)new_request(c, "Stage");
   req->sexpr = src;
   req->filename = (char *)path;
+  if (is_python(path)) req->language = STAGD__V1__SOURCE_LANGUAGE__SOURCE_LANGUAGE_PYTHON;
   if (entry) req->entry = (char *)entry;
   return req;
 }
@@ -188,12 +197,9 @@ static const char *stage_file(ctl_ctx *c, const char *path, const char *entry) {
   return ((Stagd__V1__StageReply *)reply)->graph_id;
 }
 
-static int cmd_run(ctl_ctx *c) {
-  const char *entry = ctl_opt_value(c, "entry"), *args = ctl_opt_value(c, "args");
-  const char *device = ctl_opt_value(c, "device");
-  if (args && ctl_check_json_numbers(args, "--args", &c->err, &c->hint) != SG_OK) return ctl_report(c);
-  const char *id = stage_file(c, operand(c, 0), entry);
-  if (!id) return ctl_report(c);
+/* Executes graph id (entry: a def of it, or NULL) on the JSON arguments and prints the
+ * result; what `print` nodes printed goes to stderr. */
+static int execute(ctl_ctx *c, const char *id, const char *entry, const char *args, const char *device) {
   Stagd__V1__ExecuteRequest *req = (void *)new_request(c, "Execute");
   req->graph_id = (char *)id;
   if (entry) req->entry = (char *)entry;
@@ -207,9 +213,55 @@ static int cmd_run(ctl_ctx *c) {
   return CTL_EXIT_OK;
 }
 
+static int cmd_run(ctl_ctx *c) {
+  const char *entry = ctl_opt_value(c, "entry"), *args = ctl_opt_value(c, "args");
+  if (args && ctl_check_json_numbers(args, "--args", &c->err, &c->hint) != SG_OK) return ctl_report(c);
+  const char *id = stage_file(c, operand(c, 0), entry);
+  if (!id) return ctl_report(c);
+  return execute(c, id, entry, args, ctl_opt_value(c, "device"));
+}
+
+/* run-model NAME: an exported model the daemon serves from --models DIR (docs/deploy.md
+ * "Models"); the result as one JSON value. */
+static int cmd_run_model(ctl_ctx *c) {
+  const char *version = ctl_opt_value(c, "version"), *args = ctl_opt_value(c, "args");
+  const char *device = ctl_opt_value(c, "device");
+  if (args && ctl_check_json_numbers(args, "--args", &c->err, &c->hint) != SG_OK) return ctl_report(c);
+  Stagd__V1__RunModelRequest *req = (void *)new_request(c, "RunModel");
+  req->name = (char *)operand(c, 0);
+  if (version) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(version, &end, 10);
+    if (!*version || *end || errno || v < 1)
+      return ctl_usage_error(c->cmd, "run-model: --version expects a positive whole number, got '%s'", version);
+    req->version = v;
+  }
+  req->args_json = (char *)(args ? args : "[]");
+  if (device) req->device = (char *)device;
+  ProtobufCMessage *reply;
+  if (call(c, "RunModel", &req->base, &reply) != SG_OK) return ctl_report(c);
+  Stagd__V1__ExecuteReply *r = (void *)reply;
+  fputs(r->output, stderr);
+  printf("%s\n", r->result_json);
+  return CTL_EXIT_OK;
+}
+
+/* models [NAME]: ListModels as JSON. */
+static int cmd_models(ctl_ctx *c) {
+  Stagd__V1__ListModelsRequest *req = (void *)new_request(c, "ListModels");
+  if (operand(c, 0)) req->name = (char *)operand(c, 0);
+  ProtobufCMessage *reply;
+  if (call(c, "ListModels", &req->base, &reply) != SG_OK) return ctl_report(c);
+  return print_json(reply);
+}
+
 static int cmd_grad(ctl_ctx *c) {
   const char *entry = ctl_opt_value(c, "entry"), *wrt = ctl_opt_value(c, "wrt");
+  const char *args = ctl_opt_value(c, "args"), *device = ctl_opt_value(c, "device");
   if (!entry) return ctl_usage_error(c->cmd, "grad: --entry NAME is required (the function to differentiate)");
+  if (device && !args) return ctl_usage_error(c->cmd, "grad: --device runs the gradient: give --args too");
+  if (args && ctl_check_json_numbers(args, "--args", &c->err, &c->hint) != SG_OK) return ctl_report(c);
   Stagd__V1__DumpFormat fmt;
   if (!dump_format(c, &fmt)) return CTL_EXIT_USAGE;
   int32_t wrt_index = 0;
@@ -234,6 +286,7 @@ static int cmd_grad(ctl_ctx *c) {
   req->dump = fmt;
   ProtobufCMessage *reply;
   if (call(c, "Grad", &req->base, &reply) != SG_OK) return ctl_report(c);
+  if (args) return execute(c, ((Stagd__V1__GradReply *)reply)->graph_id, NULL, args, device);
   fputs(((Stagd__V1__GradReply *)reply)->dump, stdout);
   return CTL_EXIT_OK;
 }
@@ -317,6 +370,13 @@ static const ctl_opt grad_opts[] = {
     ENTRY_OPT("the function to differentiate (required)"),
     {"wrt", "I", "the parameter to differentiate with respect to (default 0)", 0, NULL},
     DUMP_OPT,
+    {"args", "JSON", "run the gradient on these arguments and print its value instead of the graph", 0, NULL},
+    {"device", "DEV", "with --args: cpu or vulkan[:N] (default: the daemon's)", CTL_COMPLETE_WORDS, "cpu vulkan"},
+    {0}};
+static const ctl_opt run_model_opts[] = {
+    {"version", "V", "the model version (default: the highest the daemon loaded)", 0, NULL},
+    {"args", "JSON", "the arguments: a JSON array, one element per input of the model", 0, NULL},
+    {"device", "DEV", "cpu or vulkan[:N] (default: the daemon's)", CTL_COMPLETE_WORDS, "cpu vulkan"},
     {0}};
 static const ctl_opt ping_opts[] = {
     {"delay-ms", "N", "ask the daemon to wait N milliseconds before answering", 0, NULL},
@@ -344,15 +404,25 @@ const ctl_cmd ctl_commands[] = {
      SHOWS_FILE, NULL, false},
     {"convert", cmd_convert, "FILE", 1, 1, CTL_COMPLETE_FILE, NULL, "print the converted module of FILE",
      "The converter's diagnostics go to stderr; an error among them exits 1. " SHOWS_FILE, convert_opts, false},
-    {"stage", cmd_stage, "FILE.sexp", 1, 1, CTL_COMPLETE_FILE, NULL, "stage an S-expression file and dump the graph",
-     SHOWS_FILE, stage_opts, false},
-    {"run", cmd_run, "FILE.sexp", 1, 1, CTL_COMPLETE_FILE, NULL, "stage and run a function; print its result as JSON",
+    {"stage", cmd_stage, "FILE.sexp|FILE.py", 1, 1, CTL_COMPLETE_FILE, NULL,
+     "stage an S-expression or Python file and dump the graph",
+     "A .py file is Python source that the daemon stages itself (docs/pyfront.md); --entry\n"
+     "names its function. " SHOWS_FILE,
+     stage_opts, false},
+    {"run", cmd_run, "FILE.sexp|FILE.py", 1, 1, CTL_COMPLETE_FILE, NULL, "stage and run a function; print its result as JSON",
      "What graph `print` nodes print goes to stderr. A number in --args that no float64 holds\n"
      "(1e400) or an integer beyond int64 is an error at its position; write \"Infinity\" for an\n"
      "infinite value. " SHOWS_FILE,
      run_opts, false},
-    {"grad", cmd_grad, "FILE.sexp", 1, 1, CTL_COMPLETE_FILE, NULL, "dump the gradient graph of a function",
-     SHOWS_FILE, grad_opts, false},
+    {"grad", cmd_grad, "FILE.sexp|FILE.py", 1, 1, CTL_COMPLETE_FILE, NULL,
+     "dump the gradient graph of a function, or with --args print the gradient's value", SHOWS_FILE, grad_opts,
+     false},
+    {"run-model", cmd_run_model, "NAME", 1, 1, 0, NULL, "run an exported model the daemon serves; print its result as JSON",
+     "The daemon serves DIR/NAME/VERSION/ with --models DIR (docs/deploy.md \"Models\"); the\n"
+     "arguments are checked against the model's signature.",
+     run_model_opts, false},
+    {"models", cmd_models, "[NAME]", 0, 1, 0, NULL, "list the exported models the daemon serves, as JSON", NULL, NULL,
+     false},
     {"devices", cmd_devices, "", 0, 0, 0, NULL, "list the daemon's devices as JSON", NULL, NULL, false},
     {"health", cmd_health, "[SERVICE]", 0, 1, 0, NULL, "health check as JSON (exit 2 unless SERVING)", NULL, NULL,
      false},

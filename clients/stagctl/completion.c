@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * completion.c — `stagctl completion bash|zsh`: shell completion scripts written from
  * the command table (commands.c), so they know every command, option and value list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * diag.c — how stagctl reports problems on stderr: compiler-style diagnostics
  * (`FILE:LINE:COL: error: MESSAGE`, then `  hint: ...`), `stagctl: error: ...` for

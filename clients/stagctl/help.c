@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * help.c — `stagctl --help`, `stagctl COMMAND --help` and `stagctl --version`, all
  * written from the command table (commands.c), so they never disagree with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * rpc.c — stagctl's two ways to call a method: in-process through the service
  * layer, or as a unary gRPC call with gRPC core's client API. Remote errors are

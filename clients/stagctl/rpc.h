@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * rpc.h — how stagctl reaches the service: in-process (--local, the same
  * sv_service_invoke the daemon's transports call) or over gRPC to a daemon.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stagctl.c — the stagd command line's entry point: global options (the
  * ctl_global_opts rows of commands.c), then one command from the command table,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad.c — reverse-mode automatic differentiation on the graph IR (issue #7), Myia
  * style. `(grad f i ...)` lowers to an apply of the `grad` primitive; after lowering,
@@ -429,7 +430,10 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
     free(args);
     goto out;
   }
-  if (op && (op->flags & GR_OP_EFFECT)) {
+  /* an assert (Python's assert and raise) runs in the forward pass as written and
+   * passes no gradient; other effects are not differentiable */
+  bool check = op && !strcmp(op->name, "assert");
+  if (op && (op->flags & GR_OP_EFFECT) && !check) {
     gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, x,
                 "grad: '%s' has side effects and is not differentiable", op->name);
     goto out;
@@ -445,7 +449,7 @@ static gr_node *fwd_apply(adc *c, scope *s, gr_node *x) {
     in[0] = head;
     r = fnode(c, in, x->ninputs, x);
     r->name = x->name;
-    if (!(op->flags & GR_OP_NOGRAD)) sg_vec_push(&c->tape, r);
+    if (!(op->flags & GR_OP_NOGRAD) && !check) sg_vec_push(&c->tape, r);
     goto out;
   }
   if (gr_is_const_graph(head) && !head->value.u.g->parent && head->value.u.g->nparams == na &&

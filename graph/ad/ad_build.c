@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_build.c — the builder AD's transformation (ad.c) and the gradient rules
  * (ad_rules.c) share: primitive applies located at the grad site, constants, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_internal.h — private to graph/ad: what the transformation (ad.c), the builder
  * (ad_build.c) and the gradient rules (ad_rules.c) share. One forward/backward pair
@@ -67,7 +68,8 @@ void gr_ad_mark_scalar_inputs(gr_ad *c, gr_node *n);
 extern const gr_grad_rule gr_grad_binary, gr_grad_unary, gr_grad_matmul, gr_grad_reduce,
     gr_grad_none, gr_grad_where, gr_grad_transpose, gr_grad_reshape, gr_grad_cast,
     gr_grad_softmax, gr_grad_tuple, gr_grad_getitem, gr_grad_record, gr_grad_getattr,
-    gr_grad_seq, gr_grad_adjoint, gr_grad_join, gr_grad_slice, gr_grad_gather, gr_grad_fill;
+    gr_grad_seq, gr_grad_adjoint, gr_grad_join, gr_grad_slice, gr_grad_gather, gr_grad_fill,
+    gr_grad_pyconv;
 
 /* The gradient rule of op's family; NULL: no gradient flows (effects, control forms
  * AD handles itself, optimizer steps). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_rules.c — the gradient rules of the op table's grad column (ad_internal.h): one rule
  * per kernel family, switching on the row's kernel code. Each adds, for a forward
@@ -233,6 +234,15 @@ static sg_code cast(gr_ad *c, gr_node *n, gr_node *g) {
   return SG_OK;
 }
 
+/* float(a) passes g back to a's shape (a number, or a one-element tensor); int(a),
+ * bool(a) and operator.index(a) are integers: nothing flows */
+static sg_code pyconv(gr_ad *c, gr_node *n, gr_node *g) {
+  const gr_op *op = gr_node_prim(n);
+  gr_node *a = n->inputs[1];
+  if (op->code == GR_PY_FLOAT) accum(c, a, mk(c, "sum_like", g, a));
+  return SG_OK;
+}
+
 /* y = softmax(x): dx = y * (g - sum(g * y)); y = log_softmax(x): dx = g - exp(y) sum(g) */
 static sg_code softmax(gr_ad *c, gr_node *n, gr_node *g) {
   const gr_op *op = gr_node_prim(n);
@@ -424,7 +434,7 @@ const gr_grad_rule gr_grad_binary = {binary}, gr_grad_unary = {unary}, gr_grad_m
                    gr_grad_getitem = {getitem}, gr_grad_record = {record},
                    gr_grad_getattr = {getitem}, gr_grad_seq = {seq}, gr_grad_adjoint = {adjoint},
                    gr_grad_join = {join}, gr_grad_slice = {slice}, gr_grad_gather = {gather},
-                   gr_grad_fill = {fill};
+                   gr_grad_fill = {fill}, gr_grad_pyconv = {pyconv};
 
 /* The gradient column of the op table, by family (ir/ops.c). */
 static const gr_grad_rule *const rules[GR_FAM_COUNT] = {
@@ -443,6 +453,7 @@ static const gr_grad_rule *const rules[GR_FAM_COUNT] = {
     [GR_FAM_ASSERT] = NULL,                  [GR_FAM_VARIABLE] = NULL,
     [GR_FAM_SEQ] = &gr_grad_seq,             [GR_FAM_IF] = NULL,
     [GR_FAM_WHILE] = NULL,                   [GR_FAM_GRAD] = NULL,
+    [GR_FAM_PYCONV] = &gr_grad_pyconv,
 };
 
 const gr_grad_rule *gr_grad_rule_of(const gr_op *op) { return rules[op->family]; }

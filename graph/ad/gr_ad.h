@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_ad.h — graph/ad: Myia-style reverse-mode automatic differentiation on the IR
  * (docs/ad.md). Each (grad f i ...) apply is replaced by a constant gradient graph

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * compile.c — closure conversion and linearisation for the executor.
  *

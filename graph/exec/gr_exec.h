@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_exec.h — graph/exec: running programs. compile.c turns each graph into linear
  * code (closure conversion, slots, last uses); exec.c interprets it (calls, closures,
@@ -12,6 +13,7 @@
 #include "gr_ir.h"
 
 typedef struct gr_ctx gr_ctx;
+typedef struct gr_txn gr_txn;
 
 /* A family's CPU kernel: args borrowed, *out owned by the caller. */
 typedef sg_code (*gr_cpu_fn)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
@@ -77,6 +79,7 @@ struct gr_ctx {
   gr_node *site; /* node being executed (for locations) */
   const gr_backend *backend; /* NULL: every primitive runs on the CPU kernels */
   void *dev;                 /* the backend's state for this request */
+  gr_txn *txn;               /* the request's variable log (txn.c); NULL: none */
 };
 
 sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_error *err);
@@ -95,6 +98,20 @@ sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
 /* How many elementwise chains ran as one fused pass (fused.c) since the process began;
  * STAGD_FUSE=0 runs every chain op by op. */
 uint64_t gr_exec_fused_chains(void);
+
+/* ------------------------------------------- all-or-nothing variables (txn.c)
+ * A request runs between gr_txn_begin and gr_txn_end; its variable kernels read and
+ * write cells through gr_var_read / gr_var_write, which see and log the request's own
+ * updates; gr_txn_end publishes them all when rc is SG_OK, else none. It returns
+ * GR_TXN_RETRY when a cell the request read changed meanwhile (nothing published):
+ * the caller discards the attempt's results and runs it again with attempt + 1. */
+enum { GR_TXN_RETRY = 1000 };
+sg_code gr_txn_begin(gr_ctx *ctx, int attempt, sg_error *err);
+sg_code gr_txn_end(gr_ctx *ctx, sg_code rc, sg_error *err);
+/* The request's view of a cell (new reference). */
+gr_val gr_var_read(gr_ctx *ctx, gr_obj *cell);
+/* Logs nv (taken) as the cell's new value. */
+void gr_var_write(gr_ctx *ctx, gr_obj *cell, gr_val nv);
 /* Constant folding's evaluator (opt/gr_opt.h gr_fold_fn): op's CPU kernel on host
  * constants, in a context of its own. */
 sg_code gr_exec_fold(const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err);

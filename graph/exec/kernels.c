@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels.c — the op table's CPU column: each op family's CPU kernel (ir/ops.c lists
- * the rows and their families; the kernels live in ops_cpu.c, ops_adjoint.c and
- * ops_optim.c). Every family has one: the CPU runs every primitive.
+ * the rows and their families; the kernels live in ops_cpu.c, ops_adjoint.c,
+ * ops_optim.c and ops_pyconv.c). Every family has one: the CPU runs every primitive.
  */
 #include "ops_cpu.h"
 
@@ -21,4 +22,5 @@ const gr_cpu_fn gr_cpu_kernels[GR_FAM_COUNT] = {
     [GR_FAM_ASSERT] = gr_cpu_assert,       [GR_FAM_VARIABLE] = gr_cpu_variable,
     [GR_FAM_SEQ] = gr_cpu_seq,             [GR_FAM_IF] = gr_cpu_if,
     [GR_FAM_WHILE] = gr_cpu_while,         [GR_FAM_GRAD] = gr_cpu_grad,
+    [GR_FAM_PYCONV] = gr_cpu_pyconv,
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_adjoint.c — CPU kernels and shape rules of the primitives reverse-mode AD emits
  * (graph/ad; the rows of ir/ops.c of family ADJOINT):

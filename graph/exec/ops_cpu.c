@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_cpu.c — the CPU kernels of the op families (the op table is ir/ops.c; kernels.c
  * is its CPU column):
@@ -465,34 +466,27 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
   if (args[0].tag != GV_VAR) return bad(err, op, "expected a variable, got a %s", gv_type_name(&args[0]));
   gr_obj *cell = args[0].u.o;
   if (op->code == 1) {
-    *out = gv_var_get(cell);
+    *out = gr_var_read(ctx, cell);
     /* a cell on a Vulkan device read by a CPU request: its host copy */
     return ctx->backend ? SG_OK : gv_resident_to_host(out, err);
   }
+  /* assign / assign_add: the new value goes to the request's log (txn.c) */
   gr_val nv;
-  gv_var_lock(cell); /* assign_add: read, add and store as one step */
   if (op->code == 3) {
-    gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
+    gr_val pair[2] = {gr_var_read(ctx, cell), args[1]};
     sg_code rc = gv_resident_to_host(&pair[0], err);
     if (!rc) rc = gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err);
     gv_release(pair[0]);
-    if (rc) {
-      gv_var_unlock(cell);
-      return rc;
-    }
+    if (rc) return rc;
   } else {
     nv = gv_retain(args[1]);
     if (gv_own_strings(&nv, atomic_load(&cell->escaped), err)) { /* the cell may outlive the request */
-      gv_var_unlock(cell);
       gv_release(nv);
       return err->code;
     }
   }
-  gr_val old = cell->items[0];
-  cell->items[0] = nv;
-  *out = gv_retain(nv);
-  gv_var_unlock(cell);
-  gv_release(old);
+  gr_var_write(ctx, cell, gv_retain(nv));
+  *out = nv;
   return SG_OK;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_cpu.h — private to graph/exec: the CPU kernels of the op families, the entries
  * of the op table's CPU column (kernels.c).
@@ -38,6 +39,7 @@ GR_CPU(gr_cpu_if);
 GR_CPU(gr_cpu_while);
 GR_CPU(gr_cpu_grad);
 GR_CPU(gr_cpu_adjoint); /* ops_adjoint.c */
+GR_CPU(gr_cpu_pyconv);  /* ops_pyconv.c */
 GR_CPU(gr_cpu_optim);   /* ops_optim.c */
 sg_code gr_cpu_unary_code(gr_ctx *ctx, const gr_op *op, int code, gr_val *args, gr_val *out,
                           sg_error *err);

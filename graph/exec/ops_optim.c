@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops_optim.c — optimizer-step primitives (the rows of ir/ops.c of family OPTIM,
  * flagged GR_OP_NOGRAD: AD passes no gradient through an update), so a

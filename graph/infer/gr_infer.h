@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_infer.h — graph/infer: abstract interpretation of the IR. For every node a type
  * (scalar, tensor, tuple, record, function, none), dtype, shape (dims may be unknown

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer.c — abstract interpretation of the graph: for every node a type (scalar,
  * tensor, tuple, record, function, none), dtype, shape (dims may be unknown `?`, the
@@ -32,6 +33,7 @@ static const gr_infer_fn rules[GR_FAM_COUNT] = {
     [GR_FAM_ASSERT] = gr_infer_none,       [GR_FAM_VARIABLE] = gr_infer_variable,
     [GR_FAM_SEQ] = gr_infer_seq,           [GR_FAM_IF] = NULL,
     [GR_FAM_WHILE] = NULL,                 [GR_FAM_GRAD] = NULL,
+    [GR_FAM_PYCONV] = gr_infer_pyconv,
 };
 
 gr_infer_fn gr_infer_rule(const gr_op *op) { return rules[op->family]; }
@@ -433,9 +435,27 @@ static sg_code infer_call(ictx *c, ienv *e, gr_node *n, gr_graph *callee, gr_ava
   return rc;
 }
 
+/* a without the constants of its scalars (tuples element by element) */
+static gr_aval *unconst(sg_arena *ar, gr_aval *a) {
+  if (a->kind == GA_SCALAR && a->has_const) {
+    gr_aval *r = new_aval(ar, GA_SCALAR);
+    r->dtype = a->dtype;
+    return r;
+  }
+  if (a->kind != GA_TUPLE) return a;
+  gr_aval *r = new_aval(ar, GA_TUPLE);
+  *r = *a;
+  r->elems = sg_arena_alloc(ar, sizeof(gr_aval *) * (size_t)(a->n + 1));
+  for (int i = 0; i < a->n; i++) r->elems[i] = unconst(ar, a->elems[i]);
+  return r;
+}
+
 /* while: the state's type is the join of INIT and what BODY returns for it, iterated
  * to a fixed point (joins only widen: a few rounds suffice; past them, any). COND and
- * BODY are checked against the state, so a mismatch inside them is located there. */
+ * BODY are checked against the state, so a mismatch inside them is located there.
+ * The first round's state holds INIT's constants, with which a body that never runs
+ * may fail (`for x in ()`: (getitem () 0)); an error there is only reported if the
+ * body fails without them too. */
 static sg_code infer_while(ictx *c, ienv *e, gr_node *n, gr_aval **av, bool record, gr_aval **out) {
   *out = any();
   gr_node *cf = n->inputs[1], *bf = n->inputs[2];
@@ -449,6 +469,12 @@ static sg_code infer_while(ictx *c, ienv *e, gr_node *n, gr_aval **av, bool reco
     gr_aval *cr, *br;
     sg_code rc = infer_call(c, e, n, cf->value.u.g, st->elems, st->n, record, &cr);
     if (!rc) rc = infer_call(c, e, n, bf->value.u.g, st->elems, st->n, record, &br);
+    if (rc && round == 0 && unconst(c->arena, st) != st) {
+      if (c->err) sg_error_clear(c->err);
+      st = unconst(c->arena, st);
+      rc = infer_call(c, e, n, cf->value.u.g, st->elems, st->n, record, &cr);
+      if (!rc) rc = infer_call(c, e, n, bf->value.u.g, st->elems, st->n, record, &br);
+    }
     if (rc) return rc;
     if (br->kind == GA_ANY) return SG_OK;
     if (br->kind != GA_TUPLE || br->n != st->n)

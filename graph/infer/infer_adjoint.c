@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer_adjoint.c — the shape rules of the rows AD emits (zeros_like, add_grad,
  * sum_like, ... : GR_FAM_ADJOINT) and of the optimizer steps (GR_FAM_OPTIM). Their

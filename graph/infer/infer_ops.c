@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer_ops.c — static shape/dtype rules (the op table's `infer` column) for joining,
  * slicing and indexing (concat, stack, slice, slice_update, gather, one_hot), constructors (arange,
@@ -361,5 +362,41 @@ GR_INFER(gr_infer_variable) {
 /* seq: the value of the last argument */
 GR_INFER(gr_infer_seq) {
   *out = *args[n - 1];
+  return SG_OK;
+}
+
+/* Python's conversions to a scalar: operator.index (code GR_PY_INDEX) and int → int64,
+ * float → float64, bool → bool. What is known to fail in Python fails here, located:
+ * a float index, an array that is not one element (not 0-d for an index), int(None). */
+GR_INFER(gr_infer_pyconv) {
+  (void)n;
+  (void)a;
+  const gr_aval *x = args[0];
+  int code = op->code;
+  if (x->kind == GA_SCALAR && code == GR_PY_INDEX && x->dtype == KN_FLOAT64)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "TypeError: 'float' object cannot be interpreted as an integer");
+  if (x->kind == GA_TENSOR && x->ndim >= 0) {
+    int64_t size = 1;
+    for (int i = 0; i < x->ndim && size >= 0; i++) size = x->shape[i] < 0 ? -1 : size * x->shape[i];
+    if (code == GR_PY_INDEX && (x->ndim != 0 || x->dtype == KN_BOOL || kn_dtype_is_float(x->dtype)))
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "TypeError: only integer scalar arrays can be converted to a scalar index");
+    if ((code == GR_PY_INT || code == GR_PY_FLOAT) && size >= 0 && size != 1)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "TypeError: only size-1 arrays can be converted to Python scalars");
+    if (code == GR_PY_BOOL && size > 1)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "ValueError: The truth value of an array with more than one element is ambiguous");
+  }
+  bool numeric = x->kind == GA_SCALAR || x->kind == GA_TENSOR || x->kind == GA_ANY;
+  if (!numeric && code != GR_PY_BOOL) {
+    sg_buf b = SG_BUF_INIT;
+    gr_aval_print(&b, x);
+    sg_error_set(err, SG_INVALID_ARGUMENT, "TypeError: %s() of %s: expected a number or a one-element array",
+                 code == GR_PY_INDEX ? "index" : code == GR_PY_INT ? "int" : "float", b.data);
+    sg_buf_free(&b);
+    return SG_INVALID_ARGUMENT;
+  }
+  out->kind = GA_SCALAR;
+  out->dtype = code == GR_PY_FLOAT ? KN_FLOAT64 : code == GR_PY_BOOL ? KN_BOOL : KN_INT64;
   return SG_OK;
 }

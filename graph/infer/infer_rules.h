@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * infer_rules.h — private to graph/infer: the shape rules of the op families, the
  * entries of the infer column (infer.c's table).
@@ -36,6 +37,7 @@ GR_INFER(gr_infer_record);
 GR_INFER(gr_infer_getattr);
 GR_INFER(gr_infer_variable);
 GR_INFER(gr_infer_seq);
+GR_INFER(gr_infer_pyconv);
 /* infer_adjoint.c */
 GR_INFER(gr_infer_adjoint);
 GR_INFER(gr_infer_optim);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * aval.c — abstract values as dumps and error messages print them: "float32[2,?]",
  * "int=3", "(float, bool)". Inference (infer/) computes them; the IR only holds and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_dot.c — Graphviz DOT: one cluster per graph, a box per apply node labelled
  * with its operation, ellipses for parameters, plain text for constants (one per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_json.c — the IR as JSON (schema in docs/graph.md):
  *   {"entry": NAME, "graphs": [{"name", "parent", "params": [ID...], "output": ID,

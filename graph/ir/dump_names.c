@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_names.c — deterministic graph and node names shared by all dumps.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_names.h — deterministic names for dumps: graphs are numbered in the order they
  * are reached from the entry (then the other top-level defs), nodes by their position

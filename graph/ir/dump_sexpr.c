@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_sexpr.c — the IR printed back as S-expressions that gr_stage reads again.
  *

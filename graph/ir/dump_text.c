@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dump_text.c — the readable text IR, one graph per block:
  *

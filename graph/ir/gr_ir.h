@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_ir.h — graph/ir: what a staged program *is*, with no knowledge of how it is
  * inferred, optimized, differentiated or run (those subsystems sit above it and see
@@ -340,6 +341,7 @@ typedef enum gr_op_family {
   GR_FAM_ADJOINT, /* what reverse-mode AD emits (code: GR_ADJ_*) */
   GR_FAM_OPTIM,   /* optimizer steps (sgd_momentum, adam) */
   GR_FAM_PRINT, GR_FAM_ASSERT, GR_FAM_VARIABLE, GR_FAM_SEQ, GR_FAM_IF, GR_FAM_WHILE, GR_FAM_GRAD,
+  GR_FAM_PYCONV,  /* Python's conversions of a value to a scalar (code: GR_PY_*) */
   GR_FAM_COUNT
 } gr_op_family;
 
@@ -348,6 +350,11 @@ enum {
   GR_ADJ_ZEROS_LIKE, GR_ADJ_ADD, GR_ADJ_SUM_LIKE, GR_ADJ_EXPAND_LIKE, GR_ADJ_ITEM,
   GR_ADJ_SLICE, GR_ADJ_GATHER, GR_ADJ_SENS_ITEM, GR_ADJ_OR_ZEROS, GR_ADJ_MATMUL, GR_ADJ_JOIN, GR_ADJ_CAPTURED
 };
+
+/* kernel codes of the Python conversions (GR_FAM_PYCONV): operator.index(x), int(x),
+ * float(x), bool(x) of a number or a one-element tensor, with Python's errors; what
+ * staged Python (graph/pyfront) uses for range() bounds, indices and the builtins */
+enum { GR_PY_INDEX, GR_PY_INT, GR_PY_FLOAT, GR_PY_BOOL };
 
 struct gr_op {
   const char *name;

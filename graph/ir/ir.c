@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ir.c — the graph IR (Myia, "IR specification"): a graph has parameter nodes and
  * one output; an apply node applies inputs[0] to the rest; constants hold values

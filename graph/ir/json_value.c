@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * json_value.c — JSON text ↔ executor values (ARCHITECTURE.md "JSON values").
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lower.c — S-expression forms → graph IR (docs/sexpr.md "Forms").
  *

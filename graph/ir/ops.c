@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ops.c — THE op table (STYLE.md, ggml): one row per primitive with its name and
  * alias, arity, effect flags, family and kernel code. The family says which shape rule
@@ -94,6 +95,10 @@ static const gr_op ops[] = {
     ROW("record", NULL, 0, -1, P, RECORD, 0),
     ROW("getattr", NULL, 2, 2, P, GETATTR, 0),
     /* what reverse-mode AD emits (exec/ops_adjoint.c, docs/ad.md) */
+    ROW("pyindex", NULL, 1, 1, P, PYCONV, GR_PY_INDEX),
+    ROW("pyint", NULL, 1, 1, P, PYCONV, GR_PY_INT),
+    ROW("pyfloat", NULL, 1, 1, P, PYCONV, GR_PY_FLOAT),
+    ROW("pybool", NULL, 1, 1, P, PYCONV, GR_PY_BOOL),
     ROW("zeros_like", NULL, 1, 1, P, ADJOINT, GR_ADJ_ZEROS_LIKE),
     ROW("add_grad", NULL, 2, 2, P, ADJOINT, GR_ADJ_ADD),
     ROW("sum_like", NULL, 2, 2, P, ADJOINT, GR_ADJ_SUM_LIKE),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pyscalar.c — the dtype a Python scalar takes next to a tensor (NumPy 1.24's weak
  * scalars). Shared by inference, the CPU kernels and the Vulkan executor's dtype layer,

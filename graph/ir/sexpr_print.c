@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sexpr_print.c — prints sx trees back as text that sx_read accepts unchanged (floats
  * in common/'s shortest round-trip spelling, sg_buf_put_double_g).

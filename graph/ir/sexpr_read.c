@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sexpr_read.c — the S-expression reader (docs/sexpr.md "Lexical").
  *

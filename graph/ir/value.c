@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * value.c — runtime values of the executor: immediate scalars (bool, int64, float64,
  * none, interned strings, primitives, closed graphs) and reference-counted heap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_opt.h — graph/opt: the optimizer passes, each in its own file, run to a fixpoint
  * by gr_optimize (opt.c): inline, algebra, matmul-transpose folding, constant folding,

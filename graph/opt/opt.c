@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt.c — the optimizer driver: runs the passes (each in its own opt_*.c file) to a
  * fixpoint, bounded so a pathological graph cannot loop forever.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_algebra.c — algebraic simplification, only where the result's value and dtype
  * are provably unchanged:

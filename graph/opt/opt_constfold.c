@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_constfold.c — constant folding and propagation:
  *   - a pure primitive applied to constants is evaluated now, by the fold function the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_cse.c — common subexpression elimination: within a graph, two applications of
  * the same pure primitive to the same inputs (the same node, or constants with equal

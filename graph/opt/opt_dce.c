@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_dce.c — dead code elimination: apply nodes that the output of their graph does
  * not reach (directly, or through the free variables of the graphs it uses) are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_inline.c — inlining of calls to non-recursive graphs.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_matmul.c — folds transposes of matmul operands into the matmul rows that read an
  * operand transposed (ir/ops.c: matmul_tn, matmul_nt, matmul_tt; the code's bits are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * opt_util.h — private to graph/opt: the passes' entry points (opt.c runs them) and
  * small helpers they share.

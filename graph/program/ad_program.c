@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_program.c — gr_grad_program (gr.h): the Grad RPC's back end. A staged
  * program's sexpr dump re-stages to the same graphs, so the gradient program is that
  * dump plus one wrapper def, (def grad_NAME (p...) ((grad NAME i...) p...)), staged
  * with the wrapper as entry; graph/ad does the differentiation while staging.
+ * A program staged from Python is differentiated from its source instead (pyfront
+ * builds the same wrapper), so the gradient's dumps and errors point at the .py file.
  */
 #include <string.h>
 
@@ -12,6 +15,13 @@ sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, si
                         bool no_optimize, gr_program **out, sg_error *err) {
   *out = NULL;
   if (!entry || !*entry) entry = gr_program_entry(p);
+  const char *py, *py_entry, *py_file;
+  size_t py_len;
+  if (gr_program_python_source(p, &py, &py_len, &py_entry, &py_file)) {
+    gr_stage_options so = {.no_optimize = no_optimize, .entry = entry};
+    static const int32_t all = 0;
+    return gr_stage_python_grad(py, py_len, py_file, &so, nwrt ? wrt : &all, nwrt, out, err);
+  }
   char fname[64];
   snprintf(fname, sizeof fname, "<graph %s>", gr_program_id(p));
   char *src = gr_program_dump(p, GR_DUMP_SEXPR);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * eager.c — boxed values (gr_value, gr.h) and the eager path: one primitive of the op
  * table run on boxed arguments, outside any graph. The daemon's tensor handles
@@ -185,6 +186,10 @@ void gr_device_stats_get(gr_device_stats *out) {
   out->downloads = st.downloads;
   out->upload_bytes = st.upload_bytes;
   out->download_bytes = st.download_bytes;
+  out->requests = st.requests;
+  out->submits = st.submits;
+  out->dispatches = st.dispatches;
+  out->cpu_fallbacks = st.cpu_fallbacks;
   gr_vk_resident_stats(&out->resident_bytes, &out->resident_buffers);
 }
 
@@ -268,12 +273,25 @@ sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const c
   gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20};
   gr_val res = gv_none();
   bool cpu = !device || !*device || !strcmp(device, "cpu"), copied = false;
-  sg_code rc = cpu ? SG_OK : gr_vk_exec_begin(&ctx, device, err);
-  /* on the CPU, resident arguments are read through their (cached) host copies */
-  if (!rc && !ctx.backend) rc = gv_args_to_host(host, av, n, &copied, err);
-  if (!rc) rc = gr_prim(&ctx, op, copied ? host : av, n, &res, err);
-  if (!cpu) rc = gr_vk_exec_finish(&ctx, &res, rc, keep_on_device, err);
-  for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+  sg_code rc;
+  /* a variable op's update is published when the op has succeeded (graph/exec/txn.c) */
+  for (int attempt = 0;; attempt++) {
+    if ((rc = gr_txn_begin(&ctx, attempt, err))) break;
+    rc = cpu ? SG_OK : gr_vk_exec_begin(&ctx, device, err);
+    /* on the CPU, resident arguments are read through their (cached) host copies */
+    if (!rc && !ctx.backend) rc = gv_args_to_host(host, av, n, &copied, err);
+    if (!rc) rc = gr_prim(&ctx, op, copied ? host : av, n, &res, err);
+    if (!cpu) rc = gr_vk_exec_finish(&ctx, &res, rc, keep_on_device, err);
+    for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+    copied = false;
+    sg_code ran = rc;
+    rc = gr_txn_end(&ctx, ran, err);
+    if (rc && !ran) {
+      gv_release(res);
+      res = gv_none();
+    }
+    if (rc != (sg_code)GR_TXN_RETRY) break;
+  }
   if (rc) {
     if (err && err->message && strncmp(err->message, name, strlen(name)) != 0)
       sg_error_prefix(err, rc, "op '%s'", name);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr.h — the public API of graph/ (what the daemon and tools include), implemented by
  * graph/program on top of the subsystems (docs/design.md "graph/"): stage staged
@@ -37,6 +38,12 @@ typedef struct gr_stage_options {
   bool no_optimize;   /* skip every optimization pass */
   const char *entry;  /* def to stage as entry; NULL → the last top-level def */
   int max_nodes;      /* graph node limit; 0 → 1,000,000 */
+  /* gr_stage_python only: parameters of the entry fixed to values instead of staged (the
+   * editor's static arguments): static_names[i] gets element i of the JSON array
+   * static_args_json. The program's entry is then ENTRY$static, taking the others. */
+  const char *const *static_names;
+  int nstatic;
+  const char *static_args_json;
 } gr_stage_options;
 
 /* Reads, lowers, infers and (unless no_optimize) optimizes. filename is used in error
@@ -45,6 +52,14 @@ typedef struct gr_stage_options {
  * SG_UNIMPLEMENTED (e.g. `grad`, until AD lands). */
 sg_code gr_stage(const char *src, size_t len, const char *filename,
                  const gr_stage_options *opts, gr_program **out, sg_error *err);
+
+/* gr_stage for Python source (graph/pyfront, docs/pyfront.md): the functions of the
+ * module that opts->entry (NULL: the last module-level def) reaches, lowered straight
+ * from the AST — no Python runs. Errors are located in the .py file; a construct
+ * outside the subset is SG_INVALID_ARGUMENT with reason SG_REASON_UNSUPPORTED. The
+ * program's gradient (gr_grad_program) is staged from the same source. */
+sg_code gr_stage_python(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                        gr_program **out, sg_error *err);
 
 gr_program *gr_program_retain(gr_program *p);
 void gr_program_release(gr_program *p);
@@ -137,6 +152,8 @@ sg_code gr_value_to_device(gr_value *v, const char *device, gr_value **out, sg_e
 typedef struct gr_device_stats {
   uint64_t uploads, downloads, upload_bytes, download_bytes;
   uint64_t resident_bytes, resident_buffers;
+  uint64_t requests, submits, dispatches; /* requests run on Vulkan, their command buffers and kernels */
+  uint64_t cpu_fallbacks;                 /* primitives of Vulkan requests run on the CPU */
 } gr_device_stats;
 void gr_device_stats_get(gr_device_stats *out);
 /* Bytes of tensor data a value holds (a variable: its current value; a device-resident
@@ -163,6 +180,14 @@ sg_code gr_eager_op(const char *op, gr_value *const *args, int n, const char *de
  * host (the daemon's --host-handles comparison mode); gr_eager_op keeps it resident. */
 sg_code gr_eager_op_keep(const char *op, gr_value *const *args, int n, const char *device,
                          bool keep_on_device, gr_value **out, sg_error *err);
+/* gr_execute_json with boxed arguments appended after the JSON array's (borrowed; an
+ * exported model's variables, server/models.c). */
+sg_code gr_execute_json_with(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                             gr_value *const *extra, int n_extra, char **result_json, char **printed,
+                             sg_error *err);
+/* args_json (a JSON array, read as gr_execute_json reads it for p) → one boxed value per
+ * element, in a new array the caller frees after releasing each value. */
+sg_code gr_values_from_json(gr_program *p, const char *args_json, gr_value ***out, int *n, sg_error *err);
 /* gr_execute_json with boxed arguments and result (variables passed by reference). */
 sg_code gr_execute_values(gr_program *p, const gr_exec_options *opts, gr_value *const *args,
                           int n, gr_value **result, char **printed, sg_error *err);
@@ -174,7 +199,9 @@ char *gr_value_to_json_text(const gr_value *v);
  * the gradient of NAME (a def of p; NULL → p's entry) w.r.t. parameters wrt[0..nwrt)
  * (nwrt 0 → all), a tuple when more than one. Errors: SG_INVALID_ARGUMENT (unknown
  * def, index out of range, non-differentiable primitive), SG_UNIMPLEMENTED (forms AD
- * does not handle yet), located in the program's sexpr dump. The Grad RPC's back end. */
+ * does not handle yet), located in the program's sexpr dump — or, for a program staged
+ * from Python, in its .py file (the gradient is staged from the same source). The Grad
+ * RPC's back end. */
 sg_code gr_grad_program(gr_program *p, const char *entry, const int32_t *wrt, size_t nwrt,
                         bool no_optimize, gr_program **out, sg_error *err);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * program.c — the public API (gr.h): staging (read → lower → AD → infer → optimize →
  * infer → compile → id), execution with JSON values, dumps, and the thread-safe
@@ -17,6 +18,11 @@ struct gr_program {
   char *dumps[4]; /* built lazily under dump_lock */
   pthread_mutex_t dump_lock;
   sg_map checked_sigs; /* input signatures already inferred without error (under dump_lock) */
+  /* staged from Python (gr_stage_python): the source, kept so that its gradient program
+   * is staged from it too, located in the .py file (ad_program.c) */
+  char *py_src;
+  size_t py_len;
+  char *py_entry;
 };
 
 const char *gr_primitive_name(size_t i) {
@@ -48,20 +54,19 @@ static void build_dump(gr_program *p, gr_dump_format fmt, sg_buf *b) {
   }
 }
 
-sg_code gr_stage(const char *src, size_t len, const char *filename,
-                 const gr_stage_options *opts, gr_program **out, sg_error *err) {
-  gr_stage_options def = {0};
-  if (!opts) opts = &def;
-  *out = NULL;
+static gr_program *program_new(const char *filename, const gr_stage_options *opts) {
   gr_program *p = sg_xcalloc(1, sizeof *p);
   atomic_init(&p->rc, 1);
   pthread_mutex_init(&p->dump_lock, NULL);
   gr_module_init(&p->mod, filename);
   if (opts->max_nodes > 0) p->mod.max_nodes = opts->max_nodes;
-  sx **forms;
-  int nforms;
-  sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
-  if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  return p;
+}
+
+/* What follows lowering, whatever the source language: AD, inference, optimization,
+ * compilation, the id. Releases p on error. */
+static sg_code stage_finish(gr_program *p, const gr_stage_options *opts, sg_code rc, gr_program **out,
+                            sg_error *err) {
   if (!rc) rc = gr_ad_expand(&p->mod, err); /* (grad f i ...) → gradient graphs */
   if (!rc) {
     gr_compute_fvs(&p->mod);
@@ -87,6 +92,58 @@ sg_code gr_stage(const char *src, size_t len, const char *filename,
   return SG_OK;
 }
 
+sg_code gr_stage(const char *src, size_t len, const char *filename,
+                 const gr_stage_options *opts, gr_program **out, sg_error *err) {
+  gr_stage_options def = {0};
+  if (!opts) opts = &def;
+  *out = NULL;
+  gr_program *p = program_new(filename, opts);
+  sx **forms;
+  int nforms;
+  sg_code rc = sx_read(src, len, p->mod.file, &p->mod.arena, &p->mod.strings, &forms, &nforms, err);
+  if (!rc) rc = gr_lower(&p->mod, forms, nforms, opts->entry, &p->entry, err);
+  return stage_finish(p, opts, rc, out, err);
+}
+
+sg_code gr_stage_python_grad(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                             const int32_t *wrt, size_t nwrt, gr_program **out, sg_error *err) {
+  gr_stage_options def = {0};
+  if (!opts) opts = &def;
+  *out = NULL;
+  gr_program *p = program_new(filename, opts);
+  gr_pyfront_options po = {.entry = opts->entry,
+                           .static_names = opts->static_names,
+                           .nstatic = opts->nstatic,
+                           .static_args_json = opts->static_args_json,
+                           .grad = wrt != NULL,
+                           .wrt = wrt,
+                           .nwrt = (int)nwrt};
+  sg_code rc = gr_pyfront_lower(&p->mod, src, len, &po, &p->entry, err);
+  if (!rc && !wrt && !opts->nstatic) { /* what a gradient program is staged from */
+    p->py_src = sg_xmalloc(len + 1);
+    memcpy(p->py_src, src, len);
+    p->py_src[len] = 0;
+    p->py_len = len;
+    p->py_entry = sg_xstrdup(p->entry->name);
+  }
+  return stage_finish(p, opts, rc, out, err);
+}
+
+sg_code gr_stage_python(const char *src, size_t len, const char *filename, const gr_stage_options *opts,
+                        gr_program **out, sg_error *err) {
+  return gr_stage_python_grad(src, len, filename, opts, NULL, 0, out, err);
+}
+
+bool gr_program_python_source(const gr_program *p, const char **src, size_t *len, const char **entry,
+                              const char **file) {
+  if (!p->py_src) return false;
+  *src = p->py_src;
+  *len = p->py_len;
+  *entry = p->py_entry;
+  *file = p->mod.file;
+  return true;
+}
+
 gr_program *gr_program_retain(gr_program *p) {
   atomic_fetch_add(&p->rc, 1);
   return p;
@@ -95,6 +152,8 @@ gr_program *gr_program_retain(gr_program *p) {
 void gr_program_release(gr_program *p) {
   if (!p || atomic_fetch_sub(&p->rc, 1) != 1) return;
   for (int i = 0; i < 4; i++) free(p->dumps[i]);
+  free(p->py_src);
+  free(p->py_entry);
   sg_map_free(&p->checked_sigs);
   gr_module_free(&p->mod);
   pthread_mutex_destroy(&p->dump_lock);
@@ -146,6 +205,29 @@ static gr_graph *find_def(gr_program *p, const char *name) {
 
 /* Checks args against g's declared input signature and infers g for it (once per
  * signature), then runs g. *res is owned by the caller on success. */
+/* One run of g on args in ctx (a transaction open): on the request's device, the
+ * result read back or kept resident. *res is set whatever rc says. */
+static sg_code attempt_call(gr_ctx *ctx, gr_graph *g, const gr_exec_options *opts, gr_val *args, int n,
+                            gr_val *res, sg_error *err) {
+  gr_val gv = {.tag = GV_GRAPH, .u.g = g};
+  *res = gv_none();
+  sg_code rc = gr_vk_exec_begin(ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
+  /* device-resident arguments: borrowed on their device, host copies on the CPU */
+  gr_val *host = NULL;
+  bool copied = false;
+  if (!rc && !ctx->backend && n) {
+    host = sg_xmalloc(sizeof(gr_val) * (size_t)n);
+    rc = gv_args_to_host(host, args, n, &copied, err);
+  }
+  if (!rc) rc = gr_check_deadline(ctx, err);
+  if (!rc) rc = gr_call(ctx, gv, copied ? host : args, n, res, err);
+  /* reads the result back (or keeps it resident), frees the request's device buffers */
+  rc = gr_vk_exec_finish(ctx, res, rc, opts->keep_on_device, err);
+  for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+  free(host);
+  return rc;
+}
+
 static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *opts, gr_val *args, int n,
                             gr_val *res, sg_buf *out_text, sg_error *err) {
   sg_code rc = SG_OK;
@@ -202,27 +284,32 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
                   .stack_base = &base,
                   .max_stack = stack_budget(&base),
                   .printed = out_text};
-    gr_val gv = {.tag = GV_GRAPH, .u.g = g};
-    rc = gr_vk_exec_begin(&ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
-    /* device-resident arguments: borrowed on their device, host copies on the CPU */
-    gr_val *host = NULL;
-    bool copied = false;
-    if (!rc && !ctx.backend && n) {
-      host = sg_xmalloc(sizeof(gr_val) * (size_t)n);
-      rc = gv_args_to_host(host, args, n, &copied, err);
+    size_t printed_len = out_text ? out_text->len : 0;
+    /* all or nothing: the variables' updates are published when the whole request has
+     * run, result read back included; a conflict with another call runs it again */
+    for (int attempt = 0;; attempt++) {
+      if ((rc = gr_txn_begin(&ctx, attempt, err))) break;
+      sg_code ran = attempt_call(&ctx, g, opts, args, n, res, err);
+      rc = gr_txn_end(&ctx, ran, err);
+      if (rc && !ran) {
+        gv_release(*res);
+        *res = gv_none();
+      }
+      if (rc != (sg_code)GR_TXN_RETRY) break;
+      if (out_text) out_text->len = printed_len; /* the attempt's prints are not the call's */
     }
-    if (!rc) rc = gr_check_deadline(&ctx, err);
-    if (!rc) rc = gr_call(&ctx, gv, copied ? host : args, n, res, err);
-    /* reads the result back (or keeps it resident), frees the request's device buffers */
-    rc = gr_vk_exec_finish(&ctx, res, rc, opts->keep_on_device, err);
-    for (int i = 0; copied && i < n; i++) gv_release(host[i]);
-    free(host);
   }
   return rc;
 }
 
 sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *args_json,
                         char **result_json, char **printed, sg_error *err) {
+  return gr_execute_json_with(p, opts, args_json, NULL, 0, result_json, printed, err);
+}
+
+sg_code gr_execute_json_with(gr_program *p, const gr_exec_options *opts, const char *args_json,
+                             gr_value *const *extra, int n_extra, char **result_json, char **printed,
+                             sg_error *err) {
   gr_exec_options def = {0};
   if (!opts) opts = &def;
   if (result_json) *result_json = NULL;
@@ -239,9 +326,13 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
     sg_arena_free(&a);
     return rc;
   }
+  if (n_extra > 0) { /* borrowed after the JSON ones, which stay owned here */
+    args = sg_xrealloc(args, sizeof(gr_val) * (size_t)(n + n_extra));
+    for (int i = 0; i < n_extra; i++) args[n + i] = extra[i]->v;
+  }
   sg_buf out_text = SG_BUF_INIT;
   gr_val res;
-  rc = execute_core(p, g, opts, args, n, &res, &out_text, err);
+  rc = execute_core(p, g, opts, args, n + n_extra, &res, &out_text, err);
   if (!rc) {
     sg_buf b = SG_BUF_INIT;
     gr_value_to_json(&b, &res);
@@ -252,6 +343,36 @@ sg_code gr_execute_json(gr_program *p, const gr_exec_options *opts, const char *
   if (!rc && printed) *printed = sg_buf_detach(&out_text, NULL);
   sg_buf_free(&out_text);
   for (int i = 0; i < n; i++) gv_release(args[i]);
+  free(args);
+  sg_arena_free(&a);
+  return rc;
+}
+
+sg_code gr_values_from_json(gr_program *p, const char *args_json, gr_value ***out, int *n, sg_error *err) {
+  *out = NULL;
+  *n = 0;
+  sg_arena a;
+  sg_arena_init(&a, 0);
+  gr_val *args;
+  int got;
+  sg_code rc = gr_json_args(args_json, &p->mod, &a, &args, &got, err);
+  if (rc) {
+    sg_arena_free(&a);
+    return rc;
+  }
+  for (int i = 0; i < got && !rc; i++) rc = gv_own_strings(&args[i], false, err); /* outlive the arena */
+  if (!rc) {
+    *out = sg_xcalloc((size_t)got + 1, sizeof **out);
+    for (int i = 0; i < got; i++) {
+      gr_value *b = sg_xmalloc(sizeof *b);
+      atomic_init(&b->rc, 1);
+      b->v = args[i];
+      (*out)[i] = b;
+    }
+    *n = got;
+  } else {
+    for (int i = 0; i < got; i++) gv_release(args[i]);
+  }
   free(args);
   sg_arena_free(&a);
   return rc;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan.c — the Vulkan backend as the interpreter sees it (the top of
  * graph/vulkan; see gr_vulkan.h, docs/vulkan.md): a request's begin and end, the
@@ -115,7 +116,8 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   if (!tensor) return true;
   /* (tuple, record, seq, if, while never get here: moves_values) */
   static const char *const names[] = {"getitem", "getattr", "shape", "len", "size", "print", "assert",
-                                      "variable", "read", "assign", "assign_add", "grad", NULL};
+                                      "variable", "read", "assign", "assign_add", "grad", "pyindex", "pyint",
+                                      "pyfloat", "pybool", NULL};
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;
   return false;
@@ -201,7 +203,7 @@ static const gr_vk_op *const vk_column[GR_FAM_COUNT] = {
     [GR_FAM_ARANGE] = &gr_vk_arange,       [GR_FAM_RANDOM] = &gr_vk_random, /* the CPU generator's stream */
     [GR_FAM_ADJOINT] = &gr_vk_adjoint,     [GR_FAM_OPTIM] = &gr_vk_optim,
     /* shape, tuple, getitem, record, getattr, print, assert, variable, seq, if, while,
-     * grad: host work (moves of values, effects, control) */
+     * grad, pyconv: host work (moves of values, effects, control, Python scalars) */
 };
 
 const gr_vk_op *gr_vk_op_of(const gr_op *op) { return vk_column[op->family]; }

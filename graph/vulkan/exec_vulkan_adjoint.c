@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_adjoint.c — the Vulkan executor's recorders for the rows reverse-mode AD
  * emits (ops_adjoint.c) and the optimizer steps (ops_optim.c), so a differentiated

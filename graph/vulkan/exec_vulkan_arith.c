@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_arith.c — the Vulkan executor's recorders for arithmetic (binary and
  * unary elementwise ops, comparisons), reductions, softmax, matmul (the variant the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_dtype.c — NumPy dtype promotion for the Vulkan executor: the layer
  * between the primitive dispatch (gr_vk_prim) and the kernel recorders. Where the

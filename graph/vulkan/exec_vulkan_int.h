@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_int.h — private to graph/vulkan: what the Vulkan executor's files share:
  * the request state (struct gr_vk_exec), device tensors and buffers, and the helpers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_layout.c — the Vulkan executor's recorders for where, cast, the layout
  * ops (concat, stack, slice, slice_update, gather, one_hot) and the constructors (zeros, ones, fill,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_random.c — the Vulkan executor's recorder for random_uniform and
  * random_normal (OP SHAPE SEED [DTYPE]): float32/float64 results drawn on the device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_request.c — the Vulkan executor's requests (the bottom of graph/vulkan:
  * every other file of the folder builds on it, it calls none of them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * exec_vulkan_resident.c — device-resident tensors (GV_RESIDENT; docs/client.md,
  * "Device-resident tensors"): Vulkan buffers that outlive a request, so the daemon's
@@ -12,9 +13,9 @@
  * uploads once (gr_value_to_device), Fetch downloads once and caches the host copy in
  * the resident tensor (resident_host), so later reads cost nothing.
  *
- * Variables on a Vulkan device hold resident tensors: `assign` exports its value and
- * swaps the cell under the variable lock (value.c gv_var_set); `read` hands out the
- * resident tensor, which the next kernel imports without a copy.
+ * Variables on a Vulkan device hold resident tensors: `assign` exports its value into
+ * the request's log, published when the request succeeds (exec/txn.c); `read` hands
+ * out the resident tensor, which the next kernel imports without a copy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +138,8 @@ sg_code gr_vkr_keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
 }
 
 /* variable / read / assign / assign_add on a Vulkan device: cells hold resident
- * tensors. assign_add holds the cell's lock from the read to the store (the sum is
- * computed on the device), so concurrent updates of one variable lose nothing. */
+ * tensors. assign_add sums on the device; the new value goes to the request's log and
+ * is published when the request succeeds (exec/txn.c). */
 static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                             sg_error *err) {
   struct gr_vk_exec *x = gr_vkx(ctx);
@@ -147,27 +148,20 @@ static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, g
   gr_obj *cell = op->code == 0 ? NULL : args[0].u.o;
   gr_val nv = gv_none();
   sg_code rc = SG_OK;
-  if (cell) gv_var_lock(cell);
   if (op->code == 3) {
-    gr_val pair[2] = {gv_retain(cell->items[0]), args[1]};
+    gr_val pair[2] = {gr_var_read(ctx, cell), args[1]};
     rc = gr_prim(ctx, gr_op_add, pair, 2, &nv, err); /* on this device */
     gv_release(pair[0]);
   } else {
     nv = gv_retain(args[op->code == 0 ? 0 : 1]);
   }
   if (!rc && ((rc = gr_vkr_keep(x, &nv, err)) || (rc = gv_own_strings(&nv, cell && atomic_load(&cell->escaped), err)))) gv_release(nv);
-  if (rc) {
-    if (cell) gv_var_unlock(cell);
-    return rc;
-  }
+  if (rc) return rc;
   if (!cell) {
     gr_val args2[1] = {nv};
     rc = gr_cpu_kernel(op)(ctx, op, args2, 1, out, err);
   } else {
-    gr_val old = cell->items[0];
-    cell->items[0] = gv_retain(nv);
-    gv_var_unlock(cell);
-    gv_release(old);
+    gr_var_write(ctx, cell, gv_retain(nv));
     *out = gv_retain(nv);
   }
   gv_release(nv);

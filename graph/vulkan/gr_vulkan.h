@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_vulkan.h — graph/vulkan: the executor's Vulkan backend. A request opened on a
  * Vulkan device installs the backend in its context (exec/gr_exec.h gr_backend): the

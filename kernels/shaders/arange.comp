@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // arange.comp — out[i] = start + i * step, the CPU's formula: int64 (default) or
 // float64 (-DKN_F64), the two dtypes `arange` produces. start and step arrive as the
 // bits of their 64-bit values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // argmax.comp — index of the largest element along one axis of a [outer, len, inner]
 // view, NumPy's rules: the first maximum wins, and a NaN counts as the maximum (the
 // first NaN wins). One workgroup per output; a shared-memory tree of (value, index)

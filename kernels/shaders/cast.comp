@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cast.comp — converts n elements to another dtype (NumPy astype: float → int
 // truncates toward zero, anything → bool is "!= 0", NaN → bool is true). Float → int
 // is defined everywhere as on the CPU (kernels/tensor.c f2i), where SPIR-V leaves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compare.comp — comparisons and logic ops with a bool result: == != < <= > >= (0..5),
 // logical and / or (6, 7) and not (8, operand b ignored), NumPy broadcasting as in
 // binary.comp. One input element type per build: float32 (default), -DKN_F64, -DKN_I32,

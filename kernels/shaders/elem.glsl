@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // elem.glsl — element access of the copy kernels (strided_copy, gather, where), which
 // move elements as bits: E-typed words for 4-byte (uint) and 8-byte (uvec2, -DKN_8BYTE)
 // elements, and 1-byte (-DKN_1BYTE: bool) or 2-byte (-DKN_2BYTE: float16) elements

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // f64_math.glsl — double-precision exp, expm1, log, sin, cos, tanh, sigmoid and pow for
 // the float64 kernels (#include'd by unary.comp, binary.comp and softmax.comp built with
 // -DKN_F64): GLSL's transcendental built-ins exist for float32 only. Each function

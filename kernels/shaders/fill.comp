@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fill.comp — writes a repeating bit pattern of one or two 32-bit words into nwords
 // words: zeros / ones / fill of any dtype (a bool pattern is 4 bytes in one word, a
 // float64 or int64 value two words), so no 64-bit shader arithmetic is needed.

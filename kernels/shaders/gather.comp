@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gather.comp — np.take(a, idx, axis) on an [outer, len, inner] view of a: out is
 // [outer, nidx, inner], out[o, j, r] = a[o, idx[j], r]. The indices arrive checked and
 // made non-negative by the launcher's caller (uint32). 4-byte elements by default,

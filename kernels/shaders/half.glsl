@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // half.glsl — float16 bits ↔ float32, bit for bit like the CPU (kn_f16_to_f32,
 // kn_f32_to_f16: round to nearest even, subnormals kept, NaN → the quiet NaN
 // 0x7e00 | sign), and halves addressed inside 32-bit words, so kernels read and write

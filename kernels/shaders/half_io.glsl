@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // half_io.glsl — the float16 element access of the reduction kernels (reduce, argmax,
 // softmax with -DKN_F16): the input is halves in 32-bit words read through HALF_LOAD
 // (half.glsl: exact float32 values), and a result element is rounded to nearest even

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul.comp — C[M,N] = A[M,K] @ B[K,N], row-major, batched over z (per-operand batch
 // strides; 0 broadcasts one matrix over the batch). Element types: float32 (default),
 // -DKN_F64, -DKN_I32, -DKN_I64 (integer products wrap like NumPy's), -DKN_F16 (float16

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul_blocked.comp — C[M,N] = A[M,K] @ B[K,N] for large products, row-major, batched
 // over z like matmul.comp (per-operand batch strides, 0 broadcasts). Element types:
 // float32 (default), -DKN_F64, -DKN_F16 (float16 storage, float32 accumulation and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul_coop.comp — C[M,N] = A[M,K] @ B[K,N] for float16 A, B, C with float32
 // accumulation on cooperative-matrix units (GL_NV_cooperative_matrix, i.e.
 // VK_NV_cooperative_matrix with a 16x16x16 float16 x float16 -> float32 shape; the

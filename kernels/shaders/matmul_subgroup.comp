@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matmul_subgroup.comp — C[M,N] = A[M,K] @ B[K,N] (row-major, batched over z like
 // matmul.comp) with one subgroup per output element: the lanes split K (lane l takes
 // p = l, l + S, l + 2S, ... for subgroup size S) and subgroupAdd sums the partial dot

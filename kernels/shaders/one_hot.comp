@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // one_hot.comp — np.eye(depth, dtype=float32)[idx]: out[j * depth + d] = idx[j] == d.
 // The indices arrive checked and made non-negative (uint32).
 #version 450

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // random.comp — random_uniform (NORMAL = 0) and random_normal (NORMAL = 1) with the CPU
 // generator's stream (kernels/cpu_shape.c kn_random): splitmix64 from `seed`, whose k-th
 // draw is the finaliser of seed + k * 0x9e3779b97f4a7c15, so element i computes its

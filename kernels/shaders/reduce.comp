@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reduce.comp — sum / max / min / mean along one axis of a tensor viewed as
 // [outer, len, inner]. One workgroup per output element (grid-stride over outputs).
 // Element types: float32 (default), -DKN_F64, -DKN_I32 (max/min: int32 result),

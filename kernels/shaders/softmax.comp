@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax.comp — softmax (LOG = 0) or log_softmax (LOG = 1) along the middle axis of an
 // [outer, len, inner] float32 (or, -DKN_F64, float64) view (any axis of the tensor): one
 // workgroup per (outer, inner) row, grid-stride, max-subtracted for stability. -DKN_F16:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strided_copy.comp — out[ooffset + sum_d coord_d(i) * ostride_d] =
 //                     in[ioffset + sum_d coord_d(i) * istride_d]
 // over the n elements of a shape of up to 8 dims: transpose (a permuted input view),

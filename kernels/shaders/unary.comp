@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // unary.comp — elementwise unary ops over n contiguous elements, one element type per
 // build: float32 (default), or -DKN_F64 (double), -DKN_I32 (int), -DKN_I64 (int64_t),
 // -DKN_F16 (halves in 32-bit words computed in float32, as in binary.comp).

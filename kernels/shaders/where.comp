@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // where.comp — out = cond ? a : b with NumPy broadcasting of all three (up to 6 dims:
 // three stride sets fill the 128-byte push constants). cond is bool (bytes read out of
 // 32-bit words); a, b and out are 4-byte elements copied as bits, or 8-byte ones

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * device.c — kn_vk_context: one logical device with one compute queue (submissions are
  * serialised by queue_lock), its memory pool, pipeline cache and frame pool.

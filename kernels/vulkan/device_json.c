@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * device_json.c — one kn_vk_device_info as a JSON object, for `stagctl devices`,
  * ListDevices details and logs. Keys are stable; new ones may be added.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # embed_spirv.cmake — run with cmake -P: turns compiled SPIR-V files into one C source
 # (kn_vk_shaders.c in the build tree) holding each module as an aligned byte array plus
 # a table {name, code, size, nbindings}. Inputs: OUTPUT, and SHADERS, a list of

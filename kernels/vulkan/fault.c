@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fault.c — test-only fault injection for the device layer: makes the N-th call at a
  * site (queue submission, fence wait, memory allocation, memory mapping) fail with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * instance.c — the Vulkan loader (through volk, loaded at run time), the process-wide
  * VkInstance, device enumeration and the `--device` selection policy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels.c — typed launchers for the arithmetic kernels (binary, unary, reduce, argmax,
  * softmax, transpose); kernels_matmul.c (matmul variants and their choice),

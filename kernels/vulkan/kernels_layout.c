@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels_layout.c — launchers for the layout and constructor kernels: the general
  * strided copy behind transpose / slice / concat / stack (strided_copy.comp), gather

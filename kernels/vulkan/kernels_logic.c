@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels_logic.c — launchers for the kernels with bool operands or results:
  * comparisons and logic ops (compare.comp), where (where.comp) and dtype casts

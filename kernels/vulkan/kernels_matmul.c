@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels_matmul.c — the matmul variants (tiled shared-memory, subgroup K-split,
  * cooperative matrix, blocked 128x128), which of them a device and dtype can run, the selection policy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kernels_random.c — the launcher of random.comp: random_uniform / random_normal on the
  * device with the CPU generator's splitmix64 stream (kn_random in kernels/cpu_shape.c),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kn_vulkan.h — the public API of the Vulkan compute backend (kernels/vulkan/).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * memory.c — device memory: a pool of large VkDeviceMemory blocks, each spanned by one
  * VkBuffer, sub-allocated first-fit from a sorted free list (neighbours coalesce on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pipeline.c — compute pipelines built from the SPIR-V embedded at build time
  * (kn_vk_shaders.c, generated from kernels/shaders/ (*.comp)), cached per context by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * runner.c — batches: many dispatches recorded into ONE command buffer, submitted once
  * on the device's queue, waited on with a fence and a deadline — at once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * spv_coop_khr.c — the NV -> KHR cooperative-matrix rewrite of spv_coop_khr.h.
  * Two passes over the module. analyse(): records every id's definition and type, marks

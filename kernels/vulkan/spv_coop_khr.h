@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * spv_coop_khr.h — rewrites a SPV_NV_cooperative_matrix module (what the build's glslc
  * can compile) into the equivalent SPV_KHR_cooperative_matrix module (what it cannot).

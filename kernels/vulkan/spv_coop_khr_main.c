@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * spv_coop_khr_main.c — the build-time tool around spv_coop_khr.c:
  *   spv_coop_khr IN.spv OUT.spv   rewrites an NV cooperative-matrix module to KHR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * spv_module.c — the SPIR-V reader/writer of spv_module.h, and the table that says
  * which opcodes make a result id and which have a result type (the one fact a rewrite

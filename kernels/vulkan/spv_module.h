@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * spv_module.h — a minimal SPIR-V binary reader/writer for build-time rewrites
  * (spv_coop_khr.c). A module is its 5-word header and a list of instructions, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * vk_coop_khr.h — the VK_KHR_cooperative_matrix definitions the Vulkan headers of
  * Debian 12 (1.3.239) lack (values from the Vulkan registry); newer headers define them

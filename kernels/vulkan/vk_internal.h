@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * vk_internal.h — private declarations shared by the files of kernels/vulkan/:
  * the context, buffer and batch structs, and the helpers each file offers the others

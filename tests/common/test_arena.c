@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_arena.c — arenas: alignment, large allocations, reset and reuse. */
 #include <setjmp.h>
 #include <stdarg.h>

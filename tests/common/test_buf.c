@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_buf.c — sg_buf: appends, printf growth, JSON escaping, detach. */
 #include <setjmp.h>
 #include <stdarg.h>

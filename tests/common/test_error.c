@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_error.c — sg_error: set, locations, formatting, move, reasons; code and reason
  * names; log levels. */
 #include <setjmp.h>

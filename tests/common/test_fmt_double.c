@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_fmt_double.c — the one shortest-float printer (common/fmt_double.c) against the
  * two printers it replaced, kept here as references: graph/'s (the plain search over

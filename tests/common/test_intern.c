@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_intern.c — interning returns one pointer per distinct byte string. */
 #include <setjmp.h>
 #include <stdarg.h>

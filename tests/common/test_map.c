@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_map.c — sg_map against a reference model under random puts/removes, and
  * SG_VEC growth. */
 #include <setjmp.h>

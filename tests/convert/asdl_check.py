@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """asdl_check.py — convert/python.asdl must describe exactly CPython 3.12's `ast`.
 
     python3.12 asdl_check.py PATH/convert/python.asdl

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """conformance.py — compare stagd's Python front end with CPython 3.12 on the stdlib.
 
 Run by ctest with CPython 3.12 (the oracle):

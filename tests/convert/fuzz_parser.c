@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_parser.c — libFuzzer target for the tokenizer, parser, dumper and unparser.
  *

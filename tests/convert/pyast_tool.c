@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * pyast_tool.c — a small driver for convert/, used by the conformance harness and
  * the benchmark until `stagctl parse` exists.

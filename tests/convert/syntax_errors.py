@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """syntax_errors.py — compare our syntax errors with CPython 3.12's on invalid snippets.
 
     python3.12 syntax_errors.py --tool PATH/pyast_tool [--snippets FILE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_activity.c — activity analysis (analysis_activity.c): the scope tree
  * with Python's rules (nested functions with nonlocal / global, comprehensions and

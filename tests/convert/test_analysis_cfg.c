@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_cfg.c — control-flow graphs (analysis_cfg.c): the exact nodes and
  * edges for loops with else and break, try/except/else, try/finally routing of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_analysis_defs.py — checks reaching definitions against CPython 3.12's compiler.
 
 CPython 3.12 emits LOAD_FAST for a local variable it has proven bound at that point and

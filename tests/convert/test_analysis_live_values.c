@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_live_values.c — live values (analysis_live_values.c): `print` is the
  * builtin unless something it could resolve to binds it (assignment at module level,

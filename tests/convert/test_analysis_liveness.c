@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_liveness.c — live variables (analysis_liveness.c): loops (what the
  * body reads before writing it is live at the head, dead stores are not live),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_qual_names.c — qualified names (analysis_qual_names.c): a.b.c,
  * a[0], a['k'], a[-1], a[i] become symbols with parents and roots; other shapes have

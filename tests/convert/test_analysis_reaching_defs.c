@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_reaching_defs.c — reaching definitions (analysis_reaching_defs.c):
  * definitely / possibly defined symbols on entry to statements (if without else,

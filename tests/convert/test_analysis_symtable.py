@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_analysis_symtable.py — checks the activity analysis' scope tree against
 CPython 3.12's own compiler (the `symtable` module) over many real files.
 

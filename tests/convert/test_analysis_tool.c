@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_tool.c — a driver for test_analysis_symtable.py: parses and analyses
  * each file named on the command line and prints its scope tree, one scope a line:

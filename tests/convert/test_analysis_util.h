@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_analysis_util.h — helpers shared by the analysis unit tests
  * (test_analysis_*.c): parse + analyse a snippet, find statements and names by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_convert.c — cmocka unit tests of the converter passes (convert/conv*.c): for
  * each pass, the structural shape of the output (what it must and must not contain),
@@ -18,7 +19,7 @@
 
 /* Converts src; asserts success and that the output parses. Returns the result (the
  * caller frees it with py_conv_result_free). */
-static py_conv_result conv(const char *src, py_conv_style style, const char *fn) {
+static py_conv_result conv_raw(const char *src, py_conv_style style, const char *fn) {
   py_conv_result r;
   sg_error err = SG_ERROR_INIT;
   sg_code rc = py_convert(src, strlen(src), "t.py", style, fn, &r, &err);
@@ -33,6 +34,74 @@ static py_conv_result conv(const char *src, py_conv_style style, const char *fn)
   assert_non_null(m);
   py_ctx_free(&ctx);
   sg_error_clear(&err);
+  return r;
+}
+
+/* Removes the plain paths (`if not sg__.staging:` and the original statements under it,
+ * conv_dual.c) from r's code, and unwraps a converted body held in its own function
+ * (`def NAME__staged(...):` with its leading global / nonlocal lines, dedented, and the
+ * `return NAME__staged(...)` after it): the structural checks below are about converted
+ * bodies; test_plain_path checks the plain paths. */
+static void strip_plain(py_conv_result *r) {
+  char *s = r->code.data, *w = s;
+  const char *p = s;
+  int skip = -1;  /* indentation of the `if` being skipped, or -1 */
+  int inner = -1; /* indentation of the `def NAME__staged` being unwrapped, or -1 */
+  bool head = false; /* just after that def: its declarations are dropped */
+  while (*p) {
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p + 1) : strlen(p);
+    int ind = 0;
+    while (p[ind] == ' ' || p[ind] == '\t') ind++;
+    bool blank = p[ind] == '\n' || p[ind] == '\0';
+    if (skip >= 0 && (blank || ind > skip)) {
+      p += n;
+      continue;
+    }
+    skip = -1;
+    if (!strncmp(p + ind, "if not sg__.staging:\n", 21)) {
+      skip = ind;
+      p += n;
+      continue;
+    }
+    const char *eol = p + n;
+    const char *tw = strstr(p, "__staged(");
+    if (inner < 0 && !strncmp(p + ind, "def ", 4) && tw && tw < eol) {
+      inner = ind;
+      head = true;
+      p += n;
+      continue;
+    }
+    if (inner >= 0 && !blank && ind <= inner) {
+      if (!strncmp(p + ind, "return ", 7) && tw && tw < eol) {
+        inner = -1;
+        p += n;
+        continue;
+      }
+      inner = -1;
+    }
+    if (inner >= 0 && head && (!strncmp(p + ind, "global ", 7) || !strncmp(p + ind, "nonlocal ", 9))) {
+      p += n;
+      continue;
+    }
+    head = false;
+    if (inner >= 0 && !blank && ind >= inner + 4) { /* the 4 spaces after the def's indentation */
+      memmove(w, p, (size_t)inner);
+      memmove(w + inner, p + inner + 4, n - (size_t)inner - 4);
+      w += n - 4;
+    } else {
+      memmove(w, p, n);
+      w += n;
+    }
+    p += n;
+  }
+  *w = '\0';
+  r->code.len = (size_t)(w - s);
+}
+
+static py_conv_result conv(const char *src, py_conv_style style, const char *fn) {
+  py_conv_result r = conv_raw(src, style, fn);
+  strip_plain(&r);
   return r;
 }
 
@@ -52,6 +121,53 @@ static int count(const char *hay, const char *needle) {
     if (strstr((r).code.data, s)) fprintf(stderr, "unexpected '%s' in:\n%s\n", s, (r).code.data); \
     assert_null(strstr((r).code.data, s)); \
   } while (0)
+
+static void test_plain_path(void **state) {
+  (void)state;
+  const char *src = "G = 0\n"
+                    "def f(x):\n"
+                    "    \"\"\"doc\"\"\"\n"
+                    "    # a comment\n"
+                    "    for i in range(x):\n"
+                    "        global G\n"
+                    "        G += i\n"
+                    "    def g(y):\n"
+                    "        return y if y else -y\n"
+                    "    return g(x)\n";
+  py_conv_result r = conv_raw(src, PY_STYLE_AUTOGRAPH, NULL);
+  /* docstring, the hoisted declaration, then the plain path: the original statements */
+  HAS(r, "def f(x):\n    'doc'\n    global G\n    if not sg__.staging:\n"
+         "        for i in range(x):\n            G += i\n");
+  /* the nested def is its converted twin in both copies, with a plain path of its own */
+  assert_int_equal(count(r.code.data, "def g(y):\n"), 2);
+  assert_int_equal(count(r.code.data, "if not sg__.staging:\n"), 3);
+  assert_int_equal(count(r.code.data, "return y if y else -y\n"), 2);
+  HAS(r, "sg__.if_exp(y, lambda: y, lambda: -y");
+  /* the original statements end with a return; the comment stays with the converted body */
+  HAS(r, "        return g(x)\n    # a comment\n");
+  assert_int_equal(count(r.code.data, "# a comment"), 1);
+  /* f's (hoisted: once), loop_body__1's (generated, and the original moved there),
+   * set_state__1's */
+  assert_int_equal(count(r.code.data, "global G"), 4);
+  /* a converted body that makes closures is a function of its own (its variables are no
+   * cells of the function the plain path runs in), unless the user's body defines
+   * functions itself (f: their __qualname__ would change) */
+  HAS(r, "            def g__staged(y):\n                return sg__.if_exp(y, lambda: y");
+  HAS(r, "            return g__staged(y)\n");
+  LACKS(r, "f__staged");
+  LACKS(r, "        G += i\n        return None"); /* falls through to `return g(x)` */
+  py_conv_result_free(&r);
+  r = conv_raw("def h(x, /, y, *a, k=1, **kw):\n    for i in a:\n        x += i\n    return x\n",
+               PY_STYLE_AUTOGRAPH, NULL);
+  HAS(r, "    if not sg__.staging:\n        for i in a:\n");
+  HAS(r, "    def h__staged(x, /, y, *a, k, **kw):\n");
+  HAS(r, "    return h__staged(x, y, *a, k=k, **kw)\n");
+  py_conv_result_free(&r);
+  /* a body that can fall off its end returns None before the converted body starts */
+  r = conv_raw("def h(x):\n    print(x)\n", PY_STYLE_SNEK, NULL);
+  HAS(r, "    if not sg__.staging:\n        print(x)\n        return None\n");
+  py_conv_result_free(&r);
+}
 
 static void test_module_shape(void **state) {
   (void)state;
@@ -408,7 +524,7 @@ static void test_syntax_error_like_parser(void **state) {
 static void test_source_map(void **state) {
   (void)state;
   const char *src = "A = 1\ndef f(x):\n    if x:\n        x = 2\n    return x\nB = 2\n";
-  py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL);
+  py_conv_result r = conv_raw(src, PY_STYLE_AUTOGRAPH, NULL); /* the lines as written */
   assert_true(r.nmap > 0);
   int prev = 0;
   bool saw_if = false;
@@ -567,6 +683,7 @@ int main(void) {
       cmocka_unit_test(test_annotations_and_walrus_loop),
       cmocka_unit_test(test_directives),
       cmocka_unit_test(test_comments_kept),
+      cmocka_unit_test(test_plain_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_convert_tool.c — a command-line driver of py_convert for tests and the
  * semantic-preservation harnesses: `test_convert_tool FILE [autograph|snek] [FUNCTION]`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_parser.c — unit tests of convert/'s public API (py.h): error paths with
  * CPython 3.12's messages and locations (each checked against CPython by hand and by

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """test_unicode_tables.py — the parser's Unicode tables (convert/unicode_gen.py, from
 the UCD of Debian's unicode-data package) asked through the C lookups
 (unicode_tool): Unicode 15.0 facts and the generator's errors everywhere, and a sample

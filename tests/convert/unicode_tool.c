@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * unicode_tool.c — answers questions about the generated Unicode tables
  * (convert/unicode_data.h) for test_unicode_tables.py, one per input line:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ad_test_util.h — helpers shared by the AD tests (test_ad*.c): the numbers of a JSON
  * result, and running a program optimized and not (both must agree).

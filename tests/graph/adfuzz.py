@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """adfuzz.py — random differential testing of reverse-mode AD (graph/ad*.c).
 
 Generates seeded random differentiable programs (adfuzz_gen.py) and checks, per program,

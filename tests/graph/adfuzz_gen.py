@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """adfuzz_gen.py — seeded generator of random differentiable staged programs for the
 reverse-mode AD differential tester (adfuzz.py, docs/ad.md "Random differential testing").
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The include layering of graph/ (docs/design.md "graph/"): each subsystem folder may
 include its own headers and the public header (gr_<folder>.h; program's is gr.h) of the
 folders below it, nothing else — no sibling's private header, no arrow up, hence no
@@ -17,7 +18,8 @@ ALLOWED = {
     "ad": {"ir"},
     "exec": {"ir"},
     "vulkan": {"exec", "ir"},
-    "program": {"ir", "infer", "opt", "ad", "exec", "vulkan"},
+    "pyfront": {"ir"},
+    "program": {"ir", "infer", "opt", "ad", "exec", "vulkan", "pyfront"},
 }
 PUBLIC = {d: f"gr_{d}.h" for d in ALLOWED}
 PUBLIC["program"] = "gr.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_graph.c — libFuzzer target for the staged-program pipeline: the S-expression
  * reader, lowering, type inference, the optimizer, AD (`grad`), the dumps, the CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * gr_tool.c — a small driver for graph/ used by the tests and benchmarks until
  * stagctl is wired:

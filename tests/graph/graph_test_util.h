@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graph_test_util.h — helpers shared by the graph/ cmocka tests: run a program and
  * compare its JSON result (optimized and not), expect a located error, get a dump.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_ad.c — reverse-mode AD (graph/ad/ad.c): Myia Figure 1, second derivative via
  * grad of grad, central finite differences in float64 for each differentiable

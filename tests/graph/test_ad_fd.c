@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_ad_fd.c — gradients of every differentiable tensor primitive (graph/ad/ad_rules.c)
  * against central finite differences in float64, per element of every input, with

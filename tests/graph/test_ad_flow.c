@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_ad_flow.c — reverse-mode AD beyond straight-line code (graph/ad/ad.c, Myia's
  * closure transformation): gradients through `if`, the functional `while`, recursion

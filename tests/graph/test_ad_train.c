@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_ad_train.c — a whole training loop as one staged graph ("Model and Loop in
  * Graph"): a functional while over steps whose body takes (grad loss 0 1 2) of a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """test_adfuzz_self.py — checks of the AD differential tester itself (adfuzz.py,
 adfuzz_gen.py) on the CPU: a deliberately wrong gradient (a hand-made grad_all) is caught
 by the finite-difference check, a function that is not smooth anywhere near the points

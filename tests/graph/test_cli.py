@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """gr_tool end to end: the SEXPR.md examples and other programs in examples/, the four
 dump formats (DOT checked with Graphviz's `dot` when installed, JSON parsed), located
 diagnostics in the FILE:LINE:COL: error: MESSAGE form, exit codes, deadlines, and

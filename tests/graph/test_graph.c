@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_graph.c — graph/ through its public API (gr.h): the SEXPR.md examples, located
  * errors for bad input, limits (depth, deadline, node count), language features,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_opt.c — one test per optimization pass (opt_inline.c, opt_cse.c,
  * opt_constfold.c, opt_dce.c, opt_algebra.c, opt_matmul.c): each asserts on the optimized graph

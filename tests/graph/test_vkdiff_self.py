@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """test_vkdiff_self.py — checks of the differential tester itself (vkdiff.py,
 vkdiff_gen.py) that need no device: the op-table coverage check fails on a row it does
 not know, the comparison reports each kind of divergence and accepts what the

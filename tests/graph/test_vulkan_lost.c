@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_lost.c — device loss and device out-of-memory on Vulkan (lavapipe in CI),
  * provoked with the test-only fault hook (kn_vk_fault_set, the API of STAGD_VK_FAULT):

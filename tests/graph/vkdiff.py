@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """vkdiff.py — random differential testing of the Vulkan executor against the CPU one.
 
 Generates seeded random programs (vkdiff_gen.py), runs each on `--device cpu` and on the

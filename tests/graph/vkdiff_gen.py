@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """vkdiff_gen.py — seeded generator of random, well-typed staged programs (S-expressions)
 for differential testing of the Vulkan executor against the CPU one (vkdiff.py).
 

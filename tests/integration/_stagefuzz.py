@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_stagefuzz.py — random differential testing of staged Python functions.
 
 Each program from _stagegen.generate(seed) runs twice per argument tuple: as plain Python
@@ -87,6 +88,20 @@ def compare(ref, got, dtype):
     return diffs
 
 
+def compare_tree(ref, got, dtype):
+    """compare() for results holding containers (state programs): the same structure —
+    container kinds, dict keys, lengths — and the leaves compared as compare() does."""
+    from stagd.runtime import tree
+
+    def leaves(v):
+        return tree.flatten(v, is_leaf=lambda x: isinstance(x, stagd.Tensor))
+    rl, rt = leaves(ref)
+    gl, gt = leaves(got)
+    if rt != gt:
+        return [f"structure: reference {tree.describe(rt)} vs staged {tree.describe(gt)}"]
+    return compare(tuple(rl), tuple(gl), dtype)
+
+
 def _call(fn, args, device):
     try:
         with stagd.device(device) if device else contextlib.nullcontext():
@@ -99,8 +114,10 @@ def _exc(e):
     return f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
 
 
-def check(text, cases, dtype, client, device=None):
-    """Runs one program; returns [(case index, [difference, ...])] (empty when equal)."""
+def check(text, cases, dtype, client, device=None, state=False):
+    """Runs one program; returns [(case index, [difference, ...])] (empty when equal).
+    state: containers in the results (compare_tree), and an exception on both sides
+    must be the same type (the staged program raises the Python exception too)."""
     findings = []
     try:
         ref_ns = _load(text, _stagegen.NUMPY_STAGD)
@@ -113,13 +130,16 @@ def check(text, cases, dtype, client, device=None):
                                                for a in args], None)
         got, got_err = _call(staged, args, device)
         if ref_err and got_err:
+            if state and type(ref_err) in (ValueError, UnboundLocalError) and \
+                    (type(got_err) is not type(ref_err) or str(got_err) != str(ref_err)):
+                findings.append((ci, [f"exception: reference {_exc(ref_err)}, staged {_exc(got_err)}"]))
             continue  # both raise (the types differ by design: daemon errors are StagdErrors)
         if ref_err:
             findings.append((ci, [f"reference raised {_exc(ref_err)}; staged returned"]))
         elif got_err:
             findings.append((ci, [f"staged raised {_exc(got_err)}"]))
         else:
-            diffs = compare(ref, got, dtype)
+            diffs = (compare_tree if state else compare)(ref, got, dtype)
             if diffs:
                 findings.append((ci, diffs))
     return findings
@@ -138,7 +158,7 @@ def _blocks(lines):
     out = []
     for i, line in enumerate(lines):
         if (not line.strip() or line.startswith("def f(") or line.startswith("    return")
-                or _COUNTER_STEP.fullmatch(line.strip())):
+                or _COUNTER_STEP.fullmatch(line.strip()) or not line.startswith(" ")):
             continue
         ind = len(line) - len(line.lstrip())
         j = i + 1
@@ -148,9 +168,9 @@ def _blocks(lines):
     return out
 
 
-def minimize(text, case, dtype, client, device=None):
+def minimize(text, case, dtype, client, device=None, state=False):
     """Deletes statements (with their blocks) while the same kind of difference remains."""
-    want = _kind(check(text, [case], dtype, client, device))
+    want = _kind(check(text, [case], dtype, client, device, state))
     lines = text.splitlines()
     changed = True
     while changed:
@@ -171,7 +191,7 @@ def minimize(text, case, dtype, client, device=None):
                 compile(ctext, "<cand>", "exec")
             except SyntaxError:
                 continue
-            if _kind(check(ctext, [case], dtype, client, device)) == want:
+            if _kind(check(ctext, [case], dtype, client, device, state)) == want:
                 lines, changed = cand, True
                 break
     return "\n".join(lines) + "\n"
@@ -181,6 +201,10 @@ class Finding:
     def __init__(self, seed, case, diffs, text, mini, device):
         self.seed, self.case, self.diffs, self.text, self.mini, self.device = seed, case, diffs, text, mini, device
 
+    def refused(self):
+        """Staging refused the program with a located StagingError (no wrong value)."""
+        return all(d.startswith("staged raised StagingError") for d in self.diffs)
+
     def report(self):
         args = ", ".join(repr(a.tolist()) if isinstance(a, np.ndarray) else repr(a) for a in self.case)
         return (f"seed {self.seed}{' on ' + self.device if self.device else ''}: " + "; ".join(self.diffs)
@@ -188,17 +212,18 @@ class Finding:
                 + "".join("    " + l + "\n" for l in self.mini.splitlines()))
 
 
-def run(seeds, client, device=None, minimize_findings=True, log=None):
+def run(seeds, client, device=None, minimize_findings=True, log=None, state=False):
     findings, stats = [], {"programs": 0, "cases": 0}
     for seed in seeds:
-        p = _stagegen.generate(seed)
+        p = _stagegen.generate(seed, state)
         stats["programs"] += 1
         stats["cases"] += len(p.cases)
-        got = check(p.text, p.cases, p.dtype, client, device)
+        got = check(p.text, p.cases, p.dtype, client, device, state)
         if got:
             ci, diffs = got[0]
             case = p.cases[ci] if ci is not None else None
-            mini = minimize(p.text, case, p.dtype, client, device) if minimize_findings and case else p.text
+            mini = (minimize(p.text, case, p.dtype, client, device, state)
+                    if minimize_findings and case else p.text)
             findings.append(Finding(seed, case, diffs, p.text, mini, device))
             if log:
                 log(findings[-1].report())
@@ -212,6 +237,9 @@ def main(argv=None):
     ap.add_argument("--device", default=None, help="run the staged functions on this device (vulkan:0)")
     ap.add_argument("--addr", default=None, help="a running daemon (default: start one)")
     ap.add_argument("--no-minimize", action="store_true")
+    ap.add_argument("--state", action="store_true",
+                    help="programs with containers as state, tensor lists, variables bound on "
+                         "some paths, staged raise and match (_stagegen.Gen._state_stmt)")
     opts = ap.parse_args(argv)
     daemon = None
     if opts.addr is None:
@@ -220,12 +248,16 @@ def main(argv=None):
     stagd.set_default_client(client)
     try:
         findings, stats = run(range(opts.seed, opts.seed + opts.count), client, opts.device,
-                              not opts.no_minimize, log=lambda s: print(s, flush=True))
+                              not opts.no_minimize, log=lambda s: print(s, flush=True),
+                              state=opts.state)
     finally:
         client.close()
         if daemon:
             daemon.terminate()
-    print(f"{stats['programs']} programs, {stats['cases']} cases, {len(findings)} findings")
+    refused = [f for f in findings if f.refused()]
+    print(f"{stats['programs']} programs, {stats['cases']} cases, {len(findings)} findings "
+          f"({len(refused)} refused with a located StagingError, "
+          f"{len(findings) - len(refused)} different results or exceptions)")
     return 1 if findings else 0
 
 

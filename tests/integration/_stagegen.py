@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_stagegen.py — seeded random generator of Python functions for differential testing of
 the whole staged path (stagd.function: Convert, staging on Staged values, Execute).
 tests/integration/_stagefuzz.py drives it; docs/runtime.md "Random differential testing".
@@ -74,6 +75,10 @@ class _NumpyStagd:
     def set_element_type(lst, dtype, shape=()):
         pass
 
+    @staticmethod
+    def stack(values, axis=0):
+        return np.stack(values, axis=axis)
+
 
 NUMPY_STAGD = _NumpyStagd()
 
@@ -83,7 +88,8 @@ class Program:
 
 
 class Gen:
-    def __init__(self, seed):
+    def __init__(self, seed, state=False):
+        self.state = state  # statements and containers (issue 21): see _state_stmt
         self.r = random.Random(seed)
         self.dtype = self.r.choice(("float32", "float64"))
         self.counter = 0
@@ -105,7 +111,9 @@ class Gen:
     # -- expressions ---------------------------------------------------------------
     def vec(self, env, d=0):
         r = self.r
-        leaves = ["x", "y"] + [v for v, k in env.items() if k == "vec"]
+        leaves = ["x", "y"] + [v for v, k in env.items() if k == "vec"] + \
+            [f'{v}["b"][1]' for v, k in env.items() if k == "dict"] + \
+            [f"{v}.v" for v, k in env.items() if k == "pair"]
         if d >= 2 or self.chance(0.3):
             return r.choice(leaves)
         c = r.randrange(18)
@@ -149,7 +157,10 @@ class Gen:
 
     def scal(self, env, d=0):
         r = self.r
-        leaves = ["a", self.const()] + [v for v, k in env.items() if k == "scal"]
+        leaves = ["a", self.const()] + [v for v, k in env.items() if k == "scal"] + \
+            [f'{v}["a"]' for v, k in env.items() if k == "dict"] + \
+            [f"{v}.s" for v, k in env.items() if k == "pair"] + \
+            [f"{v}[{i}]" for v, k in env.items() if k == "lst" for i in (0, 1)]
         if d >= 2 or self.chance(0.3):
             return r.choice(leaves)
         c = r.randrange(14)
@@ -209,7 +220,11 @@ class Gen:
 
     def pred(self, env, d=0):
         r = self.r
-        c = r.randrange(5)
+        c = r.randrange(7 if self.state else 5)
+        if c == 5:
+            return f"-0.5 < {self.scal(env, d + 1)} <= {self.const()}"
+        if c == 6:
+            return f"n < {L} and x[n] > {self.const()}"  # x[n] only where n < 4 (lazy)
         if c == 0:
             return f"{self.scal(env, d + 1)} > {self.const()}"
         if c == 1:
@@ -228,7 +243,9 @@ class Gen:
         self.lines.append("    " * ind + text)
 
     def ret_text(self, env):
-        parts = [self.expr(kind, env) for kind in self.returns]
+        parts = [self.expr(kind, env) if kind != "cont" else
+                 f'{{"r": {self.scal(env)}, "v": [{self.vec(env)}, {self.int(env)}]}}'
+                 for kind in self.returns]
         return "return " + ", ".join(parts)
 
     def block(self, ind, env, loop, n):
@@ -259,6 +276,8 @@ class Gen:
 
     def stmt(self, ind, env, loop):
         r = self.r
+        if self.state and ind < 4 and self.chance(0.35):
+            return self._state_stmt(ind, env, loop)
         c = r.randrange(12)
         if c <= 3:
             return self.assign(ind, env)
@@ -396,7 +415,77 @@ class Gen:
             self.emit(ind, f"{target} = {name}({self.vec(env)}, {self.scal(env)})")
         return {**env, target: "vec"}
 
+    def _state_stmt(self, ind, env, loop):
+        """Containers as state (dict, list, namedtuple; item and attribute updates),
+        lists of tensors grown without set_element_type, variables bound on some paths,
+        `raise` under a staged condition, `match` on a staged int."""
+        r = self.r
+        c = r.randrange(9)
+        kinds = {k for k in env.values()}
+        if c == 0 or (c <= 3 and not kinds & {"dict", "pair", "lst"}):
+            kind = r.choice(("dict", "pair", "lst"))
+            name = self.fresh({"dict": "st", "pair": "p", "lst": "l"}[kind])
+            if kind == "dict":
+                self.emit(ind, f'{name} = {{"a": {self.scal(env)}, "b": [{self.scal(env)}, {self.vec(env)}]}}')
+            elif kind == "pair":
+                self.emit(ind, f"{name} = P({self.scal(env)}, {self.vec(env)})")
+            else:
+                self.emit(ind, f"{name} = [{self.scal(env)}, {self.scal(env)}]")
+            return {**env, name: kind}
+        if c <= 3:  # update a container that is in scope
+            name = r.choice([v for v, k in env.items() if k in ("dict", "pair", "lst")])
+            kind = env[name]
+            if kind == "dict":
+                self.emit(ind, r.choice((f'{name}["a"] = {name}["a"] * 0.5 + {self.scal(env)}',
+                                         f'{name}["b"][0] = {self.scal(env)}',
+                                         f'{name}["b"][1] = {self.vec(env)}')))
+            elif kind == "pair":
+                self.emit(ind, f"{name} = P({name}.s * 0.5 + {self.scal(env)}, {self.vec(env)})")
+            else:
+                self.emit(ind, r.choice((f"{name}[0] = {self.scal(env)}",
+                                         f"{name}[1] += {self.scal(env)}")))
+            return env
+        if c == 4:  # a list of tensors grown in a loop, used after it
+            tl, i, s = self.fresh("tl"), self.fresh("i"), self.fresh("s")
+            self.emit(ind, f"{tl} = []")
+            self.emit(ind, f"for {i} in range({r.choice(('n', '2', 'len(x)'))}):")
+            env1 = {**env, i: "int"}
+            if self.chance(0.5):
+                self.emit(ind + 1, f"if {self.pred(env1)}:")
+                self.emit(ind + 2, f"{tl}.append({self.vec(env1)})")
+            else:
+                self.emit(ind + 1, f"{tl}.append({self.vec(env1)})")
+            self.emit(ind, f"{s} = stagd.reduce_sum(stagd.stack({tl})) if len({tl}) > 0 else 0.0")
+            return {**env, s: "scal"}
+        if c == 5:  # bound on some paths: reading it may raise UnboundLocalError
+            u, s = self.fresh("u"), self.fresh("s")
+            self.emit(ind, f"if {self.pred(env)}:")
+            self.emit(ind + 1, f"{u} = {self.scal(env)}")
+            self.emit(ind, f"{s} = {u} * 2.0")
+            return {**env, s: "scal"}
+        if c == 6:
+            self.emit(ind, f"if {self.pred(env)} and {self.pred(env)}:")
+            self.emit(ind + 1, f"raise ValueError({self.fresh('bad')!r})")
+            return env
+        if c == 7 and ind < 3:
+            self.emit(ind, "match n:")
+            arms = []
+            for pat in ("0", "1 | 3", "_"):
+                self.emit(ind + 1, f"case {pat}:")
+                arms.append(self.arm(ind + 1, env, loop))
+            return {k: v for k, v in arms[0].items() if all(a.get(k) == v for a in arms)}
+        s = self.fresh("s")  # a lazy `or` guarding an index
+        self.emit(ind, f"{s} = {self.scal(env)} if n >= {L} or x[n] > 0.0 else {self.scal(env)}")
+        return {**env, s: "scal"}
+
     def program(self):
+        if self.state:
+            self.returns = self.r.choice((("cont",), ("scal",), ("vec", "cont"), ("int", "scal")))
+            env = self.block(1, {}, False, self.budget)
+            self.lines.append("    " + self.ret_text(env))
+            head = "P = collections.namedtuple('P', 's v')\n\n\ndef f(x, y, m, k, a, n, flag):"
+            return ("import collections\n\n\n" + "\n\n\n".join(
+                [h for _, h in self.helpers] + [head + "\n" + "\n".join(self.lines)]) + "\n")
         self.returns = self.r.choice((("vec",), ("scal",), ("vec", "scal"), ("int",), ("scal", "vec", "int")))
         env = self.block(1, {}, False, self.budget)
         self.lines.append("    " + self.ret_text(env))
@@ -419,8 +508,9 @@ def args_for(seed, dtype, count=3):
     return cases
 
 
-def generate(seed):
-    g = Gen(seed)
+def generate(seed, state=False):
+    """The program of a seed; state=True adds the statements of Gen._state_stmt."""
+    g = Gen(seed, state)
     text = g.program()
     return Program(seed, text, g.dtype, args_for(seed, g.dtype), g.returns)
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """conftest.py — pytest fixtures that run the REAL stagd for the integration tests.
 
 The daemon is $STAGD_BIN, else build/server/stagd; stagctl is $STAGCTL_BIN, else
@@ -40,8 +41,9 @@ class _Factory:
     def __init__(self):
         self.daemons = []
 
-    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0):
-        d = harness.Daemon(list(args), env=env, expect_grpc=expect_grpc, expect_lsp=expect_lsp)
+    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0, binary=None):
+        d = harness.Daemon(list(args), env=env, expect_grpc=expect_grpc, expect_lsp=expect_lsp,
+                           binary=binary)
         self.daemons.append(d)
         return d
 

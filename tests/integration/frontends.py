@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """frontends.py — what the notebook tests need to see a notebook as its users do:
 nbconvert's HTML export (Debian 12's nbconvert 6.5, run as `python3 -m nbconvert`),
 the classic Jupyter Notebook server (Debian's python3-notebook 6.4), and screenshots of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """harness.py — helpers for the integration tests: start the real stagd, talk gRPC, and
 frame LSP messages over a child's pipes or a TCP socket. Every wait has a timeout so a
 daemon bug fails a test instead of hanging the suite.
@@ -25,7 +26,7 @@ START_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
 IO_TIMEOUT = 5.0
 
-_GRPC_READY = re.compile(r"serving gRPC on (\S+)")
+_GRPC_READY = re.compile(r"serving gRPC on ([^\s\"]+)")  # text or JSON logs
 _LSP_READY = re.compile(r"serving LSP on (\S+)")
 
 
@@ -136,8 +137,8 @@ class _LineLog:
 class Daemon:
     """A running stagd. `addr` is its first gRPC address, `lsp_addr` its first LSP one."""
 
-    def __init__(self, args, env=None, expect_grpc=1, expect_lsp=0, cwd=None):
-        self.cmd = [stagd_bin(), *args]
+    def __init__(self, args, env=None, expect_grpc=1, expect_lsp=0, cwd=None, binary=None):
+        self.cmd = [binary or stagd_bin(), *args]
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env or base_env(), cwd=cwd)
         self.log = _LineLog(self.proc.stderr)

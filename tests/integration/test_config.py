@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_config.py — options from flags, STAGD_* environment variables and config files:
 precedence (defaults < file < env < flags), errors (exit 2, naming the option or
 FILE:LINE), --help and --version."""

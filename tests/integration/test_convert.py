@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_convert.py — the Convert RPC and `stagctl convert` (--addr and --local): the
 module shape of docs/runtime.md in both styles, --function, the source map, located
 diagnostics for unconvertible functions, syntax errors reported exactly like Parse
@@ -208,3 +209,79 @@ def test_convert_stdlib_sample_compiles(channel, pb2):
             batch.append([f"{f}[{style}]", r.code])
     r = subprocess.run([CPYTHON312, "-c", checker], input=json.dumps(batch), capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+STAR_SOURCE = '''import math
+
+
+def depth(n):
+    """How deep plain recursion goes (issue 21: the runtime's frames must not cut it)."""
+    if n == 0:
+        return 0
+    return 1 + depth(n - 1)
+
+
+def grow(k):
+    out = []
+    for i in range(k):
+        if i % 2:
+            out.append(i)
+    return out
+
+
+_private = 1
+VALUE = 2
+'''
+
+
+def _exec_module(code, name):
+    import types
+    mod = types.ModuleType(name)
+    exec(compile(code, name + ".py", "exec"), mod.__dict__)
+    return mod
+
+
+def _star(mod):
+    """The names `from mod import *` binds."""
+    names = getattr(mod, "__all__", None)
+    return sorted(names if names is not None else [n for n in vars(mod) if not n.startswith("_")])
+
+
+@pytest.mark.parametrize("style", ["autograph", "snek"])
+def test_converted_module_on_plain_values_star_import_and_recursion(channel, pb2, style):
+    """A converted module exports what the original exports (`from m import *` skips the
+    runtime's names, an `__all__` of its own is kept), and its functions recurse as deep
+    as the originals: at least 900 of the default limit of 1000 frames."""
+    import sys
+    st = pb2.STYLE_AUTOGRAPH if style == "autograph" else pb2.STYLE_SNEK
+    r = convert(channel, pb2, STAR_SOURCE, style=st, filename="star.py")
+    assert not r.diagnostics
+    orig = _exec_module(STAR_SOURCE, "star_orig")
+    conv = _exec_module(r.code, "star_conv")
+    assert "sg__" in vars(conv)
+    assert _star(conv) == _star(orig) == ["VALUE", "depth", "grow", "math"]
+    own = convert(channel, pb2, STAR_SOURCE + "__all__ = ['grow']\n", style=st, filename="star.py")
+    assert _star(_exec_module(own.code, "star_own")) == ["grow"]
+    assert conv.grow(7) == orig.grow(7) == [1, 3, 5]
+    # the converted body (its helpers close over the loop's variables) is a function of
+    # its own: the plain path makes no cells (they cost every call; bench/plain_speed.py)
+    assert conv.grow.__code__.co_cellvars == orig.grow.__code__.co_cellvars == ()
+
+    def deepest(fn):
+        lo, hi = 0, sys.getrecursionlimit()
+        while lo < hi:  # the largest n that fn(n) reaches
+            mid = (lo + hi + 1) // 2
+            try:
+                fn(mid)
+                lo = mid
+            except RecursionError:
+                hi = mid - 1
+        return lo
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        reached_orig, reached_conv = deepest(orig.depth), deepest(conv.depth)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert reached_conv >= 900 and reached_conv >= reached_orig - 10, (reached_orig, reached_conv)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_convert_random.py — random differential testing of the converter.
 
 Programs from tests/convert/semantics/_genprog.py (a fixed seed range) are converted

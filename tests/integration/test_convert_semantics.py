@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_convert_semantics.py — semantic preservation of the converter (issue 5).
 
 Every module of tests/convert/semantics/ is converted through the running daemon

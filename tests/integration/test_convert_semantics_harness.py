@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_convert_semantics_harness.py — self-test of the semantic-preservation harness
 (tests/convert/semantics/_semcheck.py), independent of the converter.
 

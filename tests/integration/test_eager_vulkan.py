@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Device-resident eager tensors on vulkan:0 (Mesa lavapipe on machines without a GPU;
 # docs/client.md "Device-resident tensors"): the Stats RPC's transfer counters prove
 # that Put uploads once, eager ops and staged calls on resident handles copy nothing,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_error_reasons.py — the daemon's error reasons (the `stagd-reason` trailing
 metadata, docs/api.md "Error reasons") pick the client's exception class: each family
 (an index or axis out of bounds, shapes that do not broadcast, a staged assert) raises its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_execute_records.py — Execute with records and strings among its binary Value
 arguments: they run on the value path (no JSON text round trip), the reply's binary
 `result` carries records and strings, errors name the argument's path, and the Python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_grad.py — the Grad RPC and `stagctl grad` against the real daemon: gradient
 graphs that execute to the right numbers (Myia Figure 1), --wrt selection, dumps, and
 located errors for a bad wrt index, a non-differentiable primitive and an unknown def."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_grpc.py — the gRPC API of the real daemon: admin methods, errors, deadlines,
 unix sockets and concurrency."""
 import concurrent.futures

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_import_layers.py — the Python client (clients/python/stagd) has no import cycles and
 keeps the layer order documented in docs/client.md "How the package is layered".
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # NumPy basic indexing through the daemon (runtime/indexing.py; docs/runtime.md
 # "Indexing", docs/client.md "Indexing"): reading and writing staged values
 # (stagd.function) and eager tensors against NumPy over a table of keys, on the CPU and

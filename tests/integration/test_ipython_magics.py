@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The IPython extension (clients/python/stagd/ipython.py, docs/notebook.md) run in-process
 # in an IPython InteractiveShell against a test daemon: %%stagd_convert (highlighted and
 # plain displays, diagnostics with the offending line, --run, --style, option errors),

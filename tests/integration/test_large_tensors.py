@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Tensors larger than one request (docs/client.md "Large tensors"): the client puts them
 # in pieces joined in the daemon and fetches them as slices, for constants, op and
 # staged-call arguments and variables, on the CPU and on vulkan:0; the pieces do not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_lsp.py — LSP / JSON-RPC 2.0 over stdio and TCP with real Content-Length framing:
 lifecycle, service methods, and bad input after which the same stream keeps working."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_lsp_features.py — stagd's LSP language features against the service API and over
 TCP: stagd/convertedCode equals the Convert method on the same text (its source map
 with runs of equal original positions folded), diagnostics and hovers are per session

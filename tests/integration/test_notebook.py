@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # docs/example.ipynb executed end to end with nbclient in the "Python 3 (stagd)" kernel
 # (installed from stagd.kernelspec into a temporary prefix) against a test daemon; any
 # cell error fails the test. Also checks what the cells showed (docs/notebook.md), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_python_client.py — the `stagd` Python package against the real daemon:
 connect(), admin calls, error mapping, auto-starting a local daemon, generated modules.
 

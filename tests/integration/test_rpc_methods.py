@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_rpc_methods.py — Parse, Stage, Execute and DumpGraph through the running
 daemon (gRPC), stagctl (--addr and --local) and LSP: real answers, located errors,
 and the daemon serving on after each bad request. CPython 3.12 is the oracle for

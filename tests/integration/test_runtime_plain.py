@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Plain-value semantics of stagd.runtime (docs/runtime.md): every function behaves as Python.
 import io
 import contextlib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Client sessions (docs/client.md "Sessions"): the handles a Python client makes belong
 # to its session; they go when it exits or closes, and — when its process is killed —
 # once the daemon's lease (--handle-lease-ms) runs out. A live client keeps them by

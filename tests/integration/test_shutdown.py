@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_shutdown.py — SIGTERM/SIGINT: in-flight calls finish, new connections are
 refused, the process exits 0."""
 import signal

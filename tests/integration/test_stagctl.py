@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_stagctl.py — the stagctl command line against the real daemon and --local:
 JSON output, exit codes and messages."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_stagctl_cli.py — stagctl's conventions as a user meets them, on the real binary:
 --version, per-command --help, `--`, addresses without a port, unreachable daemons,
 numbers no float64 holds in --args, colored diagnostics (NO_COLOR, a real pseudo-

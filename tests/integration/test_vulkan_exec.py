@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_vulkan_exec.py — Execute on a Vulkan device through the running daemon.
 
 Runs on vulkan:0, which is Mesa's lavapipe on machines without a GPU (a CPU-type

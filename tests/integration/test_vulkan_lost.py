@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_vulkan_lost.py — device loss on vulkan:0 through the daemon (issue #6).
 
 The daemon runs with the test-only fault hook STAGD_VK_FAULT (kernels/vulkan/fault.c,

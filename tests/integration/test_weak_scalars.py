@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_weak_scalars.py — NumPy 1.24 dtype promotion of the scalars a staged function
 makes from staged values (`float(v)`, `int(v)`, `t[i]`) next to tensors: they are weak
 like NumPy's scalars (value-based casting), so `w - float(lr) * g` on float32 stays

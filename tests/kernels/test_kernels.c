@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_kernels.c — kernels/ in C: float16 conversion, NumPy dtype promotion and
  * broadcast shapes, the blocked sgemm against a naive triple loop, size limits and

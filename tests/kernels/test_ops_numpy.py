@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Op conformance against NumPy: every primitive of the op table on random inputs,
 each dtype, and broadcasting edge cases (size-1 dims, scalars, empty tensors).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — editor-integration tests: builds, unit-tests and packages the VS Code
 # extension (clients/vscode → stagd.vsix, bundled by esbuild; vsce's output checked
 # for warnings), then runs the LSP protocol tests (vscode-jsonrpc, raw frames, TCP)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_config.c — configuration: defaults, precedence (file < env < flags), list
  * replacement, and located errors for bad files, values and flags. */
 #include <setjmp.h>

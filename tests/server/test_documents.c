@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_documents.c — the LSP document store: open/close, full and incremental
  * changes, UTF-16 and UTF-8 positions (astral characters, CRLF), clamping. */
 #include <setjmp.h>

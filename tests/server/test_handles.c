@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_handles.c — the tensor handle store (server/handles.c) and the eager path under
  * it (graph/program/eager.c): ids, lookups after release, per-device limits, variables shared
  * by reference, and gr_eager_op's errors. */

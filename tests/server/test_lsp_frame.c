@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_lsp_frame.c — the LSP framer (server/lsp_frame.c): messages whole, split at
  * every byte, several in one read; each kind of bad framing reported once and skipped
  * so the next message still arrives; oversized bodies discarded as they stream in;

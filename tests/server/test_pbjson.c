@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_pbjson.c — protobuf-c ↔ JSON: the proto3 JSON mapping both ways (names,
  * int64 as strings, enums, bytes, oneofs, nesting, repeated fields) and the errors
  * for JSON that does not fit the message. */

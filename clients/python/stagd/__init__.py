@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """stagd — the Python client of the stagd daemon.
 
     import stagd
@@ -21,7 +22,8 @@ Daemons started this way stop when the interpreter exits.
 
 The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.Tensor`
 (device-resident handles, eager ops), `stagd.Variable`, `stagd.GradientTape`,
-`stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.device`,
+`stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.stage_source`
+(Python source staged by the daemon itself, docs/pyfront.md), `stagd.device`,
 `stagd.list_devices`, `stagd.Checkpoint`, `stagd.init_scope`, `stagd.py_func`.
 """
 import os
@@ -30,10 +32,11 @@ from . import client as _client_module
 from .client import (CONNECT_TIMEOUT, DEFAULT_ADDR, AssertionFailed, Cancelled, Client,
                      DaemonUnavailable, DeadlineExceeded, FailedPrecondition, IndexOutOfBounds,
                      Internal, InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch,
-                     StagdError, Unavailable, Unimplemented)
+                     StagdError, Unavailable, Unimplemented, Unsupported)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
+from .source import StagedSource, stage_source  # Python staged in the daemon (docs/pyfront.md)
 from .runtime.calls import rep_fun  # @stagd.rep_fun: staged calls (docs/runtime.md)
 from .runtime.directives import set_element_type, set_loop_options  # directives
 
@@ -43,7 +46,7 @@ _TENSOR_NAMES = frozenset((
     "subtract", "multiply", "divide", "maximum", "minimum", "where", "exp", "log", "sqrt",
     "tanh", "sigmoid", "relu", "sin", "cos", "square", "transpose", "reshape", "cast",
     "reduce_sum", "reduce_mean", "softmax", "zeros", "ones", "random_normal",
-    "random_uniform", "dropout", "eye", "flush_releases"))
+    "random_uniform", "dropout", "eye", "flush_releases", "stack", "concat"))
 
 
 def __getattr__(name):
@@ -52,6 +55,9 @@ def __getattr__(name):
         value = getattr(tensor, name)
     elif name == "Checkpoint":
         from .checkpoint import Checkpoint as value
+    elif name in ("export", "load", "ScalarSpec", "run_model", "run_staged"):  # docs/deploy.md
+        from . import exported as module
+        value = getattr(module, name)
     else:
         raise AttributeError(f"module 'stagd' has no attribute {name!r}")
     globals()[name] = value
@@ -61,10 +67,11 @@ def __getattr__(name):
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
            "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
-           "rep_fun", "set_element_type", "set_loop_options",
+           "export", "load", "ScalarSpec", "run_model", "run_staged",
+           "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
-           "Internal", "IndexOutOfBounds", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
+           "Internal", "IndexOutOfBounds", "Unsupported", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
 
 _default_client = None
 _autostarted = {}  # requested address → the LocalDaemon started for it

@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
 """_proto.py — finds (or makes) the generated protobuf modules `stagd_pb2` and `health_pb2`.
 
 Lookup order:
   1. the directory in the environment variable STAGD_GENERATED_DIR;
-  2. <repo>/build/python/stagd_gen (made by the CMake build);
-  3. a per-user cache, ~/.cache/stagd/proto-<hash of the .proto files> (honours
+  2. stagd/_generated/ inside this package (an installed package: pip, CMake, the .deb);
+  3. <repo>/build/python/stagd_gen, then <repo>/build-release/python/stagd_gen (made by
+     the CMake builds, for a checkout);
+  4. a per-user cache, ~/.cache/stagd/proto-<hash of the .proto files> (honours
      XDG_CACHE_HOME), filled by running protoc (/usr/bin/protoc, else `protoc` on PATH)
      on <repo>/proto/*.proto. Nothing is ever written into the source tree.
 
@@ -21,6 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 PROTO_DIR = REPO_ROOT / "proto"
 PROTO_FILES = ("stagd.proto", "health.proto")
 MODULES = ("stagd_pb2", "health_pb2")
+PACKAGED = Path(__file__).resolve().parent / "_generated"
 
 _loaded = None
 
@@ -89,9 +93,16 @@ def generated_dir():
         if not _complete(env):
             raise RuntimeError(f"stagd: STAGD_GENERATED_DIR={env} has no stagd_pb2.py/health_pb2.py")
         return Path(env)
-    built = REPO_ROOT / "build" / "python" / "stagd_gen"
-    if _complete(built):
-        return built
+    if _complete(PACKAGED):
+        return PACKAGED
+    for build in ("build", "build-release"):
+        built = REPO_ROOT / build / "python" / "stagd_gen"
+        if _complete(built):
+            return built
+    if not (PROTO_DIR / PROTO_FILES[0]).is_file():
+        raise RuntimeError(f"stagd: this package has no generated protobuf modules "
+                           f"({PACKAGED} is missing) and no proto/ beside it: reinstall it "
+                           "(pip install clients/python, or the stagd .deb)")
     return generate()
 
 

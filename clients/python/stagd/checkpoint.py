@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """checkpoint.py — `stagd.Checkpoint`: saves and restores Variables by object graph
 (TF Eager §4.3). See docs/client.md "Checkpoints".
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """client.py — the gRPC client of a stagd daemon: `Client` and the `StagdError` family.
 
 A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`. Every method of the
@@ -13,6 +14,7 @@ e.g. the converter runtime in an editor's staging process — does not pay ~0.9 
 import atexit
 import os
 import threading
+import time
 import weakref
 
 from . import _proto
@@ -124,6 +126,11 @@ class ShapeMismatch(InvalidArgument, ValueError):
     `shape_mismatch`."""
 
 
+class Unsupported(InvalidArgument):
+    """Python outside the subset the daemon stages from source (stagd.stage_source,
+    docs/pyfront.md). Reason `unsupported`."""
+
+
 class AssertionFailed(FailedPrecondition, AssertionError):
     """A staged program's own `assert` failed: also an AssertionError, as the same
     assert raises in Python. Reason `assertion`."""
@@ -131,7 +138,7 @@ class AssertionFailed(FailedPrecondition, AssertionError):
 
 REASON_KEY = "stagd-reason"
 _REASONS = {"index_out_of_bounds": IndexOutOfBounds, "shape_mismatch": ShapeMismatch,
-            "assertion": AssertionFailed}
+            "assertion": AssertionFailed, "unsupported": Unsupported}
 
 
 _live = weakref.WeakSet()
@@ -171,7 +178,7 @@ def _methods(pb2):
     return out
 
 
-_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute"))
+_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute", "RunModel"))
 _ending = [False]  # the atexit hook that ends sessions is registered
 
 
@@ -322,6 +329,27 @@ class Client:
     def stats(self, timeout=None):
         """The StatsReply: uptime, request counters, per-method stats."""
         return self.call("Stats", None, timeout)
+
+    def call_retrying(self, method_name, request=None, timeout=None, attempts=6):
+        """call() for a request that may safely run twice (reads, Stage, and Execute or
+        RunModel on arguments given by value): UNAVAILABLE — the replica behind a load
+        balancer died with the call in flight, or the daemon is restarting — is retried
+        with backoff, as is a stream reset under the call (docs/deploy.md "Replicas")."""
+        for attempt in range(attempts):
+            try:
+                return self.call(method_name, request, timeout)
+            except StagdError as e:
+                # UNAVAILABLE, or UNKNOWN "Stream removed": the HTTP/2 stream was reset
+                # under the call (grpc's status for a peer that vanished mid-reply)
+                lost = isinstance(e, Unavailable) or (
+                    e.code is not None and e.code.name == "UNKNOWN" and e.details == "Stream removed")
+                if not lost or attempt == attempts - 1:
+                    raise
+                time.sleep(min(0.05 * 2 ** attempt, 1.0))
+
+    def list_models(self, name="", timeout=None):
+        """ListModelsReply: the models the daemon serves and their versions."""
+        return self.call("ListModels", {"name": name}, timeout=timeout)
 
     def ping(self, payload="", delay_ms=0, timeout=None):
         """Echoes `payload` after `delay_ms` milliseconds; returns the echoed payload."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """context.py — what is going on right now, as eager ops see it: the traces that
 `stagd.function` is building and the `GradientTape`s that record.
 
@@ -32,6 +33,7 @@ class Trace:
         self.captures = []  # objects, in parameter order
         self.capture_syms = {}  # id(obj) → symbol
         self.defs = {}  # def name → S-expression text (callee defs, in call order)
+        self.bound_vars = []  # Variables passed as arguments (their symbols: parameters)
 
 
 def tracing():
@@ -50,7 +52,17 @@ def capture(obj):
         sym = _sx.fresh("cap")
         tr.capture_syms[id(obj)] = sym
         tr.captures.append(obj)
+        if tr.builder is not None:  # its type, for runtime/static.py's probes
+            tr.builder.param_types[sym] = _capture_type(obj)
     return sym
+
+
+def _capture_type(obj):
+    dtype, shape = getattr(obj, "dtype", None), getattr(obj, "shape", None)
+    if not isinstance(dtype, str) or shape is None:
+        return None
+    text = f"({dtype} ({' '.join(str(d) for d in shape)}))"
+    return ("variable " + text) if hasattr(obj, "assign") else text
 
 
 @contextlib.contextmanager

@@ -1,7 +1,14 @@
+# SPDX-License-Identifier: Apache-2.0
 """daemon.py — starts and stops a private local `stagd` for this Python process.
 
-The binary is $STAGD_BIN, else <repo>/build/server/stagd, else `stagd` on PATH. The
-daemon listens on a private unix socket in a fresh temporary directory (or on the
+The binary (find_binary), first found of:
+  1. $STAGD_BIN (an explicit choice wins);
+  2. beside this package: PREFIX/bin/stagd of the prefix the package is installed in
+     (/usr/bin/stagd for the .deb's /usr/lib/python3/dist-packages/stagd, PREFIX/bin for
+     `cmake --install --prefix PREFIX`, VENV/bin for a venv), or, in a checkout,
+     <repo>/build-release/server/stagd then <repo>/build/server/stagd;
+  3. `stagd` on PATH.
+The daemon listens on a private unix socket in a fresh temporary directory (or on the
 address asked for), is ready once it logs `serving gRPC on ADDR`, and is stopped with
 SIGTERM when the interpreter exits (or when `stop()` is called).
 """
@@ -19,27 +26,44 @@ from pathlib import Path
 from .client import live_clients
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-_READY = re.compile(r"serving gRPC on (\S+)")
+_READY = re.compile(r"serving gRPC on ([^\s\"]+)")  # text or JSON logs
 
 _running = []
 _lock = threading.Lock()
+
+
+def beside_package():
+    """The places a stagd binary installed with this package would be (in order)."""
+    here = Path(__file__).resolve().parent
+    if here == REPO_ROOT / "clients" / "python" / "stagd" and (REPO_ROOT / "proto" / "stagd.proto").is_file():
+        # a checkout: its own builds (never /bin/stagd, which merged /usr makes /usr/bin)
+        return [REPO_ROOT / b / "server" / "stagd" for b in ("build-release", "build")]
+    return [up / "bin" / "stagd" for up in here.parents[:4]]  # PREFIX/lib/python3*/*-packages/stagd
+
+
+def _executable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def find_binary():
     """Path of the stagd executable (see the module docstring)."""
     env = os.environ.get("STAGD_BIN")
     if env:
-        if not os.access(env, os.X_OK):
+        if not _executable(env):
             raise FileNotFoundError(f"stagd: STAGD_BIN={env} is not an executable file")
         return env
-    built = REPO_ROOT / "build" / "server" / "stagd"
-    if os.access(built, os.X_OK):
-        return str(built)
+    for place in beside_package():
+        if _executable(place):
+            return str(place)
     found = shutil.which("stagd")
     if found:
         return found
-    raise FileNotFoundError(f"stagd: no daemon binary: set STAGD_BIN, build {built}, "
-                            "or put stagd on PATH")
+    raise FileNotFoundError(
+        "stagd: no daemon binary: $STAGD_BIN is not set, none is installed beside this "
+        f"package ({', '.join(str(p) for p in beside_package())}) and none is on PATH. "
+        "Install stagd (the .deb: apt install ./stagd_*.deb; or cmake --install "
+        "build-release --prefix ~/.local and put ~/.local/bin on PATH), build it in this "
+        "checkout (bash scripts/build.sh release), or set STAGD_BIN (docs/deploy.md \"Install\")")
 
 
 class LocalDaemon:

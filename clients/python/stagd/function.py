@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # stagd.function(fn) — defun (TF Eager §4.6): converts fn through the daemon (Convert
 # RPC), traces the converted function on Staged parameters into a `(def NAME (PARAMS)
 # BODY)` S-expression per input signature, stages it (Stage RPC) and runs it (Execute
@@ -24,22 +25,31 @@ import ast
 import inspect
 import itertools
 import re
+import sys
 import textwrap
+import types
+import warnings
 import weakref
 
-from . import context, segments
+from . import context, guards, segments, signature
 from .client import NotFound, StagdError, default_client
 from .context import init_scope
+from .runtime import flow
 from .runtime import sexpr as _sx
-from .runtime.calls import tracing_client
+from .runtime.calls import tracing_client, unshadow
+from .runtime.errors import StagingError, _code_maps, add_location_notes
 from .runtime.staged import Staged, apply
 
 _names = itertools.count(1)
 
 
 def _source(fn):
-    """fn's dedented source with its decorators blanked, at its line numbers in its
-    file (so the converter's source map and diagnostics name the file's lines)."""
+    """(fn's dedented source with its decorators blanked, at its line numbers in its
+    file, so the converter's source map and diagnostics name the file's lines; the name
+    the converted module defines it under). A lambda becomes `def NAME(PARAMS): return
+    (BODY)` with BODY at its own lines, found through its code object's positions."""
+    if fn.__name__ == "<lambda>":
+        return _lambda_source(fn)
     lines, first = inspect.getsourcelines(fn)
     src = textwrap.dedent("".join(lines))
     tree = ast.parse(src)
@@ -49,7 +59,47 @@ def _source(fn):
     lines = src.splitlines(keepends=True)
     for i in range(node.lineno - 1):
         lines[i] = "\n"
-    return "\n" * max(first - 1, 0) + "".join(lines)
+    return "\n" * max(first - 1, 0) + "".join(lines), fn.__name__
+
+
+def _lambda_source(fn):
+    code = fn.__code__
+    spans = [p for p in code.co_positions() if None not in p and (p[0], p[2]) < (p[1], p[3])]
+    if not spans:
+        raise TypeError(f"stagd.function: the source of {fn!r} has no positions")
+    lo = min((p[0], p[2]) for p in spans)
+    hi = max((p[1], p[3]) for p in spans)
+    filename = code.co_filename
+    import linecache
+    text = "".join(linecache.getlines(filename, fn.__globals__))
+    if not text:
+        raise TypeError(f"stagd.function: the source of {fn!r} is not available")
+    found = None
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.Lambda):
+            continue
+        body = node.body
+        if (body.lineno, body.col_offset) <= lo and (body.end_lineno, body.end_col_offset) >= hi:
+            if found is None or (body.lineno, body.col_offset) >= (found.body.lineno,
+                                                                  found.body.col_offset):
+                found = node
+    if found is None:
+        raise TypeError(f"stagd.function: cannot find the source of {fn!r} in {filename}")
+    lines = text.splitlines(keepends=True)
+    b = found.body
+    if b.lineno == b.end_lineno:
+        body = lines[b.lineno - 1].encode()[b.col_offset:b.end_col_offset].decode()
+    else:
+        first = lines[b.lineno - 1].encode()[b.col_offset:].decode()
+        last = lines[b.end_lineno - 1].encode()[:b.end_col_offset].decode()
+        body = first + "".join(lines[b.lineno:b.end_lineno - 1]) + last
+    name = f"stagd_lambda_{b.lineno}"
+    args = found.args  # defaults come from fn itself (they may name enclosing locals)
+    args.defaults = [ast.Constant(None) for _ in args.defaults]
+    args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+    params = ast.unparse(args)
+    return ("\n" * (b.lineno - 1) + f"def {name}({params}): return (" + body + ")\n",
+            name)
 
 
 class TensorSpec:
@@ -83,10 +133,13 @@ def py_func(fn, *args):
         if tr is None or not _sx._stack or _sx._stack[-1] is not tr.builder:
             loc = _sx._user_location()
             where = f"{loc[0]}:{loc[1]}: " if loc else ""
+            inside = _sx.constructs[-1] if _sx.constructs else "staged control flow"
             raise NotImplementedError(
-                f"{where}stagd.py_func: a py_func on staged values inside staged control flow "
-                "(if/while/for on a staged condition) is not supported; the daemon does "
-                "not run Python, so move the call out of the staged branch or loop")
+                f"{where}stagd.py_func on staged values inside {inside}: the daemon runs "
+                "the graph without Python, and a py_func can only cut it where the whole "
+                "trace continues after it (at the top level of the staged function), not in "
+                "one branch or one iteration; compute its arguments there and call it "
+                "before or after the staged if / loop, or make the condition plain")
         arg_exprs = [_sx.literal(a) for a in args]
         sym = _sx.fresh("pyf")
         tr.cuts.append(segments.Cut(list(tr.builder.bindings), fn, arg_exprs, sym))
@@ -99,66 +152,90 @@ def py_func(fn, *args):
 class ConcreteFunction:
     """One traced signature: its def, captures and (once staged) graph id."""
 
-    def __init__(self, name, params, captures, program, body_defs, arity):
+    def __init__(self, name, params, captures, program, body_defs, arity, out_tree=None):
         self.name = name
         self.params = params  # dynamic parameter names, captures last
         self.captures = captures
         self.program = program  # callee defs + this def
         self.body_defs = body_defs  # {name: text} of callees + this def
         self.arity = arity  # None, or the length of the returned tuple
+        self.out_tree = out_tree  # signature.ResultTree of a structured result, or None
         self.graph_id = None
         self.segments = None  # segments.Segment list when a py_func cut the trace
 
-
-def _signature_part(a, static):
-    from .tensor import Tensor, Variable
-    if static:
-        try:
-            hash(a)
-            return ("static", type(a).__name__, a)
-        except TypeError:
-            return ("id", id(a))
-    if isinstance(a, Staged):
-        return ("staged",)
-    if isinstance(a, Tensor):
-        return ("tensor", a.dtype, a.shape)
-    if isinstance(a, Variable):
-        return ("variable", a.dtype, a.shape)
-    try:
-        import numpy as np
-        if isinstance(a, np.ndarray):
-            return ("tensor", str(a.dtype), a.shape)
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(a, (int, float)) and not isinstance(a, bool):
-        return ("scalar", type(a).__name__)
-    try:
-        hash(a)
-        return ("static", type(a).__name__, a)
-    except TypeError:
-        return ("id", id(a))
+    def result(self, value):
+        """The caller's result from what the graph returned."""
+        return value if self.out_tree is None else self.out_tree.rebuild(value)
 
 
-def _dynamic(a):
-    return _signature_part(a, False)[0] not in ("static", "id")
+_NO_RECEIVER = object()  # Function.receiver of a plain function
+_MISSING = object()
+_TRACES_PER_KEY = 8  # traces kept per argument key (guard outcomes differ)
+_FRAMES_PER_CALL = 5  # a converted body's frames per call of the original (the function,
+# its NAME__staged body, if_stmt, helper, converted_call): a trace runs under this
+# multiple of the recursion limit
 
 
 class Function:
-    """A Python function staged into the daemon (see `function`)."""
+    """A Python function staged into the daemon (see `function`). On a bound method the
+    receiver is a static first argument; `@stagd.function` on a method in a class body
+    gives each instance its own Function (and trace cache) through `__get__`."""
 
-    def __init__(self, fn, static_argnames=(), client=None, input_signature=None):
+    def __init__(self, fn, static_argnames=(), client=None, input_signature=None,
+                 receiver=_NO_RECEIVER, style="autograph", relax_shapes=True):
+        if isinstance(fn, types.MethodType):
+            fn, receiver = fn.__func__, fn.__self__
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise TypeError(f"stagd.function: {fn!r} is not a Python function")
+        if style not in ("autograph", "snek"):
+            raise ValueError(f"stagd.function: style must be 'autograph' or 'snek', not {style!r}")
         self.fn = fn
+        self.receiver = receiver
+        self.style = style
         self.static_argnames = tuple(static_argnames)
         self.input_signature = None if input_signature is None else list(input_signature)
+        self.relax_shapes = bool(relax_shapes)
+        self._dims = {}  # (argument path, dtype, rank) → sizes seen per dim, None: varied
         self._client = client
         self._converted = None
         self._concrete = {}  # signature key → ConcreteFunction
+        self._bound = {}  # id(instance) → (its Function, weakref or the instance)
         self.trace_count = 0
+        self.stats = {"traces": 0, "guard_failures": 0}
+        self._read_names = None  # guards.reads of fn's code, found at the first trace
+        self._misses = 0  # calls in a row that no cached trace's guards fitted
         sig = inspect.signature(fn)
+        if receiver is not _NO_RECEIVER:
+            ps = list(sig.parameters.values())
+            if not ps or ps[0].kind not in (ps[0].POSITIONAL_ONLY, ps[0].POSITIONAL_OR_KEYWORD):
+                raise TypeError(f"stagd.function: method {fn.__qualname__} takes no receiver")
+            sig = sig.replace(parameters=ps[1:])
         self.params = list(sig.parameters)
         self._signature = sig
         self.__name__ = getattr(fn, "__name__", "function")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __get__(self, obj, cls=None):
+        """`instance.method` of a method decorated in its class body: a Function bound
+        to the instance, one per instance (traces keyed by its attributes too)."""
+        if obj is None or self.receiver is not _NO_RECEIVER:
+            return self
+        entry = self._bound.get(id(obj))
+        if entry is not None and _alive(entry[1]) is obj:
+            return entry[0]
+        bound = Function(self.fn, self.static_argnames, self._client, self.input_signature,
+                         receiver=obj, style=self.style, relax_shapes=self.relax_shapes)
+        bound._converted = self._converted
+        bound._source_of = self
+        key = id(obj)
+        try:
+            ref = weakref.ref(obj, lambda _r, key=key, d=self._bound: d.pop(key, None))
+        except TypeError:
+            ref = obj  # not weakly referenceable: kept alive by its Function
+        self._bound[key] = (bound, ref)
+        return bound
 
     def client(self):
         if self._client is None:
@@ -168,22 +245,35 @@ class Function:
     def converted(self):
         """The converted function (converted once, through the daemon)."""
         if self._converted is None:
+            owner = getattr(self, "_source_of", None)
+            if owner is not None:
+                self._converted = owner.converted()
+                return self._converted
+            if self.fn.__code__ in _code_maps:  # converted code already (a lambda in it)
+                self._converted = self.fn
+                return self.fn
             filename = inspect.getsourcefile(self.fn) or "<stagd.function>"
-            reply = self.client().call("Convert", {"source": _source(self.fn),
-                                                   "filename": filename})
+            source, name = _source(self.fn)
+            reply = self.client().call("Convert", {"source": source, "filename": filename,
+                                                   "style": "STYLE_" + self.style.upper()})
             errors = [d for d in reply.diagnostics if d.severity == 1]
             if errors:
                 raise SyntaxError(f"stagd.function: converting {self.fn.__name__}: "
                                   + "; ".join(d.message for d in errors))
             ns = dict(self.fn.__globals__)
             if self.fn.__closure__:  # closures: the cells' current values, by name
-                for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
+                for cname, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__):
                     try:
-                        ns[name] = cell.cell_contents
+                        ns[cname] = cell.cell_contents
                     except ValueError:
                         pass
             exec(compile(reply.code, filename, "exec"), ns)
-            self._converted = ns[self.fn.__name__]
+            conv = ns[name]
+            unshadow(ns, self.fn)
+            g = self.fn.__globals__  # the names the converted module did not redefine
+            conv.__stagd_copied__ = {k for k, v in g.items() if ns.get(k, _MISSING) is v}
+            conv.__defaults__, conv.__kwdefaults__ = self.fn.__defaults__, self.fn.__kwdefaults__
+            self._converted = conv
         return self._converted
 
     # -- signatures
@@ -195,14 +285,22 @@ class Function:
         bound.apply_defaults()
         return [bound.arguments[p] for p in self.params]
 
-    def _key(self, values):
+    def _parts(self, values):
+        """The key part of each argument (signature.py)."""
         if self.input_signature is not None:
             self._check_signature(values)
-            return ("input_signature",) + tuple(
-                _signature_part(v, True) for v, s in zip(values, self._spec_list())
-                if s is None)
-        return tuple(_signature_part(v, name in self.static_argnames)
-                     for name, v in zip(self.params, values))
+            return [signature.arg_part(v, True) if s is None else
+                    ("tensor", s.dtype, None if s.shape is None else tuple(s.shape))
+                    for v, s in zip(values, self._spec_list())]
+        parts = [signature.arg_part(v, name in self.static_argnames)
+                 for name, v in zip(self.params, values)]
+        return signature.relax(parts, self._dims) if self.relax_shapes else parts
+
+    def _key(self, parts):
+        key = tuple(parts)
+        if self.receiver is not _NO_RECEIVER:
+            key += (_receiver_key(self.receiver),)
+        return key
 
     def _spec_list(self):
         specs = list(self.input_signature)
@@ -228,42 +326,112 @@ class Function:
     def _is_dynamic(self, name, v, spec=None):
         if self.input_signature is not None:
             return spec is not None
-        return name not in self.static_argnames and _dynamic(v)
+        return name not in self.static_argnames and signature.is_dynamic(
+            signature.arg_part(v, False))
 
     # -- tracing
-    def _get_concrete(self, values):
-        key = self._key(values)
-        conc = self._concrete.get(key)
-        if conc is None:
-            conc = self._trace(values)
-            self._concrete[key] = conc
+    def _get_concrete(self, values, parts=None):
+        """The trace for these arguments whose guards hold (guards.py), else a new one
+        kept beside the others of the same key (at most _TRACES_PER_KEY, oldest out)."""
+        parts = self._parts(values) if parts is None else parts
+        key = self._key(parts)
+        traces = self._concrete.get(key)
+        if traces:
+            for conc in traces:
+                if guards.check(conc.guards):
+                    self._misses = 0
+                    return conc
+            self.stats["guard_failures"] += 1
+            self._misses += 1
+            if self._misses == _TRACES_PER_KEY:
+                g = guards.failing(traces[0].guards)
+                warnings.warn(f"stagd.function: {self.__name__} traced again on each of its last "
+                              f"{self._misses} calls because a Python fact it reads changed "
+                              f"each time ({g!r}); results are right, but slow: read the "
+                              "value from an argument instead", stacklevel=3)
+        conc = self._trace(values, parts)
+        traces = self._concrete.setdefault(key, [])
+        traces.insert(0, conc)
+        del traces[_TRACES_PER_KEY:]
         return conc
 
-    def _trace(self, values):
+    def _reads(self):
+        if self._read_names is None:
+            self._read_names = guards.reads(self.fn.__code__)
+        return self._read_names
+
+    def guards(self, *args, **kwargs):
+        """The guards of the trace these arguments select (tracing it if needed): what
+        must still hold for that trace to run, one readable line each."""
+        return [repr(g) for g in self._get_concrete(self._bind(args, kwargs)).guards]
+
+    def _trace(self, values, parts):
         conv = self.converted()
+        copied = getattr(conv, "__stagd_copied__", None)
+        if copied is not None:  # the values the trace reads are today's, as its guards
+            guards.refresh(conv.__globals__, self.fn, self._reads(), copied)
         specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
-        call_args, params = [], []
-        for name, v, spec in zip(self.params, values, specs):
-            if self._is_dynamic(name, v, spec):
-                params.append(name)
-                call_args.append(Staged(name))
-            else:
-                call_args.append(v)
         b = _sx.push()
-        tr = context.Trace(b, params)
+        tr = context.Trace(b, [])
+        call_args, params = [], []
+
+        def bind_variable(var, sym):
+            tr.capture_syms[id(var)] = sym
+            tr.bound_vars.append(var)  # alive while the trace's key holds its id
+        for name, v, part, spec in zip(self.params, values, parts, specs):
+            if part[0] == "static":
+                call_args.append(v)
+                continue
+            if part[0] == "tensor" and spec is not None:
+                arg, names = Staged(name), [name]
+            else:
+                arg, names = signature.staged_argument(name, v, part, bind_variable)
+            call_args.append(arg)
+            params += names
+            leaf_parts = part[2] if part[0] == "tree" else (part,)
+            for sym, q in zip(names, [q for q in leaf_parts if q[0] != "static"]):
+                b.param_types[sym] = signature.probe_type(sym, q, spec)
+        tr.params = list(params)
+        if self.receiver is not _NO_RECEIVER:
+            call_args.insert(0, self.receiver)
+        b.probe_defs = tr.defs
+        outermost = not context.traces
+        limit = sys.getrecursionlimit()
+        if outermost:  # converted bodies take about 5 frames per call of the original's 1
+            sys.setrecursionlimit(limit * _FRAMES_PER_CALL)
         context.traces.append(tr)
         token = tracing_client.set(self.client())
         try:
-            result = conv(*call_args)
-            arity = len(result) if isinstance(result, tuple) else None
-            result_expr = _sx.literal(result)
+            try:
+                result = conv(*call_args)
+                result_expr, out_tree = signature.result_form(result)
+                arity = len(result) if isinstance(result, tuple) and out_tree is None else None
+            except Exception as e:
+                add_location_notes(e)
+                # raised on every path from here, but after a staged raise the graph
+                # checks first: the graph decides which exception Python raises
+                if isinstance(e, StagingError) or _sx.current() is not b or \
+                        not flow.checks_raise(b):
+                    raise
+                result_expr = flow.raise_after_checks(b, e)
+                out_tree, arity = None, None
+            _hoist_rep_defs(tr, params)
             last_bindings = list(b.bindings)
             body = b.close(result_expr)
+        except BaseException as e:
+            add_location_notes(e)
+            raise
         finally:
             tracing_client.reset(token)
             _sx.pop(b)
             context.traces.pop()
+            if outermost:
+                sys.setrecursionlimit(limit)
         self.trace_count += 1
+        self.stats["traces"] += 1
+        # the facts as the trace leaves them: Python side effects of tracing (an
+        # init_scope that appends to a global list) happen once, as in TF
+        trace_guards = guards.record(self.fn, self._reads())
         name = _def_name(self)
         cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]
         all_params = params + cap_syms
@@ -276,8 +444,9 @@ class Function:
         else:
             defs[name] = f"(def {name} ({' '.join(all_params)}) {body})"
         program = "\n".join(defs.values())
-        conc = ConcreteFunction(name, all_params, tr.captures, program, defs, arity)
+        conc = ConcreteFunction(name, all_params, tr.captures, program, defs, arity, out_tree)
         conc.segments = segs
+        conc.guards = trace_guards
         return conc
 
     def sexpr(self, *args, **kwargs):
@@ -320,14 +489,15 @@ class Function:
         values = self._bind(args, kwargs)
         if context.tracing():
             return self._call_staged(values)
-        conc = self._get_concrete(values)
+        parts = self._parts(values)
+        conc = self._get_concrete(values, parts)
         if conc.segments:
-            return self._execute_segments(conc, values)
+            return conc.result(self._execute_segments(conc, values, parts))
         if conc.graph_id is None:
             conc.graph_id = self._stage(conc).graph_id
-        return self._execute(conc, values)
+        return conc.result(self._execute(conc, values, parts))
 
-    def _execute_segments(self, conc, values):
+    def _execute_segments(self, conc, values, parts):
         def execute(seg, args):
             def restage():
                 seg.graph_id = self._stage(conc, entry=seg.name).graph_id
@@ -341,7 +511,7 @@ class Function:
             with init_scope():
                 return fn(*args)
 
-        params = self._dynamic_values(conc, values) + list(conc.captures)
+        params = self._dynamic_values(values, parts) + list(conc.captures)
         return segments.run(conc.segments, params, execute, call_py)
 
     def _run(self, conc, graph_id, args, restage=None):
@@ -362,19 +532,29 @@ class Function:
                 req.graph_id = restage()
                 reply = client.call("Execute", req)
         except Exception as e:
+            _reraise_python(e)
             _reraise_located(e, conc)
             raise
         if reply.output:
-            print(reply.output, end="" if reply.output.endswith("\n") else "\n")
+            out = _sx.fill_printed(reply.output)
+            print(out, end="" if out.endswith("\n") else "\n")
         return _wrap(reply.result, client)
 
-    def _dynamic_values(self, conc, values):
-        specs = self._spec_list() if self.input_signature is not None else [None] * len(values)
-        return [v for name, v, spec in zip(self.params, values, specs)
-                if self._is_dynamic(name, v, spec)]
+    def _dynamic_values(self, values, parts=None):
+        """The values of the def's parameters (before the captures)."""
+        parts = self._parts(values) if parts is None else parts
+        out = []
+        for v, part in zip(values, parts):
+            out += signature.dynamic_leaves(v, part)
+        return out
 
-    def _execute(self, conc, values):
-        args = self._dynamic_values(conc, values) + list(conc.captures)
+    def _argument_params(self, values, parts, k):
+        """The positions among the def's parameters of argument k's dynamic leaves."""
+        start = sum(len(signature.dynamic_leaves(v, p)) for v, p in zip(values[:k], parts[:k]))
+        return list(range(start, start + len(signature.dynamic_leaves(values[k], parts[k]))))
+
+    def _execute(self, conc, values, parts):
+        args = self._dynamic_values(values, parts) + list(conc.captures)
         def restage():
             conc.graph_id = self._stage(conc).graph_id
             return conc.graph_id
@@ -386,7 +566,8 @@ class Function:
 
     def _call_staged(self, values):
         """Called while another function traces: a call of this function's def."""
-        conc = self._get_concrete(values)
+        parts = self._parts(values)
+        conc = self._get_concrete(values, parts)
         if conc.segments:
             raise NotImplementedError(
                 f"stagd.function: {self.fn.__name__} runs a py_func on staged values, so "
@@ -394,11 +575,56 @@ class Function:
         outer = context.traces[-1]
         for name, text in conc.body_defs.items():
             outer.defs.setdefault(name, text)
-        args = self._dynamic_values(conc, values) + list(conc.captures)
+        args = self._dynamic_values(values, parts) + list(conc.captures)
         r = apply(conc.name, *args)
+        if conc.out_tree is not None:
+            n = sum(conc.out_tree.in_graph)
+            return conc.out_tree.rebuild([apply("getitem", r, k) for k in range(n)])
         if conc.arity is not None:
             return tuple(apply("getitem", r, k) for k in range(conc.arity))
         return r
+
+
+_SYMBOL = re.compile(r"[^\s()\"]+")
+
+
+def _hoist_rep_defs(tr, params):
+    """The defs @rep_fun calls staged become top-level defs of the program (the daemon
+    differentiates a recursive def only there), unless one uses a symbol of this trace
+    (a capture): those stay inside the def, in its `(begin DEF… BODY)`."""
+    local = set(params) | set(tr.capture_syms.values())
+    keep = []
+    for text in _sx._defs:
+        if local & set(_SYMBOL.findall(text)):
+            keep.append(text)
+            local.add(text.split(None, 2)[1])  # and the defs that call it
+        else:
+            name = text.split(None, 2)[1]
+            tr.defs[name] = text
+    _sx._defs[:] = keep
+
+
+def _alive(ref):
+    return ref() if isinstance(ref, weakref.ref) else ref
+
+
+_RECEIVER_ARRAY_MAX = 4096  # elements: larger array attributes are keyed by identity
+
+
+def _receiver_key(obj):
+    """A method's receiver in the trace key: the object itself (by identity) and its
+    attributes by value, so a trace never outlives a change of an attribute it read."""
+    attrs = getattr(obj, "__dict__", None)
+    if not isinstance(attrs, dict):
+        return signature.freeze(obj)
+    items = []
+    for k, v in attrs.items():
+        size = getattr(v, "size", None)
+        if isinstance(size, int) and size > _RECEIVER_ARRAY_MAX and hasattr(v, "tobytes"):
+            items.append((k, signature._Ref(v)))
+        else:
+            items.append((k, signature.freeze(v)))
+    return (signature._Ref(obj), tuple(items))
 
 
 _def_owner = {}  # def name → the Function that first used it
@@ -422,6 +648,26 @@ def _def_name(f):
 
 def _sym_name(name):
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "f"
+
+
+_RAISE_TAG = re.compile(r"\[stagd-raise (\d+)\]")
+
+
+def _reraise_python(e):
+    """The graph failed at the assertion a staged `raise` (or a read of a variable
+    unbound on that path) became: the Python exception it stands for, again."""
+    m = _RAISE_TAG.search(getattr(e, "details", "") or "") if isinstance(e, StagdError) else None
+    orig = _sx.raised.get(int(m.group(1))) if m else None
+    if orig is None:
+        return
+    try:
+        again = type(orig)(*orig.args)
+    except Exception:  # noqa: BLE001 — a class that cannot be rebuilt from its args
+        return
+    for note in getattr(orig, "__notes__", ()):
+        again.add_note(note)
+    again.add_note(f"stagd: raised when the staged graph ran: {e.details}")
+    raise again from None
 
 
 _LOCATED = re.compile(r"^(<[^>]*>|[^:]+):(\d+):(\d+): (.*)$", re.S)
@@ -456,10 +702,16 @@ def _reraise_located(e, conc):
         raise located.with_traceback(located.__traceback__) from None
 
 
-def function(fn=None, *, input_signature=None, static_argnames=(), client=None):
+def function(fn=None, *, input_signature=None, static_argnames=(), client=None,
+             style="autograph", relax_shapes=True):
     """Stages `fn` into the daemon. Usable as `@stagd.function`,
     `stagd.function(fn, input_signature=[stagd.TensorSpec((None, 3))])` or
-    `stagd.function(fn, static_argnames=('n',))`; see the module comment."""
+    `stagd.function(fn, static_argnames=('n',))`; style='snek' converts it in the Snek
+    style (docs/runtime.md); relax_shapes=False keeps one trace per exact shape (by
+    default a dimension seen with two sizes is traced as unknown from then on); see the
+    module comment."""
     if fn is None:
-        return lambda f: Function(f, static_argnames, client, input_signature)
-    return Function(fn, static_argnames, client, input_signature)
+        return lambda f: Function(f, static_argnames, client, input_signature, style=style,
+                                  relax_shapes=relax_shapes)
+    return Function(fn, static_argnames, client, input_signature, style=style,
+                    relax_shapes=relax_shapes)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ipython.py — the IPython/Jupyter extension of stagd (`%load_ext stagd`, docs/notebook.md).
 
 Magics:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ipython_display.py — rich displays of the notebook extension (stagd.ipython).
 
 `ConvertedCode` shows the converted code of a cell and its diagnostics; `GraphView` a

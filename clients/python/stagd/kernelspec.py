@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelspec.py — the Jupyter kernel "Python 3 (stagd)": an IPython kernel that loads
 the stagd extension at start (docs/notebook.md).
 

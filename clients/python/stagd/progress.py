@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """progress.py — progress displays for long executions in notebooks and terminals.
 
     bar = stagd.progress.progress(range(100), desc="training")

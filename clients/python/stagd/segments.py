@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """segments.py — py_func on staged values (TF Eager §4.7): a staged function whose trace
 meets `stagd.py_func(fn, *args)` with staged arguments is cut there into segments.
 

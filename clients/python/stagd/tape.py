@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tape.py — `stagd.GradientTape` and `stagd.grad`: reverse-mode gradients through the
 daemon's graph AD (docs/ad.md). See docs/client.md "Gradients".
 
@@ -281,6 +282,15 @@ def _run(program, entry, inputs):
 
 # ------------------------------------------------------------------- grad
 
+def _rebuild_grads(value, part, grads):
+    """The gradients of a container argument's dynamic leaves, in its structure (None at
+    its static leaves)."""
+    from .runtime import tree
+    leaves, td = tree.flatten(value)
+    it = iter(grads)
+    return tree.unflatten(td, [None if q[0] == "static" else next(it) for q in part[2]])
+
+
 def grad(fn, argnums=0):
     """The gradient function of fn (a Python function or stagd.function) w.r.t. the
     positional arguments argnums (an int → that gradient; a tuple → a tuple). The
@@ -291,34 +301,40 @@ def grad(fn, argnums=0):
 
     def gradient_fn(*args, **kwargs):
         values = F._bind(args, kwargs)
-        conc = F._get_concrete(values)
-        dyn_names = [n for n, v in zip(F.params, values)
-                     if F._is_dynamic(n, v, None if F.input_signature is None
-                                      else F._spec_list()[F.params.index(n)])]
-        idx = []
+        parts = F._parts(values)
+        conc = F._get_concrete(values, parts)
+        idx, shapes = [], []  # def parameter positions; per argnum, its structure
         for k in nums:
-            name = F.params[k]
-            if name not in dyn_names:
-                raise TypeError(f"stagd.grad: argument {k} ({name!r}) of {F.__name__} is "
+            pos = F._argument_params(values, parts, k)
+            if not pos or parts[k][0] == "variable":
+                raise TypeError(f"stagd.grad: argument {k} ({F.params[k]!r}) of {F.__name__} is "
                                 f"static (not a tensor or number); it has no gradient")
-            idx.append(dyn_names.index(name))
-        inputs = F._dynamic_values(conc, values) + list(conc.captures)
+            shapes.append((pos, values[k] if parts[k][0] == "tree" else None, parts[k]))
+            idx += pos
+        inputs = F._dynamic_values(values, parts) + list(conc.captures)
         head = f"(grad {conc.name} {' '.join(map(str, idx))})"
         if context.tracing():
             outer = context.traces[-1]
             for n, t in conc.body_defs.items():
                 outer.defs.setdefault(n, t)
             r = emit("(" + head + "".join(" " + _sx.literal(a) for a in inputs) + ")")
-            if len(idx) > 1:
-                return tuple(apply("getitem", r, k) for k in range(len(idx)))
-            return r
-        params = " ".join(f"a{i}" for i in range(len(inputs)))
-        gname = f"{conc.name}_grad_{'_'.join(map(str, idx))}"
-        program = conc.program + f"\n(def {gname} ({params}) ({head} {params}))"
-        from .tensor import constant, Tensor, Variable
-        call_inputs = [a if isinstance(a, (Tensor, Variable)) or not hasattr(a, "shape")
-                       else constant(a) for a in inputs]
-        return _run(program, gname, call_inputs)
+            flat = (r,) if len(idx) == 1 else tuple(apply("getitem", r, k)
+                                                    for k in range(len(idx)))
+        else:
+            params = " ".join(f"a{i}" for i in range(len(inputs)))
+            gname = f"{conc.name}_grad_{'_'.join(map(str, idx))}"
+            program = conc.program + f"\n(def {gname} ({params}) ({head} {params}))"
+            from .tensor import constant, Tensor, Variable
+            call_inputs = [a if isinstance(a, (Tensor, Variable)) or not hasattr(a, "shape")
+                           else constant(a) for a in inputs]
+            out = _run(program, gname, call_inputs)
+            flat = (out,) if len(idx) == 1 else tuple(out)
+        grads, at = [], 0
+        for pos, structured, part in shapes:  # a container argument: its structure back
+            mine = flat[at:at + len(pos)]
+            at += len(pos)
+            grads.append(mine[0] if structured is None else _rebuild_grads(structured, part, mine))
+        return grads[0] if isinstance(argnums, int) else tuple(grads)
 
     gradient_fn.__name__ = f"grad_{getattr(fn, '__name__', 'fn')}"
     return gradient_fn

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tape_staged.py — `stagd.GradientTape` used inside a function being staged by
 `stagd.function` (docs/client.md "Gradients inside staged functions").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tensor.py — eager tensors: `stagd.Tensor` (a handle to a tensor that lives on a device
 in the daemon), `stagd.constant`, `stagd.Variable`, `stagd.device`, and the op functions
 (`stagd.matmul`, `stagd.relu`, ...). See docs/client.md.
@@ -120,18 +121,40 @@ def _np_value(pb2, arr):
 
 def _to_array(value, dtype=None):
     """A Python value → the NumPy array a constant of it holds (floats → float32,
-    ints → int32, as in TF; NumPy arrays keep their dtype unless dtype is given)."""
+    ints → int32 where every one fits, else int64, as in TF; NumPy arrays keep their
+    dtype unless dtype is given). An integer that the dtype cannot hold is an
+    OverflowError, never a wrapped value."""
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
     else:
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except OverflowError:
+            raise OverflowError(f"{value!r} does not fit int64") from None
+        if arr.dtype == object and _holds_ints(arr):
+            raise OverflowError(f"{value!r} does not fit int64 (the widest integer dtype)")
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
+        elif arr.dtype == np.int64 and _fits(arr, np.int32):
             arr = arr.astype(np.int32)
     if dtype is not None:
-        arr = arr.astype(str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype)
+        want = np.dtype(dtype if isinstance(dtype, str) else str(np.dtype(dtype)))
+        if arr.dtype.kind in "iub" and want.kind in "iu" and not _fits(arr, want):
+            raise OverflowError(f"{value!r} does not fit {want.name}")
+        arr = arr.astype(want)
     return arr
+
+
+def _fits(arr, dtype):
+    """Every integer of arr is in dtype's range."""
+    if arr.size == 0:
+        return True
+    info = np.iinfo(dtype)
+    return int(arr.min()) >= info.min and int(arr.max()) <= info.max
+
+
+def _holds_ints(arr):
+    return any(isinstance(x, int) and not isinstance(x, bool) for x in arr.flat)
 
 
 def _arg_value(client, a, device, keep):
@@ -688,6 +711,37 @@ def reduce_sum(x, axis=None):
 def reduce_mean(x, axis=None):
     x = _tensorish(x)
     return eager("mean", x) if axis is None else eager("mean", x, axis)
+
+
+def _joined(op, values, axis):
+    """stack / concat of a list of tensors — or of a staged tensor list (a StagedList,
+    a staged tensor): its items, along axis 0, are the tensor itself."""
+    if isinstance(values, Staged):
+        if getattr(values, "item_dtype", None) is not None:  # a StagedList: NumPy's error
+            _assert_not_empty(values, op)                     # for no items, when it runs
+            if op == "stack" and axis == 0:
+                return values  # the stack of its items
+        return eager(op, values, axis)
+    items = [_tensorish(v) for v in values]
+    if not items:
+        raise ValueError(_EMPTY_JOIN[op])
+    return eager(op, *items, axis)
+
+
+_EMPTY_JOIN = {"stack": "need at least one array to stack",
+               "concat": "need at least one array to concatenate"}
+
+
+def _assert_not_empty(lst, op):
+    from .runtime import sexpr as _sx
+    exc = ValueError(_EMPTY_JOIN[op])
+    msg = f"ValueError: {exc}" + _sx.raise_tag(exc)
+    n = apply("len", lst)
+    _sx.current().emit(f"(assert {apply('>', n, 0).sexpr} {_sx.literal(msg)})")
+
+
+def stack(values, axis=0): return _joined("stack", values, axis)
+def concat(values, axis=0): return _joined("concat", values, axis)
 
 
 def softmax(x, axis=-1): return eager("softmax", _tensorish(x), axis)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * client.ts — the language client for stagd: server options per the launch
  * the settings decide (serverOptions.ts), and the documents it syncs (Python

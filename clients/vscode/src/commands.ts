@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.ts — the command ids the extension registers (package.json's
  * `contributes.commands` must list exactly these; a unit test checks it) and

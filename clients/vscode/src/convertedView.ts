@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * convertedView.ts — the read-only view of a Python file's converted code.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * daemonPath.ts — which stagd the extension starts when `stagd.address` is empty,
  * the order docs/editors.md gives: the `stagd.path` setting; `stagd` on the PATH;

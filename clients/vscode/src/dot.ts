@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dot.ts — finding Graphviz's `dot` on the PATH and rendering DOT text to SVG
  * with it. The graph view shows SVG when `dot` is found, plain text otherwise.

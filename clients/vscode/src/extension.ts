@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * extension.ts — the entry point: starts the stagd language client per the
  * settings (a `stagd --lsp --stdio` child — the daemon daemonPath.ts finds — or

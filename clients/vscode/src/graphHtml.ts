@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graphHtml.ts — the HTML of the graph webview: the SVG that `dot` drew, or
  * the graph dump as preformatted text when there is no `dot` (or it failed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graphView.ts — the staged graph of a Python function in a webview beside
  * it: the server's `stagd/graph` dump (the function a code lens names, else

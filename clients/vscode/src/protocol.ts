@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * protocol.ts — the stagd custom LSP requests the extension sends, with their
  * parameter and result shapes, and checks of the results as they arrive.

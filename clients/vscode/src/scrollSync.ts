@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * scrollSync.ts — keeps a Python source editor and its converted-code view
  * scrolled in step, through the source map.

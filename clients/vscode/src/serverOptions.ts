@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * serverOptions.ts — the language client's server options for a launch: the
  * executable to start (stdio) or a function that opens the TCP connection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * settings.ts — the extension's settings (`stagd.path`, `stagd.address`,
  * `stagd.style`, `stagd.python`, `stagd.pythonEnv`) read into a typed value, how they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sourceMap.ts — the source map that `stagd/convertedCode` returns and the
  * lookups between converted and original lines.

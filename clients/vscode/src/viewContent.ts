@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * viewContent.ts — what the converted-code view and the graph view show for
  * a source document: the server's answer, or the error in words the user can

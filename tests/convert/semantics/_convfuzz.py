@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_convfuzz.py — random differential testing of the converter.
 
 Generates programs with _genprog.generate(seed), converts each through the daemon's

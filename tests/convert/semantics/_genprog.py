@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_genprog.py — seeded random generator of small Python programs for differential
 testing of the converter (tests/convert/semantics/_convfuzz.py drives it).
 

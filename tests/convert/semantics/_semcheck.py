@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """_semcheck.py — the comparison engine of the semantic-preservation corpus.
 
 Runs every function of a corpus module (the files next to this one that do not start
@@ -178,9 +179,18 @@ def case_call(entry):
                     f"got {entry!r}")
 
 
-def run_case(code, name, path, fname, index):
+def _converted_forms():
+    """While this is active, converted functions run their converted bodies on plain
+    values, as during staging (stagd.runtime.converted_forms); outside, their plain path
+    (the original statements) runs."""
+    from stagd.runtime import converted_forms
+    return converted_forms()
+
+
+def run_case(code, name, path, fname, index, forms=False):
     """Runs CASES[fname][index] in a fresh namespace of the module; returns the observed
-    behaviour as a dict of comparable descriptions."""
+    behaviour as a dict of comparable descriptions. forms: call the function with the
+    converted bodies in force (_converted_forms)."""
     ns, _, err = exec_module(code, name, path)
     if err:
         return {"module": err}
@@ -195,7 +205,8 @@ def run_case(code, name, path, fname, index):
     out = io.StringIO()
     obs = {}
     try:
-        with contextlib.redirect_stdout(out), _time_limit(CASE_TIMEOUT_S):
+        with contextlib.redirect_stdout(out), _time_limit(CASE_TIMEOUT_S), \
+                (_converted_forms() if forms else contextlib.nullcontext()):
             try:
                 result = fn(*args, **kwargs)
                 obs["return"] = describe(result)
@@ -298,6 +309,7 @@ def compare_module(name, original_text, converted_text, style="identity", path=N
     if not isinstance(cases, dict) or not cases:
         rep.module_error = "the original module has no CASES table"
         return rep
+    converted = "sg__.require_api(" in converted_text
     ccode, cerr = compile_module(converted_text, converted_path)
     if not cerr:
         _, cout, cerr = exec_module(ccode, name, converted_path)
@@ -313,6 +325,9 @@ def compare_module(name, original_text, converted_text, style="identity", path=N
             o = run_case(ocode, name, path, fname, i)
             c = run_case(ccode, name, converted_path, fname, i)
             lines = diff_observations(o, c)
+            if converted:  # and the converted bodies (what runs while staging)
+                c = run_case(ccode, name, converted_path, fname, i, forms=True)
+                lines += ["(converted body) " + ln for ln in diff_observations(o, c)]
             if lines:
                 rep.failures.append((label, lines))
             else:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: calls of the builtins the converter rewrites (print,
 len, range, enumerate, zip, int, float, bool, abs, min, max, sum, isinstance) with all
 their argument forms and errors, and shadowed builtins that must NOT be rewritten."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: nested functions, closures, nonlocal and global
 declarations, and functions that rebind or mutate module globals."""
 

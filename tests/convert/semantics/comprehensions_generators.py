@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: list/set/dict comprehensions, generator expressions and
 generator functions (which the converter passes through), and their use inside
 converted control flow."""

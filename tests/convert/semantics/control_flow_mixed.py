@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: realistic functions that mix branches, loops, early
 exits, try/except, nested functions and printing — the kind of code a user would
 convert as a whole."""

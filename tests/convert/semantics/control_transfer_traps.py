@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: places where a conversion that implements return,
 break or continue with flags or exceptions could be observed by user code — bare
 `except:`, `except BaseException`, `except Exception`, context managers whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: decorated functions (user decorators, functools.wraps,
 decorators with arguments), methods with control flow (instance, class, static,
 properties, dunder methods), inheritance and super(). Methods are exercised through

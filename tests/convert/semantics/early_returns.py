@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: returns anywhere — inside if/elif chains, loops, nested
 loops, while/else, try/finally and with blocks, and functions that fall off the end."""
 

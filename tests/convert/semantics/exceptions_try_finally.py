@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: try/except/else/finally, raise and re-raise, custom
 exception classes, exceptions raised inside converted if/while/for, and handlers that
 contain control flow."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: what a converted function must keep (docs/runtime.md,
 "Module shape") — name, qualified name, docstring, defaults, keyword defaults,
 annotations, signature — observed from inside and outside converted code, plus

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: item assignment `x[K] = v` and `x[K] op= v` with any
 key (the converter's set_item rewrite, docs/converter.md "Item assignment"). Python
 evaluates v, then x, then K, then calls __setitem__ (augmented: x, K, __getitem__, v,

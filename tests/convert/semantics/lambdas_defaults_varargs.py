@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: lambdas, default arguments (including mutable defaults),
 *args, **kwargs, keyword-only and positional-only parameters, argument unpacking at
 call sites, and errors from wrong calls."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: list literals, append/pop (with and without index),
 subscript loads and stores, slices (load, store, delete, steps, negative indices),
 tuples and strings indexed in loops, and index errors."""

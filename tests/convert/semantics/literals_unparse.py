@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: converted functions are re-emitted as source, so their
 literals and expressions must survive the round trip — f-strings with conversions and
 format specs, escapes, raw/bytes strings, numeric forms, operator precedence, slices

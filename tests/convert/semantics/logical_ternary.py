@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: lazy `and`/`or` with side effects (the right operand
 must run only when needed, the deciding operand is the result), `not`, chained
 comparisons, and conditional expressions whose untaken branch would raise."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: loop corner cases — iterators partly consumed and
 reused after a break, loops that grow the list they iterate, range evaluated once,
 while-conditions with side effects, unusual loop targets (attributes, subscripts,

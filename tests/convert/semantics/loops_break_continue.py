@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: loops with break and continue, nested loops, loop
 variables after the loop. Each function's inputs are in CASES at the bottom."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: mutation of arguments (lists, dicts, sets, objects),
 of module globals, aliasing, in-place operators, and rebinding versus mutating."""
 

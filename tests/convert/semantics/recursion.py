@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: recursive functions — direct, mutual, tree walks,
 recursion with accumulators, recursion inside loops, and recursion that raises."""
 

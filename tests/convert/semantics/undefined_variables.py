@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: variables that may be undefined after a construct —
 assigned only in some branches or only inside a loop that may not run — which must
 raise UnboundLocalError (or NameError for globals) exactly when Python does, with the

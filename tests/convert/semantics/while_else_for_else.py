@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: `else` clauses on `for` and `while` (run only when the
 loop was not broken), nested loops with else, and else clauses that return, raise or
 print."""

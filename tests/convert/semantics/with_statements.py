@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Semantic-preservation corpus: with statements — context managers that log, suppress
 or re-raise, several managers in one with, with inside loops and branches, and
 break/continue/return inside with blocks."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """float64 transcendentals on the device (kernels/shaders/f64_math.glsl) against NumPy,
 in ulps: exp, log, tanh, sigmoid, sin, cos, pow and softmax over wide argument ranges
 and the special values (NaN, ±inf, 0, overflow, underflow, negative bases).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_spv_coop_khr.c — the build-time NV -> KHR cooperative-matrix rewrite
  * (kernels/vulkan/spv_coop_khr.c) and the KHR/NV kernel choice, all without a device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_cast.c — the cast kernels (cast.comp) against the CPU's conversions
  * (kn_f16_to_f32, kn_f32_to_f16, kn_cast) bit for bit: every one of the 65536 halves to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_device.c — the device layer: enumeration (lavapipe must be found, except
  * on a GPU machine without it that says so: STAGD_VK_TEST_NO_LAVAPIPE=1), the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The graph executor on Vulkan (graph/vulkan/exec_vulkan.c), driven through gr_tool:
 results equal the CPU backend, and the executor's counters (gr_vk_stats) show how a
 request ran: one command buffer per straight-line region, only outputs and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """float16 elementwise ops on Vulkan without cast dispatches (binary_f16, unary_f16,
 compare_f16: halves converted in software, float32 arithmetic, rounded to nearest
 even): a chain of N float16 elementwise ops records N dispatches (the executor's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_kernels.c — every embedded kernel against a straightforward C reference
  * on random inputs: broadcasting binary ops (size-1 dims, scalars, empty tensors),

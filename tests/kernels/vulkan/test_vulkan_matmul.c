@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_matmul.c — the matmul variants (tiled, subgroup, cooperative matrix,
  * blocked: its 4-vector path where K and N are multiples of 4, the element path else) on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_vulkan_nodevice.c — run by ctest with VK_ICD_FILENAMES / VK_DRIVER_FILES naming
  * a file that does not exist: the loader finds no driver, and every entry point must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * vk_test_util.h — helpers shared by the Vulkan backend tests: one context per test
  * group (on the lavapipe / first device), random data, upload/download shortcuts and

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- stagd_features.lua — drives stagd's language features with Neovim's built-in LSP
 -- client, headless (Neovim 0.7 and later): opens a Python buffer, waits for
 -- publishDiagnostics, asks for document symbols, code lenses, a hover and

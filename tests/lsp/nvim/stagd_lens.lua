@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- stagd_lens.lua — the Neovim configuration of docs/editors.md, used as a user would:
 -- nvim.test.ts extracts it from the doc into init.lua (`nvim -u init.lua`), puts the
 -- daemon on PATH as `stagd`, and runs this script, which opens a Python file (the

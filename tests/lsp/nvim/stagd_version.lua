@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- stagd_version.lua — drives `stagd --lsp --stdio` with Neovim's built-in LSP
 -- client (headless; written for Neovim 0.7, the Debian 12 version, and later):
 -- starts the client, waits for initialization, sends stagd/version and an

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- testutil.lua — what the headless Neovim test scripts share: one line per step on
 -- stdout, and a failure that prints FAIL and exits non-zero. Loaded with
 --   local u = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/testutil.lua')

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.test.ts — what makes the code lenses work in any LSP client, against the
  * real daemon: workspace/executeCommand runs the lens commands (announced in
@@ -31,7 +32,7 @@ const SOURCE = [
   '    return x * x', //                 1
   '', //                                 2
   'def pick(x, n):', //                  3
-  '    return x * [1.0, 2.0, 3.0][n]', // 4: indexing a list with a staged n fails
+  '    return x * [1.0, 2.0, 3.0][n]', // 4: indexing a list with a staged n fails (a list: the helper's turn)
   '', //                                 5
   'def boom(x):', //                     6
   '    return len(x, 3)', //             7
@@ -239,7 +240,7 @@ test('initializationOptions.pythonEnv reaches the staging helper; without it the
     async (s) => {
       await s.open();
       await assert.rejects(
-        s.execute('stagd.showGraph', { uri: URI, function: 'square' }),
+        s.execute('stagd.showGraph', { uri: URI, function: 'pick', args: { n: 1 } }),
         isError(-32803, /No module named 'stagd'.*initializationOptions\.pythonEnv.*stagd\.pythonEnv/),
       );
     },
@@ -249,8 +250,8 @@ test('initializationOptions.pythonEnv reaches the staging helper; without it the
   await withSession(
     async (s) => {
       await s.open();
-      const r = await s.execute<{ function: string }>('stagd.showGraph', { uri: URI, function: 'square' });
-      assert.equal(r.function, 'square');
+      const r = await s.execute<{ function: string }>('stagd.showGraph', { uri: URI, function: 'pick', args: { n: 1 } });
+      assert.equal(r.function, 'pick');
     },
     { pythonEnv: { PYTHONPATH, STAGD_UNUSED: 'x' } },
     noPath,

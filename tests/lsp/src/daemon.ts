@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * daemon.ts — starting the real stagd binary for the protocol tests and
  * talking to it with vscode-jsonrpc, the JSON-RPC library under VS Code's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * disconnect.test.ts — the client disappears while a request runs: the
  * daemon must notice, finish or drop the request and exit cleanly (status 0

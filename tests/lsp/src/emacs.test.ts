@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * emacs.test.ts — the eglot configuration of docs/editors.md in a real Emacs (Debian's
  * emacs-nox with elpa-eglot), batch mode: the configuration is taken from the doc,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * extension.ts — loads the VS Code extension's compiled launch logic
  * (clients/vscode/out: settings.js, serverOptions.js), which needs no VS Code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * features.test.ts — stagd's language features through vscode-jsonrpc:
  * publishDiagnostics (syntax errors as the Parse RPC reports them, unconvertible

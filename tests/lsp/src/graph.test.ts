@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
- * graph.test.ts — stagd/graph through vscode-jsonrpc against the real daemon: the
- * function named (or under a position) is converted, staged by the Python helper
+ * graph.test.ts — stagd/graph through vscode-jsonrpc against the real daemon: a
+ * function inside the daemon's Python subset (docs/pyfront.md) is staged by the daemon
+ * itself (`stagedBy: "daemon"`); any other function named (or under a position) is
+ * converted, staged by the Python helper
  * (`python3 -m stagd.runtime.lsp_stage`, with clients/python on PYTHONPATH) and
  * dumped; the graph id it answers runs with stagd/execute. Error paths: staging
  * errors and unsupported constructs located in the user's source, a missing
@@ -31,7 +34,7 @@ const SOURCE = [
   '', //                                            1
   'def power(x, n):', //                            2
   '    if n == 0:', //                              3
-  '        return 1', //                            4
+  '        return [1][0]', //                       4: a list: outside the daemon's subset
   '    else:', //                                   5
   '        return x * power(x, n - 1)', //          6
   '', //                                            7
@@ -43,7 +46,7 @@ const SOURCE = [
   '    return x', //                                13
   '', //                                            14
   'def boom(x):', //                                15
-  '    y = x + 1', //                               16
+  '    y = [x][0] + 1', //                          16: outside the subset: the helper's turn
   '    z = len(y, 3)', //                           17
   '    return z', //                                18
   '', //                                            19
@@ -51,7 +54,7 @@ const SOURCE = [
   '    yield x', //                                 21
   '', //                                            22
   'def slow(x):', //                                23
-  '    i = 0', //                                   24
+  '    i = [0][0]', //                              24: outside the subset: the helper's turn
   '    while i < 10 ** 9:', //                      25
   '        i += 1', //                              26
   '    return x + i', //                            27
@@ -68,6 +71,7 @@ interface GraphResult {
   graphId: string;
   params: string[];
   diagnostics: Diag[];
+  stagedBy: string;
 }
 
 /** A located stagd/graph failure: -32803 with data.diagnostics[0] on `line`. */
@@ -126,6 +130,7 @@ test('stagd/graph by name with a static argument: the S-expression, its text dum
   await withGraphSession(async (s, graph) => {
     const r = await graph({ function: 'power', args: { n: 2 } });
     assert.equal(r.function, 'power');
+    assert.equal(r.stagedBy, 'python');
     assert.equal(r.format, 'text');
     assert.deepEqual(r.params, ['x']);
     // n is static: the recursion unrolls into two multiplications (Snek Figure 6's shape)
@@ -146,6 +151,8 @@ test('stagd/graph by position: the function under the cursor, staged if in DOT a
   await withGraphSession(async (s, graph) => {
     const dot = await graph({ position: { line: 11, character: 6 }, format: 'dot' });
     assert.equal(dot.function, 'square_if_positive');
+    assert.equal(dot.stagedBy, 'daemon'); // inside the subset: no helper
+    assert.deepEqual(children(s.daemon.proc.pid as number), []);
     assert.equal(dot.format, 'dot');
     assert.match(dot.text, /^digraph /);
     assert.match(dot.sexpr, /\(if /);

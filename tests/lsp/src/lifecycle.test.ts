@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * lifecycle.test.ts — initialize, the capabilities stagd announces, requests
  * out of order, and shutdown/exit with the exit codes LSP asks for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * malformed.test.ts — bytes no client library would send, written raw to the
  * daemon's stdin: each gets the error docs/api.md promises (or is skipped),

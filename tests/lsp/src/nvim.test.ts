@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * nvim.test.ts — the same session driven by Neovim's built-in LSP client,
  * headless (nvim/stagd_version.lua: lifecycle and a request; nvim/stagd_features.lua:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * rawFrames.ts — a byte-level LSP peer for the malformed-input tests: writes
  * whatever bytes a test gives (broken headers, bodies that are not JSON) to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * requests.test.ts — stagd/* requests through vscode-jsonrpc: results,
  * cancellation, unknown methods, bad params, concurrency and large messages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * tcp.test.ts — the extension's two ways to reach the daemon, driven with the
  * extension's own launch code: `stagd.path` (a `--lsp --stdio` child) and

@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builtins, lists, item access and converted_call on plain values (exactly Python's);
 # on staged values they emit graph primitives (docs/runtime.md "Staging").
 import builtins
 
+from . import sexpr as _sx
 from .directives import StagedList
 from .staged import Staged, apply, check_plain, is_staged, staged_set_item
 
@@ -13,16 +15,121 @@ class StagedRange:
         self.start, self.stop, self.step = start, stop, step
 
 
+class StagedIter:
+    """enumerate(x) / zip(x, …) over staged tensors whose length staging does not know:
+    for_stmt makes it a staged loop over an index i, the body getting item(i)."""
+
+    def __init__(self, kind, seqs, start=0):
+        self.kind, self.seqs, self.start = kind, list(seqs), start
+
+    def _lens(self):
+        from .static import static_len
+        return [static_len(s) if isinstance(s, Staged) else builtins.len(s)
+                for s in self.seqs]
+
+    def static_length(self):
+        lens = self._lens()
+        return None if None in lens else builtins.min(lens, default=0)
+
+    def length(self):
+        n = None
+        for s, k in zip(self.seqs, self._lens()):
+            v = k if k is not None else apply("len", s)
+            n = v if n is None else apply("minimum", n, v)
+        return n
+
+    def item(self, i):
+        got = [apply("getitem", s, i) if isinstance(s, Staged) else s[i] for s in self.seqs]
+        if self.kind == "enumerate":
+            return (i + self.start if self.start else i, got[0])
+        return tuple(got)
+
+
+def _staged_leaves(args):
+    from . import tree
+    return builtins.any(isinstance(x, Staged) for a in args
+                        for x in tree.flatten(a, is_leaf=lambda v: isinstance(v, Staged))[0])
+
+
 def print_(*args, **kwargs):
-    if is_staged(*args):
+    if is_staged(*args) or (_sx._stack and _staged_leaves(args)):
+        from . import tree
+        if builtins.any(tree.kind(a) is not None for a in args):
+            _print_structured(args, kwargs.get("sep"))
+            return None
         apply("print", *args)
         return None
     return builtins.print(*args, **kwargs)
 
 
+def _print_structured(args, sep):
+    """print() of containers holding staged values: Python's text around the leaves,
+    which the graph prints between markers (sexpr.print_template / fill_printed)."""
+    pieces = []
+    for i, a in enumerate(args):
+        if i:
+            pieces.append(" " if sep is None else str(sep))
+        _pieces(a, True, pieces)
+    template, leaves = [], []
+    for p in pieces:
+        if isinstance(p, str):
+            if template and isinstance(template[-1], str):
+                template[-1] += p
+            else:
+                template.append(p)
+        else:
+            template.append(None)
+            leaves.append(p)
+    mark, sep_, end = _sx.print_template(template)
+    parts = [mark]
+    for leaf in leaves:
+        parts += [sep_, leaf]
+    apply("print", *parts, end)
+
+
+def _pieces(v, top, out):
+    """Appends to out the text print() gives v (repr inside containers), a staged
+    leaf as itself."""
+    import dataclasses
+    from . import tree
+    if isinstance(v, _sx.Symbolic):
+        out.append(v)
+        return
+    k = tree.kind(v)
+    if k is None:
+        out.append(str(v) if top else repr(v))
+        return
+
+    def seq(open_, items, close, names=None):
+        out.append(open_)
+        for j, item in enumerate(items):
+            if j:
+                out.append(", ")
+            if names is not None:
+                out.append(names[j])
+            _pieces(item, False, out)
+        if k == "tuple" and len(items) == 1:
+            out.append(",")
+        out.append(close)
+    if k == "tuple":
+        seq("(", list(v), ")")
+    elif k == "list":
+        seq("[", list(v), "]")
+    elif k == "dict":
+        seq("{", list(v.values()), "}", [repr(key) + ": " for key in v])
+    elif k == "namedtuple":
+        seq(type(v).__name__ + "(", list(v), ")", [f + "=" for f in v._fields])
+    else:  # a dataclass: its generated __repr__
+        fs = [f for f in dataclasses.fields(v) if f.repr]
+        seq(type(v).__qualname__ + "(", [getattr(v, f.name) for f in fs], ")",
+            [f.name + "=" for f in fs])
+
+
 def len_(x):
     if isinstance(x, Staged):
-        return apply("len", x)
+        from .static import static_len
+        n = static_len(x)
+        return n if n is not None else apply("len", x)
     return builtins.len(x)
 
 
@@ -35,11 +142,21 @@ def range_(*args):
     return builtins.range(*args)
 
 
+def _unknown_length(seqs):
+    from .static import static_len
+    return builtins.any(isinstance(s, Staged) and static_len(s) is None for s in seqs)
+
+
 def enumerate_(*args, **kwargs):
+    if args and isinstance(args[0], Staged) and _unknown_length(args[:1]):
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        return StagedIter("enumerate", args[:1], start)
     return builtins.enumerate(*args, **kwargs)
 
 
 def zip_(*args, **kwargs):
+    if not kwargs and _sx._stack and _unknown_length(args):
+        return StagedIter("zip", args)
     return builtins.zip(*args, **kwargs)
 
 

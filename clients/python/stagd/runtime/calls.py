@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staged function calls (docs/runtime.md "Staged calls"):
 #  * `@rep_fun` (Snek §5 `@rep_fun`): a call with staged arguments is staged once per
 #    signature as its own `(def NAME$N (PARAMS) BODY)` and emitted as a call, so a
@@ -17,7 +18,7 @@ import weakref
 
 from ..client import default_client
 from . import sexpr as _sx
-from .errors import _code_maps
+from .errors import StagingError, _code_maps
 from .staged import Staged, emit
 
 _rep_funs = {}  # (module, qualname) of every @rep_fun function
@@ -54,10 +55,10 @@ def stage_call(fn, args, kwargs, key=None):
     for n, v in zip(names, values):
         p = bound.signature.parameters[n]
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"stagd: @rep_fun {fn.__qualname__} takes *{n}: a staged function "
+            raise StagingError(f"stagd: @rep_fun {fn.__qualname__} takes *{n}: a staged function "
                             "needs a fixed list of parameters")
         if not isinstance(v, Staged) and _has_staged(v):
-            raise TypeError(f"stagd: @rep_fun {fn.__qualname__}: argument {n!r} holds staged "
+            raise StagingError(f"stagd: @rep_fun {fn.__qualname__}: argument {n!r} holds staged "
                             "values inside a container; pass them as separate arguments")
     staged = [isinstance(v, Staged) for v in values]
     try:
@@ -75,8 +76,10 @@ def stage_call(fn, args, kwargs, key=None):
             if s:
                 bound.arguments[n] = Staged(next(it))
         b = _sx.push()
+        b.bound = {p: v for p, v in zip(params, [v for v, s in zip(values, staged) if s])}
+        body = _convert(fn) or fn  # its control flow stages too (the converted twin)
         try:
-            result = fn(*bound.args, **bound.kwargs)
+            result = body(*bound.args, **bound.kwargs)
             body = b.close(_sx.literal(result))
         finally:
             _sx.pop(b)
@@ -182,6 +185,7 @@ def _convert(fn):
                 ns = dict(fn.__globals__)
                 exec(compile(code, filename, "exec"), ns)
                 twin = ns.get(fn.__name__)
+                unshadow(ns, fn)
                 if twin is not None:
                     twin.__defaults__ = fn.__defaults__
                     twin.__kwdefaults__ = fn.__kwdefaults__
@@ -189,6 +193,19 @@ def _convert(fn):
             twin = None
     _converted[fn] = twin
     return twin
+
+
+def unshadow(ns, fn):
+    """Executing a method's converted twin in a copy of its module's globals bound its
+    name there: a method `abs` would shadow the builtin `abs` its own body calls. The
+    module's own binding (or none) comes back; a module-level function keeps its twin
+    (its recursive calls reach it)."""
+    if "." in getattr(fn, "__qualname__", ""):
+        name = fn.__name__
+        if name in fn.__globals__:
+            ns[name] = fn.__globals__[name]
+        else:
+            ns.pop(name, None)
 
 
 def converted_call(fn, args, kwargs):

@@ -1,194 +1,38 @@
-# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, assert,
-# and the single exit of a converted function (ret).
-# Plain values: Python's semantics. Staged values: functional S-expression forms.
+# SPDX-License-Identifier: Apache-2.0
+# Functional control flow (AutoGraph style): if/while/for, ternary, lazy and/or, chained
+# comparisons and membership, assert, and the single exit of a converted function (ret).
+# Plain values: Python's semantics, on a fast path (no staging is going on: the
+# statement itself). Staged values: runtime/flow.py's functional forms.
+import operator
+
+from . import facts
 from . import sexpr as _sx
-from .builtins_ import StagedRange
+from . import flow
+from .builtins_ import StagedIter, StagedRange
 from .directives import check_loop_options
-from .errors import Undefined
+from .errors import StagingError, Undefined
+from .merge import is_bool, where_now
 from .staged import Staged, apply, check_plain, emit
 
 
-def _same(a, b):
-    return a is b or (type(a) is type(b) and not isinstance(a, Staged) and _sx.liftable(a)
-                      and a == b)
+def _known(c):
+    """A staged condition the current path knows, as a plain bool; else c."""
+    if isinstance(c, Staged):
+        k = facts.known(c)
+        if k is not None:
+            return k
+    return c
 
 
-def _branch(fn, init, set_state, get_state):
-    """Runs fn under a fresh builder from state `init`; (builder, state after)."""
-    b = _sx.push()
-    try:
-        if set_state is not None:
-            set_state(init)
-        fn()
-        out = get_state() if get_state is not None else ()
-    finally:
-        _sx.pop(b)
-    return b, out
-
-
-def _is_placeholder(v):
-    return v is None or isinstance(v, Undefined)
-
-
-def _is_undefined(v):
-    return isinstance(v, Undefined)
-
-
-def _liftable_leaves(v):
-    return all(_sx.liftable(e) for e in v) if isinstance(v, tuple) else _sx.liftable(v)
-
-
-def _placeholder_like(v):
-    """The value of retval__ (or of a name) on a path that did not set it: 0, or a tuple
-    of 0s shaped like the tuple the other path returns (read only where Python would
-    have set it: where do_return__ is true)."""
-    return tuple(0 for _ in v) if isinstance(v, tuple) else 0
-
-
-def _staged_if(cond, body, orelse, get_state, set_state, names):
-    init = tuple(get_state())
-    b1, out1 = _branch(body, init, set_state, get_state)
-    b2, out2 = _branch(orelse, init, set_state, get_state)
-    differ = [i for i in range(len(init)) if not _same(out1[i], out2[i])]
-    out1, out2 = list(out1), list(out2)
-    final = list(out1)
-    leaves = []  # (state index, tuple position or None, value in body, value in orelse)
-    for i in differ:
-        # A return in one branch only (retval__), or a variable bound in one branch only
-        # (code after a staged return runs under `if not do_return__`): the other
-        # branch carries a placeholder, read only where Python would have bound it.
-        unset = _is_placeholder if names[i] == "retval__" else _is_undefined
-        for this, other in ((out1, out2), (out2, out1)):
-            if unset(this[i]) and _liftable_leaves(other[i]):
-                this[i] = _placeholder_like(other[i])
-            elif (names[i] == "retval__" and isinstance(other[i], tuple)
-                  and not isinstance(this[i], tuple) and _sx.liftable(this[i])):
-                # the placeholder of an enclosing staged loop (a parameter) before its
-                # retry with a tuple placeholder (_staged_loop)
-                this[i] = _placeholder_like(other[i])
-        if isinstance(out1[i], Undefined) or isinstance(out2[i], Undefined):
-            final[i] = Undefined(names[i], "it is bound in only one branch of a staged if")
-            continue
-        a, b = out1[i], out2[i]
-        final[i] = a  # the template of the result (a placeholder filled in above)
-        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-            leaves += [(i, j, a[j], b[j]) for j in range(len(a))]  # a returned tuple
-        else:
-            leaves.append((i, None, a, b))
-    for i, j, a, b in leaves:
-        if not (_sx.liftable(a) and _sx.liftable(b)):
-            raise TypeError(f"stagd: {names[i]!r} is not a number or staged value in both "
-                            f"branches of a staged if ({a!r} / {b!r})")
-    t1 = b1.close(_sx.literal(tuple(a for _, _, a, _ in leaves)))
-    t2 = b2.close(_sx.literal(tuple(b for _, _, _, b in leaves)))
-    r = emit(f"(if {cond.sexpr} {t1} {t2})")
-    set_state(_with_slots(tuple(final), [(i, j) for i, j, _, _ in leaves],
-                          [apply("getitem", r, k) for k in range(len(leaves))]))
-
-
-def _rebuild(template, staged):
-    """A staged value of template's kind: a StagedList stays one through loops and ifs."""
-    rebuild = getattr(template, "rebuild", None)
-    return rebuild(staged) if rebuild is not None else staged
-
-
-def _staged_loop(get_state, set_state, names, test, body, extra=(), max_iter=None):
-    """(while (lambda (s…) C) (lambda (s…) (tuple …)) (tuple init…)) over the liftable
-    state values plus `extra` (name, init) loop counters. test(extras) → cond value,
-    body(extras) → new extras. max_iter (set_loop_options(maximum_iterations=N)) adds
-    a counter that stops the loop after N iterations."""
-    if max_iter is not None:
-        n0, t0, b0 = len(extra), test, body
-        extra = tuple(extra) + (("k", 0),)
-
-        def test(ex):
-            return apply("and", t0(ex[:n0]), apply("<", ex[n0], max_iter))
-
-        def body(ex):
-            return tuple(b0(ex[:n0])) + (apply("+", ex[n0], 1),)
-    init = list(get_state())
-    for i, n in enumerate(names):  # see _staged_if: a placeholder until a return sets it
-        if n == "retval__" and _is_placeholder(init[i]):
-            init[i] = 0
-    try:
-        return _loop_once(tuple(init), set_state, get_state, names, test, body, extra)
-    except _TupleReturn as e:  # a tuple returned in the body: a tuple of placeholders
-        init[e.index] = _placeholder_like(e.value)
-        return _loop_once(tuple(init), set_state, get_state, names, test, body, extra)
-
-
-class _TupleReturn(Exception):
-    def __init__(self, index, value):
-        super().__init__(index, value)
-        self.index, self.value = index, value
-
-
-def _leaf_slots(init):
-    """(state index, tuple position or None) of each loop value: numbers and Staged, and
-    the items of a tuple of them (a returned tuple)."""
-    slots = []
-    for i, v in enumerate(init):
-        if isinstance(v, tuple) and v and _liftable_leaves(v):
-            slots += [(i, j) for j in range(len(v))]
-        elif _sx.liftable(v):
-            slots.append((i, None))
-    return slots
-
-
-def _get_slot(state, slot):
-    i, j = slot
-    return state[i] if j is None else state[i][j]
-
-
-def _with_slots(init, slots, values):
-    """`init` with `values` at `slots` (each rebuilt to its template's kind, a
-    StagedList staying one)."""
-    st = list(init)
-    parts = {}
-    for (i, j), v in zip(slots, values):
-        v = _rebuild(init[i] if j is None else init[i][j], v)
-        if j is None:
-            st[i] = v
-        else:
-            parts.setdefault(i, list(init[i]))[j] = v
-    for i, p in parts.items():
-        st[i] = tuple(p)
-    return tuple(st)
-
-
-def _loop_once(init, set_state, get_state, names, test, body, extra):
-    slots = _leaf_slots(init)
-    params = [_sx.fresh("s") for _ in slots] + [_sx.fresh(n) for n, _ in extra]
-    nx = len(slots)
-    used = {i for i, _ in slots}
-
-    def start():
-        set_state(_with_slots(init, slots, [Staged(p) for p in params[:nx]]))
-        return [Staged(p) for p in params[nx:]]
-
-    b = _sx.push()
-    try:
-        c = test(start())
-        cond = b.close(_sx.literal(c))
-    finally:
-        _sx.pop(b)
-    b = _sx.push()
-    try:
-        new_extra = body(start())
-        out = get_state()
-        for i, v in enumerate(out):
-            if names[i] == "retval__" and isinstance(v, tuple) and not isinstance(init[i], tuple):
-                raise _TupleReturn(i, v)
-            if i not in used and not _same(v, init[i]):
-                raise TypeError(f"stagd: staged loop changes {names[i]!r} to {v!r}, which "
-                                "is not a number or staged value")
-        res = b.close(_sx.literal(tuple(_get_slot(out, sl) for sl in slots) + tuple(new_extra)))
-    finally:
-        _sx.pop(b)
-    ps = " ".join(params)
-    inits = _sx.literal(tuple(_get_slot(init, sl) for sl in slots) + tuple(v for _, v in extra))
-    r = emit(f"(while (lambda ({ps}) {cond}) (lambda ({ps}) {res}) {inits})")
-    set_state(_with_slots(init, slots, [apply("getitem", r, k) for k in range(nx)]))
+def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
+    if isinstance(cond, Staged):
+        cond = _known(cond)
+        if isinstance(cond, Staged):
+            return flow.staged_if(cond, body, orelse, get_state, set_state, names)
+    if cond:
+        body()
+    else:
+        orelse()
 
 
 def _probe(fn):
@@ -202,76 +46,108 @@ def _probe(fn):
         _sx.pop(b)
 
 
-def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
-    if isinstance(cond, Staged):
-        return _staged_if(cond, body, orelse, get_state, set_state, names)
-    if cond:
-        body()
-    else:
-        orelse()
-
-
 def while_stmt(test, body, get_state, set_state, names, opts):
-    check_loop_options(opts)
+    if opts:
+        check_loop_options(opts)
+    if not _sx._stack:  # nothing is being staged: Python's loop
+        while test():
+            body()
+        return
     while True:
-        c = _probe(test)
+        c = _known(_probe(test))
         if isinstance(c, Staged):
-            return _staged_loop(get_state, set_state, names, lambda ex: test(),
-                                lambda ex: (body(), ())[1],
-                                max_iter=opts.get("maximum_iterations"))
+            return flow.staged_loop(get_state, set_state, names, lambda ex: test(),
+                                       lambda ex: (body(), ())[1], (test, body),
+                                       max_iter=opts.get("maximum_iterations"),
+                                       what="the staged while loop")
         if not c:
             break
         body()
 
 
 def _staged_for(rng, extra_test, body, get_state, set_state, names, items=None, max_iter=None):
-    """A while over an index; `items` (a staged tensor) gives body(items[i])."""
+    """A while over an index; `items` (staged tensors, or StagedIter) give the body's
+    item at each index."""
     start, stop, step = rng.start, rng.stop, rng.step
     if isinstance(step, Staged) or step == 0:
-        raise TypeError("stagd: a staged range needs a plain, non-zero step")
+        raise StagingError(f"stagd: a staged range needs a plain, non-zero step "
+                           f"({where_now('the staged for loop')})")
     cmp = "<" if step > 0 else ">"
 
     def test(ex):
         c = apply(cmp, ex[0], stop)
+        _sx.bool_syms.add(c.sexpr)
         if extra_test is not None:
-            e = extra_test()
-            if isinstance(e, Staged) or not e:
-                c = apply("and", c, e)
+            e = _known(extra_test())
+            if isinstance(e, Staged):
+                c = flow.and_staged(c, e)
+            elif not e:
+                c = False
         return c
 
     def run(ex):
-        body(ex[0] if items is None else apply("getitem", items, ex[0]))
+        if items is None:
+            body(ex[0])
+        elif isinstance(items, StagedIter):
+            body(items.item(ex[0]))
+        else:
+            body(apply("getitem", items, ex[0]))
         return (apply("+", ex[0], step),)
 
-    _staged_loop(get_state, set_state, names, test, run, extra=(("i", start),), max_iter=max_iter)
+    fns = (body,) if extra_test is None else (body, extra_test)
+    flow.staged_loop(get_state, set_state, names, test, run, fns, extra=(("i", start),),
+                        max_iter=max_iter, what="the staged for loop")
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
-    check_loop_options(opts)
+    if opts:
+        check_loop_options(opts)
+    if not _sx._stack:  # nothing is being staged: Python's loop
+        if extra_test is None:
+            for item in iterable:
+                body(item)
+            return
+        # extra_test (the break flag) is checked before the next item is fetched, as
+        # Python's `break` leaves a shared iterator positioned after the last item used.
+        it = iter(iterable)
+        while extra_test():
+            for item in it:
+                body(item)
+                break
+            else:
+                return
+        return
     m = opts.get("maximum_iterations")
     if isinstance(iterable, StagedRange):
         return _staged_for(iterable, extra_test, body, get_state, set_state, names, max_iter=m)
-    if isinstance(iterable, Staged):  # a staged tensor: iterate its first axis
-        rng = StagedRange(0, apply("len", iterable), 1)
-        return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable, m)
+    if isinstance(iterable, StagedIter):
+        n = iterable.static_length()
+        if n is None:
+            rng = StagedRange(0, iterable.length(), 1)
+            return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable, m)
+        iterable = [iterable.item(i) for i in range(n)]
+    elif isinstance(iterable, Staged):  # a staged tensor: iterate its first axis
+        from .static import static_len
+        n = static_len(iterable)
+        if n is None:
+            rng = StagedRange(0, apply("len", iterable), 1)
+            return _staged_for(rng, extra_test, body, get_state, set_state, names, iterable, m)
+        iterable = [apply("getitem", iterable, i) for i in range(n)]
     check_plain(iterable)
     if extra_test is None:
         for item in iterable:
             body(item)
         return
-    # extra_test (the break flag) is checked before the next item is fetched, as
-    # Python's `break` leaves a shared iterator positioned after the last item used.
     it = iter(iterable)
     while True:
-        go = extra_test()
+        go = _known(extra_test())
         if isinstance(go, Staged):
             # a break / return under a staged condition: the loop stays unrolled, each
             # further item's body under a staged if on the flag
             for item in it:
-                go = extra_test()
+                go = _known(extra_test())
                 if isinstance(go, Staged):
-                    _staged_if(go, lambda item=item: body(item), lambda: None, get_state,
-                               set_state, names)
+                    flow.staged_if(go, body, _nothing, get_state, set_state, names, arg=item)
                 elif go:
                     body(item)
                 else:
@@ -286,66 +162,180 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts):
         body(item)
 
 
+def _nothing():
+    pass
+
+
 def if_exp(cond, if_true, if_false, description=None):
     if isinstance(cond, Staged):
-        arms = []
-        for fn in (if_true, if_false):
-            b = _sx.push()
+        cond = _known(cond)
+    if not isinstance(cond, Staged):
+        return if_true() if cond else if_false()
+    return _lazy_if(cond, if_true, if_false)
+
+
+def _arm(fn, cond, value):
+    b = _sx.push()
+    try:
+        with facts.assuming(cond, value):
             try:
                 v = fn()
-                arms.append(b.close(_sx.literal(v)))
-            finally:
-                _sx.pop(b)
-        return emit(f"(if {cond.sexpr} {arms[0]} {arms[1]})")
-    return if_true() if cond else if_false()
+                return b, v, None
+            except StagingError:
+                raise
+            except Exception as e:  # noqa: BLE001 — this arm raises: staged as such
+                return b, None, e
+    finally:
+        _sx.pop(b)
 
 
-def _logic(prim, staged, value):
-    out = staged[0]
-    for s in staged[1:] + ([value] if value is not None else []):
-        out = apply(prim, out, s)
+def _lazy_if(cond, then_fn, else_fn):
+    """(if cond THEN ELSE), each arm staged under its own builder with what the path
+    knows; an arm that raises becomes an assertion that the graph does not take it."""
+    b1, v1, e1 = _arm(then_fn, cond, True)
+    b2, v2, e2 = _arm(else_fn, cond, False)
+    if e1 is not None or e2 is not None:
+        if e1 is not None and e2 is not None:
+            raise e1
+        if flow.may_be_caught():
+            raise StagingError(f"stagd: an operand of {where_now('a staged expression')} "
+                               f"raises {type(e1 or e2).__name__} on one path only, inside a "
+                               "try or with block that may catch it") from (e1 or e2)
+        bad_b, bad_e, c = (b1, e1, cond) if e1 is not None else (b2, e2, apply("not", cond))
+        emit(f"(if {c.sexpr} {bad_b.close(flow._assert_false(bad_e))} none)")
+        good_b, good_v = (b2, v2) if e1 is not None else (b1, v1)
+        _sx.current().bindings.extend(good_b.bindings)
+        return good_v
+    out = emit(f"(if {cond.sexpr} {flow.close_in(b1, v1)} {flow.close_in(b2, v2)})")
+    if is_bool(v1) and is_bool(v2):
+        _sx.bool_syms.add(out.sexpr)
     return out
 
 
 def and_(*operands):
-    value = None
-    staged = []
-    for op in operands:
-        value = op()
-        if isinstance(value, Staged):
-            staged.append(value)
-            continue
-        if not value:
-            return value
-    if staged:  # staged operands: a logical (not short-circuit) `and`, a bool
-        return _logic("and", staged, None if isinstance(value, Staged) else bool(value))
-    return value
+    """`a and b and …`: Python's value, each operand evaluated only where Python would —
+    after a staged one, inside the true arm of `(if a REST a)`."""
+    return _logic(operands, True)
 
 
 def or_(*operands):
+    """`a or b or …`, lazily as and_: `(if a a REST)` after a staged operand."""
+    return _logic(operands, False)
+
+
+def _logic(operands, is_and):
     value = None
-    staged = []
-    for op in operands:
+    last = len(operands) - 1
+    for k, op in enumerate(operands):
         value = op()
         if isinstance(value, Staged):
-            staged.append(value)
-            continue
-        if value:
-            if staged:
-                return True  # a plain truthy operand decides a staged `or`
+            kv = facts.known(value)
+            if kv is None:
+                if k == last:
+                    return value
+                return _lazy_logic(value, operands[k + 1:], is_and)
+            if is_bool(value):
+                value = kv
+            if kv != is_and:  # decides: falsy for `and`, truthy for `or`
+                return value
+        elif bool(value) != is_and:
             return value
-    if staged:
-        return _logic("or", staged, None)
     return value
+
+
+def _lazy_logic(v, rest, is_and):
+    got = []
+
+    def rest_fn():
+        got.append(_logic(rest, is_and))
+        return got[-1]
+    keep = lambda: v  # noqa: E731
+    out = _lazy_if(v, rest_fn, keep) if is_and else _lazy_if(v, keep, rest_fn)
+    if isinstance(out, Staged):
+        facts.derive(out, "and" if is_and else "or", v, *got[:1])
+    return out
+
+
+_CMP = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+        "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not}
+
+
+def _compare(op, a, b):
+    if op == "In":
+        return in_(a, b)
+    if op == "NotIn":
+        return not_in_(a, b)
+    out = _CMP[op](a, b)
+    if isinstance(out, Staged):
+        _sx.bool_syms.add(out.sexpr)
+    return out
+
+
+def compare_(left, *rest):
+    """`a < b < c …` (the converter's `sg__.compare_(a, 'Lt', lambda: b, 'Lt', lambda:
+    c)`): Python's chained comparison — each operand evaluated once, and only while the
+    comparisons so far hold; after a staged one, inside the arm where it holds."""
+    prev = left
+    last = len(rest) // 2 - 1
+    for k in range(last + 1):
+        cur = rest[2 * k + 1]()
+        r = _compare(rest[2 * k], prev, cur)
+        if k == last:
+            return r
+        if isinstance(r, Staged):
+            kv = facts.known(r)
+            if kv is None:
+                more, now = rest[2 * k + 2:], cur
+                out = _lazy_if(r, lambda: compare_(now, *more), lambda: r)
+                facts.derive(out, "and", r)
+                return out
+            if not kv:
+                return facts.plain(r) if is_bool(r) else r
+        elif not r:
+            return r
+        prev = cur
+    return prev  # pragma: no cover — the converter writes at least two comparisons
+
+
+def in_(a, b):
+    """`a in b`: a staged tensor b gives NumPy's `(b == a).any()`; a staged a in a plain
+    container compares it with each item (lazily, as `or`)."""
+    if isinstance(b, Staged):
+        eq = apply("==", b, a)
+        out = apply(">", apply("sum", apply("cast", eq, Staged("int64"))), 0)
+        _sx.bool_syms.add(out.sexpr)
+        return out
+    if isinstance(a, Staged):
+        items = list(b.keys() if isinstance(b, dict) else b)
+        if not items:
+            return False
+        out = _logic([(lambda x=x: True if x is a else _compare("Eq", a, x)) for x in items],
+                     False)
+        return out if isinstance(out, Staged) else bool(out)
+    return a in b
+
+
+def not_in_(a, b):
+    if isinstance(a, Staged) or isinstance(b, Staged):
+        return not_(in_(a, b))
+    return a not in b
 
 
 def not_(value):
     if isinstance(value, Staged):
-        return apply("not", value)
+        k = facts.known(value)
+        if k is not None:
+            return not k
+        out = apply("not", value)
+        facts.derive(out, "not", value)
+        _sx.bool_syms.add(out.sexpr)
+        return out
     return not value
 
 
 def assert_stmt(cond, message):
+    if isinstance(cond, Staged):
+        cond = _known(cond)
     if isinstance(cond, Staged):
         msg = message()
         emit(f"(assert {cond.sexpr}" + (f" {_sx.literal(str(msg))})" if msg is not None
@@ -361,7 +351,19 @@ def assert_stmt(cond, message):
 def ret(retval, do_return):
     """Single exit of a converted function: None when nothing returned."""
     if isinstance(do_return, Staged):
-        return retval  # staged: every path must return (see docs/runtime.md "Staging")
+        do_return = _known(do_return) if is_bool(do_return) else do_return
+    if isinstance(do_return, Staged):
+        # retval__ is None on the paths that did not return (merge.py), so it is the
+        # result, except a returned container, whose items were merged one by one
+        if isinstance(retval, tuple):
+            if any(isinstance(x, Undefined) for x in retval):
+                raise StagingError("stagd: internal: an undefined item in a returned tuple")
+            return emit(f"(if {do_return.sexpr} {_sx.literal(retval)} none)")
+        if retval is not None and not _sx.liftable(retval):
+            raise StagingError(
+                f"stagd: {where_now('the function')} returns {type(retval).__name__} on "
+                "some staged paths and nothing (None) on others; return on every path")
+        return retval
     if isinstance(do_return, Undefined) or not do_return or isinstance(retval, Undefined):
         return None
     return retval

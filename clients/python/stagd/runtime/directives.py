@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 # Directives (AutoGraph §7.2; docs/runtime.md "Directives") and the staged lists they
 # enable. In user code they are calls of `stagd.set_loop_options(...)` /
 # `stagd.set_element_type(l, dtype, shape)`; the converter moves loop options into the
 # loop's `opts` and rewrites set_element_type to `l = sg__.set_element_type(l, ...)`.
 # Unconverted, both are plain calls that change nothing.
 from . import sexpr as _sx
+from .errors import StagingError
 from .staged import Staged, apply, emit, staged_set_item
 
 LOOP_OPTIONS = {
@@ -39,8 +41,11 @@ class StagedList(Staged):
     its value is the stacked tensor (first axis = the items). Appending returns a new
     StagedList (`l = sg__.list_append(l, x)`), so it can be the state of a staged loop."""
 
-    def __init__(self, dtype, shape, items=None, acc=None):
-        self.dtype, self.shape = dtype, tuple(shape)
+    def __init__(self, dtype, shape, items=None, acc=None, inferred=False):
+        self.item_dtype, self.item_shape = dtype, tuple(shape)
+        # inferred: a plain list staging made one of (not declared): stagd.function
+        # returns it as the Python list of its items; declared, as the stacked tensor
+        self.inferred = inferred
         self.items = list(items) if items is not None else None
         self.acc = acc  # Staged tensor of shape (n,) + shape once staged
 
@@ -49,30 +54,35 @@ class StagedList(Staged):
         if self.acc is not None:
             return self.acc.sexpr
         if not self.items:
-            dims = " ".join(["0"] + [str(d) for d in self.shape])
-            return emit(f"(zeros (tuple {dims}) {self.dtype})").sexpr
+            dims = " ".join(["0"] + [str(d) for d in self.item_shape])
+            return emit(f"(zeros (tuple {dims}) {self.item_dtype})").sexpr
         return emit("(stack" + "".join(" " + self._item(v) for v in self.items) + ")").sexpr
 
     def _item(self, v):
-        return apply("cast", v, Staged(self.dtype)).sexpr
+        return apply("cast", v, Staged(self.item_dtype)).sexpr
 
     def __repr__(self):
-        return f"StagedList({self.dtype}, {self.shape}, {self.acc or self.items!r})"
+        held = self.acc if self.acc is not None else self.items
+        return f"StagedList({self.item_dtype}, {self.item_shape}, {held!r})"
+
+    def _like(self, items=None, acc=None):
+        return StagedList(self.item_dtype, self.item_shape, items=items, acc=acc,
+                          inferred=self.inferred)
 
     def rebuild(self, staged):
         """This list's type around another staged tensor (a loop parameter, a result)."""
-        return StagedList(self.dtype, self.shape, acc=staged)
+        return self._like(acc=staged)
 
     def append(self, v):
         if self.acc is None:
-            return StagedList(self.dtype, self.shape, items=self.items + [v])
-        dims = " ".join(["1"] + [str(d) for d in self.shape])
+            return self._like(items=self.items + [v])
+        dims = " ".join(["1"] + [str(d) for d in self.item_shape])
         row = apply("reshape", Staged(self._item(v)), Staged(f"(tuple {dims})"))
-        return StagedList(self.dtype, self.shape, acc=apply("concat", self.acc, row))
+        return self._like(acc=apply("concat", self.acc, row))
 
     def _index(self, index, what):
         if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"stagd: {what} of a staged list takes a plain int index, "
+            raise StagingError(f"stagd: {what} of a staged list takes a plain int index, "
                             f"got {index!r}")
         return index
 
@@ -81,7 +91,7 @@ class StagedList(Staged):
         if self.acc is None:
             items = list(self.items)
             items[self._index(index, "l[i] = v")] = v
-            return StagedList(self.dtype, self.shape, items=items)
+            return self._like(items=items)
         return self.rebuild(staged_set_item(self.acc, index, Staged(self._item(v))))
 
     def pop(self, index=None):
@@ -90,7 +100,7 @@ class StagedList(Staged):
         if self.acc is None:
             items = list(self.items)
             value = items.pop(i)
-            return StagedList(self.dtype, self.shape, items=items), value
+            return self._like(items=items), value
         value = apply("getitem", self.acc, i)
         n = apply("len", self.acc)
         at = i if i >= 0 else apply("+", n, i)  # the item's position from the start

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # API version check, source maps and undefined-variable markers (the runtime's lowest
 # module: it imports none of the others).
 import sys
@@ -95,6 +96,20 @@ def _install_excepthook():
     sys.excepthook = hook
 
 
+RUNTIME_NAMES = ("sg__", "sg__source_map__")
+
+
+def public_names(module_globals):
+    """What `from m import *` imports from a converted module without `__all__` (its
+    last line sets `__all__` to this): the public names, not the runtime's."""
+    return [n for n in module_globals if not n.startswith("_") and n not in RUNTIME_NAMES]
+
+
+class StagingError(TypeError):
+    """A program stagd cannot stage with Python's meaning: the message says what and
+    where (file and line of the construct). Raised by staging, never by plain code."""
+
+
 class Undefined:
     """Marks a variable that may not be bound yet (`x = sg__.Undefined('x')`); `reason`
     says why, when staging left it unbound (docs/runtime.md "Staging")."""
@@ -113,6 +128,9 @@ def ld(value, free=False, comp=False):
     marks a read from a nested function or lambda (NameError), `comp` one from a list /
     set / dict comprehension (a nested function before Python 3.12, inlined since)."""
     if isinstance(value, Undefined):
+        read = getattr(value, "staged_read", None)
+        if read is not None:  # bound on some staged paths only (merge.py)
+            return read()
         if free or (comp and sys.version_info < (3, 12)):
             raise NameError(f"cannot access free variable '{value.name}' where it is not "
                             f"associated with a value in enclosing scope")

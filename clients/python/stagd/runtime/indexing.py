@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # NumPy basic indexing (ints, slices, Ellipsis, None, tuples of them) lowered to graph
 # primitives, for staged values (runtime/staged.py) and eager tensors (stagd/tensor.py):
 # reading is one `slice` per sliced axis, `getitem`/`gather` per int
@@ -6,6 +7,7 @@
 # `apply(op, *args)` emits or runs one primitive; `shape` is the tensor's shape when it
 # is known (eager), None while staging (the daemon then checks what NumPy checks). A
 # staged index (an int known when the graph runs) is a sexpr.Symbolic.
+from .errors import StagingError
 from .sexpr import Symbolic
 
 _ADVANCED = ("stagd: advanced indexing (a list, array, tensor or bool as an index) is not "
@@ -59,7 +61,7 @@ def parse(key, shape=None):
                 and "int" in str(getattr(k, "dtype", "")):
             e = ("int", int(k))  # a 0-d integer array or tensor is an int
         else:
-            raise TypeError(f"{_ADVANCED}; got an index of type {type(k).__name__}")
+            raise StagingError(f"{_ADVANCED}; got an index of type {type(k).__name__}")
         (back if seen else front).append(e)
     back = back or []
     indexed = sum(e[0] != "none" for e in front + back)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `python3 -m stagd.runtime.lsp_stage`: the helper the daemon spawns for the LSP request
 # stagd/graph (server/lsp_graph.c, docs/lsp.md). The daemon never runs Python itself.
 #

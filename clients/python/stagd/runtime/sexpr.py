@@ -1,11 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
 # S-expression builder for staging (Snek §5 reflect/reify): a stack of builders, each a
 # list of `let` bindings; staged operations append a binding and return its symbol.
 # This module deals in text: the values that stand for symbols (Staged, staged.py) derive
 # from `Symbolic`, and staged.py's emit/apply wrap the symbols the builder makes in them.
 import math
+import re
 import sys
 
-from .errors import _code_maps
+from .errors import StagingError, _code_maps
 
 _counter = [0]
 _stack = []
@@ -14,6 +16,54 @@ _stack = []
 # outermost builder is pushed; the outermost builder's close() puts the defs first.
 _defs = []
 defs_memo = {}
+# symbols known to be bools (comparisons, not/and/or, merged flags): facts.py may put
+# the value a path knows in their place; the exceptions that staged `raise`s stand for
+# (assertion message → exception, runtime/staging.py), which the client raises again
+bool_syms = set()
+raised = {}
+_raise_count = [0]
+
+
+_print_templates = {}
+
+
+def print_template(template):
+    """Registers the text of a print() of containers with staged leaves (strings, None
+    for each leaf); returns the marker, separator and end strings the staged print
+    puts around the leaves, which fill_printed replaces by the text."""
+    _raise_count[0] += 1
+    if len(_print_templates) > 10000:
+        _print_templates.clear()
+    _print_templates[_raise_count[0]] = template
+    return f"<stagd-print {_raise_count[0]}>", "<stagd-sep>", "<stagd-end>"
+
+
+_PRINTED = re.compile(r"<stagd-print (\d+)>(.*?) ?<stagd-end>", re.S)
+
+
+def fill_printed(text):
+    """The output of a graph with the structured prints of print_template filled in."""
+    def fill(m):
+        template = _print_templates.get(int(m.group(1)))
+        if template is None:
+            return m.group(0)
+        leaves = [t[1:] if t.startswith(" ") else t
+                  for t in m.group(2).split(" <stagd-sep>")[1:]]
+        leaves = iter(leaves)
+        return "".join(next(leaves, "") if p is None else p for p in template)
+    return _PRINTED.sub(fill, text) if "<stagd-print " in text else text
+
+
+def raise_tag(exc):
+    """A tag for an assertion message: the client raises exc again (its type and
+    arguments) when the graph fails at that assertion (function.py)."""
+    _raise_count[0] += 1
+    if len(raised) > 10000:
+        raised.clear()
+    raised[_raise_count[0]] = exc
+    return f" [stagd-raise {_raise_count[0]}]"
+on_new_staging = []  # functions called when the outermost builder is pushed
+constructs = []  # the staged constructs being staged ("the staged if at F:L"), innermost last
 
 
 def add_def(text):
@@ -69,7 +119,7 @@ def literal(value):
             return f"(tensor {value.dtype} ({dims}){' ' + flat if flat else ''})"
     except ImportError:  # pragma: no cover
         pass
-    raise TypeError(f"stagd: cannot stage a value of type {type(value).__name__}: {value!r}")
+    raise StagingError(f"stagd: cannot stage a value of type {type(value).__name__}: {value!r}")
 
 
 _TENSOR_DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64")
@@ -88,6 +138,13 @@ def liftable(value):
 class Builder:
     def __init__(self):
         self.bindings = []
+        # what static.py's probes need to type the symbols bound here: parameter
+        # symbol → probe type text or None (a trace's parameters), the symbols a loop or
+        # a staged def binds → the staged value each stands for (its initial value), and
+        # the defs a trace calls (name → text)
+        self.param_types = {}
+        self.bound = {}
+        self.probe_defs = None
 
     def emit(self, expr, prefix="t"):
         name = fresh(prefix)
@@ -144,9 +201,26 @@ def push():
     if not _stack:  # a new staging
         _defs.clear()
         defs_memo.clear()
+        bool_syms.clear()
+        constructs.clear()
+        for fn in on_new_staging:
+            fn()
     b = Builder()
     _stack.append(b)
     return b
+
+
+class converted_forms:
+    """`with converted_forms():` — converted functions run their converted bodies on
+    plain values too, as they do while a trace is built (their plain path runs only when
+    nothing is staged): what the semantic tests check. Nestable."""
+
+    def __enter__(self):
+        self.b = push()
+        return self
+
+    def __exit__(self, *exc):
+        pop(self.b)
 
 
 def pop(b):

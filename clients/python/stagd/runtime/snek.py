@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Snek-style virtualized forms (Snek Figure 3): variables as cells, extracted branch and
 # loop functions, non-local return/break/continue as exceptions (snek_state.py). On
 # staged conditions / iterables they stage (snek_staging.py).

@@ -1,15 +1,20 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging of the Snek-style forms (if__ / while__ / for__ on staged values; docs/runtime.md
 # "Snek style on staged values"). The Snek form has no get_state / set_state: the state
 # of a construct is what its extracted functions can change, i.e. the cells of their
 # closures (the function's variables they declare nonlocal or read) and the `var__`
 # cells held there. Staging snapshots those, runs each branch / the loop body from the
 # same values under its own builder, and merges what differs into graph control flow.
-from . import sexpr as _sx
+import dis
+import types
+
 from .builtins_ import StagedRange
-from .control import _rebuild, _same, _staged_for, _staged_loop
-from .errors import Undefined
+from .control import _staged_for
+from .errors import StagingError, Undefined
+from .flow import staged_if as staged_if_
+from .flow import staged_loop
 from .snek_state import BreakLoop, ContinueLoop, NonLocalReturnValue, _Var
-from .staged import apply, emit
+from .staged import apply
 
 _EMPTY = object()  # an empty cell / unbound var__
 
@@ -82,64 +87,81 @@ def _no_jumps(what):
 
 
 def staged_if(cond, then_fn, else_fn):
+    """flow.staged_if over the closure cells (empty ones as Undefined) and the branch's
+    return: a return in both branches re-raises NonLocalReturnValue with the merged
+    value; in one branch only, the Snek form cannot continue (a TypeError)."""
     slots = _slots(then_fn, else_fn)
-    names = tuple(s.name for s in slots)
-    init = _get(slots)
-    none = object()
+    names = tuple(s.name for s in slots) + ("do_return__", "retval__")
+    ret = _Return()
 
-    def run(fn):
-        b = _sx.push()
-        ret = none
-        try:
-            _set(slots, init)
+    def get_state():
+        return _get_defined(slots) + (ret.done, ret.value)
+
+    def set_state(vals):
+        _set_defined(slots, vals[:-2])
+        ret.done, ret.value = vals[-2], vals[-1]
+
+    def branch(fn):
+        def run():
             try:
                 fn()
             except NonLocalReturnValue as r:
-                ret = r.value
-            out = _get(slots)
-        finally:
-            _sx.pop(b)
-        return b, out, ret
-
-    b1, out1, r1 = run(then_fn)
-    b2, out2, r2 = run(else_fn)
-    if (r1 is none) != (r2 is none):
-        _set(slots, init)
-        raise TypeError("stagd: a staged if (Snek style) returns in one branch only; return "
-                        "in both branches, or convert with the AutoGraph style (the default)")
-    differ = [i for i in range(len(init)) if not _same(out1[i], out2[i])]
-    for i in differ:
-        if not (_sx.liftable(out1[i]) and _sx.liftable(out2[i])):
-            _set(slots, init)
-            raise TypeError(f"stagd: {names[i]!r} is not a number or staged value in both "
-                            f"branches of a staged if ({out1[i]!r} / {out2[i]!r})")
-    returns = r1 is not none
-    v1 = tuple(out1[i] for i in differ) + ((r1,) if returns else ())
-    v2 = tuple(out2[i] for i in differ) + ((r2,) if returns else ())
-    t1, t2 = b1.close(_sx.literal(v1)), b2.close(_sx.literal(v2))
-    r = emit(f"(if {cond.sexpr} {t1} {t2})")
-    final = list(out1)
-    for k, i in enumerate(differ):
-        final[i] = _rebuild(out1[i], apply("getitem", r, k))
-    _set(slots, final)
-    if returns:
-        raise NonLocalReturnValue(_rebuild(r1, apply("getitem", r, len(differ))))
+                ret.done, ret.value = True, r.value
+            except (BreakLoop, ContinueLoop) as e:
+                what = "break" if isinstance(e, BreakLoop) else "continue"
+                raise StagingError(f"stagd: {what} under a staged condition cannot be staged in "
+                                   "the Snek style; convert with the AutoGraph style (the "
+                                   "default)") from None
+        return run
+    staged_if_(cond, branch(then_fn), branch(else_fn), get_state, set_state, names)
+    if ret.done is True:
+        raise NonLocalReturnValue(ret.value)
+    if ret.done is not False:
+        raise StagingError("stagd: a staged if (Snek style) returns in one branch only; return "
+                           "in both branches, or convert with the AutoGraph style (the default)")
     return None
 
 
-def _loop_state(fns):
-    """(slots, names, get_state, set_state, restore_temps) over the slots that hold a
-    value before the loop; slots unbound or Undefined then are the loop's temporaries
-    (a for target, a variable first assigned in the body) and are restored after it."""
-    slots = _slots(*fns)
-    init = _get(slots)
-    keep = [s for s, v in zip(slots, init) if v is not _EMPTY and not isinstance(v, Undefined)]
-    temps = [(s, v) for s, v in zip(slots, init) if v is _EMPTY or isinstance(v, Undefined)]
+class _Return:
+    """Whether a Snek branch returned, and what (not a container staging tracks)."""
+    __slots__ = ("done", "value")
 
-    def restore():
-        for s, v in temps:
-            s.set(v)
-    return tuple(s.name for s in keep), (lambda: _get(keep)), (lambda vals: _set(keep, vals)), restore
+    def __init__(self):
+        self.done, self.value = False, None
+
+
+def _get_defined(slots):
+    """The slots' values, an empty cell / unbound var__ as Undefined (merge.py)."""
+    return tuple(Undefined(s.name) if v is _EMPTY else v for s, v in zip(slots, _get(slots)))
+
+
+def _set_defined(slots, values):
+    _set(slots, [_EMPTY if type(v) is Undefined else v for v in values])
+
+
+def _loop_state(fns):
+    """(names, get_state, set_state) over the slots of the loop's functions; a slot
+    unbound before the loop is Undefined there (a variable first bound in the body is
+    MaybeUndefined after a staged loop: merge.py)."""
+    stored = set()
+    for fn in fns:
+        stored |= _stored_cells(fn.__code__)
+    slots = [s for s in _slots(*fns) if not isinstance(s, _CellSlot) or s.name in stored]
+    return (tuple(s.name for s in slots), (lambda: _get_defined(slots)),
+            (lambda vals: _set_defined(slots, vals)))
+
+
+def _stored_cells(code):
+    """The cell variables code (or code nested in it) assigns or deletes: the loop's
+    state; a cell it only reads (a parameter of the function, say) stays as it is."""
+    out = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_DEREF", "DELETE_DEREF"):
+            out.add(ins.argval)
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            out |= _stored_cells(k)
+    return out
 
 
 def _body(body_fn, *args):
@@ -154,22 +176,16 @@ def _body(body_fn, *args):
 
 
 def staged_while(cond_fn, body_fn):
-    names, get_state, set_state, restore = _loop_state((cond_fn, body_fn))
-    try:
-        _staged_loop(get_state, set_state, names, lambda ex: cond_fn(),
-                     lambda ex: (_body(body_fn), ())[1])
-    finally:
-        restore()
+    names, get_state, set_state = _loop_state((cond_fn, body_fn))
+    staged_loop(get_state, set_state, names, lambda ex: cond_fn(),
+                lambda ex: (_body(body_fn), ())[1], (cond_fn, body_fn))
 
 
 def staged_for(iterable, body_fn):
-    names, get_state, set_state, restore = _loop_state((body_fn,))
-    try:
-        if isinstance(iterable, StagedRange):
-            _staged_for(iterable, None, lambda item: _body(body_fn, item), get_state, set_state, names)
-        else:
-            rng = StagedRange(0, apply("len", iterable), 1)
-            _staged_for(rng, None, lambda item: _body(body_fn, item), get_state, set_state, names,
-                        iterable)
-    finally:
-        restore()
+    names, get_state, set_state = _loop_state((body_fn,))
+    if isinstance(iterable, StagedRange):
+        _staged_for(iterable, None, lambda item: _body(body_fn, item), get_state, set_state, names)
+    else:
+        rng = StagedRange(0, apply("len", iterable), 1)
+        _staged_for(rng, None, lambda item: _body(body_fn, item), get_state, set_state, names,
+                    iterable)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What Snek's forms (snek.py) and their staging (snek_staging.py) share: variables as
 # cells (`var__`) and non-local return / break / continue as exceptions.
 
@@ -37,7 +38,9 @@ def read__(var, name="variable"):
     if not var.bound:
         raise UnboundLocalError(f"cannot access local variable '{name}' where it is not "
                                 f"associated with a value")
-    return var.value
+    v = var.value
+    read = getattr(v, "staged_read", None)  # bound on some staged paths only (merge.py)
+    return v if read is None else read()
 
 
 def return__(value):
@@ -50,3 +53,14 @@ def break__():
 
 def continue__():
     raise ContinueLoop()
+
+
+def break_unless__(go):
+    """The end of a Snek `for` body when the flag passes ran (sg__.for__ has no extra
+    test): the loop stops before its next item unless `go` (not break__N …)."""
+    if hasattr(go, "sexpr"):  # a staged flag: a break under a staged condition
+        from .errors import StagingError
+        raise StagingError("stagd: break under a staged condition cannot be staged in the Snek "
+                           "style; convert with the AutoGraph style (the default)")
+    if not go:
+        raise BreakLoop()

@@ -1,14 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staging one converted function into a `(def NAME (PARAMS) BODY)` S-expression, with
 # no daemon involved: every parameter not given a static value becomes a Staged symbol
 # (Snek §5). Used by the LSP staging helper (lsp_stage.py); docs/runtime.md "Staging".
 import inspect
 
 from . import sexpr as _sx
+from .errors import StagingError
 from .staged import Staged
-
-
-class StagingError(Exception):
-    """A function that cannot be staged as asked (the message says why and how)."""
 
 
 def stage_def(fn, name=None, static=None):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Staged values (Snek's Rep): a symbol of the S-expression being built. Operators on a
 # Staged append a `let` binding to the current builder (sexpr.py) and return a new
 # Staged; plain Python numbers mixed in become literals. emit/apply are how every staged
@@ -5,6 +6,19 @@
 # expression and gets its Staged symbol.
 from . import indexing
 from . import sexpr as _sx
+from .errors import StagingError
+
+
+# runtime/static.py installs what the daemon's inference knows (type_of, static_len)
+static_hooks = [lambda v: None, lambda v: None]
+
+
+def _static_type(v):
+    return static_hooks[0](v)
+
+
+def _static_len(v):
+    return static_hooks[1](v)
 
 
 def emit(expr):
@@ -37,11 +51,68 @@ class Staged(_sx.Symbolic):
         return f"Staged({self.sexpr})"
 
     def __bool__(self):
-        raise TypeError(f"stagd: the truth value of staged {self.sexpr} is unknown while "
+        raise StagingError(f"stagd: the truth value of staged {self.sexpr} is unknown while "
                         "staging; use it in converted control flow (if/while/and/or)")
 
     def __iter__(self):
-        raise TypeError(f"stagd: cannot iterate staged {self.sexpr} in plain Python")
+        n = _static_len(self)
+        if n is None:
+            raise StagingError(f"stagd: cannot iterate staged {self.sexpr} here: its length is "
+                               "not known while staging (iterate it in a for statement of "
+                               "converted code, which stages a loop)")
+        return iter([apply("getitem", self, i) for i in range(n)])
+
+    def __len__(self):
+        n = _static_len(self)
+        if n is None:
+            raise StagingError(f"stagd: the length of staged {self.sexpr} is not known while "
+                               "staging (len(x) in converted code stages it)")
+        return n
+
+    def __str__(self):
+        raise StagingError(f"stagd: staged {self.sexpr} has no text while staging (its value "
+                           "is known when the graph runs): print(x) prints it then")
+
+    def __format__(self, spec):
+        raise StagingError(f"stagd: staged {self.sexpr} cannot be formatted while staging "
+                           "(its value is known when the graph runs): print(x) prints it then")
+
+    @property
+    def shape(self):
+        """The shape: Python ints for the dimensions staging knows, staged ints for
+        the others (a staged tuple when even the rank is unknown)."""
+        t = _static_type(self)
+        if t is not None and t[0] == "scalar":
+            return ()
+        if t is None or t[0] != "tensor" or t[2] is None:
+            return apply("shape", self)
+        whole = None
+        dims = []
+        for i, d in enumerate(t[2]):
+            if d is None:
+                whole = whole if whole is not None else apply("shape", self)
+                d = apply("getitem", whole, i)
+            dims.append(d)
+        return tuple(dims)
+
+    @property
+    def ndim(self):
+        t = _static_type(self)
+        if t is not None and t[0] == "scalar":
+            return 0
+        if t is not None and t[0] == "tensor" and t[2] is not None:
+            return len(t[2])
+        return apply("len", apply("shape", self))
+
+    @property
+    def dtype(self):
+        t = _static_type(self)
+        if t is not None and t[0] == "tensor":
+            return t[1]
+        if t is not None and t[0] == "scalar":
+            return {"int": "int64", "float": "float64", "bool": "bool"}[t[1]]
+        raise StagingError(f"stagd: the dtype of staged {self.sexpr} is not known while "
+                           "staging")
 
     def __add__(self, o): return _op("+", self, o)
     def __radd__(self, o): return _op("+", o, self)
@@ -74,7 +145,7 @@ class Staged(_sx.Symbolic):
     def __setitem__(self, key, value):
         # the converter rewrites `x[K] = v` / `x[K] op= v` on a local name x (any key K)
         # into sg__.set_item; other targets (`obj.attr[K]`, `x[i][j]`, a global) reach here
-        raise TypeError(f"stagd: cannot assign an item of staged {self.sexpr} here: item "
+        raise StagingError(f"stagd: cannot assign an item of staged {self.sexpr} here: item "
                         "assignment on a staged tensor needs a local variable as its target "
                         "(bind the tensor to one and assign it back: row = x[i]; row[j] = v; "
                         "x[i] = row)")

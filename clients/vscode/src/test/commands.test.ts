@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * commands.test.ts — the argument a code lens passes to the stagd commands.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * daemonPath.test.ts — which daemon the extension starts (docs/editors.md): the
  * setting, PATH, the install places, a workspace build; the error that names where

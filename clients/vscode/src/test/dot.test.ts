@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * dot.test.ts — finding `dot` on a PATH and running it, against stand-in
  * executables written to a temporary folder (so the test needs no Graphviz).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * graphHtml.test.ts — the graph webview's HTML: inlined SVG or escaped text,
  * and a policy that runs no script.

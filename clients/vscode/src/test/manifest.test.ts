@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * manifest.test.ts — package.json agrees with the code: the contributed
  * commands are the ones registered, the settings are the ones read, with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * protocol.test.ts — checks of the stagd/convertedCode and stagd/graph results.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * scrollSync.test.ts — scroll mapping between a source and its converted view,
  * and the suppression of the echo that a programmatic reveal causes.

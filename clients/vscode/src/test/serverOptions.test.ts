@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * serverOptions.test.ts — settings → the language client's server options:
  * the stdio executable, and the TCP connection against a real local listener.

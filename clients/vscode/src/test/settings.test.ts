@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * settings.test.ts — settings → how the server is reached (stdio or TCP).
  */

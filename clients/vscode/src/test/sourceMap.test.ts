@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sourceMap.test.ts — parsing the wire source map (1-based) and the lookups
  * between converted and original lines (0-based).

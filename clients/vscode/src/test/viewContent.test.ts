@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * viewContent.test.ts — what the converted-code and graph views show for
  * each server answer: results, server errors (with locations) and fallbacks

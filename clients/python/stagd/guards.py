@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: Apache-2.0
+"""guards.py — JANUS guards of stagd.function (docs/client.md "Guards"): the Python
+facts a trace depended on beyond its arguments' key, checked before a cached trace runs,
+so that no call is served by a trace of a world that has changed.
+
+A trace depends on the globals and closure variables its function reads, and on the
+attribute chains it reads from them (`cfg.use_relu`, `model.layers`). `reads(code)`
+finds them in the function's bytecode (its nested functions and lambdas included):
+every LOAD_GLOBAL / LOAD_DEREF and the LOAD_ATTR / LOAD_METHOD chain after it.
+`record` turns each into a guard: where to find the value now, and what it was:
+
+* by value — None, bools, numbers (with their type: 1 and 1.0 differ), strings, bytes,
+  and tuples, lists, dicts and sets of such (so a list that grows or changes in place
+  fails its guard); NumPy arrays by dtype, shape and contents;
+* by identity — everything else (modules, functions, classes, tensors, Variables,
+  objects); the guard keeps the object alive, so its id cannot be reused.
+
+`check(guards)` is a flat loop over them; a stale trace is never run. Limits: the
+functions the traced function calls are not guarded (their own globals are read when
+they are converted), and a guard does not see changes inside an object compared by
+identity other than the attribute chains the function reads.
+"""
+import builtins
+import dis
+import types
+
+from .signature import _Ref as _Same  # an object inside a container: equal only to itself
+
+_MISSING = object()
+_VALUE_TYPES = (type(None), bool, int, float, complex, str, bytes)
+_LIMIT = 10000  # leaves of a container compared by value; bigger: by identity and length
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _value_form(v, budget, top=True):
+    """A comparable form of v's value; raises TypeError when v itself is not a value
+    (objects inside containers compare by identity)."""
+    t = type(v)
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
+    if t in _VALUE_TYPES:
+        return (t, v)
+    if t in (tuple, list):
+        return (t, tuple(_value_form(x, budget, False) for x in v))
+    if t in (set, frozenset):
+        return (t, frozenset(_value_form(x, budget, False) for x in v))
+    if t is dict:
+        return (t, tuple((_value_form(k, budget, False), _value_form(x, budget, False))
+                         for k, x in v.items()))
+    np = _numpy()
+    if np is not None and t is np.ndarray:
+        budget[0] -= v.size
+        return (t, str(v.dtype), v.shape, v.tobytes())
+    if np is not None and isinstance(v, np.generic):
+        return (t, v.item())
+    if not top:
+        return _Same(v)
+    raise TypeError
+
+
+def _numpy():
+    import sys
+    return sys.modules.get("numpy")
+
+
+def fact(v):
+    """("scalar", type, v) for a number, string or None; ("=", form) for another value,
+    ("is", v) for an object, ("len", v, n) for a container too big to compare by
+    value."""
+    if type(v) in _VALUE_TYPES and v == v:  # (a NaN compares by its form)
+        return ("scalar", type(v), v)
+    try:
+        return ("=", _value_form(v, [_LIMIT]))
+    except TypeError:
+        return ("is", v)
+    except _TooBig:
+        return ("len", v, len(v))
+
+
+def holds(f, v):
+    kind = f[0]
+    if kind == "scalar":
+        return type(v) is f[1] and v == f[2]
+    if kind == "is":
+        return v is f[1]
+    if kind == "len":
+        return v is f[1] and len(v) == f[2]
+    try:
+        return _value_form(v, [_LIMIT]) == f[1]
+    except (TypeError, _TooBig):
+        return False
+
+
+_LOADS = {"LOAD_GLOBAL": "global", "LOAD_NAME": "global", "LOAD_DEREF": "closure",
+          "LOAD_CLASSDEREF": "closure"}
+_ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
+
+
+def reads(code):
+    """{(kind, name, chain)}: each global / closure name code reads, with each attribute
+    chain read from it (chain () is the name itself), nested code objects included."""
+    out, todo, seen = set(), [code], set()
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        root, chain = None, ()
+        for ins in dis.get_instructions(c):
+            if ins.opname in _LOADS:
+                if root is not None:
+                    out.add((root[0], root[1], chain))
+                name = ins.argval
+                if ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and name not in c.co_freevars:
+                    root = None  # a cell of this function itself: a local
+                    continue
+                root, chain = (_LOADS[ins.opname], name), ()
+                out.add((root[0], root[1], ()))
+            elif root is not None and ins.opname in _ATTRS:
+                if ins.opname == "LOAD_METHOD" or (ins.opname == "LOAD_ATTR" and ins.arg is not None
+                                                   and ins.arg & 1 and _is_312()):
+                    out.add((root[0], root[1], chain))  # a method: guard its object
+                    root = None
+                    continue
+                chain = chain + (ins.argval,)
+            else:
+                if root is not None:
+                    out.add((root[0], root[1], chain))
+                root = None
+        if root is not None:
+            out.add((root[0], root[1], chain))
+    return out
+
+
+def _is_312():
+    import sys
+    return sys.version_info >= (3, 12)
+
+
+class Guard:
+    __slots__ = ("kind", "name", "chain", "where", "fact")
+
+    def __init__(self, kind, name, chain, where, f):
+        self.kind, self.name, self.chain, self.where, self.fact = kind, name, chain, where, f
+
+    def current(self):
+        if self.kind == "global":
+            v = self.where.get(self.name, _MISSING)
+            if v is _MISSING:
+                v = getattr(builtins, self.name, _MISSING)
+        else:
+            try:
+                v = self.where.cell_contents
+            except ValueError:
+                return _MISSING
+        for a in self.chain:
+            if v is _MISSING:
+                break
+            v = getattr(v, a, _MISSING)
+        return v
+
+    def __repr__(self):
+        path = ".".join((self.name,) + self.chain)
+        f = self.fact
+        if f[0] in ("=", "scalar"):
+            shown = repr(self.current()) if holds(f, self.current()) else "(changed)"
+            return f"{self.kind} {path} == {shown}"
+        if f[0] == "len":
+            return f"{self.kind} {path} is <{type(f[1]).__name__} at {id(f[1]):#x}> of length {f[2]}"
+        return f"{self.kind} {path} is <{type(f[1]).__name__} at {id(f[1]):#x}>"
+
+
+def record(fn, names):
+    """The guards of a trace of fn that read `names` (reads(fn.__code__)), with the values
+    they have now. A chain whose value is a bound method guards its function and object."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    out = []
+    for kind, name, chain in sorted(names, key=lambda r: (r[0], r[1], r[2])):
+        if kind == "closure":
+            if name not in cells:
+                continue
+            where = cells[name]
+        else:
+            where = fn.__globals__
+        g = Guard(kind, name, chain, where, None)
+        v = g.current()
+        if isinstance(v, types.MethodType):  # a new bound method at each access
+            g.chain = chain[:-1]
+            v = g.current()
+        g.fact = fact(v)
+        out.append(g)
+    # one guard per (name, chain)
+    uniq = {}
+    for g in out:
+        uniq.setdefault((g.kind, g.name, g.chain), g)
+    return list(uniq.values())
+
+
+def check(guards):
+    """True when every guard holds now (the common cases inline: this runs per call)."""
+    for g in guards:
+        if g.kind == "global" and not g.chain:
+            v = g.where.get(g.name, _MISSING)
+            if v is _MISSING:
+                v = g.current()
+        else:
+            v = g.current()
+        f = g.fact
+        kind = f[0]
+        if kind == "is":
+            if v is not f[1]:
+                return False
+        elif kind == "scalar":
+            if type(v) is not f[1] or v != f[2]:
+                return False
+        elif not holds(f, v):
+            return False
+    return True
+
+
+def failing(guards):
+    """The first guard that does not hold now, or None."""
+    for g in guards:
+        if not holds(g.fact, g.current()):
+            return g
+    return None
+
+
+def refresh(ns, fn, names, copied):
+    """Before a trace: the converted function's namespace (a copy of fn's globals made
+    when it was converted) gets the current value of each global and closure variable
+    the function reads, except names the converted module defines itself (`copied`: the
+    names copied from fn's globals)."""
+    g = fn.__globals__
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for kind, name, chain in names:
+        if chain:
+            continue
+        if kind == "closure" and name in cells:
+            try:
+                ns[name] = cells[name].cell_contents
+            except ValueError:
+                pass
+        elif kind == "global" and name in copied:
+            if name in g:
+                ns[name] = g[name]
+            else:
+                ns.pop(name, None)
