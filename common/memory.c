@@ -54,15 +54,28 @@ void *sg_xcalloc(size_t n, size_t size) {
 
 enum { HUGE_PAGE = 2 << 20, BULK_HUGE_MIN = 4 << 20 };
 
+void sg_advise_bulk(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  if (bytes >= BULK_HUGE_MIN) {
+    /* only the whole huge pages inside the block; a refusal (THP off) is harmless */
+    uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+  }
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+void *sg_xmalloc_bulk(size_t bytes) {
+  void *p = sg_xmalloc(bytes);
+  sg_advise_bulk(p, bytes);
+  return p;
+}
+
 void *sg_xcalloc_bulk(size_t bytes) {
   if (bytes < BULK_HUGE_MIN) return sg_xcalloc(bytes ? bytes : 1, 1);
-  unsigned char *p = sg_xmalloc(bytes);
-#ifdef MADV_HUGEPAGE
-  /* only the whole huge pages inside the block; a refusal (THP off) is harmless */
-  uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-  uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
-  if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#endif
+  unsigned char *p = sg_xmalloc_bulk(bytes);
   memset(p, 0, bytes);
   return p;
 }

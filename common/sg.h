@@ -117,6 +117,10 @@ void *sg_xrealloc(void *ptr, size_t size);
  * transparent huge pages: one fault per 2 MiB instead of one per 4 KiB (20x less time
  * filling a fresh 64 MiB tensor on a VM; NumPy does the same for its large arrays). */
 void *sg_xcalloc_bulk(size_t bytes);
+/* The same without the zero fill (a kernel that writes every element). */
+void *sg_xmalloc_bulk(size_t bytes);
+/* The huge-page advice alone, for a bulk buffer allocated elsewhere (kernels/pool.c). */
+void sg_advise_bulk(void *p, size_t bytes);
 char *sg_xstrdup(const char *s);
 char *sg_xstrndup(const char *s, size_t n);
 char *sg_xasprintf(const char *fmt, ...) SG_PRINTF(1, 2);

@@ -209,7 +209,15 @@ typedef struct bin_job {
   bool fdom;
 } bin_job;
 
-static void f32_range(void *p, int64_t k0, int64_t k1) {
+/* Built per instruction set like cpu_vmath.c: + - * / sqrt abs neg are exact in
+ * every vector width, so each clone gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EW_CLONES
+#endif
+
+EW_CLONES static void f32_range(void *p, int64_t k0, int64_t k1) {
   bin_job *j = p;
   const float *x = j->a->data, *y = j->b->data;
   float *z = j->o->data;
@@ -244,7 +252,7 @@ static bool fast_f32(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_ten
     else for (int64_t i = 0; i < len; i++) { float a_ = x[0], b_ = y[0]; z[i] = EXPR; }      \
   } while (0)
 
-static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+EW_CLONES static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
                     int64_t len) {
   switch (op) {
   case KN_ADD: F32_RUN(a_ + b_); break;
@@ -252,6 +260,18 @@ static void f32_run(kn_binop op, const float *x, int64_t sx, const float *y, int
   case KN_MUL: F32_RUN(a_ * b_); break;
   default: F32_RUN(a_ / b_); break;
   }
+}
+
+bool kn_binary_f32_exact(kn_binop op) { return op <= KN_DIV || op == KN_MAXIMUM || op == KN_MINIMUM; }
+
+void kn_binary_f32(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+                   int64_t len) {
+  if (op <= KN_DIV) {
+    f32_run(op, x, sx, y, sy, z, len);
+    return;
+  }
+  /* maximum / minimum: bin_range's double domain, rounded to float32 (exact here) */
+  for (int64_t i = 0; i < len; i++) z[i] = (float)kn_binop_f64(op, x[i * sx], y[i * sy]);
 }
 
 /* The general broadcasting loop over output elements [k0, k1). float32 + - * / take
@@ -292,7 +312,7 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
     return kn_err_broadcast(err, NULL, a->ndim, a->shape, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_binop_result(op, a->dtype, b->dtype);
-  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  kn_tensor *o = kn_tensor_empty(rt, n, shape);
   *out = o;
   if (o->size == 0 || fast_f32(op, a, b, o)) return SG_OK;
   kn_dtype p = kn_promote(a->dtype, b->dtype);
@@ -326,6 +346,17 @@ static float unop_f32(kn_unop op, float x) {
   }
 }
 
+EW_CLONES void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n) {
+  if (op == KN_NEG) for (int64_t i = 0; i < n; i++) r[i] = -x[i];
+  else if (op == KN_ABS) for (int64_t i = 0; i < n; i++) r[i] = fabsf(x[i]);
+  else if (op == KN_RELU) for (int64_t i = 0; i < n; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
+  else if (op == KN_EXP) kn_vm_exp_f32(x, r, n);
+  else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x, r, n);
+  else if (op == KN_TANH) kn_vm_tanh_f32(x, r, n);
+  else if (op == KN_SQRT) for (int64_t i = 0; i < n; i++) r[i] = sqrtf(x[i]); /* sqrtps: exact */
+  else for (int64_t i = 0; i < n; i++) r[i] = unop_f32(op, x[i]);
+}
+
 static void unary_range(void *ctx, int64_t k0, int64_t k1) {
   const unary_job *j = ctx;
   kn_unop op = j->op;
@@ -333,15 +364,7 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
   kn_tensor *o = j->o;
   kn_dtype rt = o->dtype;
   if (a->dtype == KN_FLOAT32 && rt == KN_FLOAT32) {
-    const float *x = a->data;
-    float *r = o->data;
-    if (op == KN_NEG) for (int64_t i = k0; i < k1; i++) r[i] = -x[i];
-    else if (op == KN_ABS) for (int64_t i = k0; i < k1; i++) r[i] = fabsf(x[i]);
-    else if (op == KN_RELU) for (int64_t i = k0; i < k1; i++) r[i] = x[i] >= 0 || isnan(x[i]) ? x[i] : 0.0f;
-    else if (op == KN_EXP) kn_vm_exp_f32(x + k0, r + k0, k1 - k0);
-    else if (op == KN_SIGMOID) kn_vm_sigmoid_f32(x + k0, r + k0, k1 - k0);
-    else if (op == KN_TANH) kn_vm_tanh_f32(x + k0, r + k0, k1 - k0);
-    else for (int64_t i = k0; i < k1; i++) r[i] = unop_f32(op, x[i]);
+    kn_unary_f32(op, (const float *)a->data + k0, (float *)o->data + k0, k1 - k0);
     return;
   }
   if (a->dtype == KN_FLOAT64 && rt == KN_FLOAT64) {
@@ -375,7 +398,7 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
 
 sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err) {
   kn_dtype rt = kn_unop_result(op, a->dtype);
-  kn_tensor *o = kn_tensor_new(rt, a->ndim, a->shape);
+  kn_tensor *o = kn_tensor_empty(rt, a->ndim, a->shape);
   *out = o;
   unary_job j = {op, a, o};
   kn_parallel_for(a->size, unary_range, &j);
@@ -439,7 +462,7 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
     return kn_err_broadcast(err, "where", n1, s1, b->ndim, b->shape);
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
-  kn_tensor *o = kn_tensor_new(rt, n, shape);
+  kn_tensor *o = kn_tensor_empty(rt, n, shape);
   *out = o;
   if (o->size == 0) return SG_OK; /* where_range divides by each dimension */
   where_job J = {.c = c, .a = a, .b = b, .o = o, .n = n, .shape = shape,

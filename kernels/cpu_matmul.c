@@ -14,6 +14,18 @@
 
 #ifdef KN_HAVE_CBLAS
 #include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* One thread policy (docs/daemon.md "Threads"): OpenBLAS gets as many threads as the
+ * CPU kernel pool (kn_cpu_threads: the cores, or STAGD_CPU_THREADS), unless the user
+ * set OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, which OpenBLAS reads itself. */
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void blas_threads(void) {
+  if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+    openblas_set_num_threads(kn_cpu_threads());
+}
+#define BLAS_INIT() pthread_once(&blas_once, blas_threads)
 #endif
 
 const char *kn_blas_name(void) {
@@ -108,6 +120,14 @@ static void sgemm(int trans, int64_t m, int64_t n, int64_t k, const float *a, co
                   float *c) {
   bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
 #ifdef KN_HAVE_CBLAS
+  BLAS_INIT();
+  if (m && n && k && (m == 1 || n == 1)) { /* a vector: GEMV, no packing (NumPy does so) */
+    if (m == 1) cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)(tb ? n : k),
+                            (int)(tb ? k : n), 1.0f, b, (int)(tb ? k : n), a, 1, 0.0f, c, 1);
+    else cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)(ta ? k : m),
+                     (int)(ta ? m : k), 1.0f, a, (int)(ta ? m : k), b, 1, 0.0f, c, 1);
+    return;
+  }
   if (m && n && k) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)m, (int)n, (int)k, 1.0f, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0f, c,
@@ -129,6 +149,14 @@ static void dgemm(int trans, int64_t m, int64_t n, int64_t k, const double *a, c
                   double *c) {
   bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
 #ifdef KN_HAVE_CBLAS
+  BLAS_INIT();
+  if (m && n && k && (m == 1 || n == 1)) {
+    if (m == 1) cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)(tb ? n : k),
+                            (int)(tb ? k : n), 1.0, b, (int)(tb ? k : n), a, 1, 0.0, c, 1);
+    else cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)(ta ? k : m),
+                     (int)(ta ? m : k), 1.0, a, (int)(ta ? m : k), b, 1, 0.0, c, 1);
+    return;
+  }
   if (m && n && k) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 (int)m, (int)n, (int)k, 1.0, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0, c,
@@ -178,7 +206,8 @@ sg_code kn_matmul_t(const kn_tensor *a0, const kn_tensor *b0, int trans, kn_tens
   if (kn_check_shape(ond, oshape, err)) return err->code;
   kn_tensor *a = a0->dtype == rt ? (kn_tensor *)a0 : kn_cast(a0, rt);
   kn_tensor *b = b0->dtype == rt ? (kn_tensor *)b0 : kn_cast(b0, rt);
-  kn_tensor *o = kn_tensor_new(rt, ond, oshape);
+  /* every path below writes all of C (BLAS with beta 0, the loops zero it first) */
+  kn_tensor *o = kn_tensor_empty(rt, ond, oshape);
   size_t es = kn_dtype_size(rt);
   for (int64_t bi = 0; bi < nbatch; bi++) {
     /* batch index → offsets into a and b (broadcast) */

@@ -65,8 +65,25 @@ float kn_f16_to_f32(uint16_t h);
 #endif
 /* SG_OK when a tensor of this shape may be created, else fills err. */
 sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
-/* New tensor with uninitialised (zeroed) data. ndim may be 0 (a scalar). */
+/* New tensor with zeroed data. ndim may be 0 (a scalar). */
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape);
+/* The same with its data not filled: for kernels that write every element. (The test
+ * build, with AddressSanitizer, fills it with 0xff bytes: NaN, -1, true.) */
+kn_tensor *kn_tensor_empty(kn_dtype dt, int ndim, const int64_t *shape);
+
+/* The buffer pool behind tensor storage (pool.c): freed buffers of KN_POOL_MIN bytes
+ * and more are kept in size classes (four per power of two) for the next tensor of
+ * their class, up to STAGD_POOL_MB (default 256) MiB in all; smaller ones are plain
+ * malloc/free. A failed allocation empties the pool and retries. */
+#define KN_POOL_MIN ((size_t)4096)
+void *kn_pool_alloc(size_t bytes);      /* not zeroed; aborts when memory is exhausted */
+void kn_pool_free(void *p, size_t bytes); /* bytes: as passed to kn_pool_alloc */
+void kn_pool_trim(void);                  /* frees every cached buffer */
+typedef struct kn_pool_stats {
+  uint64_t hits, misses, trims;
+  size_t cached_bytes, cached_buffers, bound_bytes;
+} kn_pool_stats;
+kn_pool_stats kn_pool_get_stats(void);
 /* dst[0..ndim) = shape; returns the element count (tensor-like structs' metadata). */
 int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim);
 /* A tensor of a's dtype and data under another shape of the same size (no copy). */
@@ -114,6 +131,31 @@ sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err)
 sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_tensor **out,
                  sg_error *err);
 kn_tensor *kn_cast(const kn_tensor *a, kn_dtype dt);
+/* The float32 loops of kn_binary / kn_unary on raw arrays, the same bits per element
+ * (the fused chains of cpu_fused.c use them): z[i] = x[i*sx] OP y[i*sy], strides 0 or 1;
+ * kn_binary_f32_exact says which binops it takes (+ - * / maximum minimum). */
+bool kn_binary_f32_exact(kn_binop op);
+void kn_binary_f32(kn_binop op, const float *x, int64_t sx, const float *y, int64_t sy, float *z,
+                   int64_t len);
+void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n); /* op != KN_NOT */
+
+/* A chain of float32 elementwise ops in one pass (cpu_fused.c). Step s computes
+ * op(a, b) (binary: a kn_binop kn_binary_f32_exact takes) or op(a) (unary: a kn_unop
+ * other than KN_NOT); an operand is -1 (the previous step's result) or an index into
+ * the inputs, each an array of `size` floats or, with data NULL, one scalar. A unary
+ * operand is never a scalar, nor both operands of a binary one; the last step's result
+ * is written to out[0, size). Every element has the bits the ops give one by one. */
+typedef struct kn_fused_step {
+  bool unary;
+  int op;
+  int a, b;
+} kn_fused_step;
+typedef struct kn_fused_input {
+  const float *data;
+  float scalar;
+} kn_fused_input;
+void kn_fused_f32(const kn_fused_step *steps, int nsteps, const kn_fused_input *ins, float *out,
+                  int64_t size);
 /* Scalar versions used by the executor's fast path and constant folding. */
 double kn_binop_f64(kn_binop op, double a, double b);
 int64_t kn_binop_i64(kn_binop op, int64_t a, int64_t b);

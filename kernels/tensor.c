@@ -120,16 +120,35 @@ int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim) {
   return size;
 }
 
-kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
+/* A tensor whose storage comes from the pool (pool.c), not yet filled. */
+static kn_tensor *tensor_alloc(kn_dtype dt, int ndim, const int64_t *shape, size_t *bytes) {
   kn_tensor *t = sg_xmalloc(sizeof *t);
   atomic_init(&t->refcount, 1);
   t->dtype = dt;
   t->ndim = ndim;
   t->size = kn_shape_copy(t->shape, shape, ndim);
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
-  size_t bytes = (size_t)t->size * dtype_sizes[dt];
-  t->data = sg_xcalloc_bulk(bytes);
+  *bytes = (size_t)t->size * dtype_sizes[dt];
+  t->data = kn_pool_alloc(*bytes);
   t->base = NULL;
+  return t;
+}
+
+kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
+  size_t bytes;
+  kn_tensor *t = tensor_alloc(dt, ndim, shape, &bytes);
+  memset(t->data, 0, bytes);
+  return t;
+}
+
+kn_tensor *kn_tensor_empty(kn_dtype dt, int ndim, const int64_t *shape) {
+  size_t bytes;
+  kn_tensor *t = tensor_alloc(dt, ndim, shape, &bytes);
+#if defined(__SANITIZE_ADDRESS__)
+  /* the test build: NaN / -1 in every element a kernel forgets to write, so the tests
+   * that compare with NumPy see it */
+  memset(t->data, 0xff, bytes);
+#endif
   return t;
 }
 
@@ -146,13 +165,13 @@ kn_tensor *kn_tensor_view(const kn_tensor *a, int ndim, const int64_t *shape) {
 }
 
 kn_tensor *kn_tensor_scalar_f64(kn_dtype dt, double v) {
-  kn_tensor *t = kn_tensor_new(dt, 0, NULL);
+  kn_tensor *t = kn_tensor_empty(dt, 0, NULL);
   kn_set_f64(t, 0, v);
   return t;
 }
 
 kn_tensor *kn_tensor_scalar_i64(kn_dtype dt, int64_t v) {
-  kn_tensor *t = kn_tensor_new(dt, 0, NULL);
+  kn_tensor *t = kn_tensor_empty(dt, 0, NULL);
   kn_set_i64(t, 0, v);
   return t;
 }
@@ -161,13 +180,13 @@ void kn_tensor_release(kn_tensor *t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
     if (t->base) kn_tensor_release(t->base);
-    else free(t->data);
+    else kn_pool_free(t->data, (size_t)t->size * dtype_sizes[t->dtype]);
     free(t);
   }
 }
 
 kn_tensor *kn_tensor_copy(const kn_tensor *t) {
-  kn_tensor *c = kn_tensor_new(t->dtype, t->ndim, t->shape);
+  kn_tensor *c = kn_tensor_empty(t->dtype, t->ndim, t->shape);
   memcpy(c->data, t->data, (size_t)t->size * dtype_sizes[t->dtype]);
   return c;
 }
@@ -240,7 +259,7 @@ void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape) {
 }
 
 kn_tensor *kn_cast(const kn_tensor *a, kn_dtype dt) {
-  kn_tensor *o = kn_tensor_new(dt, a->ndim, a->shape);
+  kn_tensor *o = kn_tensor_empty(dt, a->ndim, a->shape);
   if (a->dtype == dt) {
     memcpy(o->data, a->data, (size_t)a->size * dtype_sizes[dt]);
   } else if (kn_dtype_is_float(a->dtype)) {

@@ -31,6 +31,8 @@ PACKAGES=(
   # promtool and a real Prometheus, HAProxy in front of replicas, yamllint, curl
   prometheus haproxy yamllint curl
   zsh   # stagctl's zsh completion is tested in a real zsh
+  # benchmark baselines (bench/, docs/performance.md): PyTorch on the CPU
+  python3-torch
   # notebooks (docs/notebook.md): kernel, nbclient for the example-notebook test, plots
   python3-ipykernel python3-jupyter-client python3-nbformat python3-nbclient
   python3-pygments python3-matplotlib

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gr_exec.h"
+#include "fused.h"
 
 typedef struct cbuild {
   gr_module *m;
@@ -118,6 +118,7 @@ static sg_code compile_graph(gr_module *m, gr_graph *g, sg_error *err) {
     if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL) c->last_use[in->fn.idx] = pc;
   }
   if (!rc && c->out.kind == GO_LOCAL) c->last_use[c->out.idx] = c->ninstr;
+  if (!rc) gr_fuse_mark(c);
   c->nconsts = (int)b.consts.len;
   c->consts = sg_arena_alloc(&m->arena, sizeof(gr_val) * (b.consts.len ? b.consts.len : 1));
   if (b.consts.len) memcpy(c->consts, b.consts.data, sizeof(gr_val) * b.consts.len);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gr_exec.h"
+#include "fused.h"
 
 enum { LOCAL_SLOTS = 48, LOCAL_ARGS = 8 };
 
@@ -31,13 +31,33 @@ static void locate(gr_ctx *ctx, sg_error *err, const gr_node *n) {
   }
 }
 
-static inline const gr_val *resolve(const gr_code *c, const gr_val *slots, const gr_val *env,
-                                    gr_operand o) {
-  switch (o.kind) {
-  case GO_LOCAL: return &slots[o.idx];
-  case GO_CONST: return &c->consts[o.idx];
-  default: return &env[o.idx];
+#define resolve gr_operand_val
+
+/* releases the locals instruction pc read for the last time (args from index nargs on:
+ * the arguments are borrowed) */
+static void release_dead(const gr_code *c, int pc, gr_val *slots, int nargs) {
+  const gr_instr *in = &c->instrs[pc];
+  for (int k = 0; k < in->nargs; k++)
+    if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && c->last_use[in->args[k].idx] == pc) {
+      gv_release(slots[in->args[k].idx]);
+      slots[in->args[k].idx] = gv_none();
+    }
+  if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL && (int)in->fn.idx >= nargs && c->last_use[in->fn.idx] == pc) {
+    gv_release(slots[in->fn.idx]);
+    slots[in->fn.idx] = gv_none();
   }
+}
+
+/* STAGD_FUSE=0 runs elementwise chains op by op (benchmarks, bisecting) */
+static bool fuse_on(void) {
+  static atomic_int on = -1; /* every thread computes the same value */
+  int v = atomic_load_explicit(&on, memory_order_relaxed);
+  if (v < 0) {
+    const char *e = getenv("STAGD_FUSE");
+    v = !(e && !strcmp(e, "0"));
+    atomic_store_explicit(&on, v, memory_order_relaxed);
+  }
+  return v;
 }
 
 static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *args, int nargs,
@@ -74,6 +94,12 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   gr_val av_local[LOCAL_ARGS];
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
+    if (in->fuse && !ctx->backend && fuse_on() &&
+        gr_fused_run(c, pc, slots, env, &slots[c->instrs[pc + in->fuse].dst])) {
+      for (int s = pc; s <= pc + in->fuse; s++) release_dead(c, s, slots, nargs);
+      pc += in->fuse;
+      continue;
+    }
     gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
     for (int k = 0; k < in->nargs; k++) av[k] = *resolve(c, slots, env, in->args[k]);
     gr_val *dst = &slots[in->dst];
@@ -102,15 +128,7 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
     }
     /* a local's value (and the tensors and device buffers it holds) is released at its
      * last use: memory comes back early, and later kernels on a device reuse the buffers */
-    for (int k = 0; k < in->nargs; k++)
-      if (in->args[k].kind == GO_LOCAL && (int)in->args[k].idx >= nargs && c->last_use[in->args[k].idx] == pc) {
-        gv_release(slots[in->args[k].idx]);
-        slots[in->args[k].idx] = gv_none();
-      }
-    if (in->kind == GI_CALL && in->fn.kind == GO_LOCAL && (int)in->fn.idx >= nargs && c->last_use[in->fn.idx] == pc) {
-      gv_release(slots[in->fn.idx]);
-      slots[in->fn.idx] = gv_none();
-    }
+    release_dead(c, pc, slots, nargs);
   }
   if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
   for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);

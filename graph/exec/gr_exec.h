@@ -43,6 +43,9 @@ typedef enum gr_ikind { GI_PRIM, GI_CALL, GI_MKCLOS } gr_ikind;
 typedef struct gr_instr {
   uint8_t kind;
   uint16_t nargs;
+  /* on the first instruction of an elementwise chain (fused.c): how many of the
+   * following instructions belong to it; 0 elsewhere */
+  uint16_t fuse;
   uint32_t dst;
   const gr_op *op;    /* GI_PRIM */
   gr_graph *graph;    /* GI_MKCLOS */
@@ -92,6 +95,9 @@ static inline sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n,
                       : gr_cpu_kernel(op)(ctx, op, args, n, out, err);
 }
 sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
+/* How many elementwise chains ran as one fused pass (fused.c) since the process began;
+ * STAGD_FUSE=0 runs every chain op by op. */
+uint64_t gr_exec_fused_chains(void);
 
 /* ------------------------------------------- all-or-nothing variables (txn.c)
  * A request runs between gr_txn_begin and gr_txn_end; its variable kernels read and

@@ -7,6 +7,7 @@
  * the IR needs to know none of them. Adding a primitive of an existing family means
  * adding one row here; a new family adds its entry to each column with its kernels.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,10 +136,39 @@ const gr_op *gr_op_table(int *n) {
   return ops;
 }
 
+/* Names and aliases → rows, an open-addressed hash built once: gr_op_lookup is called
+ * while executing and differentiating (AD helpers, optimizer steps, eager ops), where a
+ * strcmp loop over the table cost up to ~100 comparisons per call. */
+enum { INDEX_SIZE = 512 };
+static const gr_op *name_index[INDEX_SIZE];
+static const char *name_keys[INDEX_SIZE];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static unsigned name_hash(const char *s) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static void index_put(const char *key, const gr_op *op) {
+  unsigned i = name_hash(key) & (INDEX_SIZE - 1);
+  while (name_keys[i]) i = (i + 1) & (INDEX_SIZE - 1);
+  name_keys[i] = key;
+  name_index[i] = op;
+}
+
+static void build_index(void) {
+  _Static_assert(2 * NOPS < INDEX_SIZE, "the name index must stay sparse");
+  for (int i = 0; i < NOPS; i++) { /* probes meet earlier rows first, as the table reads */
+    index_put(ops[i].name, &ops[i]);
+    if (ops[i].alias) index_put(ops[i].alias, &ops[i]);
+  }
+}
+
 const gr_op *gr_op_lookup(const char *name) {
-  for (int i = 0; i < NOPS; i++)
-    if (strcmp(ops[i].name, name) == 0 || (ops[i].alias && strcmp(ops[i].alias, name) == 0))
-      return &ops[i];
+  pthread_once(&index_once, build_index);
+  for (unsigned i = name_hash(name) & (INDEX_SIZE - 1); name_keys[i]; i = (i + 1) & (INDEX_SIZE - 1))
+    if (name_keys[i][0] == name[0] && strcmp(name_keys[i], name) == 0) return name_index[i];
   return NULL;
 }
 

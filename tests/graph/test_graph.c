@@ -655,9 +655,31 @@ static void op_table_columns(void **state) {
   }
 }
 
+/* Elementwise chains run fused on the CPU (exec/fused.c) when their tensors are
+ * float32 of one shape; other dtypes and broadcasting run op by op; a bad operand in a
+ * chain is reported at its own node, as without fusion. tests/graph/fusediff.py
+ * compares random chains with STAGD_FUSE=0 bit for bit. */
+static void fused_chains(void **state) {
+  (void)state;
+  const char *src = "(def main (x)\n  (- (abs (+ (* x 2) 0.5)) 1))";
+  uint64_t n0 = gr_exec_fused_chains();
+  expect_result(src, "[{\"dtype\":\"float32\",\"shape\":[3],\"data\":[1,-2,0.25]}]",
+                "{\"dtype\":\"float32\",\"shape\":[3],\"data\":[1.5,2.5,0.0]}");
+  uint64_t n1 = gr_exec_fused_chains();
+  assert_int_equal(n1, n0 + 2); /* optimized and not */
+  expect_result(src, "[{\"dtype\":\"float64\",\"shape\":[3],\"data\":[1,-2,0.25]}]",
+                "{\"dtype\":\"float64\",\"shape\":[3],\"data\":[1.5,2.5,0.0]}");
+  expect_result(src, "[{\"dtype\":\"int32\",\"shape\":[2],\"data\":[1,-2]}]",
+                "{\"dtype\":\"float64\",\"shape\":[2],\"data\":[1.5,2.5]}");
+  assert_int_equal(gr_exec_fused_chains(), n1);
+  expect_error("(def main (x)\n  (let a (* x 2)\n    (+ a \"s\")))",
+               "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1,2]}]", SG_INVALID_ARGUMENT, 3, 5, "+",
+               0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(op_table_columns),
+      cmocka_unit_test(op_table_columns),      cmocka_unit_test(fused_chains),
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
       cmocka_unit_test(weak_0d_inference),

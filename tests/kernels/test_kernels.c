@@ -686,6 +686,136 @@ static void softmax_matches_double_formula(void **state) {
   kn_tensor_release(a);
 }
 
+/* Vector x matrix and matrix x vector (GEMV, no sgemm packing) with every transpose
+ * flag, float32 and float64, against the product computed in long double: small
+ * integers, so every order of summation is exact. */
+static void gemv_shapes_match_naive(void **state) {
+  (void)state;
+  sg_error e = SG_ERROR_INIT;
+  static const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64};
+  for (size_t d = 0; d < 2; d++)
+    for (int trans = 0; trans < 4; trans++)
+      for (int vec_left = 0; vec_left < 2; vec_left++) {
+        bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
+        int64_t m = vec_left ? 1 : 37, k = 29, n = vec_left ? 41 : 1;
+        int64_t sa[2] = {ta ? k : m, ta ? m : k}, sb[2] = {tb ? n : k, tb ? k : n};
+        kn_tensor *a = kn_tensor_new(dts[d], 2, sa), *b = kn_tensor_new(dts[d], 2, sb), *o;
+        for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7) % 13) - 6);
+        for (int64_t i = 0; i < b->size; i++) kn_set_f64(b, i, (double)((i * 5) % 11) - 5);
+        assert_int_equal(kn_matmul_t(a, b, trans, &o, &e), SG_OK);
+        assert_int_equal(o->shape[0], m);
+        assert_int_equal(o->shape[1], n);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double want = 0;
+            for (int64_t q = 0; q < k; q++)
+              want += kn_get_f64(a, ta ? q * m + i : i * k + q) * kn_get_f64(b, tb ? j * k + q : q * n + j);
+            assert_true(kn_get_f64(o, i * n + j) == want);
+          }
+        kn_tensor_release(a), kn_tensor_release(b), kn_tensor_release(o);
+      }
+  sg_error_clear(&e);
+}
+
+/* Random float32 chains through kn_fused_f32 against the same ops one by one through
+ * kn_binary / kn_unary (scalars as 0-d tensors, as the executor passes them): the same
+ * bits, on sizes around the block and across the parallel threshold. */
+static void fused_chains_match_unfused(void **state) {
+  (void)state;
+  static const int bin[] = {KN_ADD, KN_SUB, KN_MUL, KN_DIV, KN_MAXIMUM, KN_MINIMUM};
+  static const int un[] = {KN_NEG, KN_ABS, KN_EXP, KN_LOG, KN_SQRT, KN_TANH,
+                           KN_SIGMOID, KN_RELU, KN_SIN, KN_COS};
+  static const int64_t sizes[] = {1, 1023, 1025, 70001};
+  sg_error e = SG_ERROR_INIT;
+  uint64_t seed = 42;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+    for (int trial = 0; trial < 6; trial++) {
+      int64_t n = sizes[si];
+      kn_tensor *x = kn_tensor_new(KN_FLOAT32, 1, &n), *y = kn_tensor_new(KN_FLOAT32, 1, &n);
+      for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        ((float *)x->data)[i] = (float)((int64_t)(seed >> 40) - (1 << 23)) / (float)(1 << 20);
+        ((float *)y->data)[i] = (float)((int64_t)(seed >> 20 & 0xfffff) - (1 << 19)) / (float)(1 << 17);
+      }
+      kn_fused_input ins[2 * 12 + 2] = {{x->data, 0}, {y->data, 0}};
+      int nin = 2;
+      kn_fused_step steps[12];
+      int nsteps = 3 + (int)(seed % 9);
+      kn_tensor *cur = kn_tensor_retain(x);
+      for (int s = 0; s < nsteps; s++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        kn_tensor *next;
+        if ((seed >> 33) % 3 == 0) {
+          int op = un[(seed >> 40) % 10];
+          steps[s] = (kn_fused_step){.unary = true, .op = op, .a = s ? -1 : 0, .b = -1};
+          assert_int_equal(kn_unary((kn_unop)op, cur, &next, &e), SG_OK);
+        } else {
+          int op = bin[(seed >> 40) % 6], which = (int)((seed >> 50) % 3);
+          kn_tensor *other;
+          int oi;
+          if (which == 0) { /* a scalar */
+            float v = (float)((int)(seed >> 20 & 63) - 31) / 4.0f;
+            other = kn_tensor_scalar_f64(KN_FLOAT32, v);
+            ins[nin] = (kn_fused_input){NULL, v};
+            oi = nin++;
+          } else {
+            other = kn_tensor_retain(which == 1 ? y : x);
+            oi = which == 1 ? 1 : 0;
+          }
+          bool swap = (seed >> 60) & 1;
+          steps[s] = (kn_fused_step){.unary = false, .op = op, .a = swap ? oi : (s ? -1 : 0),
+                                     .b = swap ? (s ? -1 : 0) : oi};
+          assert_int_equal(kn_binary((kn_binop)op, swap ? other : cur, swap ? cur : other, &next, &e), SG_OK);
+          kn_tensor_release(other);
+        }
+        kn_tensor_release(cur);
+        cur = next;
+      }
+      float *got = malloc((size_t)n * sizeof(float));
+      kn_fused_f32(steps, nsteps, ins, got, n);
+      assert_memory_equal(got, cur->data, (size_t)n * sizeof(float));
+      free(got);
+      kn_tensor_release(cur), kn_tensor_release(x), kn_tensor_release(y);
+    }
+  sg_error_clear(&e);
+}
+
+/* The buffer pool: a released buffer serves the next tensor of its size class, small
+ * ones bypass it, one larger than a quarter of the bound is not kept, trim empties it,
+ * and pooled tensors made by kn_tensor_new are zeroed again. */
+static void pool_reuses_within_bound(void **state) {
+  (void)state;
+  kn_pool_trim();
+  int64_t n = 100000; /* 400 kB */
+  kn_tensor *t = kn_tensor_new(KN_FLOAT32, 1, &n);
+  void *first = t->data;
+  ((float *)t->data)[5] = 3.0f;
+  kn_tensor_release(t);
+  kn_pool_stats s0 = kn_pool_get_stats();
+  assert_int_equal(s0.cached_buffers, 1);
+  int64_t n2 = 99000; /* the same class (within a quarter) */
+  t = kn_tensor_new(KN_FLOAT32, 1, &n2);
+  kn_pool_stats s1 = kn_pool_get_stats();
+  assert_ptr_equal(t->data, first);
+  assert_int_equal(s1.hits, s0.hits + 1);
+  assert_int_equal(s1.cached_buffers, 0);
+  assert_true(((float *)t->data)[5] == 0.0f); /* kn_tensor_new zeroes */
+  kn_tensor_release(t);
+  int64_t small = 10;
+  t = kn_tensor_new(KN_FLOAT32, 1, &small);
+  kn_tensor_release(t);
+  assert_int_equal(kn_pool_get_stats().cached_buffers, 1); /* below KN_POOL_MIN: not kept */
+  int64_t big = (int64_t)(s1.bound_bytes / 4 / 4) + 1024; /* more than a quarter of the bound */
+  t = kn_tensor_empty(KN_FLOAT32, 1, &big);
+  kn_tensor_release(t);
+  assert_int_equal(kn_pool_get_stats().cached_buffers, 1);
+  kn_pool_trim();
+  kn_pool_stats s2 = kn_pool_get_stats();
+  assert_int_equal(s2.cached_buffers, 0);
+  assert_int_equal(s2.cached_bytes, 0);
+  assert_true(s2.trims > s1.trims);
+}
+
 int main(void) {
   /* four chunks per loop even on a 2-core machine, so the pool has several workers */
   setenv("STAGD_CPU_THREADS", "4", 0);
@@ -706,6 +836,9 @@ int main(void) {
       cmocka_unit_test(vmath_within_one_ulp),
       cmocka_unit_test(softmax_matches_double_formula),
       cmocka_unit_test(parallel_loops_from_threads),
+      cmocka_unit_test(gemv_shapes_match_naive),
+      cmocka_unit_test(fused_chains_match_unfused),
+      cmocka_unit_test(pool_reuses_within_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fused.c — elementwise chains run in one pass (docs/graph.md "Fused elementwise
+ * chains").
+ *
+ * After compile.c has linearised a graph, gr_fuse_mark finds runs of consecutive
+ * instructions that are elementwise ops (+ - * / maximum minimum, and the unary math
+ * ops) where each one's result is read only by the next one: a chain. The first
+ * instruction records the chain's length. When the interpreter reaches a chain on the
+ * CPU, gr_fused_run looks at the operands: if every tensor among them is float32 of one
+ * shape and the others are Python numbers (weak, so float32 too, as NumPy's rules
+ * make them), the whole chain runs as one kn_fused_f32 pass — one output tensor, no
+ * intermediate ones, the same bits as the steps one by one. Otherwise (other dtypes,
+ * broadcasting, a device backend) nothing happens and the interpreter runs the steps as
+ * they are, so errors, dtypes and locations stay exactly those of the unfused code.
+ */
+#include "fused.h"
+
+enum { MAX_CHAIN = 32 };
+
+static atomic_uint_fast64_t fused_runs;
+
+uint64_t gr_exec_fused_chains(void) { return atomic_load_explicit(&fused_runs, memory_order_relaxed); }
+
+/* The elementwise step an instruction is, if it is one the fused kernel runs. */
+static bool as_step(const gr_instr *in, kn_fused_step *st) {
+  if (in->kind != GI_PRIM) return false;
+  const gr_op *op = in->op;
+  if (op->family == GR_FAM_BINARY && in->nargs == 2 && kn_binary_f32_exact((kn_binop)op->code)) {
+    *st = (kn_fused_step){.unary = false, .op = op->code};
+    return true;
+  }
+  if (op->family == GR_FAM_BINARY && in->nargs == 1 && op->code == KN_SUB) {
+    *st = (kn_fused_step){.unary = true, .op = KN_NEG};
+    return true;
+  }
+  if (op->family == GR_FAM_UNARY && in->nargs == 1 && op->code != KN_NOT) {
+    *st = (kn_fused_step){.unary = true, .op = op->code};
+    return true;
+  }
+  return false;
+}
+
+/* next reads prev's result, and nothing after next does */
+static bool links(const gr_code *c, int prev, int next) {
+  const gr_instr *p = &c->instrs[prev], *n = &c->instrs[next];
+  if (c->last_use[p->dst] != next) return false;
+  for (int k = 0; k < n->nargs; k++)
+    if (n->args[k].kind == GO_LOCAL && n->args[k].idx == p->dst) return true;
+  return false;
+}
+
+void gr_fuse_mark(gr_code *c) {
+  kn_fused_step st;
+  for (int pc = 0; pc < c->ninstr;) {
+    int end = pc;
+    if (as_step(&c->instrs[pc], &st))
+      while (end + 1 < c->ninstr && end + 1 - pc < MAX_CHAIN - 1 &&
+             as_step(&c->instrs[end + 1], &st) && links(c, end, end + 1))
+        end++;
+    c->instrs[pc].fuse = (uint16_t)(end - pc);
+    pc = end + 1;
+  }
+}
+
+/* A Python number as float32, as gv_to_tensor makes it for a float32 operand. */
+static bool weak_scalar(const gr_val *v, float *out) {
+  if (v->tag == GV_FLOAT) *out = (float)v->u.f;
+  else if (v->tag == GV_INT) *out = (float)(double)v->u.i;
+  else return false; /* bool: a bool operand (NumPy), not float32 */
+  return true;
+}
+
+bool gr_fused_run(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_val *out) {
+  const gr_instr *first = &c->instrs[pc];
+  int n = first->fuse + 1;
+  kn_fused_step steps[MAX_CHAIN];
+  kn_fused_input ins[2 * MAX_CHAIN];
+  int nin = 0;
+  const kn_tensor *shape = NULL;
+  for (int s = 0; s < n; s++) {
+    const gr_instr *in = &c->instrs[pc + s];
+    if (!as_step(in, &steps[s])) return false;
+    int ops[2] = {-1, -1}, tensors = 0;
+    for (int k = 0; k < in->nargs; k++) {
+      gr_operand o = in->args[k];
+      if (s > 0 && o.kind == GO_LOCAL && o.idx == c->instrs[pc + s - 1].dst) {
+        tensors++;
+        continue; /* -1: the previous step's result */
+      }
+      const gr_val *v = gr_operand_val(c, slots, env, o);
+      kn_fused_input *fi = &ins[nin];
+      if (v->tag == GV_TENSOR) {
+        const kn_tensor *t = v->u.t;
+        if (t->dtype != KN_FLOAT32 || (shape && !kn_tensor_same_shape(t, shape))) return false;
+        shape = t;
+        fi->data = t->data;
+        tensors++;
+      } else if (weak_scalar(v, &fi->scalar)) {
+        fi->data = NULL;
+      } else {
+        return false;
+      }
+      ops[k] = nin++;
+    }
+    if (tensors == 0) return false; /* Python arithmetic on two numbers */
+    steps[s].a = ops[0];
+    steps[s].b = ops[1];
+  }
+  if (!shape || shape->size == 0) return false;
+  kn_tensor *r = kn_tensor_empty(KN_FLOAT32, shape->ndim, shape->shape);
+  kn_fused_f32(steps, n, ins, r->data, r->size);
+  atomic_fetch_add_explicit(&fused_runs, 1, memory_order_relaxed);
+  *out = gv_tensor(r);
+  return true;
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cpu_fused.c — a chain of float32 elementwise ops in one pass over memory: the
+ * output is computed block by block (KN_FUSED_BLOCK elements that stay in the L1
+ * cache), each step of the chain applied to the whole block before the next, with the
+ * same per-element loops as the unfused kernels (kn_binary_f32, kn_unary_f32), so the
+ * result has the same bits as running the ops one by one — without writing and
+ * re-reading an intermediate tensor per op.
+ */
+#include "kn_cpu.h"
+
+enum { KN_FUSED_BLOCK = 1024 };
+
+typedef struct fused_job {
+  const kn_fused_step *steps;
+  int nsteps;
+  const kn_fused_input *ins;
+  float *out;
+} fused_job;
+
+/* operand o of a step over the block [k, k + len): its pointer and stride (0: scalar) */
+static const float *operand(const fused_job *j, int o, const float *prev, int64_t k, int64_t *stride) {
+  if (o < 0) {
+    *stride = 1;
+    return prev;
+  }
+  const kn_fused_input *in = &j->ins[o];
+  if (!in->data) {
+    *stride = 0;
+    return &in->scalar;
+  }
+  *stride = 1;
+  return in->data + k;
+}
+
+static void fused_range(void *ctx, int64_t k0, int64_t k1) {
+  const fused_job *j = ctx;
+  float buf[2][KN_FUSED_BLOCK];
+  for (int64_t k = k0; k < k1; k += KN_FUSED_BLOCK) {
+    int64_t len = k1 - k < KN_FUSED_BLOCK ? k1 - k : KN_FUSED_BLOCK;
+    const float *prev = NULL;
+    for (int s = 0; s < j->nsteps; s++) {
+      const kn_fused_step *st = &j->steps[s];
+      /* the last step writes the output; the others alternate between the buffers */
+      float *dst = s == j->nsteps - 1 ? j->out + k : buf[s & 1];
+      int64_t sa, sb;
+      const float *a = operand(j, st->a, prev, k, &sa);
+      if (st->unary) {
+        kn_unary_f32((kn_unop)st->op, a, dst, len);
+      } else {
+        const float *b = operand(j, st->b, prev, k, &sb);
+        kn_binary_f32((kn_binop)st->op, a, sa, b, sb, dst, len);
+      }
+      prev = dst;
+    }
+  }
+}
+
+void kn_fused_f32(const kn_fused_step *steps, int nsteps, const kn_fused_input *ins, float *out,
+                  int64_t size) {
+  fused_job j = {steps, nsteps, ins, out};
+  kn_parallel_for(size, fused_range, &j);
+}

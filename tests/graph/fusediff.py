@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""fusediff.py — random differential test of the executor's fused elementwise chains
+(graph/exec/fused.c) against the same programs run op by op (STAGD_FUSE=0).
+
+Each seed makes a program whose body is a chain of elementwise ops (+ - * / maximum
+minimum, unary math, unary minus) over float32 tensors, with operands drawn from the
+chain so far, the parameters (float32 of the chain's shape — or, to exercise the
+fallback, a broadcast shape, float64, int32 or a 0-d tensor) and Python number
+literals; some programs reuse an intermediate value or return one, which ends a chain.
+Sizes straddle the fused kernel's block (1024) and the parallel threshold (65536). All
+cases run through two `gr_tool batch` processes, one with fusion and one without; the
+outputs (exit status, result JSON, errors) must be identical — the float printer is
+exact, so equal text is equal bits.
+
+Usage: fusediff.py PATH/TO/gr_tool [--seeds A:B] [--show SEED]
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from json_values import enc  # noqa: E402
+
+BINARY = ["+", "-", "*", "/", "maximum", "minimum"]
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "sin", "cos", "-"]
+LITERALS = ["1.5", "2", "-0.25", "3.0", "0.1", "-7", "1e-3", "100000001"]
+SIZES = [1, 5, 1023, 1025, 3000, 70000]
+
+
+def case(seed):
+    """(source, args JSON) of one seeded program."""
+    r = random.Random(seed)
+    n = r.choice(SIZES)
+    shape = [n] if r.random() < 0.6 else [max(1, n // 5), 5] if n >= 5 else [n]
+    rng = np.random.default_rng(seed)
+
+    def f32(shp):
+        return (rng.standard_normal(shp) * 3).astype(np.float32)
+
+    args = [f32(shape), f32(shape)]
+    odd = r.random()
+    if odd < 0.15:
+        args.append(f32(shape[-1:]))  # broadcast along the rows
+    elif odd < 0.25:
+        args.append(rng.standard_normal(shape))  # float64
+    elif odd < 0.32:
+        args.append(rng.integers(-5, 5, shape).astype(np.int32))
+    elif odd < 0.38:
+        args.append(np.float32(1.25))  # a 0-d tensor
+    else:
+        args.append(f32(shape))
+    params = ["x0", "x1", "x2"]
+    cur = r.choice(params)
+    lets, names = [], []
+    for i in range(r.randint(2, 12)):
+        if r.random() < 0.35:
+            op = r.choice(UNARY)
+            expr = f"({op} {cur})"
+        else:
+            op = r.choice(BINARY)
+            other = r.choice(params + LITERALS + LITERALS)
+            if names and r.random() < 0.08:
+                other = r.choice(names)  # an earlier value read again: ends a chain
+            if r.random() < 0.05:
+                other = cur  # (op t t)
+            a, b = (cur, other) if r.random() < 0.7 else (other, cur)
+            expr = f"({op} {a} {b})"
+        name = f"t{i}"
+        lets.append((name, expr))
+        names.append(name)
+        cur = name
+    out = cur
+    if len(names) > 2 and r.random() < 0.2:
+        out = f"(tuple {r.choice(names[:-1])} {cur})"
+    body = out
+    for name, expr in reversed(lets):
+        body = f"(let {name} {expr}\n  {body})"
+    src = f"(def main (x0 x1 x2)\n  {body})\n"
+    return src, json.dumps([enc(a) for a in args])
+
+
+def run_all(tool, cases, fuse):
+    env = dict(os.environ)
+    env["STAGD_FUSE"] = "1" if fuse else "0"
+    data = bytearray()
+    for src, args in cases:
+        s, a = src.encode(), args.encode()
+        data += f"case {len(s)} {len(a)}\n".encode() + s + a
+    p = subprocess.run([tool, "batch"], input=bytes(data), stdout=subprocess.PIPE, env=env,
+                       timeout=600, check=False)
+    lines = p.stdout.decode().splitlines()
+    if len(lines) != len(cases):
+        sys.exit(f"fusediff: gr_tool batch (STAGD_FUSE={env['STAGD_FUSE']}) answered "
+                 f"{len(lines)} of {len(cases)} cases (exit {p.returncode})")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("--seeds", default="0:200")
+    ap.add_argument("--show", type=int)
+    a = ap.parse_args()
+    if a.show is not None:
+        print(case(a.show)[0])
+        return 0
+    lo, hi = map(int, a.seeds.split(":"))
+    seeds = list(range(lo, hi))
+    cases = [case(s) for s in seeds]
+    fused = run_all(a.tool, cases, True)
+    plain = run_all(a.tool, cases, False)
+    bad = [s for s, f, p in zip(seeds, fused, plain) if f != p]
+    ok = sum(1 for f in fused if json.loads(f)["rc"] == 0)
+    for s in bad[:5]:
+        i = seeds.index(s)
+        print(f"seed {s}: fused and op-by-op results differ\n{cases[i][0]}\n"
+              f"fused:    {fused[i][:400]}\nop by op: {plain[i][:400]}")
+    print(f"fusediff: {len(seeds)} programs ({ok} ran without error), {len(bad)} mismatched")
+    if ok < len(seeds) // 2:
+        print("fusediff: too few programs ran; the generator is broken")
+        return 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
