@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * utf8.c — strict UTF-8 validation (RFC 3629) for every string that enters the daemon
  * from a client: protobuf string fields and LSP / JSON-RPC message bodies. Overlong

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ast_depth.c — the one limit on how deeply a parsed tree may nest.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # fuzz_soak.sh — runs each libFuzzer target for N minutes (not part of CI; ctest runs
 # each for 30 s). Usage, after `bash scripts/build.sh test` (needs clang):
 #

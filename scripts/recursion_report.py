@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """recursion_report.py — lists every recursive cycle in the daemon's C code.
 
 Usage: scripts/recursion_report.py [BUILD_DIR] [--dirs convert,graph,server,common,kernels]

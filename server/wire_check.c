@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * wire_check.c — what a binary request must pass before protobuf-c unpacks it
  * (sv_wire_check, sv.h): a walk over the wire bytes guided by the message descriptors.

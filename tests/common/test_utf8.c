@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_utf8.c — sg_utf8_valid (common/utf8.c): strict UTF-8 as Python decodes it, and
  * the offset of the first bad sequence (the position D8 errors name).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_convert.c — libFuzzer target for the whole converter, from source text.
  *

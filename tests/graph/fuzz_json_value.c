@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_json_value.c — libFuzzer target for the JSON value reader and writer
  * (graph/ir/json_value.c: Execute's args_json and result_json).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """test_hostile_input.py — issue 24 part A: legal or hostile input never crashes the
 daemon and never changes data silently. Each input is generated here (no big files):
 

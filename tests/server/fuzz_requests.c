@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_requests.c — libFuzzer target for what a client's request goes through before
  * a handler sees it, per method of the service (chosen by the first byte):
