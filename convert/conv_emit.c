@@ -174,6 +174,25 @@ void cv_emit_stmt(cv_emit *em, const py_stmt *s, int indent) {
     emit_block(em, s->kind == PY_K_If ? s->v.If.body : s->kind == PY_K_While ? s->v.While.body : s->v.For.body,
                indent + 4);
     em->ncomments = nc;
+    /* `else: if` chains (the original statements of an elif chain, conv_dual.c) as
+     * `elif`, in a loop: nesting each `if` in its else grew the module quadratically
+     * and past Python's 100 indentation levels */
+    while (s->kind == PY_K_If && PY_SEQ_LEN(orelse) == 1 && ((py_stmt *)orelse->a[0])->kind == PY_K_If &&
+           !cv_is_plain_path(orelse->a[0])) {
+      s = orelse->a[0];
+      orelse = s->v.If.orelse;
+      cv_emit_comments(em, s->lineno, indent);
+      py_stmt e = *s;
+      e.v.If.body = pass_body(em, s);
+      e.v.If.orelse = NULL;
+      const char *u = unparse1(em, &e);
+      size_t n = strlen(u);
+      char *txt = sg_arena_alloc(em->A, n + 3);
+      memcpy(txt, "el", 2);
+      memcpy(txt + 2, u, n + 1);
+      emit_text_lines(em, txt, 0, -1, indent, s->lineno, s->col_offset);
+      emit_block(em, s->v.If.body, indent + 4);
+    }
     emit_else(em, "else:", orelse, indent, s);
     return;
   }

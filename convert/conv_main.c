@@ -6,6 +6,7 @@
  * order, and splice the converted functions into the original text under the module
  * header of docs/runtime.md, with the source map.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -404,6 +405,38 @@ static bool header_before(const py_seq *body, int i) {
   return s->kind == PY_K_ImportFrom && s->v.ImportFrom.module && !strcmp(s->v.ImportFrom.module, "__future__");
 }
 
+/* The encoding a coding declaration on line 1 or 2 names (CPython's rule: a comment
+ * matching `coding[:=][ \t]*NAME`), when it is not UTF-8; NULL otherwise. */
+static const char *declared_encoding(cv *c, int *line_out) {
+  for (int l = 1; l <= 2 && l <= c->nlines; l++) {
+    size_t a = c->line_starts[l - 1], b = l < c->nlines ? c->line_starts[l] : c->srclen;
+    const char *t = c->src + a;
+    while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
+    if (a == b || *t != '#') return NULL; /* only comment lines come before the declaration */
+    char *line = sg_arena_strndup(c->A, t, b - a);
+    char *k = line;
+    while ((k = strstr(k, "coding")) && k[6] != ':' && k[6] != '=') k++; /* any `coding[:=]` */
+    if (!k) continue;
+    k += 7;
+    while (*k == ' ' || *k == '\t') k++;
+    size_t n = 0;
+    while (k[n] && (isalnum((unsigned char)k[n]) || k[n] == '-' || k[n] == '_' || k[n] == '.')) n++;
+    char *name = sg_arena_strndup(c->A, k, n);
+    char norm[16] = {0};
+    for (size_t i = 0; i < n && i < sizeof norm - 1; i++) norm[i] = (char)(name[i] == '_' ? '-' : tolower((unsigned char)name[i]));
+    if (!strcmp(norm, "utf-8") || !strcmp(norm, "utf8") || !strncmp(norm, "utf-8-", 6)) return NULL;
+    *line_out = l;
+    return name;
+  }
+  return NULL;
+}
+
+static bool has_non_ascii(const char *src, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)src[i] >= 0x80) return true;
+  return false;
+}
+
 static void write_output(drv *d, const char *src, size_t len) {
   cv *c = &d->c;
   py_conv_result *r = d->r;
@@ -418,9 +451,9 @@ static void write_output(drv *d, const char *src, size_t len) {
     const char *t = c->src + a;
     while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
     if (a == b || *t != '#') break; /* only comment lines come before the declaration */
-    char *line = sg_arena_strndup(c->A, t, b - a);
-    char *k = strstr(line, "coding");
-    if (k && (k[6] == ':' || k[6] == '=') && l > hdr_after) hdr_after = l;
+    char *k = sg_arena_strndup(c->A, t, b - a);
+    while ((k = strstr(k, "coding")) && k[6] != ':' && k[6] != '=') k++; /* any `coding[:=]` */
+    if (k && l > hdr_after) hdr_after = l;
   }
   qsort(d->cands, (size_t)d->ncands, sizeof(cand), cmp_cand);
 
@@ -551,6 +584,16 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
   d.c.nlines = nl;
 
   find_cands(&d, mod->v.Module.body, NULL);
+  int enc_line = 0;
+  const char *enc = declared_encoding(&d.c, &enc_line);
+  if (enc && has_non_ascii(src, len)) {
+    /* converted functions are written in UTF-8, the copied lines stay in the declared
+     * encoding: the module would mix the two (found by fuzz_convert) */
+    diag(&d, PY_DIAG_ERROR, "encoding", enc_line, 0, enc_line, 0, "save the file as UTF-8 (PEP 3120) to convert it",
+         "stagd converts modules written in UTF-8 (or ASCII); this one declares the encoding '%s' and holds "
+         "non-ASCII text", enc);
+    for (int i = 0; i < d.ncands; i++) d.cands[i].ok = false;
+  }
   if (function && *function) {
     bool any = false;
     for (int i = 0; i < d.ncands; i++) {

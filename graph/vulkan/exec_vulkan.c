@@ -97,6 +97,12 @@ static bool device_shape(const gr_op *op, const gr_val *v, gr_val *out) {
   return true;
 }
 
+/* a device or resident tensor of one element (anything else: the CPU kernel decides) */
+static bool one_element(const gr_val *v) {
+  if (v->tag == GV_DEVICE) return v->u.d->size == 1;
+  return v->tag == GV_RESIDENT && v->u.r->size == 1;
+}
+
 static sg_code predicate(gr_ctx *ctx, gr_val *v, sg_error *err) {
   if (!gr_vkx(ctx) || v->tag != GV_DEVICE) return SG_OK;
   return gr_vkx_host_leaf(gr_vkx(ctx), v, err);
@@ -117,7 +123,7 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   /* (tuple, record, seq, if, while never get here: moves_values) */
   static const char *const names[] = {"getitem", "getattr", "shape", "len", "size", "print", "assert",
                                       "variable", "read", "assign", "assign_add", "grad", "pyindex", "pyint",
-                                      "pyfloat", "pybool", NULL};
+                                      "pyfloat", "pybool", "grad_scalar", NULL};
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;
   return false;
@@ -176,6 +182,10 @@ sg_code gr_vk_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *ou
                    sg_error *err) {
   if (moves_values(op, args, n)) return gr_cpu_kernel(op)(ctx, op, args, n, out, err);
   if (op->family == GR_FAM_SHAPE && n == 1 && device_shape(op, &args[0], out)) return SG_OK;
+  if (op->family == GR_FAM_ASSERT && op->code == 1 && n == 1 && one_element(&args[0])) {
+    *out = gv_retain(args[0]); /* grad_scalar of one number on the device: no download */
+    return SG_OK;
+  }
   const gr_vk_op *v = gr_vk_op_of(op);
   if (gr_vkr_wants(op, args, n)) return gr_vkr_prim(ctx, op, v && v->run, args, n, out, err);
   if (v && v->run) {

@@ -205,10 +205,31 @@ static void test_bom_dropped(void **state) {
 static void test_coding_declaration_stays_first(void **state) {
   /* the header goes after an encoding declaration, which must stay on line 1 or 2 */
   (void)state;
-  const char *src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\ndef f():\n    return '\xe9'\n";
+  const char *src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\ndef f():\n    return 'e'\n";
   py_conv_result r = conv(src, PY_STYLE_AUTOGRAPH, NULL); /* conv() checks that it parses */
   assert_int_equal(strncmp(r.code.data, "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n# Converted by", 62), 0);
+  assert_int_equal(r.nconverted, 1);
   py_conv_result_free(&r);
+}
+
+static void test_non_utf8_text_is_refused(void **state) {
+  /* converted functions are written in UTF-8 and copied lines keep the declared
+   * encoding: a latin-1 module's 'é' came back as 'Ã©' (a different string, silently),
+   * and other codecs gave modules that did not parse (fuzz_convert). Such a module is
+   * an error diagnostic at the declaration, left unconverted. */
+  (void)state;
+  const char *srcs[] = {"# -*- coding: latin-1 -*-\ndef f():\n    return '\xe9'\n",
+                        "#!/usr/bin/env python\n# vim: set fileencoding=cp1251 :\n# \xc1\ndef f():\n    pass\n"};
+  for (int i = 0; i < 2; i++) {
+    py_conv_result r = conv_raw(srcs[i], PY_STYLE_AUTOGRAPH, NULL);
+    assert_int_equal(r.nconverted, 0);
+    assert_string_equal(r.code.data, srcs[i]);
+    assert_int_equal(r.ndiags, 1);
+    assert_int_equal(r.diags[0].severity, PY_DIAG_ERROR);
+    assert_int_equal(r.diags[0].line, i + 1);
+    assert_non_null(strstr(r.diags[0].message, "UTF-8"));
+    py_conv_result_free(&r);
+  }
 }
 
 static void test_no_functions_pass_through(void **state) {
@@ -691,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_lone_cr_line_ends),
       cmocka_unit_test(test_bom_dropped),
       cmocka_unit_test(test_coding_declaration_stays_first),
+      cmocka_unit_test(test_non_utf8_text_is_refused),
       cmocka_unit_test(test_no_functions_pass_through),
       cmocka_unit_test(test_future_import_stays_first),
       cmocka_unit_test(test_break),

@@ -71,6 +71,10 @@ OP_COVERAGE = {
     "adam": "out of scope: optimizer step (graph.ad_train_vulkan)",
     **{op: "out of scope: host effect, no kernel" for op in
        ["print", "assert", "variable", "read", "assign", "assign_add"]},
+    "grad_scalar": "out of scope: grad's check of its function's value, metadata only "
+                   "(graph.ad_train_vulkan: no CPU fallback)",
+    **{op: "out of scope: Python's conversions on host numbers (graph/pyfront; "
+           "test_pyfront.py)" for op in ["pyindex", "pyint", "pyfloat", "pybool"]},
 }
 
 

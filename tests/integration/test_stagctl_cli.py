@@ -17,8 +17,8 @@ import pytest
 import harness
 
 HERE = Path(__file__).resolve().parent
-COMMANDS = ["parse", "unparse", "convert", "stage", "run", "grad", "devices", "health", "version",
-            "stats", "ping", "completion", "help"]
+COMMANDS = ["parse", "unparse", "convert", "stage", "run", "grad", "run-model", "models", "devices",
+            "health", "version", "stats", "ping", "completion", "help"]
 
 
 def stagctl(*args, env=None, timeout=30, stdin=subprocess.DEVNULL, cwd=None):
@@ -46,7 +46,7 @@ def test_version_flag(stagctl_bin):
 def test_top_level_help_lists_every_command_and_option(stagctl_bin):
     r = stagctl("--help")
     assert r.returncode == 0 and r.stderr == "", r
-    listed = re.findall(r"^  (\w+) {2,}", r.stdout.split("commands:")[1], re.M)
+    listed = re.findall(r"^  ([\w-]+) {2,}", r.stdout.split("commands:")[1], re.M)
     assert listed == COMMANDS
     for opt in ("--addr", "--local", "--timeout", "--json-errors", "--color", "--version", "--help"):
         assert opt in r.stdout
@@ -301,7 +301,7 @@ def test_bash_completion(stagctl_bin, tmp_path):
     (tmp_path / "notes.txt").write_text("")
     cases = {
         "stagctl ": COMMANDS,
-        "stagctl r": ["run"],
+        "stagctl r": ["run", "run-model"],
         "stagctl --local g": ["grad"],
         "stagctl --addr host:7420 ver": ["version"],
         "stagctl --co": ["--color"],
@@ -331,7 +331,7 @@ def test_zsh_completion(stagctl_bin, tmp_path):
     (tmp_path / "model.sexp").write_text("")
     cases = {
         "stagctl ": COMMANDS,
-        "stagctl r": ["run"],
+        "stagctl r": ["run", "run-model"],
         "stagctl --color=": ["always", "auto", "never"],
         "stagctl stage --dump ": ["dot", "json", "sexpr", "text"],
         "stagctl run --d": ["--device"],

@@ -161,7 +161,7 @@ def staged_argument(name, a, part, bind_variable):
             return x
         s = Staged(sym)
         if q[0] == "scalar":  # the Python number it stands for: isinstance(s, int) holds
-            s.py_type = type(x)
+            s.py_type = float if q[1] == "float" else int if q[1] in ("int", "bool") else type(x)
         return s
     if part[0] != "tree":
         return leaf(a, name, part), [name]

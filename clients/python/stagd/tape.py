@@ -184,7 +184,7 @@ class GradientTape:
         params = " ".join(s for s, _ in self._params)
         # only the bindings the target depends on (dead ones would stage as `seq`)
         kept = _sx.backward_slice(target_sym, self._bindings, _SYMBOL)
-        body = target_sym
+        body = f"(sum {target_sym})"  # a target of several numbers: its sum's gradient, as TF
         for s, e in kept:
             body = f"(let {s} {e} {body})"
         name = f"tape{len(self._params)}_{abs(hash((params, body))) % (1 << 40):x}"

@@ -72,7 +72,7 @@ def gradient(tape, target, sources, single):
         return None if single else [None] * len(srcs)
     others = [s for s in free if s not in cut]
     params = wrt + others
-    body = target.sexpr
+    body = f"(sum {target.sexpr})"  # a target of several numbers: its sum's gradient, as TF
     for s, e in kept:
         body = f"(let {s} {e} {body})"
     import hashlib  # loads OpenSSL (~7 ms): not at `import stagd`
