@@ -34,6 +34,7 @@ typedef struct drv {
   cand *cands;
   int ncands, capcands;
   const char *filename;
+  int coding_line; /* the line of the coding declaration (1 or 2), 0: none */
 } drv;
 
 static void diag(drv *d, py_diag_severity sev, const char *code, int line, int col, int eline, int ecol, const char *hint,
@@ -405,30 +406,33 @@ static bool header_before(const py_seq *body, int i) {
   return s->kind == PY_K_ImportFrom && s->v.ImportFrom.module && !strcmp(s->v.ImportFrom.module, "__future__");
 }
 
-/* The encoding a coding declaration on line 1 or 2 names (CPython's rule: a comment
- * matching `coding[:=][ \t]*NAME`), when it is not UTF-8; NULL otherwise. */
-static const char *declared_encoding(cv *c, int *line_out) {
+/* The coding declaration on line 1 or 2 (CPython's rule: a comment line, only comment
+ * lines before it, matching `coding[:=][ \t]*NAME`): its line and, in *name, the
+ * encoding it names; 0 when there is none. */
+static int coding_declaration(cv *c, const char **name) {
   for (int l = 1; l <= 2 && l <= c->nlines; l++) {
     size_t a = c->line_starts[l - 1], b = l < c->nlines ? c->line_starts[l] : c->srclen;
     const char *t = c->src + a;
     while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
-    if (a == b || *t != '#') return NULL; /* only comment lines come before the declaration */
-    char *line = sg_arena_strndup(c->A, t, b - a);
-    char *k = line;
-    while ((k = strstr(k, "coding")) && k[6] != ':' && k[6] != '=') k++; /* any `coding[:=]` */
+    if (a == b || *t != '#') return 0; /* only comment lines come before the declaration */
+    char *k = sg_arena_strndup(c->A, t, b - a);
+    while ((k = strstr(k, "coding")) && k[6] != ':' && k[6] != '=') k++;
     if (!k) continue;
     k += 7;
     while (*k == ' ' || *k == '\t') k++;
     size_t n = 0;
     while (k[n] && (isalnum((unsigned char)k[n]) || k[n] == '-' || k[n] == '_' || k[n] == '.')) n++;
-    char *name = sg_arena_strndup(c->A, k, n);
-    char norm[16] = {0};
-    for (size_t i = 0; i < n && i < sizeof norm - 1; i++) norm[i] = (char)(name[i] == '_' ? '-' : tolower((unsigned char)name[i]));
-    if (!strcmp(norm, "utf-8") || !strcmp(norm, "utf8") || !strncmp(norm, "utf-8-", 6)) return NULL;
-    *line_out = l;
-    return name;
+    *name = sg_arena_strndup(c->A, k, n);
+    return l;
   }
-  return NULL;
+  return 0;
+}
+
+static bool is_utf8_name(const char *name) {
+  char norm[16] = {0};
+  for (size_t i = 0; name[i] && i < sizeof norm - 1; i++)
+    norm[i] = (char)(name[i] == '_' ? '-' : tolower((unsigned char)name[i]));
+  return !strcmp(norm, "utf-8") || !strcmp(norm, "utf8") || !strncmp(norm, "utf-8-", 6);
 }
 
 static bool has_non_ascii(const char *src, size_t len) {
@@ -444,17 +448,8 @@ static void write_output(drv *d, const char *src, size_t len) {
   /* line after which the header goes */
   int hdr_after = 0;
   for (int i = 0; i < PY_SEQ_LEN(body) && header_before(body, i); i++) hdr_after = ((py_stmt *)body->a[i])->end_lineno;
-  /* an encoding declaration (a comment on line 1 or 2) must stay there, or the copied
-   * bytes would be read as UTF-8 (found by fuzz_convert) */
-  for (int l = 1; l <= 2 && l <= c->nlines; l++) {
-    size_t a = c->line_starts[l - 1], b = l < c->nlines ? c->line_starts[l] : c->srclen;
-    const char *t = c->src + a;
-    while (a < b && (*t == ' ' || *t == '\t' || *t == '\f')) t++, a++;
-    if (a == b || *t != '#') break; /* only comment lines come before the declaration */
-    char *k = sg_arena_strndup(c->A, t, b - a);
-    while ((k = strstr(k, "coding")) && k[6] != ':' && k[6] != '=') k++; /* any `coding[:=]` */
-    if (k && l > hdr_after) hdr_after = l;
-  }
+  /* an encoding declaration must stay on its line (1 or 2) */
+  if (d->coding_line > hdr_after) hdr_after = d->coding_line;
   qsort(d->cands, (size_t)d->ncands, sizeof(cand), cmp_cand);
 
   sg_buf out = SG_BUF_INIT, tail = SG_BUF_INIT;
@@ -584,9 +579,9 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
   d.c.nlines = nl;
 
   find_cands(&d, mod->v.Module.body, NULL);
-  int enc_line = 0;
-  const char *enc = declared_encoding(&d.c, &enc_line);
-  if (enc && has_non_ascii(src, len)) {
+  const char *enc = NULL;
+  int enc_line = d.coding_line = coding_declaration(&d.c, &enc);
+  if (enc_line && !is_utf8_name(enc) && has_non_ascii(src, len)) {
     /* converted functions are written in UTF-8, the copied lines stay in the declared
      * encoding: the module would mix the two (found by fuzz_convert) */
     diag(&d, PY_DIAG_ERROR, "encoding", enc_line, 0, enc_line, 0, "save the file as UTF-8 (PEP 3120) to convert it",

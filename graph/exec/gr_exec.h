@@ -107,6 +107,10 @@ uint64_t gr_exec_fused_chains(void);
  * the caller discards the attempt's results and runs it again with attempt + 1. */
 enum { GR_TXN_RETRY = 1000 };
 sg_code gr_txn_begin(gr_ctx *ctx, int attempt, sg_error *err);
+/* The loop around them: attempt(ctx, arg, res) in a transaction until it commits or
+ * fails (*res is set whatever it returns; an attempt starts from scratch). */
+typedef sg_code (*gr_txn_attempt)(gr_ctx *ctx, void *arg, gr_val *res, sg_error *err);
+sg_code gr_txn_run(gr_ctx *ctx, gr_txn_attempt attempt, void *arg, gr_val *res, sg_error *err);
 sg_code gr_txn_end(gr_ctx *ctx, sg_code rc, sg_error *err);
 /* The request's view of a cell (new reference). */
 gr_val gr_var_read(gr_ctx *ctx, gr_obj *cell);

@@ -159,6 +159,20 @@ static bool needs_commit(const gr_txn *t) {
   return written || t->n > 1;
 }
 
+sg_code gr_txn_run(gr_ctx *ctx, gr_txn_attempt attempt, void *arg, gr_val *res, sg_error *err) {
+  for (int n = 0;; n++) {
+    sg_code rc = gr_txn_begin(ctx, n, err);
+    if (rc) return rc;
+    sg_code ran = attempt(ctx, arg, res, err);
+    rc = gr_txn_end(ctx, ran, err);
+    if (rc && !ran) { /* not committed: the attempt's result is not the request's */
+      gv_release(*res);
+      *res = gv_none();
+    }
+    if (rc != (sg_code)GR_TXN_RETRY) return rc;
+  }
+}
+
 sg_code gr_txn_end(gr_ctx *ctx, sg_code rc, sg_error *err) {
   gr_txn *t = ctx->txn;
   ctx->txn = NULL;

@@ -248,6 +248,29 @@ char *gr_value_to_json_text(const gr_value *v) {
 
 enum { EAGER_MAX_ARGS = 64 };
 
+/* One eager op, in a transaction (gr_txn_run): on its device, resident arguments read
+ * through their (cached) host copies on the CPU. */
+typedef struct op_args {
+  const gr_op *op;
+  gr_val av[EAGER_MAX_ARGS];
+  int n;
+  const char *device;
+  bool keep_on_device;
+} op_args;
+
+static sg_code attempt_op(gr_ctx *ctx, void *arg, gr_val *res, sg_error *err) {
+  op_args *a = arg;
+  gr_val host[EAGER_MAX_ARGS];
+  bool cpu = !a->device || !*a->device || !strcmp(a->device, "cpu"), copied = false;
+  *res = gv_none();
+  sg_code rc = cpu ? SG_OK : gr_vk_exec_begin(ctx, a->device, err);
+  if (!rc && !ctx->backend) rc = gv_args_to_host(host, a->av, a->n, &copied, err);
+  if (!rc) rc = gr_prim(ctx, a->op, copied ? host : a->av, a->n, res, err);
+  if (!cpu) rc = gr_vk_exec_finish(ctx, res, rc, a->keep_on_device, err);
+  for (int i = 0; copied && i < a->n; i++) gv_release(host[i]);
+  return rc;
+}
+
 sg_code gr_eager_op(const char *name, gr_value *const *args, int n, const char *device,
                     gr_value **out, sg_error *err) {
   return gr_eager_op_keep(name, args, n, device, true, out, err);
@@ -267,31 +290,13 @@ sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const c
     return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s' takes %d to %d arguments, got %d", name, op->min_args,
                         op->max_args < 0 ? EAGER_MAX_ARGS : op->max_args, n);
   }
-  gr_val av[EAGER_MAX_ARGS], host[EAGER_MAX_ARGS];
-  for (int i = 0; i < n; i++) av[i] = args[i]->v; /* borrowed: kernels never take ownership */
+  op_args a = {.op = op, .n = n, .device = device, .keep_on_device = keep_on_device};
+  for (int i = 0; i < n; i++) a.av[i] = args[i]->v; /* borrowed: kernels never take ownership */
   char base;
   gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20};
   gr_val res = gv_none();
-  bool cpu = !device || !*device || !strcmp(device, "cpu"), copied = false;
-  sg_code rc;
   /* a variable op's update is published when the op has succeeded (graph/exec/txn.c) */
-  for (int attempt = 0;; attempt++) {
-    if ((rc = gr_txn_begin(&ctx, attempt, err))) break;
-    rc = cpu ? SG_OK : gr_vk_exec_begin(&ctx, device, err);
-    /* on the CPU, resident arguments are read through their (cached) host copies */
-    if (!rc && !ctx.backend) rc = gv_args_to_host(host, av, n, &copied, err);
-    if (!rc) rc = gr_prim(&ctx, op, copied ? host : av, n, &res, err);
-    if (!cpu) rc = gr_vk_exec_finish(&ctx, &res, rc, keep_on_device, err);
-    for (int i = 0; copied && i < n; i++) gv_release(host[i]);
-    copied = false;
-    sg_code ran = rc;
-    rc = gr_txn_end(&ctx, ran, err);
-    if (rc && !ran) {
-      gv_release(res);
-      res = gv_none();
-    }
-    if (rc != (sg_code)GR_TXN_RETRY) break;
-  }
+  sg_code rc = gr_txn_run(&ctx, attempt_op, &a, &res, err);
   if (rc) {
     if (err && err->message && strncmp(err->message, name, strlen(name)) != 0)
       sg_error_prefix(err, rc, "op '%s'", name);

@@ -207,23 +207,32 @@ static gr_graph *find_def(gr_program *p, const char *name) {
  * signature), then runs g. *res is owned by the caller on success. */
 /* One run of g on args in ctx (a transaction open): on the request's device, the
  * result read back or kept resident. *res is set whatever rc says. */
-static sg_code attempt_call(gr_ctx *ctx, gr_graph *g, const gr_exec_options *opts, gr_val *args, int n,
-                            gr_val *res, sg_error *err) {
-  gr_val gv = {.tag = GV_GRAPH, .u.g = g};
+typedef struct call_args {
+  gr_graph *g;
+  const gr_exec_options *opts;
+  gr_val *args;
+  int n;
+  size_t printed_len; /* what ctx->printed held before the request */
+} call_args;
+
+static sg_code attempt_call(gr_ctx *ctx, void *arg, gr_val *res, sg_error *err) {
+  call_args *c = arg;
+  gr_val gv = {.tag = GV_GRAPH, .u.g = c->g};
   *res = gv_none();
-  sg_code rc = gr_vk_exec_begin(ctx, opts->device, err); /* cpu, auto or vulkan[:N] */
+  if (ctx->printed) ctx->printed->len = c->printed_len; /* an earlier attempt's prints go */
+  sg_code rc = gr_vk_exec_begin(ctx, c->opts->device, err); /* cpu, auto or vulkan[:N] */
   /* device-resident arguments: borrowed on their device, host copies on the CPU */
   gr_val *host = NULL;
   bool copied = false;
-  if (!rc && !ctx->backend && n) {
-    host = sg_xmalloc(sizeof(gr_val) * (size_t)n);
-    rc = gv_args_to_host(host, args, n, &copied, err);
+  if (!rc && !ctx->backend && c->n) {
+    host = sg_xmalloc(sizeof(gr_val) * (size_t)c->n);
+    rc = gv_args_to_host(host, c->args, c->n, &copied, err);
   }
   if (!rc) rc = gr_check_deadline(ctx, err);
-  if (!rc) rc = gr_call(ctx, gv, copied ? host : args, n, res, err);
+  if (!rc) rc = gr_call(ctx, gv, copied ? host : c->args, c->n, res, err);
   /* reads the result back (or keeps it resident), frees the request's device buffers */
-  rc = gr_vk_exec_finish(ctx, res, rc, opts->keep_on_device, err);
-  for (int i = 0; copied && i < n; i++) gv_release(host[i]);
+  rc = gr_vk_exec_finish(ctx, res, rc, c->opts->keep_on_device, err);
+  for (int i = 0; copied && i < c->n; i++) gv_release(host[i]);
   free(host);
   return rc;
 }
@@ -284,20 +293,10 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
                   .stack_base = &base,
                   .max_stack = stack_budget(&base),
                   .printed = out_text};
-    size_t printed_len = out_text ? out_text->len : 0;
     /* all or nothing: the variables' updates are published when the whole request has
      * run, result read back included; a conflict with another call runs it again */
-    for (int attempt = 0;; attempt++) {
-      if ((rc = gr_txn_begin(&ctx, attempt, err))) break;
-      sg_code ran = attempt_call(&ctx, g, opts, args, n, res, err);
-      rc = gr_txn_end(&ctx, ran, err);
-      if (rc && !ran) {
-        gv_release(*res);
-        *res = gv_none();
-      }
-      if (rc != (sg_code)GR_TXN_RETRY) break;
-      if (out_text) out_text->len = printed_len; /* the attempt's prints are not the call's */
-    }
+    call_args c = {g, opts, args, n, out_text ? out_text->len : 0};
+    rc = gr_txn_run(&ctx, attempt_call, &c, res, err);
   }
   return rc;
 }

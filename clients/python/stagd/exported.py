@@ -93,19 +93,13 @@ def content_hash(files):
 def _trace(fn, args):
     """(ConcreteFunction, input specs, static values, the Function used) for fn traced
     with these example arguments or specs."""
-    from . import signature
     from .function import Function
     f = fn if isinstance(fn, Function) else Function(fn)
     values = f._bind(args, {})
     specs = [None if name in f.static_argnames else _spec_of(v) for name, v in zip(f.params, values)]
     traced = Function(f.fn, client=f._client, input_signature=specs)
     traced.static_argnames = f.static_argnames
-    # the key parts of the specs (the example values may be TensorSpecs themselves)
-    parts = [signature.arg_part(v, True) if sp is None else
-             ("scalar", sp.dtype) if isinstance(sp, ScalarSpec) else
-             ("tensor", sp.dtype, None if sp.shape is None else tuple(sp.shape))
-             for v, sp in zip(values, traced._spec_list())]
-    conc = traced._trace(values, parts)
+    conc = traced._trace(values, traced._parts(values, check=False))  # examples may be specs
     if conc.segments:
         raise NotImplementedError(
             f"stagd.export: {f.__name__} runs a py_func on staged values; an exported model "

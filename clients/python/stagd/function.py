@@ -285,12 +285,13 @@ class Function:
         bound.apply_defaults()
         return [bound.arguments[p] for p in self.params]
 
-    def _parts(self, values):
-        """The key part of each argument (signature.py)."""
+    def _parts(self, values, check=True):
+        """The key part of each argument (signature.py); check=False: the values may be
+        the specs themselves (stagd.export's examples)."""
         if self.input_signature is not None:
-            self._check_signature(values)
-            return [signature.arg_part(v, True) if s is None else
-                    ("tensor", s.dtype, None if s.shape is None else tuple(s.shape))
+            if check:
+                self._check_signature(values)
+            return [signature.arg_part(v, True) if s is None else signature.spec_part(s)
                     for v, s in zip(values, self._spec_list())]
         parts = [signature.arg_part(v, name in self.static_argnames)
                  for name, v in zip(self.params, values)]

@@ -107,6 +107,14 @@ def arg_part(a, static):
     return ("static", freeze(a))
 
 
+def spec_part(spec):
+    """The key part an input_signature entry gives its argument: a TensorSpec's tensor
+    part, or a scalar part for a spec without a shape (stagd.export's ScalarSpec)."""
+    if not hasattr(spec, "shape"):
+        return ("scalar", spec.dtype)
+    return ("tensor", spec.dtype, None if spec.shape is None else tuple(spec.shape))
+
+
 def relax(parts, dims):
     """JANUS's shape relaxation: the parts with each tensor dimension that has been seen
     with two different sizes (for the same argument leaf, dtype and rank) made unknown
