@@ -8,20 +8,22 @@
 
 #include "dump_names.h"
 
-/* "x_0_3" → "x": names from a previous dump lose the suffix this file adds */
-static char *base_name(const char *name, const char *dflt) {
-  if (!name) return sg_xstrdup(dflt);
-  char *s = sg_xstrdup(name);
-  for (int round = 0; round < 2; round++) {
-    char *u = strrchr(s, '_');
-    if (!u || u == s || !u[1] || strspn(u + 1, "0123456789") != strlen(u + 1)) return s;
-    if (round == 0) *u = 0;
-    else {
-      *u = 0;
-      return s;
-    }
+/* Appends NAME_A_B to the names (NAME: `name` without the "_3" or "_0_3" suffix a
+ * previous dump added, or dflt) and maps n to it. */
+static void add_name(gr_dumpctx *d, const gr_node *n, const char *name, const char *dflt, size_t a, size_t b) {
+  size_t len = name ? strlen(name) : 0;
+  for (int round = 0; round < 2 && name; round++) {
+    size_t u = len;
+    while (u > 0 && name[u - 1] >= '0' && name[u - 1] <= '9') u--;
+    if (u == len || u < 2 || name[u - 1] != '_') break;
+    len = u - 1;
   }
-  return s;
+  sg_map_put(&d->nname, (uintptr_t)n, (void *)(uintptr_t)(d->names.len + 1));
+  if (name) sg_buf_append(&d->names, name, len);
+  else sg_buf_puts(&d->names, dflt);
+  char num[48];
+  int k = snprintf(num, sizeof num, "_%zu_%zu", a, b);
+  sg_buf_append(&d->names, num, (size_t)k + 1);
 }
 
 /* Puts g in the dump order unless it is there already. */
@@ -59,27 +61,22 @@ void gr_dumpctx_init(gr_dumpctx *d, gr_module *m, gr_graph *entry) {
   sg_vec_free(&scheds);
   for (size_t i = 0; i < d->graphs.len; i++) {
     gr_graph *g = d->graphs.data[i];
-    for (int p = 0; p < g->nparams; p++) {
-      char *bn = base_name(g->params[p]->name, "p");
-      char *s = sg_xasprintf("%s_%zu_%d", bn, i, p);
-      free(bn);
-      sg_map_put(&d->nname, (uintptr_t)g->params[p], s);
-    }
-    for (size_t k = 0; k < d->scheds[i].len; k++) {
-      gr_node *n = d->scheds[i].data[k];
-      char *bn = base_name(n->name, "v");
-      char *s = sg_xasprintf("%s_%zu_%zu", bn, i, k);
-      free(bn);
-      sg_map_put(&d->nname, (uintptr_t)n, s);
-    }
+    for (int p = 0; p < g->nparams; p++) add_name(d, g->params[p], g->params[p]->name, "p", i, (size_t)p);
+    for (size_t k = 0; k < d->scheds[i].len; k++)
+      add_name(d, d->scheds[i].data[k], d->scheds[i].data[k]->name, "v", i, k);
+    const gr_op *op = !g->parent && g->name ? gr_op_lookup(g->name) : NULL;
+    if (op) sg_map_put(&d->prim_clash, (uintptr_t)op, NULL);
   }
 }
 
+bool gr_dump_prim_clashes(const gr_dumpctx *d, const gr_op *op) {
+  return sg_map_get(&d->prim_clash, (uintptr_t)op, NULL);
+}
+
 void gr_dumpctx_free(gr_dumpctx *d) {
-  uint64_t k;
-  void *v;
-  for (size_t i = 0; sg_map_next(&d->nname, &i, &k, &v);) free(v);
   sg_map_free(&d->nname);
+  sg_buf_free(&d->names);
+  sg_map_free(&d->prim_clash);
   sg_map_free(&d->gindex);
   for (size_t i = 0; i < d->graphs.len; i++) sg_vec_free(&d->scheds[i]);
   free(d->scheds);
@@ -88,7 +85,7 @@ void gr_dumpctx_free(gr_dumpctx *d) {
 
 const char *gr_dump_node_name(gr_dumpctx *d, const gr_node *n) {
   void *v;
-  if (sg_map_get(&d->nname, (uintptr_t)n, &v)) return v;
+  if (sg_map_get(&d->nname, (uintptr_t)n, &v)) return d->names.data + (uintptr_t)v - 1;
   return "?";
 }
 

@@ -53,13 +53,7 @@ static void params(sp *s, gr_graph *g) {
 /* A primitive's name, as GR_PRIM_PREFIX NAME when a top-level def of that name would
  * take it over when the dump is read back (`(def exp (x) ...)` from a Python `exp`). */
 static void prim_name(sp *s, const gr_op *op) {
-  for (size_t i = 0; i < s->d->graphs.len; i++) {
-    const gr_graph *g = s->d->graphs.data[i];
-    if (!g->parent && g->name && !strcmp(g->name, op->name)) {
-      sg_buf_puts(s->b, GR_PRIM_PREFIX);
-      break;
-    }
-  }
+  if (gr_dump_prim_clashes(s->d, op)) sg_buf_puts(s->b, GR_PRIM_PREFIX);
   sg_buf_puts(s->b, op->name);
 }
 
@@ -145,7 +139,9 @@ static void body(sp *s, gr_graph *g) {
   } else {
     sg_buf_puts(s->b, "(let* (");
     for (size_t k = 0; k < sched->len; k++) {
-      sg_buf_printf(s->b, "%s(%s ", k ? " " : "", gr_dump_node_name(s->d, sched->data[k]));
+      sg_buf_puts(s->b, k ? " (" : "(");
+      sg_buf_puts(s->b, gr_dump_node_name(s->d, sched->data[k]));
+      sg_buf_putc(s->b, ' ');
       expr(s, sched->data[k]);
       sg_buf_putc(s->b, ')');
     }

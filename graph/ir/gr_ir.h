@@ -313,6 +313,18 @@ const gr_op *gr_node_prim(const gr_node *n); /* apply node whose head is a prim 
 void gr_schedule(gr_graph *g, gr_node_vec *out);
 /* Graphs reachable from `entry` through graph constants. */
 void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out);
+/* The nodes g uses, one at a time: each input of its live nodes, then its output.
+ * `gr_use_iter it = {0}; for (gr_node *in; (in = gr_uses_next(g, &it));) ...` */
+typedef struct gr_use_iter {
+  size_t k;
+  int j;
+} gr_use_iter;
+gr_node *gr_uses_next(const gr_graph *g, gr_use_iter *it);
+/* The graph constants g's live nodes and output use, in order (repeats kept). */
+void gr_graph_callees(const gr_graph *g, gr_graph_vec *out);
+/* Appends to `out` root and the graphs it reaches that `seen` does not hold yet,
+ * breadth first, adding them to `seen`: one walk serves several roots. */
+void gr_reach_more(gr_graph *root, sg_map *seen, gr_graph_vec *out);
 void gr_compute_fvs(gr_module *m);
 /* Lowers read forms into m; *entry gets the named def (or the last). (grad f i ...)
  * applies stay as they are: AD expands them (ad/). */

@@ -216,26 +216,49 @@ void gr_schedule(gr_graph *g, gr_node_vec *out) {
   sg_map_free(&seen);
 }
 
+gr_node *gr_uses_next(const gr_graph *g, gr_use_iter *it) {
+  while (it->k < g->nodes.len) {
+    const gr_node *n = g->nodes.data[it->k];
+    if (!n->dead && it->j < n->ninputs) {
+      gr_node *in = n->inputs[it->j++];
+      if (in) return in;
+      continue;
+    }
+    it->k++;
+    it->j = 0;
+  }
+  if (it->k++ == g->nodes.len) return g->output;
+  return NULL;
+}
+
+void gr_graph_callees(const gr_graph *g, gr_graph_vec *out) {
+  out->len = 0;
+  gr_use_iter it = {0};
+  for (gr_node *in; (in = gr_uses_next(g, &it));)
+    if (gr_is_const_graph(in)) sg_vec_push(out, in->value.u.g);
+}
+
+void gr_reach_more(gr_graph *root, sg_map *seen, gr_graph_vec *out) {
+  if (sg_map_get(seen, (uintptr_t)root, NULL)) return;
+  sg_map_put(seen, (uintptr_t)root, NULL);
+  gr_graph_vec uses = {0};
+  size_t q = out->len;
+  sg_vec_push(out, root);
+  for (; q < out->len; q++) {
+    gr_graph_callees(out->data[q], &uses);
+    for (size_t k = 0; k < uses.len; k++)
+      if (!sg_map_get(seen, (uintptr_t)uses.data[k], NULL)) {
+        sg_map_put(seen, (uintptr_t)uses.data[k], NULL);
+        sg_vec_push(out, uses.data[k]);
+      }
+  }
+  sg_vec_free(&uses);
+}
+
 void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out) {
   out->len = 0;
   sg_map seen = SG_MAP_INIT;
-  sg_vec_push(out, entry);
-  sg_map_put(&seen, (uintptr_t)entry, NULL);
-  for (size_t i = 0; i < out->len; i++) {
-    gr_graph *g = out->data[i];
-    for (size_t k = 0; k <= g->nodes.len; k++) {
-      gr_node *n = k < g->nodes.len ? g->nodes.data[k] : NULL;
-      int cnt = n ? n->ninputs : 1;
-      if (n && n->dead) continue;
-      for (int j = 0; j < cnt; j++) {
-        gr_node *in = n ? n->inputs[j] : g->output;
-        if (in && gr_is_const_graph(in) && !sg_map_get(&seen, (uintptr_t)in->value.u.g, NULL)) {
-          sg_map_put(&seen, (uintptr_t)in->value.u.g, NULL);
-          sg_vec_push(out, in->value.u.g);
-        }
-      }
-    }
-  }
+  gr_reach_more(entry, &seen, out);
   sg_map_free(&seen);
   (void)m;
 }
@@ -254,28 +277,22 @@ void gr_compute_fvs(gr_module *m) {
     for (size_t gi = 0; gi < m->graphs.len; gi++) {
       gr_graph *g = m->graphs.data[gi];
       if (g->dead) continue;
-      for (size_t k = 0; k <= g->nodes.len; k++) {
-        gr_node *n = k < g->nodes.len ? g->nodes.data[k] : NULL;
-        if (n && n->dead) continue;
-        int cnt = n ? n->ninputs : 1;
-        for (int j = 0; j < cnt; j++) {
-          gr_node *in = n ? n->inputs[j] : g->output;
-          if (!in) continue;
-          if (in->kind != GR_CONST) {
-            if (!owned_by(in, g) && !sg_map_get(&sets[gi], (uintptr_t)in, NULL)) {
-              sg_map_put(&sets[gi], (uintptr_t)in, NULL);
-              sg_vec_push(&g->fvs, in);
+      gr_use_iter it = {0};
+      for (gr_node *in; (in = gr_uses_next(g, &it));) {
+        if (in->kind != GR_CONST) {
+          if (!owned_by(in, g) && !sg_map_get(&sets[gi], (uintptr_t)in, NULL)) {
+            sg_map_put(&sets[gi], (uintptr_t)in, NULL);
+            sg_vec_push(&g->fvs, in);
+            changed = true;
+          }
+        } else if (gr_is_const_graph(in)) {
+          gr_graph *h = in->value.u.g;
+          for (size_t q = 0; q < h->fvs.len; q++) {
+            gr_node *fv = h->fvs.data[q];
+            if (!owned_by(fv, g) && !sg_map_get(&sets[gi], (uintptr_t)fv, NULL)) {
+              sg_map_put(&sets[gi], (uintptr_t)fv, NULL);
+              sg_vec_push(&g->fvs, fv);
               changed = true;
-            }
-          } else if (gr_is_const_graph(in)) {
-            gr_graph *h = in->value.u.g;
-            for (size_t q = 0; q < h->fvs.len; q++) {
-              gr_node *fv = h->fvs.data[q];
-              if (!owned_by(fv, g) && !sg_map_get(&sets[gi], (uintptr_t)fv, NULL)) {
-                sg_map_put(&sets[gi], (uintptr_t)fv, NULL);
-                sg_vec_push(&g->fvs, fv);
-                changed = true;
-              }
             }
           }
         }

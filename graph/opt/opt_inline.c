@@ -16,28 +16,79 @@ static bool visible_from(const gr_node *fv, const gr_graph *g) {
   return false;
 }
 
-static bool recursive(gr_module *m, gr_graph *h) {
-  gr_graph_vec r = {0};
-  bool rec = false;
-  for (size_t k = 0; k < h->nodes.len && !rec; k++) {
-    gr_node *n = h->nodes.data[k];
-    if (n->dead) continue;
-    for (int j = 0; j < n->ninputs && !rec; j++) {
-      gr_node *in = n->inputs[j];
-      if (!gr_is_const_graph(in)) continue;
-      if (in->value.u.g == h) rec = true;
-      else {
-        gr_reachable_graphs(m, in->value.u.g, &r);
-        for (size_t q = 0; q < r.len; q++)
-          if (r.data[q] == h) rec = true;
+/* The graphs among `live` that reach themselves through graph constants: the members
+ * of strongly connected components of more than one graph, and graphs that use
+ * themselves. Tarjan's algorithm with an explicit stack (no recursion on input
+ * depth), once per pass: inlining copies a callee's uses into its caller, which
+ * already reached them, so no graph becomes recursive during the pass. */
+static void recursive_graphs(gr_graph_vec *live, sg_map *rec) {
+  size_t n = live->len;
+  sg_map index_of = SG_MAP_INIT;
+  for (size_t i = 0; i < n; i++) sg_map_put(&index_of, (uintptr_t)live->data[i], (void *)(uintptr_t)i);
+  gr_graph_vec *succ = sg_xcalloc(n ? n : 1, sizeof(gr_graph_vec));
+  size_t *index = sg_xcalloc(n ? n : 1, sizeof(size_t)), *low = sg_xcalloc(n ? n : 1, sizeof(size_t));
+  bool *on_stack = sg_xcalloc(n ? n : 1, sizeof(bool));
+  for (size_t i = 0; i < n; i++) {
+    gr_graph_callees(live->data[i], &succ[i]);
+    for (size_t k = 0; k < succ[i].len; k++)
+      if (succ[i].data[k] == live->data[i]) sg_map_put(rec, (uintptr_t)live->data[i], NULL);
+  }
+  typedef struct {
+    size_t v, next;
+  } frame;
+  SG_VEC(frame) calls = {0};
+  SG_VEC(size_t) comp = {0};
+  size_t counter = 0;
+  for (size_t root = 0; root < n; root++) {
+    if (index[root]) continue;
+    frame f0 = {root, 0};
+    sg_vec_push(&calls, f0);
+    index[root] = low[root] = ++counter;
+    sg_vec_push(&comp, root);
+    on_stack[root] = true;
+    while (calls.len) {
+      frame *top = &calls.data[calls.len - 1];
+      size_t v = top->v;
+      if (top->next < succ[v].len) {
+        void *wi;
+        gr_graph *c = succ[v].data[top->next++];
+        if (!sg_map_get(&index_of, (uintptr_t)c, &wi)) continue; /* not live: not inlined into */
+        size_t w = (size_t)(uintptr_t)wi;
+        if (!index[w]) {
+          index[w] = low[w] = ++counter;
+          sg_vec_push(&comp, w);
+          on_stack[w] = true;
+          frame f = {w, 0};
+          sg_vec_push(&calls, f);
+        } else if (on_stack[w] && index[w] < low[v]) {
+          low[v] = index[w];
+        }
+        continue;
       }
+      calls.len--;
+      if (calls.len && low[v] < low[calls.data[calls.len - 1].v]) low[calls.data[calls.len - 1].v] = low[v];
+      if (low[v] != index[v]) continue;
+      size_t start = comp.len;
+      while (comp.data[--start] != v) {
+      }
+      for (size_t k = start; k < comp.len; k++) {
+        on_stack[comp.data[k]] = false;
+        if (comp.len - start > 1) sg_map_put(rec, (uintptr_t)live->data[comp.data[k]], NULL);
+      }
+      comp.len = start;
     }
   }
-  sg_vec_free(&r);
-  return rec;
+  for (size_t i = 0; i < n; i++) sg_vec_free(&succ[i]);
+  free(succ);
+  free(index);
+  free(low);
+  free(on_stack);
+  sg_vec_free(&calls);
+  sg_vec_free(&comp);
+  sg_map_free(&index_of);
 }
 
-static bool inlinable(gr_module *m, gr_graph *g, gr_graph *h, gr_node_vec *sched) {
+static bool inlinable(const sg_map *rec, gr_graph *g, gr_graph *h, gr_node_vec *sched) {
   if (h == g || sched->len > 256) return false;
   for (size_t k = 0; k < h->fvs.len; k++)
     if (!visible_from(h->fvs.data[k], g)) return false;
@@ -52,7 +103,7 @@ static bool inlinable(gr_module *m, gr_graph *g, gr_graph *h, gr_node_vec *sched
         if (c->fvs.data[q]->graph == h) return false;
     }
   }
-  return !recursive(m, h);
+  return !sg_map_get(rec, (uintptr_t)h, NULL);
 }
 
 static gr_node *mapped(gr_module *m, sg_map *map, gr_node *n) {
@@ -72,6 +123,8 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   gr_compute_fvs(m);
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
+  sg_map rec = SG_MAP_INIT;
+  recursive_graphs(&live, &rec);
   gr_node_vec sched = {0}, hs = {0};
   for (size_t i = 0; i < live.len; i++) {
     gr_graph *g = live.data[i];
@@ -82,7 +135,7 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
       gr_graph *h = n->inputs[0]->value.u.g;
       if (h->nparams != n->ninputs - 1) continue;
       gr_schedule(h, &hs);
-      if (!inlinable(m, g, h, &hs)) continue;
+      if (!inlinable(&rec, g, h, &hs)) continue;
       sg_map map = SG_MAP_INIT;
       for (int p = 0; p < h->nparams; p++) sg_map_put(&map, (uintptr_t)h->params[p], n->inputs[p + 1]);
       gr_node *buf[16];
@@ -108,6 +161,7 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   sg_vec_free(&hs);
   sg_vec_free(&sched);
   sg_vec_free(&live);
+  sg_map_free(&rec);
   (void)entry;
   return changed;
 }

@@ -16,22 +16,14 @@ bool gr_opt_algebra(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 
 /* Live graphs: every top-level def of the source and what it reaches (AD's generated
- * graphs only when reached). */
+ * graphs only when reached), each once, in one walk over the module. */
 static inline void gr_live_graphs(gr_module *m, gr_graph_vec *out) {
   out->len = 0;
   sg_map seen = SG_MAP_INIT;
-  gr_graph_vec tmp = {0};
   for (size_t i = 0; i < m->graphs.len; i++) {
     gr_graph *r = m->graphs.data[i];
-    if (r->parent || r->dead || r->generated) continue;
-    gr_reachable_graphs(m, r, &tmp);
-    for (size_t k = 0; k < tmp.len; k++)
-      if (!sg_map_get(&seen, (uintptr_t)tmp.data[k], NULL)) {
-        sg_map_put(&seen, (uintptr_t)tmp.data[k], NULL);
-        sg_vec_push(out, tmp.data[k]);
-      }
+    if (!r->parent && !r->dead && !r->generated) gr_reach_more(r, &seen, out);
   }
-  sg_vec_free(&tmp);
   sg_map_free(&seen);
 }
 

@@ -64,6 +64,21 @@ static void opt_inline(void **state) {
   after = dump(TREE, GR_DUMP_TEXT, false);
   assert_non_null(strstr(after, "@tree_prod"));
   free(after);
+  /* mutual recursion (a cycle of two graphs) is not inlined either, but a graph that
+   * only calls into the cycle is: the entry calls @even directly */
+  const char *mutual = "(def even (n) (if (== n 0) 1 (odd (- n 1))))\n"
+                       "(def odd (n) (if (== n 0) 0 (even (- n 1))))\n"
+                       "(def wrap (n) (even (+ n 0)))\n"
+                       "(def f (n) (* (wrap n) 10))";
+  after = dump(mutual, GR_DUMP_TEXT, false);
+  entry_end = strstr(after, "\n}\n");
+  assert_non_null(entry_end);
+  *entry_end = 0;
+  assert_null(strstr(after, "@wrap"));
+  assert_non_null(strstr(after, "@even"));
+  free(after);
+  expect_result(mutual, "[7]", "0");
+  expect_result(mutual, "[8]", "10");
 }
 
 static void opt_algebra(void **state) {
