@@ -103,7 +103,13 @@ def test_a_stable_int_is_specialized_and_checked():
     assert f.stats["speculative"] == 2 and f.stats["fallbacks"] == 1, f.stats
 
 
-def test_state_updated_before_a_failed_assumption_is_updated_once():
+@pytest.mark.parametrize("dev", ["cpu", "vulkan:0"])
+def test_state_updated_before_a_failed_assumption_is_updated_once(dev):
+    with stagd.device(dev):
+        state_then_decision()
+
+
+def state_then_decision():
     COUNT = stagd.Variable(0.0)
     TOTAL = stagd.Variable(np.zeros(2, np.float32))
 
