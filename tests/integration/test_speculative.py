@@ -175,3 +175,19 @@ def test_a_function_that_assigns_python_state_runs_imperatively():
     for k in range(1, 6):
         same(f(x), x * k)
     assert box.n == 5 and f.stats["profiled"] == 5 and f.stats["traces"] == 0, f.stats
+
+
+def test_a_decision_inside_a_staged_loop_uses_the_plain_graph():
+    def positive_sum(xs):
+        s = xs[0] * 0.0
+        for x in xs:  # once the row count is relaxed to ?, a staged loop…
+            if float(stagd.reduce_sum(x)) > 0.0:  # …around a profiled decision
+                s = s + x
+        return s
+
+    f = stagd.function(positive_sum, speculative=True)
+    rows = np.array([[1.0, 2.0], [-3.0, 1.0], [0.5, 0.5], [2.0, -1.0]], np.float32)
+    for n in [3, 4, 4, 4, 4, 4]:  # (3, 2), then (?, 2): profiled 3 times, then traced
+        same(f(rows[:n]), eager(positive_sum, rows[:n]))
+    st = f.stats
+    assert st["speculations"] == 0 and st["profiled"] == 4 and st["traces"] == 1, st

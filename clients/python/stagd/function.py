@@ -529,30 +529,32 @@ class Function:
         return conc.result(self._execute(conc, values, parts))
 
     def _imperative(self, values, recorder):
-        """Runs the call imperatively (speculative.py): the converted function, with
-        today's globals, on eager tensors (NumPy arrays become Tensors), under
-        `recorder` (runtime/speculation.Recorder)."""
+        """Runs the call imperatively (speculative.py) on eager tensors (NumPy arrays
+        become Tensors): with a `recorder` (runtime/speculation.Recorder), the converted
+        function, with today's globals, along its staged path so that its decision
+        points record; without one, the function itself."""
         from .tensor import constant
+        args = [_eager_value(v, constant) for v in values]
+        if self.receiver is not _NO_RECEIVER:
+            args.insert(0, self.receiver)
+        if recorder is None:
+            speculation.push(None)  # an enclosing trace's facts are not this call's
+            try:
+                return self.fn(*args)
+            finally:
+                speculation.pop(None)
         conv = self.converted()
         copied = getattr(conv, "__stagd_copied__", None)
         if copied is not None:
             guards.refresh(conv.__globals__, self.fn, self._reads(), copied)
-        args = [_eager_value(v, constant) for v in values]
-        if self.receiver is not _NO_RECEIVER:
-            args.insert(0, self.receiver)
         speculation.push(recorder)
         staging = _runtime.staging
-        if recorder is not None:  # converted bodies take their staged path (on eager
-            _runtime.staging = _PROFILING  # values), whose decision points record
+        _runtime.staging = _PROFILING  # converted bodies take their staged path
         try:
             return conv(*args)
         finally:
             _runtime.staging = staging
             speculation.pop(recorder)
-            ns, g = conv.__globals__, self.fn.__globals__
-            for name in _stored_globals(self.fn.__code__):  # `global n; n = …`: Python's
-                if name in ns and g.get(name, _MISSING) is not ns[name]:  # module sees it
-                    g[name] = ns[name]
 
     def assumptions(self, *args, **kwargs):
         """speculative=True: what the speculative graph for these arguments assumes, one
@@ -651,16 +653,6 @@ class Function:
 
 
 _PROFILING = ["profiling"]  # stagd.runtime.staging during a profiled call: non-empty
-
-
-def _stored_globals(code, _cache={}):
-    """The globals code (not its nested functions) assigns with `global NAME`."""
-    names = _cache.get(code)
-    if names is None:
-        import dis
-        names = _cache[code] = tuple({i.argval for i in dis.get_instructions(code)
-                                      if i.opname == "STORE_GLOBAL"})
-    return names
 
 
 def _eager_value(v, constant):
