@@ -191,3 +191,25 @@ def test_a_decision_inside_a_staged_loop_uses_the_plain_graph():
         same(f(rows[:n]), eager(positive_sum, rows[:n]))
     st = f.stats
     assert st["speculations"] == 0 and st["profiled"] == 4 and st["traces"] == 1, st
+
+
+def pick(x):
+    s = float(stagd.reduce_sum(x))
+    if s > 10.0:
+        y = x * 3.0
+    elif s > 0.0:
+        y = x * 2.0
+    else:
+        y = x
+    return y if s < 5.0 else -y
+
+
+def test_elif_chains_and_conditional_expressions_are_assumed():
+    f = stagd.function(pick, speculative=True)
+    base = np.array([1.0, 0.5], np.float32)
+    for k in [1.0, 1.1, 1.2, 1.3, 1.4, 10.0, -1.0, 3.0]:  # 4 and 5 speculative; 10.0 flips
+        same(f(base * k), eager(pick, base * k))
+        if k == 1.4:
+            assert [a.split(" at ")[0] for a in f.assumptions(base)] == [
+                "elif0 taken false", "elif1 taken true", "ifexp taken true"]
+    assert f.stats["speculative"] == 2 and f.stats["fallbacks"] == 1, f.stats
