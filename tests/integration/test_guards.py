@@ -241,3 +241,21 @@ def test_compiled_guards_agree_with_the_facts():
     assert not gs.holds()
     del cell.cell_contents
     assert not gs.holds()
+
+
+def test_compiled_guards_compare_small_containers_by_value_and_type():
+    from stagd import guards
+    g = {"L": [1, 2.0, "a"], "D": {"x": 1, "y": 2}, "T": (True, None)}
+    fn = types.FunctionType(compile("def f(): pass", "g", "exec").co_consts[0], g)
+    gs = guards.record(fn, {("global", n, ()) for n in g})
+    g["L"][0] = 5  # changed before the first check: the recorded values count
+    assert not gs.holds()
+    g["L"][0] = 1
+    assert gs.holds()
+    for name, other in [("L", [1.0, 2.0, "a"]), ("L", (1, 2.0, "a")), ("L", [1, 2.0]),
+                        ("D", {"y": 2, "x": 1}), ("D", {"x": 1.0, "y": 2}),
+                        ("D", {"x": True, "y": 2}), ("T", (1, None)), ("T", (True, 0))]:
+        saved, g[name] = g[name], other  # most are == to the old value, none the same
+        assert not gs.holds(), (name, other)
+        g[name] = saved
+        assert gs.holds()

@@ -283,6 +283,46 @@ class Guards(list):
         return fn()
 
 
+_FLAT = 16  # a list, tuple or dict of at most this many scalars is compared inline
+
+
+def _scalar_forms(forms):
+    """The (type, value) pairs of value forms that are all scalars (no NaN), or None."""
+    out = []
+    for x in forms:
+        if not (type(x) is tuple and len(x) == 2 and x[0] in _VALUE_TYPES and x[1] == x[1]):
+            return None
+        out.append(x)
+    return out
+
+
+def _flat_test(v, f, const):
+    """The inline test of the recorded value f (a fact) when it is a small flat list,
+    tuple or dict of scalars — what its value form compares: the container's type, its
+    items in order, and each item's type — or None for anything else."""
+    if f[0] != "=" or type(f[1]) is not tuple or len(f[1]) != 2:
+        return None
+    t, forms = f[1]
+    if t not in (list, tuple, dict) or type(forms) is not tuple or len(forms) > _FLAT:
+        return None
+    if t is dict:
+        if not all(type(kv) is tuple and len(kv) == 2 for kv in forms):
+            return None
+        keys, vals = _scalar_forms([k for k, _ in forms]), _scalar_forms([x for _, x in forms])
+        if keys is None or vals is None:
+            return None
+        now = {k: x for (_, k), (_, x) in zip(keys, vals)}
+        return (f"type({v}) is not dict or {v} != {const(now)} or "
+                f"tuple({v}) != {const(tuple(k for _, k in keys))} or "
+                f"tuple(map(type, {v})) != {const(tuple(kt for kt, _ in keys))} or "
+                f"tuple(map(type, {v}.values())) != {const(tuple(xt for xt, _ in vals))}")
+    items = _scalar_forms(forms)
+    if items is None:
+        return None
+    return (f"type({v}) is not {const(t)} or {v} != {const(t(x for _, x in items))} or "
+            f"tuple(map(type, {v})) != {const(tuple(xt for xt, _ in items))}")
+
+
 def _compile(gs):
     consts = {"_M": _MISSING, "_holds": holds, "_bd": builtins.__dict__}
     lines, local = [], {}
@@ -322,7 +362,7 @@ def _compile(gs):
         elif f[0] == "len":
             test = f"{v} is not {const(f[1])} or len({v}) != {f[2]}"
         else:
-            test = f"not _holds({const(f)}, {v})"
+            test = _flat_test(v, f, const) or f"not _holds({const(f)}, {v})"
         lines.append(f"if {test}: return False")
     body = "\n".join("        " + ln for ln in lines + ["return True"])
     params = ", ".join(f"{k}={k}" for k in consts)  # constants as locals: fast loads
