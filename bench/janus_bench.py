@@ -5,8 +5,9 @@ speculative mode (stagd.function(step, speculative=True): 3 profiled imperative 
 then a graph of the path taken, checked by `assume` nodes), staged (plain
 stagd.function: guards, shape relaxation, all-or-nothing Variables, one Execute per
 step, a Python branch on a tensor staged as a graph `if`) and PyTorch eager (Debian's
-python3-torch, CPU) as the named baseline. Prints steps/s of each and the ratios; the
-losses must agree. Then the cost of speculation itself:
+python3-torch, CPU) as the named baseline. Prints steps/s of each (the two graph modes
+alternate, best of two windows each) and the ratios; the losses after the first window
+must agree. Then the cost of speculation itself:
 
   fallback  — one call whose assumption fails (the failed Execute, then the imperative
               call), against an imperative call and a speculative one
@@ -184,8 +185,12 @@ def main():
     for model in a.model or sorted(MODELS):
         imp = timed(*stagd_step(model, "imperative"), a.steps)
         spec_fn, d = stagd_step(model, "speculative")
-        spc = timed(spec_fn, d, a.steps)
-        stg = timed(*stagd_step(model, "staged"), a.steps)
+        stg_fn, d2 = stagd_step(model, "staged")
+        # the two graph modes alternate (best of 2 windows each): a loaded machine's
+        # drift then favours neither
+        spc, stg = timed(spec_fn, d, a.steps), timed(stg_fn, d2, a.steps)  # (losses: these)
+        spc2, stg2 = timed(spec_fn, d, a.steps), timed(stg_fn, d2, a.steps)
+        spc, stg = (max(spc[0], spc2[0]), spc[1]), (max(stg[0], stg2[0]), stg[1])
         line = (f"{model:5s} imperative {imp[0]:8.1f} steps/s   speculative {spc[0]:8.1f} "
                 f"({spc[0] / imp[0]:5.2f}x imperative, {spc[0] / stg[0]:4.2f}x staged)   "
                 f"staged {stg[0]:8.1f} ({stg[0] / imp[0]:5.2f}x imperative)")
