@@ -18,6 +18,9 @@
 #                 are known then).
 #   errors        a daemon error located in the staged S-expression is raised again at
 #                 the user's source line that emitted the failing operation.
+#   speculative   speculative=True (speculative.py): calls run imperatively while they
+#                 are profiled, then a trace that assumes what they did (`assume` nodes),
+#                 falling back to an imperative call when an assumption fails.
 #
 # The traces being built live in context.py, where tensor.py (below this module) sees
 # them; tensor.py itself is imported where it is used, so `import stagd` loads no NumPy.
