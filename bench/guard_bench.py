@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """guard_bench.py — the per-call cost of stagd.function's guards (clients/python/stagd/
-guards.py; issue target < 2 µs for 10 guards), beside the cost of the argument key the
+guards.py; issue target < 2 µs for 10 guards: they are compiled into one generated
+function, Guards.holds), beside the cost of the argument key the
 call computes anyway (signature.arg_part of one tensor argument) as the baseline.
 Needs no daemon. Run: PYTHONPATH=clients/python /usr/bin/python3 bench/guard_bench.py"""
 import timeit
@@ -20,7 +21,11 @@ gs = guards.record(fn, names)
 assert len(gs) == 10 and guards.check(gs)
 x = np.zeros((32, 64), np.float32)
 n = 100000
-t_guards = min(timeit.repeat(lambda: guards.check(gs), number=n, repeat=5)) / n
+t_guards = min(timeit.repeat(gs.holds, number=n, repeat=5)) / n
+t_loop = min(timeit.repeat(lambda: guards.check(list(gs)), number=n // 4, repeat=5)) / (n // 4)
 t_key = min(timeit.repeat(lambda: signature.arg_part(x, False), number=n, repeat=5)) / n
-print(f"10 guards checked: {t_guards * 1e6:.2f} us per call (target < 2 us)")
+print(f"10 guards checked (compiled, what a call runs): {t_guards * 1e6:.2f} us per call "
+      "(target < 2 us)")
+print(f"the same 10 as a loop over the list (before): {t_loop * 1e6:.2f} us; "
+      f"compiled is {t_loop / t_guards:.2f}x faster")
 print(f"baseline, the key of one tensor argument: {t_key * 1e6:.2f} us; ratio {t_guards / t_key:.2f}x")

@@ -1,9 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""janus_bench.py — JANUS-style models (seed janus.txt, Table 3's shape) run three ways
-side by side on the same data: imperative (stagd eager ops, one RPC per op), staged
-(stagd.function: guards, shape relaxation, all-or-nothing Variables, one Execute per
-step) and PyTorch eager (Debian's python3-torch, CPU) as the named baseline. Prints
-steps/s of each and the ratios; the losses of the three must agree.
+"""janus_bench.py — JANUS-style models (seed janus.txt, Table 3's shape) run four ways
+side by side on the same data: imperative (stagd eager ops, one RPC per op), JANUS's
+speculative mode (stagd.function(step, speculative=True): 3 profiled imperative steps,
+then a graph of the path taken, checked by `assume` nodes), staged (plain
+stagd.function: guards, shape relaxation, all-or-nothing Variables, one Execute per
+step, a Python branch on a tensor staged as a graph `if`) and PyTorch eager (Debian's
+python3-torch, CPU) as the named baseline. Prints steps/s of each (the two graph modes
+alternate, best of two windows each) and the ratios; the losses after the first window
+must agree. Then the cost of speculation itself:
+
+  fallback  — one call whose assumption fails (the failed Execute, then the imperative
+              call), against an imperative call and a speculative one
+  asserts   — a speculative graph with 16 `assume` nodes against the same computation
+              staged without them (steady-state overhead of the assertions)
 
   lstm  — an LSTM language-model training step (batch 16, 8 tokens, vocab 50, hidden 64)
   tree  — a TreeRNN over a 32-leaf binary tree (hidden 64), forward + gradient + SGD
@@ -11,7 +20,8 @@ steps/s of each and the ratios; the losses of the three must agree.
 
 Run (a release build is the fair one; equal thread counts for the peers):
     OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE STAGD_BIN=build-release/server/stagd \\
-      PYTHONPATH=clients/python /usr/bin/python3 bench/janus_bench.py [--steps N] [--model M]
+      STAGD_GENERATED_DIR=build-release/python/stagd_gen PYTHONPATH=clients/python \\
+      /usr/bin/python3 bench/janus_bench.py [--steps N] [--model M] [--no-costs]
 """
 import argparse
 import os
@@ -95,7 +105,8 @@ class StagdOps:
     sum = staticmethod(lambda x, a: stagd.reduce_sum(x, a))
 
 
-def stagd_step(model, staged):
+def stagd_step(model, mode):
+    """The model's training step: mode "imperative", "speculative" or "staged"."""
     data, loss_fn = MODELS[model]
     d, p0 = data()
     P = {k: stagd.Variable(v) for k, v in p0.items()}
@@ -115,7 +126,9 @@ def stagd_step(model, staged):
         for k, g in zip(names, grads):
             P[k].assign_sub(LR[model] * g)
         return loss
-    return (stagd.function(step) if staged else step), d
+    if mode == "imperative":
+        return step, d
+    return stagd.function(step, speculative=mode == "speculative"), d
 
 
 def torch_step(model):
@@ -148,7 +161,8 @@ def torch_step(model):
 
 
 def timed(step, d, steps):
-    loss = float(step(d))  # trace / warm up
+    for _ in range(4):  # trace / warm up (a speculative step: 3 profiles, then its graph)
+        loss = float(step(d))
     t0 = time.perf_counter()
     for _ in range(steps):
         loss = step(d)
@@ -160,6 +174,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--model", choices=sorted(MODELS), action="append")
+    ap.add_argument("--no-costs", action="store_true", help="skip the fallback / assert costs")
     a = ap.parse_args()
     stagd.connect()
     try:
@@ -168,17 +183,91 @@ def main():
     except ImportError:
         torch = None
     for model in a.model or sorted(MODELS):
-        imp = timed(*stagd_step(model, False), a.steps)
-        stg = timed(*stagd_step(model, True), a.steps)
-        line = (f"{model:5s} imperative {imp[0]:8.1f} steps/s   staged {stg[0]:8.1f} steps/s "
-                f"({stg[0] / imp[0]:5.2f}x imperative)")
+        imp = timed(*stagd_step(model, "imperative"), a.steps)
+        spec_fn, d = stagd_step(model, "speculative")
+        stg_fn, d2 = stagd_step(model, "staged")
+        # the two graph modes alternate (best of 2 windows each): a loaded machine's
+        # drift then favours neither
+        spc, stg = timed(spec_fn, d, a.steps), timed(stg_fn, d2, a.steps)  # (losses: these)
+        spc2, stg2 = timed(spec_fn, d, a.steps), timed(stg_fn, d2, a.steps)
+        spc, stg = (max(spc[0], spc2[0]), spc[1]), (max(stg[0], stg2[0]), stg[1])
+        line = (f"{model:5s} imperative {imp[0]:8.1f} steps/s   speculative {spc[0]:8.1f} "
+                f"({spc[0] / imp[0]:5.2f}x imperative, {spc[0] / stg[0]:4.2f}x staged)   "
+                f"staged {stg[0]:8.1f} ({stg[0] / imp[0]:5.2f}x imperative)")
+        losses = (imp[1], spc[1], stg[1])
         if torch is not None:
             pt = timed(*torch_step(model), a.steps)
-            line += f"   PyTorch eager {pt[0]:8.1f} steps/s (staged {stg[0] / pt[0]:5.2f}x PyTorch)"
-            losses = (imp[1], stg[1], pt[1])
-        else:
-            losses = (imp[1], stg[1])
-        print(line + "   losses " + " ".join(f"{x:.5f}" for x in losses))
+            line += (f"   PyTorch eager {pt[0]:8.1f} (speculative {spc[0] / pt[0]:5.2f}x, staged "
+                     f"{stg[0] / pt[0]:5.2f}x PyTorch)")
+            losses += (pt[1],)
+        st = spec_fn.stats
+        print(line + "   losses " + " ".join(f"{x:.5f}" for x in losses) +
+              f"   [speculative: {st['speculative']} graph steps, {st['fallbacks']} fallbacks]")
+    if not a.no_costs:
+        speculation_costs()
+
+
+def branchy(x, n):
+    """n decisions on a tensor value (all taken): n assume nodes when speculated."""
+    for _ in range(n):
+        if float(stagd.reduce_sum(x)) > -1e30:
+            x = x * 1.0001 + 0.5
+    return x
+
+
+def straight(x, n):
+    for _ in range(n):
+        x = x * 1.0001 + 0.5
+    return x
+
+
+def per_call(fn, arg, reps):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn(arg)
+    return (time.perf_counter() - t0) / reps
+
+
+def speculation_costs(reps=200, fallbacks=20):
+    x = np.ones((64, 64), np.float32)
+    xs = stagd.constant(x)
+    n = 16
+    spec = stagd.function(lambda v: branchy(v, n), speculative=True)
+    plain = stagd.function(lambda v: straight(v, n))
+    for _ in range(4):
+        spec(x), plain(x)
+    assert spec.stats["speculative"] == 1 and len(spec.assumptions(x)) == n, spec.stats
+    t_spec = min(per_call(spec, x, reps) for _ in range(3))
+    t_plain = min(per_call(plain, x, reps) for _ in range(3))
+    print(f"asserts   speculative graph with {n} assume nodes {t_spec * 1e6:7.1f} us/call, the same "
+          f"graph without them {t_plain * 1e6:7.1f} us/call: {t_spec / t_plain:4.2f}x "
+          f"({(t_spec - t_plain) / n * 1e6:+.2f} us per assumption)")
+
+    def clipped(g):
+        if float(stagd.reduce_sum(g)) > 0.0:
+            g = g * 0.5
+        return g * 2.0
+    t_fb, t_imp, t_graph = [], [], []
+    pos, neg = np.ones(16, np.float32), -np.ones(16, np.float32)
+    for _ in range(fallbacks):
+        f = stagd.function(clipped, speculative=True)
+        f(pos)  # profiled (imperative), and converted: not timed
+        for _ in range(2):
+            t0 = time.perf_counter()
+            f(pos)  # profiled (imperative)
+            t_imp.append(time.perf_counter() - t0)
+        f(pos)  # traces and stages the speculative graph
+        t0 = time.perf_counter()
+        f(pos)
+        t_graph.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        f(neg)  # the assumption fails: fallback
+        t_fb.append(time.perf_counter() - t0)
+        assert f.stats["fallbacks"] == 1, f.stats
+    fb, im, gr = (float(np.median(t)) * 1e6 for t in (t_fb, t_imp, t_graph))
+    print(f"fallback  a failed assumption {fb:7.1f} us (median of {fallbacks}), an imperative call "
+          f"{im:7.1f} us, a speculative call {gr:7.1f} us: fallback = {fb / im:4.2f}x imperative, "
+          f"{(fb - im) / gr:4.2f} speculative calls extra")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ const char *sg_code_name(sg_code code) {
 
 static const char *const reason_names[SG_REASON_COUNT] = {
     "none", "index_out_of_bounds", "shape_mismatch", "assertion", "unsupported",
+    "speculation",
 };
 
 const char *sg_reason_name(sg_reason reason) {

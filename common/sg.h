@@ -65,6 +65,7 @@ typedef enum sg_reason {
   SG_REASON_SHAPE_MISMATCH,      /* shapes that do not broadcast */
   SG_REASON_ASSERTION,           /* a staged program's own `assert` failed */
   SG_REASON_UNSUPPORTED,         /* Python outside the subset the daemon stages (docs/pyfront.md) */
+  SG_REASON_SPECULATION,         /* a speculative graph's assumption (`assume`) did not hold */
   SG_REASON_COUNT
 } sg_reason;
 

@@ -467,10 +467,14 @@ sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
     return bad(err, op, "condition must be a bool or tensor, got a %s", gv_type_name(&args[0]));
   }
   if (!ok) {
+    /* assume (code 2): a speculative graph's assumption, which the client answers by
+     * running the call imperatively (docs/client.md "Speculative mode") */
+    bool assume = op->code == 2;
     sg_buf m = SG_BUF_INIT;
     if (n > 1) gv_print_py(&m, &args[1]);
-    sg_error_set_reason(err, SG_REASON_ASSERTION, SG_FAILED_PRECONDITION, "assertion failed%s%s",
-                        n > 1 ? ": " : "", n > 1 ? m.data : "");
+    sg_error_set_reason(err, assume ? SG_REASON_SPECULATION : SG_REASON_ASSERTION, SG_FAILED_PRECONDITION,
+                        "%s%s%s", assume ? "speculation failed" : "assertion failed", n > 1 ? ": " : "",
+                        n > 1 ? m.data : "");
     sg_buf_free(&m);
     return SG_FAILED_PRECONDITION;
   }

@@ -343,10 +343,10 @@ GR_INFER(gr_infer_none) {
   return SG_OK;
 }
 
-/* assert → none; grad_scalar X (code 1, what grad checks of its function's value) →
- * X, refused here when X is known not to be one number */
+/* assert and assume (code 0, 2) → none; grad_scalar X (code 1, what grad checks of its
+ * function's value) → X, refused here when X is known not to be one number */
 GR_INFER(gr_infer_assert) {
-  if (!op->code) return gr_infer_none(op, args, n, out, a, err);
+  if (op->code != 1) return gr_infer_none(op, args, n, out, a, err);
   const gr_aval *x = args[0];
   *out = *x;
   bool one = true;

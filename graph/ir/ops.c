@@ -118,6 +118,7 @@ static const gr_op ops[] = {
     ROW("print", NULL, 0, -1, E, PRINT, 0),
     ROW("assert", NULL, 1, 2, E, ASSERT, 0),
     ROW("grad_scalar", NULL, 1, 1, E, ASSERT, 1),
+    ROW("assume", NULL, 1, 2, E, ASSERT, 2), /* a speculative graph's assumption */
     ROW("variable", NULL, 1, 1, E, VARIABLE, 0),
     ROW("read", NULL, 1, 1, E, VARIABLE, 1),
     ROW("assign", NULL, 2, 2, E, VARIABLE, 2),

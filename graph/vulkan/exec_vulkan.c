@@ -123,7 +123,7 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   /* (tuple, record, seq, if, while never get here: moves_values) */
   static const char *const names[] = {"getitem", "getattr", "shape", "len", "size", "print", "assert",
                                       "variable", "read", "assign", "assign_add", "grad", "pyindex", "pyint",
-                                      "pyfloat", "pybool", "grad_scalar", NULL};
+                                      "pyfloat", "pybool", "grad_scalar", "assume", NULL};
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;
   return false;

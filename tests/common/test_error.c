@@ -84,7 +84,8 @@ static void reasons_follow_the_error(void **state) {
 
 /* The names are the wire form (gRPC metadata stagd-reason, LSP data, stagctl). */
 static void reason_names_round_trip(void **state) {
-  const char *want[] = {"none", "index_out_of_bounds", "shape_mismatch", "assertion", "unsupported"};
+  const char *want[] = {"none", "index_out_of_bounds", "shape_mismatch", "assertion", "unsupported",
+                        "speculation"};
   assert_int_equal(sizeof want / sizeof *want, SG_REASON_COUNT);
   for (int r = 0; r < SG_REASON_COUNT; r++) {
     assert_string_equal(sg_reason_name((sg_reason)r), want[r]);

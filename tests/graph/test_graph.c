@@ -615,6 +615,9 @@ static void error_reasons(void **state) {
   /* a staged assert */
   expect_reason("(def f (x)\n  (assert (> x 5) \"x is small\"))", "[1]", SG_FAILED_PRECONDITION,
                 SG_REASON_ASSERTION, "assertion failed: ");
+  /* a speculative graph's assumption (docs/graph.md "assume"): its own reason */
+  expect_reason("(def f (x)\n  (assume (> x 5) \"if taken true\"))", "[1]", SG_FAILED_PRECONDITION,
+                SG_REASON_SPECULATION, "speculation failed: ");
   /* matmul's inner dimensions, by inference and at run time */
   expect_reason("(def f ((x float32 (2 3)))\n  (matmul x x))", "[]", IA, SG_REASON_SHAPE_MISMATCH,
                 "matmul: shapes (2,3) and (2,3) do not align (3 != 2)");

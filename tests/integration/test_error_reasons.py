@@ -66,6 +66,9 @@ def test_assertion_reason_and_unknown_reasons():
     e = error_from_rpc(FakeRpcError(fp, "assertion failed", [("stagd-reason", "assertion")]))
     assert type(e) is stagd.AssertionFailed and isinstance(e, AssertionError)
     assert isinstance(e, stagd.FailedPrecondition)
+    e = error_from_rpc(FakeRpcError(fp, "speculation failed", [("stagd-reason", "speculation")]))
+    assert type(e) is stagd.SpeculationFailed and isinstance(e, stagd.FailedPrecondition)
+    assert not isinstance(e, AssertionError)  # the client falls back; never the program's
     # a reason this client does not know, or one that does not fit the code: the code's class
     e = error_from_rpc(FakeRpcError(IA, "m", [("stagd-reason", "something_new")]))
     assert type(e) is stagd.InvalidArgument and e.reason == "something_new"

@@ -121,3 +121,141 @@ def test_shape_relaxation_one_trace_for_every_later_batch_size():
     with pytest.raises(TypeError, match="does not match"):
         h(np.zeros((5, 8), np.float32))
     assert h.trace_count == 1
+
+
+# -- what the guards of the first wave did not cover (each was a stale answer before)
+
+HELPER_SCALE = 2.0
+HELPER_TABLE = [1.0]
+
+
+def helper(x):
+    return x * HELPER_SCALE + deeper()
+
+
+def deeper():
+    return sum(HELPER_TABLE)
+
+
+@stagd.function
+def calls_helper(x):
+    return helper(x) + 1.0
+
+
+def test_globals_read_by_callees_are_guarded():
+    global HELPER_SCALE
+    np.testing.assert_array_equal(calls_helper(X).numpy(), X * 2.0 + 2.0)
+    HELPER_SCALE = 3.0  # read by helper, not by calls_helper: served X*2+2 before
+    np.testing.assert_array_equal(calls_helper(X).numpy(), X * 3.0 + 2.0)
+    HELPER_TABLE.append(4.0)  # read two calls down
+    np.testing.assert_array_equal(calls_helper(X).numpy(), X * 3.0 + 6.0)
+    assert any("HELPER_SCALE (read by helper)" in g for g in calls_helper.guards(X))
+    HELPER_SCALE = 2.0
+    del HELPER_TABLE[1:]
+
+
+class Schedule:
+    """A learning-rate schedule: its float() is its own, from state the trace never sees."""
+
+    def __init__(self):
+        self.step = 0
+
+    def __float__(self):
+        return 0.1 / (1 + self.step)
+
+    def __len__(self):
+        return self.step
+
+
+schedule = Schedule()
+
+
+@stagd.function
+def scheduled(x):
+    lr = float(schedule)
+    if schedule:  # __len__: nonzero after the first step
+        return x * lr
+    return x * lr * 10.0
+
+
+def test_float_and_bool_of_plain_objects_are_guarded():
+    schedule.step = 0
+    np.testing.assert_allclose(scheduled(X).numpy(), X * np.float32(0.1) * 10, rtol=1e-6)
+    schedule.step = 1  # the schedule object is the same: served step 0's graph before
+    np.testing.assert_allclose(scheduled(X).numpy(), X * np.float32(0.05), rtol=1e-6)
+    schedule.step = 3
+    np.testing.assert_allclose(scheduled(X).numpy(), X * np.float32(0.025), rtol=1e-6)
+    assert any(g.startswith("call float(<Schedule") for g in scheduled.guards(X))
+
+
+class Config:
+    def __init__(self, relu):
+        self.relu = relu
+
+
+@stagd.function
+def configured(x, c):
+    if c.relu:
+        return stagd.relu(x)
+    return x
+
+
+def test_attributes_read_from_argument_objects_are_guarded():
+    c = Config(True)
+    np.testing.assert_array_equal(configured(X, c).numpy(), np.maximum(X, 0))
+    c.relu = False  # the same object (keyed by identity): served the ReLU before
+    np.testing.assert_array_equal(configured(X, c).numpy(), X)
+    c.relu = True
+    np.testing.assert_array_equal(configured(X, c).numpy(), np.maximum(X, 0))
+    assert configured.trace_count == 2  # flipping back reuses the first trace
+
+
+def test_compiled_guards_agree_with_the_facts():
+    # a shared root read once for several chains, a builtin, an emptied closure cell
+    ns = types.SimpleNamespace(a=1, b=(2, 3))
+
+    def make():
+        cell = 5
+
+        def f():
+            return ns.a, ns.b, len, cell
+        return f, f.__closure__[0]
+
+    f, cell = make()
+    names = {("global", "ns", ("a",)), ("global", "ns", ("b",)), ("global", "len", ()),
+             ("closure", "cell", ())}
+    g = {"ns": ns}
+    fn = types.FunctionType(f.__code__, g, "f", None, f.__closure__)
+    from stagd import guards
+    gs = guards.record(fn, names)
+    assert gs.holds()
+    ns.b = (2, 4)
+    assert not gs.holds() and not guards.check(list(gs))
+    ns.b = (2, 3)
+    assert gs.holds()
+    g["len"] = lambda s: 0  # a global now shadows the builtin
+    assert not gs.holds()
+    del g["len"]
+    assert gs.holds()
+    cell.cell_contents = 6
+    assert not gs.holds()
+    del cell.cell_contents
+    assert not gs.holds()
+
+
+def test_compiled_guards_compare_small_containers_by_value_and_type():
+    from stagd import guards
+    g = {"L": [1, 2.0, "a"], "D": {"x": 1, "y": 2}, "T": (True, None)}
+    fn = types.FunctionType(compile("def f(): pass", "g", "exec").co_consts[0], g)
+    gs = guards.record(fn, {("global", n, ()) for n in g})
+    g["L"][0] = 5  # changed before the first check: the recorded values count
+    assert not gs.holds()
+    g["L"][0] = 1
+    assert gs.holds()
+    for name, other in [("L", [1.0, 2.0, "a"]), ("L", (1, 2.0, "a")), ("L", [1, 2.0]),
+                        ("D", {"y": 2, "x": 1}), ("D", {"x": 1.0, "y": 2}),
+                        ("D", {"x": True, "y": 2}), ("T", (1, None)), ("T", (True, 0))]:
+        saved, g[name] = g[name], other  # most are == to the old value, none the same
+        assert not gs.holds(), (name, other)
+        g[name] = saved
+        assert gs.holds()

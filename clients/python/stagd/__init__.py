@@ -32,7 +32,7 @@ from . import client as _client_module
 from .client import (CONNECT_TIMEOUT, DEFAULT_ADDR, AssertionFailed, Cancelled, Client,
                      DaemonUnavailable, DeadlineExceeded, FailedPrecondition, IndexOutOfBounds,
                      Internal, InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch,
-                     StagdError, Unavailable, Unimplemented, Unsupported)
+                     SpeculationFailed, StagdError, Unavailable, Unimplemented, Unsupported)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
@@ -71,7 +71,8 @@ __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError
            "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
            "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
-           "Internal", "IndexOutOfBounds", "Unsupported", "ShapeMismatch", "AssertionFailed", "DEFAULT_ADDR"]
+           "Internal", "IndexOutOfBounds", "Unsupported", "ShapeMismatch", "AssertionFailed",
+           "SpeculationFailed", "DEFAULT_ADDR"]
 
 _default_client = None
 _autostarted = {}  # requested address → the LocalDaemon started for it

@@ -136,9 +136,16 @@ class AssertionFailed(FailedPrecondition, AssertionError):
     assert raises in Python. Reason `assertion`."""
 
 
+class SpeculationFailed(FailedPrecondition):
+    """An assumption of a speculative graph (stagd.function(fn, speculative=True)) did
+    not hold: the graph stopped with no Variable changed, and the Function ran the call
+    imperatively instead (docs/client.md "Speculative mode"). Reason `speculation`."""
+
+
 REASON_KEY = "stagd-reason"
 _REASONS = {"index_out_of_bounds": IndexOutOfBounds, "shape_mismatch": ShapeMismatch,
-            "assertion": AssertionFailed, "unsupported": Unsupported}
+            "assertion": AssertionFailed, "unsupported": Unsupported,
+            "speculation": SpeculationFailed}
 
 
 _live = weakref.WeakSet()

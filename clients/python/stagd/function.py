@@ -18,6 +18,9 @@
 #                 are known then).
 #   errors        a daemon error located in the staged S-expression is raised again at
 #                 the user's source line that emitted the failing operation.
+#   speculative   speculative=True (speculative.py): calls run imperatively while they
+#                 are profiled, then a trace that assumes what they did (`assume` nodes),
+#                 falling back to an imperative call when an assumption fails.
 #
 # The traces being built live in context.py, where tensor.py (below this module) sees
 # them; tensor.py itself is imported where it is used, so `import stagd` loads no NumPy.
@@ -32,9 +35,11 @@ import warnings
 import weakref
 
 from . import context, guards, segments, signature
+from . import runtime as _runtime
+from . import speculative as _speculative
 from .client import NotFound, StagdError, default_client
 from .context import init_scope
-from .runtime import flow
+from .runtime import flow, speculation
 from .runtime import sexpr as _sx
 from .runtime.calls import tracing_client, unshadow
 from .runtime.errors import StagingError, _code_maps, add_location_notes
@@ -182,7 +187,8 @@ class Function:
     gives each instance its own Function (and trace cache) through `__get__`."""
 
     def __init__(self, fn, static_argnames=(), client=None, input_signature=None,
-                 receiver=_NO_RECEIVER, style="autograph", relax_shapes=True):
+                 receiver=_NO_RECEIVER, style="autograph", relax_shapes=True,
+                 speculative=False):
         if isinstance(fn, types.MethodType):
             fn, receiver = fn.__func__, fn.__self__
         if not callable(fn) or not hasattr(fn, "__code__"):
@@ -202,6 +208,14 @@ class Function:
         self._bound = {}  # id(instance) → (its Function, weakref or the instance)
         self.trace_count = 0
         self.stats = {"traces": 0, "guard_failures": 0}
+        self.speculative = bool(speculative)
+        self._spec = None
+        if self.speculative:
+            if input_signature is not None:
+                raise ValueError("stagd.function: speculative=True specializes each call's "
+                                 "shapes from its profile; it takes no input_signature")
+            self._spec = _speculative.Speculation(self)
+            self.stats.update(profiled=0, speculative=0, fallbacks=0, speculations=0)
         self._read_names = None  # guards.reads of fn's code, found at the first trace
         self._misses = 0  # calls in a row that no cached trace's guards fitted
         sig = inspect.signature(fn)
@@ -226,7 +240,8 @@ class Function:
         if entry is not None and _alive(entry[1]) is obj:
             return entry[0]
         bound = Function(self.fn, self.static_argnames, self._client, self.input_signature,
-                         receiver=obj, style=self.style, relax_shapes=self.relax_shapes)
+                         receiver=obj, style=self.style, relax_shapes=self.relax_shapes,
+                         speculative=self.speculative)
         bound._converted = self._converted
         bound._source_of = self
         key = id(obj)
@@ -339,7 +354,7 @@ class Function:
         traces = self._concrete.get(key)
         if traces:
             for conc in traces:
-                if guards.check(conc.guards):
+                if conc.guards.holds():
                     self._misses = 0
                     return conc
             self.stats["guard_failures"] += 1
@@ -366,7 +381,9 @@ class Function:
         must still hold for that trace to run, one readable line each."""
         return [repr(g) for g in self._get_concrete(self._bind(args, kwargs)).guards]
 
-    def _trace(self, values, parts):
+    def _trace(self, values, parts, replay=None):
+        """A trace of the function for these arguments; with `replay`
+        (runtime/speculation.Replay), a speculative one (speculative.py)."""
         conv = self.converted()
         copied = getattr(conv, "__stagd_copied__", None)
         if copied is not None:  # the values the trace reads are today's, as its guards
@@ -400,11 +417,17 @@ class Function:
         limit = sys.getrecursionlimit()
         if outermost:  # converted bodies take about 5 frames per call of the original's 1
             sys.setrecursionlimit(limit * _FRAMES_PER_CALL)
+        facts = speculation.Facts() if replay is None else replay
+        if replay is not None:
+            replay.builder = b
+        speculation.push(facts)  # an enclosing profile or speculation pauses
         context.traces.append(tr)
         token = tracing_client.set(self.client())
         try:
             try:
                 result = conv(*call_args)
+                if replay is not None:
+                    replay.finish()
                 result_expr, out_tree = signature.result_form(result)
                 arity = len(result) if isinstance(result, tuple) and out_tree is None else None
             except Exception as e:
@@ -424,6 +447,7 @@ class Function:
             raise
         finally:
             tracing_client.reset(token)
+            speculation.pop(facts)
             _sx.pop(b)
             context.traces.pop()
             if outermost:
@@ -432,7 +456,10 @@ class Function:
         self.stats["traces"] += 1
         # the facts as the trace leaves them: Python side effects of tracing (an
         # init_scope that appends to a global list) happen once, as in TF
-        trace_guards = guards.record(self.fn, self._reads())
+        args = dict(zip(self.params, values))
+        if self.receiver is not _NO_RECEIVER:
+            args[self.fn.__code__.co_varnames[0]] = self.receiver
+        trace_guards = guards.record(self.fn, self._reads(), args, facts.calls)
         name = _def_name(self)
         cap_syms = [tr.capture_syms[id(o)] for o in tr.captures]
         all_params = params + cap_syms
@@ -490,13 +517,55 @@ class Function:
         values = self._bind(args, kwargs)
         if context.tracing():
             return self._call_staged(values)
-        parts = self._parts(values)
+        if self._spec is not None:
+            return self._spec.call(values)
+        return self._call_graph(values)
+
+    def _call_graph(self, values, parts=None):
+        """A call served by the trace these arguments select (guards checked)."""
+        parts = self._parts(values) if parts is None else parts
         conc = self._get_concrete(values, parts)
         if conc.segments:
             return conc.result(self._execute_segments(conc, values, parts))
         if conc.graph_id is None:
             conc.graph_id = self._stage(conc).graph_id
         return conc.result(self._execute(conc, values, parts))
+
+    def _imperative(self, values, recorder):
+        """Runs the call imperatively (speculative.py) on eager tensors (NumPy arrays
+        become Tensors): with a `recorder` (runtime/speculation.Recorder), the converted
+        function, with today's globals, along its staged path so that its decision
+        points record; without one, the function itself."""
+        from .tensor import constant
+        args = [_eager_value(v, constant) for v in values]
+        if self.receiver is not _NO_RECEIVER:
+            args.insert(0, self.receiver)
+        if recorder is None:
+            speculation.push(None)  # an enclosing trace's facts are not this call's
+            try:
+                return self.fn(*args)
+            finally:
+                speculation.pop(None)
+        conv = self.converted()
+        copied = getattr(conv, "__stagd_copied__", None)
+        if copied is not None:
+            guards.refresh(conv.__globals__, self.fn, self._reads(), copied)
+        speculation.push(recorder)
+        staging = _runtime.staging
+        _runtime.staging = _PROFILING  # converted bodies take their staged path
+        try:
+            return conv(*args)
+        finally:
+            _runtime.staging = staging
+            speculation.pop(recorder)
+
+    def assumptions(self, *args, **kwargs):
+        """speculative=True: what the speculative graph for these arguments assumes, one
+        line each (`if taken true at FILE:LINE`, `float() == 2.0 at ...`); [] while
+        they are being profiled."""
+        if self._spec is None:
+            raise ValueError(f"stagd.function: {self.__name__} is not speculative")
+        return self._spec.assumptions(self._bind(args, kwargs))
 
     def _execute_segments(self, conc, values, parts):
         def execute(seg, args):
@@ -584,6 +653,23 @@ class Function:
         if conc.arity is not None:
             return tuple(apply("getitem", r, k) for k in range(conc.arity))
         return r
+
+
+_PROFILING = ["profiling"]  # stagd.runtime.staging during a profiled call: non-empty
+
+
+def _eager_value(v, constant):
+    """An argument as an imperative call gets it: NumPy arrays (also inside lists,
+    tuples and dicts) as eager Tensors, as the graph gets them."""
+    t = type(v)
+    if t in (list, tuple):
+        return t(_eager_value(x, constant) for x in v)
+    if t is dict:
+        return {k: _eager_value(x, constant) for k, x in v.items()}
+    np = sys.modules.get("numpy")
+    if np is not None and t is np.ndarray:
+        return constant(v)
+    return v
 
 
 _SYMBOL = re.compile(r"[^\s()\"]+")
@@ -704,15 +790,17 @@ def _reraise_located(e, conc):
 
 
 def function(fn=None, *, input_signature=None, static_argnames=(), client=None,
-             style="autograph", relax_shapes=True):
+             style="autograph", relax_shapes=True, speculative=False):
     """Stages `fn` into the daemon. Usable as `@stagd.function`,
     `stagd.function(fn, input_signature=[stagd.TensorSpec((None, 3))])` or
     `stagd.function(fn, static_argnames=('n',))`; style='snek' converts it in the Snek
     style (docs/runtime.md); relax_shapes=False keeps one trace per exact shape (by
-    default a dimension seen with two sizes is traced as unknown from then on); see the
-    module comment."""
+    default a dimension seen with two sizes is traced as unknown from then on);
+    speculative=True runs the first calls imperatively, then a graph that assumes what
+    they did and falls back when it does not hold (speculative.py); see the module
+    comment."""
     if fn is None:
         return lambda f: Function(f, static_argnames, client, input_signature, style=style,
-                                  relax_shapes=relax_shapes)
+                                  relax_shapes=relax_shapes, speculative=speculative)
     return Function(fn, static_argnames, client, input_signature, style=style,
-                    relax_shapes=relax_shapes)
+                    relax_shapes=relax_shapes, speculative=speculative)

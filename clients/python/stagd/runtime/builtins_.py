@@ -4,6 +4,7 @@
 import builtins
 
 from . import sexpr as _sx
+from . import speculation
 from .directives import StagedList
 from .staged import Staged, apply, check_plain, is_staged, staged_set_item
 
@@ -160,21 +161,44 @@ def zip_(*args, **kwargs):
     return builtins.zip(*args, **kwargs)
 
 
+def _staged_int(x):
+    return apply("cast", x, Staged("int64"))
+
+
+def _staged_float(x):
+    return apply("cast", x, Staged("float64"))
+
+
+def _staged_bool(x):
+    return apply("!=", x, 0)
+
+
+# while a speculative function runs, a tensor's float() / int() / bool() is a profiled
+# fact (runtime/speculation.py)
 def int_(*args, **kwargs):
-    if len(args) == 1 and isinstance(args[0], Staged) and not kwargs:
-        return apply("cast", args[0], Staged("int64"))
+    if len(args) == 1 and not kwargs:
+        if speculation._states:
+            return speculation.scalar("int", args[0], builtins.int, _staged_int)
+        if isinstance(args[0], Staged):
+            return _staged_int(args[0])
     return builtins.int(*args, **kwargs)
 
 
 def float_(*args):
-    if len(args) == 1 and isinstance(args[0], Staged):
-        return apply("cast", args[0], Staged("float64"))
+    if len(args) == 1:
+        if speculation._states:
+            return speculation.scalar("float", args[0], builtins.float, _staged_float)
+        if isinstance(args[0], Staged):
+            return _staged_float(args[0])
     return builtins.float(*args)
 
 
 def bool_(*args):
-    if len(args) == 1 and isinstance(args[0], Staged):
-        return apply("!=", args[0], 0)
+    if len(args) == 1:
+        if speculation._states:
+            return speculation.scalar("bool", args[0], builtins.bool, _staged_bool)
+        if isinstance(args[0], Staged):
+            return _staged_bool(args[0])
     return builtins.bool(*args)
 
 

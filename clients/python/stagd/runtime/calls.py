@@ -18,6 +18,7 @@ import weakref
 
 from ..client import default_client
 from . import sexpr as _sx
+from . import speculation
 from .errors import StagingError, _code_maps
 from .staged import Staged, emit
 
@@ -189,10 +190,38 @@ def _convert(fn):
                 if twin is not None:
                     twin.__defaults__ = fn.__defaults__
                     twin.__kwdefaults__ = fn.__kwdefaults__
+                    g = fn.__globals__
+                    twin.__stagd_globals__ = (ns, g, tuple(  # not those it defines itself
+                        k for k in _global_names(fn.__code__)
+                        if (k in g and ns.get(k) is g[k]) or k not in ns))
         except (OSError, SyntaxError, IndexError):
             twin = None
     _converted[fn] = twin
     return twin
+
+
+def _global_names(code):
+    """The names code (and the code nested in it) may read as globals."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        out.update(c.co_names)
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return out
+
+
+def _refresh(twin):
+    """A twin runs in a copy of its module's globals made when it was converted: before
+    each call, the globals its function reads get their values of now (a rebound global
+    of a callee is a guard of the caller's trace, and its retrace must see the new
+    value)."""
+    ns, g, names = twin.__stagd_globals__
+    for k in names:
+        v = g.get(k, ns)
+        if v is ns:
+            ns.pop(k, None)
+        else:
+            ns[k] = v
 
 
 def unshadow(ns, fn):
@@ -212,15 +241,20 @@ def converted_call(fn, args, kwargs):
     """A call the converter could not resolve statically. Plain arguments: fn(*args,
     **kwargs). Staged arguments: a @rep_fun (or the converted twin of one) is staged as
     a def and called; a user function not converted yet is converted first."""
-    if _staging_with(args, kwargs):
+    profiling = speculation._states and speculation.profiling(args, kwargs)
+    if _staging_with(args, kwargs) or profiling:
         if _key(fn) in _rep_funs and not getattr(fn, "__stagd_rep_fun__", False):
+            if profiling:  # a @rep_fun profiled: its plain Python body runs
+                return fn(*args, **kwargs)
             return stage_call(fn, args, kwargs, _key(fn))  # the converted twin of a @rep_fun
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             twin = _convert(fn.__func__)
             if twin is not None:
+                _refresh(twin)
                 return twin(fn.__self__, *args, **kwargs)
         else:
             twin = _convert(fn)
             if twin is not None:
+                _refresh(twin)
                 return twin(*args, **kwargs)
     return fn(*args, **kwargs)

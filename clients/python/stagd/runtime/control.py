@@ -8,6 +8,7 @@ import operator
 from . import facts
 from . import sexpr as _sx
 from . import flow
+from . import speculation
 from .builtins_ import StagedIter, StagedRange
 from .directives import check_loop_options
 from .errors import StagingError, Undefined
@@ -27,8 +28,10 @@ def _known(c):
 def if_stmt(cond, body, orelse, get_state, set_state, names, nouts):
     if isinstance(cond, Staged):
         cond = _known(cond)
-        if isinstance(cond, Staged):
-            return flow.staged_if(cond, body, orelse, get_state, set_state, names)
+    if speculation._states:
+        cond = speculation.decide("if", cond)
+    if isinstance(cond, Staged):
+        return flow.staged_if(cond, body, orelse, get_state, set_state, names)
     if cond:
         body()
     else:
@@ -55,8 +58,10 @@ def elif_stmt(cond, body, elifs, orelse, get_state, set_state, names, nouts):
     while True:
         if isinstance(cond, Staged):
             cond = _known(cond)
-            if isinstance(cond, Staged):
-                break
+        if speculation._states:
+            cond = speculation.decide(f"elif{k}", cond)
+        if isinstance(cond, Staged):
+            break
         if cond:
             return body()
         if k == len(elifs):
@@ -77,11 +82,20 @@ def while_stmt(test, body, get_state, set_state, names, opts):
     if opts:
         check_loop_options(opts)
     if not _sx._stack:  # nothing is being staged: Python's loop
+        if speculation._states:  # (a profiled call: each test is a decision)
+            while speculation.decide("while", test()):
+                body()
+            return
         while test():
             body()
         return
     while True:
-        c = _known(_probe(test))
+        if speculation._states and isinstance(speculation.current(), speculation.Replay):
+            # speculating: the test's bindings are the graph's (a resolved test is
+            # kept, with its assumption); an unresolved one stages the loop as usual
+            c = speculation.decide("while", _known(test()))
+        else:
+            c = _known(_probe(test))
         if isinstance(c, Staged):
             return flow.staged_loop(get_state, set_state, names, lambda ex: test(),
                                        lambda ex: (body(), ())[1], (test, body),
@@ -196,6 +210,8 @@ def _nothing():
 def if_exp(cond, if_true, if_false, description=None):
     if isinstance(cond, Staged):
         cond = _known(cond)
+    if speculation._states:
+        cond = speculation.decide("ifexp", cond)
     if not isinstance(cond, Staged):
         return if_true() if cond else if_false()
     return _lazy_if(cond, if_true, if_false)
