@@ -21,6 +21,13 @@
  * and skipped up to the next Content-Length header; an oversized message is
  * reported (-32600) and its body skipped; invalid JSON (-32700), malformed requests
  * (-32600), unknown methods (-32601) and bad params (-32602) get error replies.
+ *
+ * Security (docs/security.md): a TCP client is anyone who can connect. With
+ * --auth-token-file its initialize must carry initializationOptions.token (else an
+ * UNAUTHENTICATED error and the connection stays uninitialized); its `python` and
+ * `pythonEnv` options are ignored (the operator chooses the helper's interpreter with
+ * --lsp-python), and stagd/graph runs the Python helper for it only with
+ * --lsp-allow-python. The stdio client is the daemon's own user: its options apply.
  */
 #include <fcntl.h>
 #include <netdb.h>
@@ -103,6 +110,7 @@ struct conn {
   uint64_t stage_timeout_ms;
   uint32_t client_commands; /* bit i: the client runs sv_lsp_command_at(i) itself */
   cJSON *python_env;        /* added to the staging helper's environment; NULL: none */
+  uint64_t principal;       /* fingerprint of the token initialize carried (0: none needed) */
 };
 
 struct job {
@@ -266,6 +274,8 @@ static void run_feature(job *j) {
   rq.sv = j->c->l->sv;
   rq.python = j->python;
   rq.python_env = j->python_env;
+  rq.python_allowed = j->c->is_stdio || sv_service_config(rq.sv)->lsp_allow_python;
+  rq.principal = j->c->principal;
   rq.stage_timeout_ms = j->stage_timeout_ms;
   sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
   cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
@@ -327,7 +337,8 @@ static void run_job(void *arg) {
   sv_lsp *l = j->c->l;
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL};
+  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL, 0};
+  call.principal = j->c->principal;
   sg_error err = SG_ERROR_INIT;
   /* decode first so a params error is told apart from a handler error */
   ProtobufCMessage *req;
@@ -617,6 +628,16 @@ static void publish_empty(conn *c, const char *uri) {
   cJSON_Delete(n);
 }
 
+/* Over TCP with --auth-token-file: whether initializationOptions.token is a valid
+ * token (its principal goes to the connection). stdio needs none. */
+static bool authenticate(conn *c, const cJSON *params) {
+  sv_auth *auth = sv_service_auth(c->l->sv);
+  if (c->is_stdio || !auth) return true;
+  const cJSON *o = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
+  const cJSON *t = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "token") : NULL;
+  return cJSON_IsString(t) && sv_auth_check(auth, t->valuestring, strlen(t->valuestring), &c->principal);
+}
+
 /* initializationOptions: {debounceMs?: number >= 0, style?: "autograph" | "snek"}. */
 static void read_init_options(conn *c, const cJSON *params) {
   const cJSON *o = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
@@ -628,13 +649,19 @@ static void read_init_options(conn *c, const cJSON *params) {
   if (st && (!cJSON_IsString(st) || !sv_lsp_parse_style(st->valuestring, &c->style)))
     log_message(c, 2, "initializationOptions.style must be \"autograph\" or \"snek\"");
   const cJSON *py = cJSON_GetObjectItemCaseSensitive(o, "python");
+  const cJSON *pe = cJSON_GetObjectItemCaseSensitive(o, "pythonEnv"), *var;
+  if (!c->is_stdio && ((py && !cJSON_IsNull(py)) || (pe && !cJSON_IsNull(pe)))) {
+    /* a network client must not choose what the daemon executes */
+    log_message(c, 2, "initializationOptions.python and pythonEnv are ignored over TCP: the daemon's operator "
+                      "chooses the staging helper's interpreter (--lsp-python)");
+    py = pe = NULL;
+  }
   if (cJSON_IsString(py) && *py->valuestring) {
     free(c->python);
     c->python = sg_xstrdup(py->valuestring);
   } else if (py && !cJSON_IsNull(py)) {
     log_message(c, 2, "initializationOptions.python must be the path or name of a Python interpreter");
   }
-  const cJSON *pe = cJSON_GetObjectItemCaseSensitive(o, "pythonEnv"), *var;
   bool env_ok = cJSON_IsObject(pe);
   const cJSON *vars = env_ok ? pe : NULL;
   cJSON_ArrayForEach(var, vars) {
@@ -855,6 +882,18 @@ static void handle_message(conn *c, const char *body, size_t len) {
     if (!is_request) goto done;
     if (c->initialized) {
       send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: initialize was already called");
+      goto done;
+    }
+    if (!authenticate(c, params)) {
+      sg_error e = SG_ERROR_INIT;
+      sg_error_set(&e, SG_UNAUTHENTICATED,
+                   "this daemon requires a token: put one of its --auth-token-file tokens in "
+                   "initializationOptions.token (VS Code: the stagd.token setting)");
+      cJSON *r = service_error(id, &e, false);
+      send_json(c, r);
+      cJSON_Delete(r);
+      sg_error_clear(&e);
+      SG_INFO(0, "LSP: initialize without a valid token refused");
       goto done;
     }
     c->initialized = true;
