@@ -302,3 +302,55 @@ def test_lsp_tcp_needs_the_token(start_daemon, pki):
         assert s.request("stagd/version", {})["result"]["version"]
     finally:
         s.sock.close()
+
+
+class TlsLsp(harness.LspSession):
+    """One LSP connection to `--lsp-listen` over TLS."""
+
+    def __init__(self, addr, pki, cert=None):
+        import socket
+        import ssl
+        ctx = ssl.create_default_context(cafile=str(pki / "ca.pem"))
+        if cert:
+            ctx.load_cert_chain(str(pki / f"{cert}.pem"), str(pki / f"{cert}.key"))
+        raw = socket.create_connection(harness.host_port(addr), timeout=harness.IO_TIMEOUT)
+        self.sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+        super().__init__(self.sock.sendall, self._recv)
+
+    def _recv(self, timeout):
+        self.sock.settimeout(timeout)
+        try:
+            return self.sock.recv(65536)
+        except TimeoutError:
+            raise TimeoutError("LSP over TLS: no data in time") from None
+        except (ConnectionResetError, OSError):
+            return b""
+
+
+def test_lsp_tls_and_mutual_tls(start_daemon, pki):
+    import ssl
+    d = start_daemon("--listen", "127.0.0.1:0", "--lsp", "--lsp-listen", "127.0.0.1:0",
+                     "--tls-cert", str(pki / "server.pem"), "--tls-key", str(pki / "server.key"),
+                     "--tls-client-ca", str(pki / "ca.pem"), "--auth-token-file", str(pki / "tokens"),
+                     expect_lsp=1)
+    s = TlsLsp(d.lsp_addr, pki, cert="client")
+    try:
+        r = s.request("initialize", {"processId": None, "capabilities": {}, "initializationOptions": {"token": TOKEN1}})
+        assert "result" in r, r
+        s.notify("initialized", {})
+        assert s.request("stagd/version", {})["result"]["version"]
+        uri = lsp_open(s)
+        ok = s.request("stagd/graph", {"textDocument": {"uri": uri}, "function": "g"}, timeout=30)
+        assert ok.get("result", {}).get("stagedBy") == "daemon", ok
+    finally:
+        s.sock.close()
+    # without a client certificate, or in plain text, nothing gets through
+    with pytest.raises((ssl.SSLError, ConnectionError, EOFError, TimeoutError, OSError)):
+        s = TlsLsp(d.lsp_addr, pki)
+        s.request("initialize", {"processId": None, "capabilities": {}, "initializationOptions": {"token": TOKEN1}})
+    plain = harness.TcpLsp(d.lsp_addr)
+    try:
+        plain.send_request("initialize", {"processId": None, "capabilities": {}})
+        plain.expect_closed()
+    finally:
+        plain.sock.close()
