@@ -39,6 +39,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lsp_tls.h"
 #include "transport.h"
 
 typedef enum tag_kind { TAG_NEW, TAG_RECV, TAG_CLOSE, TAG_SEND, TAG_SHUTDOWN } tag_kind;
@@ -330,6 +331,11 @@ static sg_code prepare_unix_path(const char *path, sg_error *err) {
 /* SSL server credentials from the PEM files of --tls-cert, --tls-key and
  * --tls-client-ca (mutual TLS: a client certificate is required and verified). */
 static grpc_server_credentials *tls_credentials(const sv_config *cfg, sg_error *err) {
+  /* gRPC reads the files only at the first handshake: OpenSSL checks them now, so a
+   * bad certificate or a key that does not match stops the start with a clear error */
+  sv_tls_ctx *check = sv_tls_ctx_new(cfg, err);
+  if (!check) return NULL;
+  sv_tls_ctx_free(check);
   char *cert = sv_read_pem(cfg->tls_cert, "--tls-cert", err);
   char *key = cert ? sv_read_pem(cfg->tls_key, "--tls-key", err) : NULL;
   char *ca = key && cfg->tls_client_ca ? sv_read_pem(cfg->tls_client_ca, "--tls-client-ca", err) : NULL;

@@ -354,3 +354,11 @@ def test_lsp_tls_and_mutual_tls(start_daemon, pki):
         plain.expect_closed()
     finally:
         plain.sock.close()
+
+
+def test_a_bad_certificate_or_key_stops_the_start(pki):
+    for cert, key, why in (("ca.key", "server.key", "--tls-cert"), ("server.pem", "client.key", "--tls-key")):
+        r = subprocess.run([harness.stagd_bin(), "--listen", "127.0.0.1:0", "--tls-cert", str(pki / cert),
+                            "--tls-key", str(pki / key)], capture_output=True, text=True,
+                           env=harness.base_env(), timeout=30)
+        assert r.returncode == 2 and why in r.stderr, r.stderr
