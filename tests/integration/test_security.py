@@ -95,6 +95,12 @@ def test_a_variable_is_shared_only_by_a_grant(start_daemon):
         with pytest.raises(stagd.NotFound):
             read_variable(c, vid)  # granted to b, not to everyone
         assert b.call("Release", {"ids": [vid]}).released == 0  # a grantee never releases
+        shared = stagd.Variable.shared(vid, client=b)  # the Python object over the grant
+        assert shared.shape == (3,) and shared.dtype == "float32"
+        shared.assign_add(np.ones(3, np.float32))
+        got = fetch(a, vid).values[0].tensor  # the owner sees the grantee's update
+        assert np.frombuffer(got.data, np.float32).tolist() == [1.0, 2.0, 3.0]
+        del shared
         a.end_session() if a._keeper else a.call("Session", {"end": True})
         with pytest.raises(stagd.NotFound):
             read_variable(b, vid)
