@@ -6,7 +6,7 @@
     client.version().version
     stagd.health()                    # "SERVING", through a default client
 
-`connect(addr=None, autostart=None)` resolves the address as `addr`, else $STAGD_ADDR,
+`connect(addr=None, tls_ca=None, token=None, autostart=None)` resolves the address as `addr`, else $STAGD_ADDR,
 else 127.0.0.1:7420, and checks that a daemon answers a health check within a short
 timeout. When none answers:
 
@@ -19,6 +19,10 @@ timeout. When none answers:
 * autostart=False never starts one.
 
 Daemons started this way stop when the interpreter exits.
+
+A daemon on the network (docs/security.md): `connect(addr, tls_ca="ca.pem",
+token="...")` — TLS verified against the CA file (`tls_cert`/`tls_key` for mutual TLS)
+and a bearer token (default $STAGD_TOKEN); such a daemon is never autostarted.
 
 The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.Tensor`
 (device-resident handles, eager ops), `stagd.Variable`, `stagd.GradientTape`,
