@@ -15,7 +15,7 @@ const char *sg_code_name(sg_code code) {
       "OK",        "CANCELLED",          "UNKNOWN",       "INVALID_ARGUMENT",
       "DEADLINE_EXCEEDED", "NOT_FOUND",  "ALREADY_EXISTS", "PERMISSION_DENIED",
       "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-      "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE",
+      "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
   };
   if ((unsigned)code < sizeof names / sizeof names[0]) return names[code];
   return "UNKNOWN_CODE";

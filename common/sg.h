@@ -47,6 +47,8 @@ typedef enum sg_code {
   SG_UNIMPLEMENTED = 12,
   SG_INTERNAL = 13,
   SG_UNAVAILABLE = 14,
+  SG_DATA_LOSS = 15,
+  SG_UNAUTHENTICATED = 16,
 } sg_code;
 
 /* "INVALID_ARGUMENT" etc.; "UNKNOWN_CODE" for numbers outside the enum. */

@@ -75,6 +75,26 @@ static const opt options[] = {
     {"handle-lease-ms", "STAGD_HANDLE_LEASE_MS", OPT_UINT, OFF(handle_lease_ms), "N",
      "a client session's handles are released after N ms without a call from it (its "
      "process died); 0 = never (default 300000)"},
+    {"max-session-handle-bytes", "STAGD_MAX_SESSION_HANDLE_BYTES", OPT_UINT, OFF(max_session_handle_bytes), "N",
+     "tensor bytes the handles of one client session may hold, over all devices, so that one "
+     "client cannot take the whole --max-handle-bytes (default 1073741824)"},
+    {"tls-cert", "STAGD_TLS_CERT", OPT_STRING, OFF(tls_cert), "FILE",
+     "serve gRPC and LSP TCP over TLS with this PEM certificate (chain); needs --tls-key"},
+    {"tls-key", "STAGD_TLS_KEY", OPT_STRING, OFF(tls_key), "FILE", "the PEM private key of --tls-cert"},
+    {"tls-client-ca", "STAGD_TLS_CLIENT_CA", OPT_STRING, OFF(tls_client_ca), "FILE",
+     "mutual TLS: clients must present a certificate signed by a CA in this PEM file"},
+    {"auth-token-file", "STAGD_AUTH_TOKEN_FILE", OPT_STRING, OFF(auth_token_file), "FILE",
+     "require a bearer token from FILE (one per line; reread on SIGHUP): gRPC metadata "
+     "'authorization: Bearer TOKEN', LSP TCP initializationOptions.token"},
+    {"insecure", NULL, OPT_BOOL, OFF(insecure), NULL,
+     "serve a non-loopback --listen/--lsp-listen address without TLS and tokens (anyone who "
+     "can connect may use the daemon); refused otherwise"},
+    {"lsp-allow-python", "STAGD_LSP_ALLOW_PYTHON", OPT_BOOL, OFF(lsp_allow_python), NULL,
+     "let stagd/graph run the document's code in the Python helper for LSP TCP clients too "
+     "(stdio clients always may: they are the daemon's own user)"},
+    {"lsp-python", "STAGD_LSP_PYTHON", OPT_STRING, OFF(lsp_python), "PATH",
+     "the interpreter of stagd/graph's Python helper (default $STAGD_PYTHON, else python3); "
+     "TCP clients cannot choose it"},
     {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,
      "tensor handles on Vulkan devices hold host copies: every eager op uploads its inputs "
      "and downloads its result (the pre-residency behaviour, for comparisons; default false)"},
@@ -107,6 +127,7 @@ void sv_config_init(sv_config *c) {
   c->max_handle_bytes = 4ULL << 30;
   c->max_handles = 1000000;
   c->handle_lease_ms = 300000;
+  c->max_session_handle_bytes = 1ULL << 30;
   c->models_poll_ms = 2000;
 }
 
@@ -117,6 +138,11 @@ void sv_config_free(sv_config *c) {
   free(c->config_file);
   free(c->metrics_listen);
   free(c->models_dir);
+  free(c->tls_cert);
+  free(c->tls_key);
+  free(c->tls_client_ca);
+  free(c->auth_token_file);
+  free(c->lsp_python);
   memset(c, 0, sizeof *c);
 }
 
@@ -270,8 +296,36 @@ void sv_config_print_help(FILE *out) {
           "Signals: SIGINT or SIGTERM stop accepting requests, let in-flight ones finish\n"
           "within --shutdown-timeout-ms, and exit 0.\n"
           "Examples:\n"
-          "  stagd --listen 0.0.0.0:7420 --device vulkan:0\n"
+          "  stagd --listen 0.0.0.0:7420 --tls-cert c.pem --tls-key k.pem --auth-token-file tokens\n"
           "  stagd --lsp --stdio            # spawned by an editor\n");
+}
+
+bool sv_addr_is_local(const char *a) {
+  if (!strncmp(a, "unix:", 5)) return true;
+  const char *colon = strrchr(a, ':');
+  size_t n = colon ? (size_t)(colon - a) : strlen(a);
+  char host[256];
+  if (n >= sizeof host) return false;
+  memcpy(host, a, n);
+  host[n] = '\0';
+  if (!strcmp(host, "[::1]") || !strcmp(host, "::1") || !strcmp(host, "localhost")) return true;
+  unsigned b[4];
+  char tail;
+  return sscanf(host, "%u.%u.%u.%u%c", &b[0], &b[1], &b[2], &b[3], &tail) == 4 && b[0] == 127 && b[1] < 256 &&
+         b[2] < 256 && b[3] < 256;
+}
+
+/* A non-loopback address needs TLS and tokens, or the operator's explicit --insecure. */
+static sg_code check_exposure(const sv_config *c, const sv_strlist *l, const char *flag, sg_error *err) {
+  bool protected_ = c->tls_cert && c->auth_token_file;
+  for (size_t i = 0; i < l->len && !protected_ && !c->insecure; i++)
+    if (!sv_addr_is_local(l->items[i]))
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "%s %s is reachable from other machines: serve it with TLS and tokens "
+                          "(--tls-cert FILE --tls-key FILE --auth-token-file FILE), or pass --insecure to "
+                          "serve it unprotected on a network you trust (docs/security.md)",
+                          flag, l->items[i]);
+  return SG_OK;
 }
 
 /* auto | cpu | vulkan | vulkan:N — whether device N exists is checked when it is used. */
@@ -368,6 +422,13 @@ sg_code sv_config_load(sv_config *c, int argc, char **argv, bool *exit_now, int 
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--models expects a directory, got an empty value");
   if (c->max_message_bytes < 64)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--max-message-bytes must be at least 64");
+  if (!c->tls_cert != !c->tls_key)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--tls-cert and --tls-key go together (the certificate and its key)");
+  if (c->tls_client_ca && !c->tls_cert)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)");
+  sg_code rc;
+  if ((rc = check_exposure(c, &c->listen, "--listen", err)) || (rc = check_exposure(c, &c->lsp_listen, "--lsp-listen", err)))
+    return rc;
   /* gRPC on the default address unless the only job is LSP on stdio. */
   if (c->listen.len == 0 && !(c->lsp && c->stdio)) list_add(&c->listen, SV_DEFAULT_ADDR, strlen(SV_DEFAULT_ADDR));
   return SG_OK;

@@ -60,11 +60,11 @@ static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value 
   return SG_OK;
 }
 
-static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
                         sg_error *err);
 
 /* A Record's fields in order; errors name the field's path (args[0].params.w). */
-static sg_code record_in(sv_handles *h, const Stagd__V1__Record *r, const char *path, int depth, gr_value **out,
+static sg_code record_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Record *r, const char *path, int depth, gr_value **out,
                          sg_error *err) {
   int n = (int)r->n_fields;
   gr_value **items = sg_xcalloc((size_t)(n ? n : 1), sizeof *items);
@@ -77,7 +77,7 @@ static sg_code record_in(sv_handles *h, const Stagd__V1__Record *r, const char *
     names[got] = f->name;
     snprintf(sub, sizeof sub, "%s.%s", path, *f->name ? f->name : "<empty name>");
     if (!f->value) rc = bad_arg(err, sub, "field without a value");
-    else rc = value_in(h, f->value, sub, depth + 1, &items[got], err);
+    else rc = value_in(h, who, f->value, sub, depth + 1, &items[got], err);
   }
   if (rc) {
     for (int k = 0; k < got; k++) gr_value_release(items[k]);
@@ -89,7 +89,7 @@ static sg_code record_in(sv_handles *h, const Stagd__V1__Record *r, const char *
   return rc;
 }
 
-static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
                         sg_error *err) {
   *out = NULL;
   if (depth > 64) return bad_arg(err, path, "values nest too deeply");
@@ -103,7 +103,7 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
     return SG_OK;
   case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(v->tensor, path, out, err);
   case STAGD__V1__VALUE__KIND_HANDLE: {
-    gr_value *r = sv_handles_get(h, v->handle->id, NULL, err);
+    gr_value *r = sv_handles_get(h, who, v->handle->id, NULL, err);
     if (!r) return sg_error_prefix(err, SG_NOT_FOUND, "%s", path);
     *out = r;
     return SG_OK;
@@ -114,7 +114,7 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
     char sub[256];
     for (int i = 0; i < n; i++) {
       snprintf(sub, sizeof sub, "%s.tuple[%d]", path, i);
-      sg_code rc = value_in(h, v->tuple->items[i], sub, depth + 1, &items[i], err);
+      sg_code rc = value_in(h, who, v->tuple->items[i], sub, depth + 1, &items[i], err);
       if (rc) {
         for (int k = 0; k < i; k++) gr_value_release(items[k]);
         free(items);
@@ -125,14 +125,17 @@ static sg_code value_in(sv_handles *h, const Stagd__V1__Value *v, const char *pa
     free(items);
     return SG_OK;
   }
-  case STAGD__V1__VALUE__KIND_RECORD: return record_in(h, v->record, path, depth, out, err);
+  case STAGD__V1__VALUE__KIND_RECORD: return record_in(h, who, v->record, path, depth, out, err);
   default: return bad_arg(err, path, "empty Value");
   }
 }
 
-sg_code sv_value_to_gr(sv_handles *h, const Stagd__V1__Value *v, const char *path, gr_value **out,
-                       sg_error *err) {
-  return value_in(h, v, path, 0, out, err);
+sv_owner sv_call_owner(const sv_call *call) { return (sv_owner){call->session, call->principal}; }
+
+sg_code sv_value_to_gr(sv_handles *h, const sv_call *call, const Stagd__V1__Value *v, const char *path,
+                       gr_value **out, sg_error *err) {
+  sv_owner who = sv_call_owner(call);
+  return value_in(h, &who, v, path, 0, out, err);
 }
 
 static Stagd__V1__Value *new_value(sv_call *call) {
@@ -197,8 +200,9 @@ static sg_code value_out(sv_handles *h, sv_call *call, const gr_value *v, const 
     stagd__v1__tensor_handle__init(hd);
     fill_meta(call, cur, &hd->dtype, &hd->n_shape, &hd->shape);
     gr_value_release(cur);
-    char id[64];
-    sg_code rc = sv_handles_put(h, device, call->session, gr_value_retain((gr_value *)v), id, sizeof id, err);
+    char id[SV_HANDLE_ID_MAX];
+    sv_owner who = sv_call_owner(call);
+    sg_code rc = sv_handles_put(h, device, &who, gr_value_retain((gr_value *)v), id, sizeof id, err);
     if (rc) return rc;
     hd->id = sg_arena_strdup(call->arena, id);
     hd->device = sg_arena_strdup(call->arena, device);
@@ -279,10 +283,11 @@ sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, Pr
   if (!q->value) return sg_error_set(err, SG_INVALID_ARGUMENT, "Put: no value");
   gr_value *v, *placed;
   sv_handles *h = sv_service_handles(sv);
-  if ((rc = sv_value_to_gr(h, q->value, "value", &v, err))) return rc;
+  if ((rc = sv_value_to_gr(h, call, q->value, "value", &v, err))) return rc;
   /* the handle limit is checked before the device memory is taken; then one upload */
   bool host = sv_service_config(sv)->host_handles;
-  if (!(rc = sv_handles_check_room(h, device, gr_value_bytes(v), err)) &&
+  sv_owner who = sv_call_owner(call);
+  if (!(rc = sv_handles_check_room(h, device, &who, gr_value_bytes(v), err)) &&
       !(rc = host ? (placed = gr_value_retain(v), SG_OK) : gr_value_to_device(v, device, &placed, err))) {
     rc = sv_value_from_gr(h, call, placed, device, true, &r->result, err);
     gr_value_release(placed);
@@ -308,7 +313,7 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
   for (; got < q->n_args; got++) {
     char path[96];
     snprintf(path, sizeof path, "op '%.32s' args[%zu]", q->op, got);
-    if ((rc = sv_value_to_gr(h, q->args[got], path, &args[got], err))) break;
+    if ((rc = sv_value_to_gr(h, call, q->args[got], path, &args[got], err))) break;
   }
   gr_value *res = NULL;
   if (!rc)
@@ -325,8 +330,9 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
   Stagd__V1__FetchReply *r = (void *)reply_;
   sv_handles *h = sv_service_handles(sv);
   r->values = sg_arena_calloc(call->arena, q->n_ids ? q->n_ids : 1, sizeof *r->values);
+  sv_owner who = sv_call_owner(call);
   for (size_t i = 0; i < q->n_ids; i++) {
-    gr_value *v = sv_handles_get(h, q->ids[i], NULL, err);
+    gr_value *v = sv_handles_get(h, &who, q->ids[i], NULL, err);
     if (!v) return SG_NOT_FOUND;
     gr_value *cur = gr_value_kind_of(v) == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain(v);
     gr_value_release(v);
@@ -340,12 +346,12 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
 
 sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
                      sg_error *err) {
-  (void)call;
   (void)err;
   const Stagd__V1__ReleaseRequest *q = (const void *)req_;
   Stagd__V1__ReleaseReply *r = (void *)reply_;
   sv_handles *h = sv_service_handles(sv);
-  for (size_t i = 0; i < q->n_ids; i++) r->released += sv_handles_release(h, q->ids[i]);
+  sv_owner who = sv_call_owner(call);
+  for (size_t i = 0; i < q->n_ids; i++) r->released += sv_handles_release(h, &who, q->ids[i]);
   sv_handles_stats(h, &r->live_handles, &r->live_bytes);
   return SG_OK;
 }
@@ -359,12 +365,20 @@ sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req_
                         "Session: the call carries no stagd-session metadata (a session is named by the "
                         "client that opens it, on every call)");
   sv_handles *h = sv_service_handles(sv);
+  sv_owner who = sv_call_owner(call);
   r->lease_ms = sv_service_config(sv)->handle_lease_ms;
+  if (q->n_grant_ids && !*q->grant_to)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "Session: grant_ids without grant_to (the session to share them with)");
+  for (size_t i = 0; i < q->n_grant_ids; i++) {
+    sg_code rc = sv_handles_grant(h, &who, q->grant_ids[i], q->grant_to, err);
+    if (rc) return sg_error_prefix(err, rc, "Session: grant_ids[%zu]", i);
+    r->granted++;
+  }
   if (q->end) {
-    r->released = sv_handles_end_session(h, call->session);
+    r->released = sv_handles_end_session(h, &who);
     SG_DEBUG(call->id, "session %s ended: %llu handles released", call->session, (unsigned long long)r->released);
   } else {
-    r->handles = sv_handles_session_count(h, call->session, NULL, NULL);
+    r->handles = sv_handles_session_count(h, &who, NULL, NULL);
   }
   return SG_OK;
 }

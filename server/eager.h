@@ -12,10 +12,12 @@
 #include "stagd.pb-c.h"
 #include "sv.h"
 
-/* A request Value → a boxed graph value; handles are looked up in `h`. Errors name
+/* A request Value → a boxed graph value; handles are looked up in `h` as call's. Errors name
  * the argument path (args[1].tuple[0]). */
-sg_code sv_value_to_gr(sv_handles *h, const Stagd__V1__Value *v, const char *path, gr_value **out,
-                       sg_error *err);
+sg_code sv_value_to_gr(sv_handles *h, const sv_call *call, const Stagd__V1__Value *v, const char *path,
+                       gr_value **out, sg_error *err);
+/* Whose handles a call may use (its session and principal). */
+sv_owner sv_call_owner(const sv_call *call);
 /* A result → a reply Value in call's arena: tensors and variables become new handles
  * on `device` when as_handles, else inline tensors (variables always handles). */
 sg_code sv_value_from_gr(sv_handles *h, sv_call *call, const gr_value *v, const char *device,

@@ -13,6 +13,12 @@
  * server's shutdown tag and the last call are done the queue is shut down and the
  * owner's on_stopped callback runs (on the completion-queue thread).
  *
+ * Security (docs/security.md): with --tls-cert/--tls-key the TCP ports speak TLS (gRPC
+ * core's SSL server credentials; --tls-client-ca requires and verifies client
+ * certificates); unix sockets are created mode 0600. With --auth-token-file every call
+ * needs `authorization: Bearer TOKEN` metadata, else UNAUTHENTICATED before any
+ * handler runs; the token's fingerprint becomes the call's principal.
+ *
  * No service logic lives here: bytes go to sv_service_invoke_bytes and back.
  */
 #include <errno.h>
@@ -23,6 +29,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,6 +39,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lsp_tls.h"
 #include "transport.h"
 
 typedef enum tag_kind { TAG_NEW, TAG_RECV, TAG_CLOSE, TAG_SEND, TAG_SHUTDOWN } tag_kind;
@@ -163,15 +171,30 @@ static void add_trailing(gcall *gc, const sg_error *err) {
   }
 }
 
-/* The value of the request's metadata `key`, copied into the arena; NULL when absent. */
-static const char *metadata_value(const gcall *gc, const char *key, sg_arena *arena) {
+/* The request's metadata `key` (its slice, not copied); NULL when absent. */
+static const grpc_slice *metadata_slice(const gcall *gc, const char *key) {
   size_t klen = strlen(key);
   for (size_t i = 0; i < gc->md.count; i++) {
-    const grpc_slice *k = &gc->md.metadata[i].key, *v = &gc->md.metadata[i].value;
-    if (GRPC_SLICE_LENGTH(*k) == klen && !memcmp(GRPC_SLICE_START_PTR(*k), key, klen))
-      return sg_arena_strndup(arena, (const char *)GRPC_SLICE_START_PTR(*v), GRPC_SLICE_LENGTH(*v));
+    const grpc_slice *k = &gc->md.metadata[i].key;
+    if (GRPC_SLICE_LENGTH(*k) == klen && !memcmp(GRPC_SLICE_START_PTR(*k), key, klen)) return &gc->md.metadata[i].value;
   }
   return NULL;
+}
+
+/* The value of the request's metadata `key`, copied into the arena; NULL when absent. */
+static const char *metadata_value(const gcall *gc, const char *key, sg_arena *arena) {
+  const grpc_slice *v = metadata_slice(gc, key);
+  return v ? sg_arena_strndup(arena, (const char *)GRPC_SLICE_START_PTR(*v), GRPC_SLICE_LENGTH(*v)) : NULL;
+}
+
+/* With --auth-token-file: whether the call carries a valid bearer token (its principal
+ * goes to the call). */
+static bool authenticated(sv_grpc *g, const gcall *gc, sv_call *call) {
+  sv_auth *auth = sv_service_auth(g->sv);
+  if (!auth) return true;
+  const grpc_slice *v = metadata_slice(gc, "authorization");
+  return v && sv_auth_check_bearer(auth, (const char *)GRPC_SLICE_START_PTR(*v), GRPC_SLICE_LENGTH(*v),
+                                   &call->principal);
 }
 
 /* Runs on a worker: decode, invoke, start the batch that sends the reply. */
@@ -179,7 +202,7 @@ static void run_call(void *arg) {
   gcall *gc = arg;
   sv_grpc *g = gc->g;
   sg_arena_init(&gc->arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(g->sv), &gc->arena, deadline_of(&gc->details.deadline), &gc->cancelled, NULL};
+  sv_call call = {sv_service_next_id(g->sv), &gc->arena, deadline_of(&gc->details.deadline), &gc->cancelled, NULL, 0};
   call.session = metadata_value(gc, "stagd-session", &gc->arena);
   sg_error err = SG_ERROR_INIT;
   sg_buf out = SG_BUF_INIT;
@@ -187,7 +210,12 @@ static void run_call(void *arg) {
   size_t path_len = GRPC_SLICE_LENGTH(gc->details.method);
   const sv_method *m = sv_method_by_grpc_path(path, path_len);
   sg_code rc;
-  if (!m) {
+  if (!authenticated(g, gc, &call)) {
+    rc = sg_error_set(&err, SG_UNAUTHENTICATED,
+                      "this daemon requires a bearer token: send the metadata 'authorization: Bearer TOKEN' "
+                      "with a token from its --auth-token-file (stagctl --token-file, stagd.connect(token=...))");
+    SG_INFO(call.id, "%s: missing or unknown bearer token", m ? m->name : "call");
+  } else if (!m) {
     rc = sg_error_set(&err, SG_UNIMPLEMENTED, "unknown method '%.*s'", (int)path_len, path);
     SG_INFO(call.id, "%s", err.message);
   } else if (!gc->recv_buf) {
@@ -300,6 +328,33 @@ static sg_code prepare_unix_path(const char *path, sg_error *err) {
   return SG_OK;
 }
 
+/* SSL server credentials from the PEM files of --tls-cert, --tls-key and
+ * --tls-client-ca (mutual TLS: a client certificate is required and verified). */
+static grpc_server_credentials *tls_credentials(const sv_config *cfg, sg_error *err) {
+  /* gRPC reads the files only at the first handshake: OpenSSL checks them now, so a
+   * bad certificate or a key that does not match stops the start with a clear error */
+  sv_tls_ctx *check = sv_tls_ctx_new(cfg, err);
+  if (!check) return NULL;
+  sv_tls_ctx_free(check);
+  char *cert = sv_read_pem(cfg->tls_cert, "--tls-cert", err);
+  char *key = cert ? sv_read_pem(cfg->tls_key, "--tls-key", err) : NULL;
+  char *ca = key && cfg->tls_client_ca ? sv_read_pem(cfg->tls_client_ca, "--tls-client-ca", err) : NULL;
+  grpc_server_credentials *c = NULL;
+  if (key && (ca || !cfg->tls_client_ca)) {
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    c = grpc_ssl_server_credentials_create_ex(ca, &pair, 1,
+                                              ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                                 : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+                                              NULL);
+    if (!c) sg_error_set(err, SG_INVALID_ARGUMENT, "--tls-cert %s / --tls-key %s: gRPC cannot use them", cfg->tls_cert, cfg->tls_key);
+  }
+  if (key) OPENSSL_cleanse(key, strlen(key));
+  free(cert);
+  free(key);
+  free(ca);
+  return c;
+}
+
 sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
                        void (*on_stopped)(void *), void *ud, sg_error *err) {
   const sv_config *cfg = sv_service_config(sv);
@@ -322,12 +377,19 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
   g->server = grpc_server_create(&ca, NULL);
   grpc_server_register_completion_queue(g->server, g->cq, NULL);
 
+  grpc_server_credentials *tls = NULL;
+  if (cfg->tls_cert && !(tls = tls_credentials(cfg, err))) goto fail;
   for (size_t i = 0; i < addrs->len; i++) {
     const char *a = addrs->items[i];
-    if (!strncmp(a, "unix:", 5) && prepare_unix_path(a + 5, err) != SG_OK) goto fail;
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+    bool is_unix = !strncmp(a, "unix:", 5);
+    if (is_unix && prepare_unix_path(a + 5, err) != SG_OK) goto fail;
+    /* TLS on TCP; a unix socket is reachable only through its file, made 0600 */
+    grpc_server_credentials *creds = tls && !is_unix ? tls : grpc_insecure_server_credentials_create();
+    mode_t old_mask = umask(0177);
     int port = grpc_server_add_http2_port(g->server, a, creds);
-    grpc_server_credentials_release(creds);
+    umask(old_mask);
+    if (is_unix && port) chmod(a + 5, 0600);
+    if (creds != tls) grpc_server_credentials_release(creds);
     if (port == 0) {
       sg_error_set(err, SG_UNAVAILABLE, "cannot listen for gRPC on '%s' (address in use, or not host:port / unix:PATH)", a);
       goto fail;
@@ -340,6 +402,8 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
       SG_INFO(0, "serving gRPC on %s", a);
     }
   }
+  if (tls) grpc_server_credentials_release(tls);
+  tls = NULL;
   grpc_server_start(g->server);
   request_new(g);
   if (pthread_create(&g->thread, NULL, cq_main, g) != 0) {
@@ -359,6 +423,7 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
   return g;
 
 fail:
+  if (tls) grpc_server_credentials_release(tls);
   grpc_server_destroy(g->server);
   grpc_completion_queue_shutdown(g->cq);
   while (grpc_completion_queue_next(g->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN) {

@@ -6,11 +6,21 @@
  * new ones past the configured limits (--max-handles, --max-handle-bytes; a device-
  * resident tensor counts its device buffer's bytes) with a
  * RESOURCE_EXHAUSTED error that names the limit, so a leaking notebook gets a clear
- * message, not an out-of-memory kill. Ids are "DEVICE#N" with N increasing per store,
- * never reused, so a released id stays invalid.
+ * message, not an out-of-memory kill. Ids are "DEVICE#" and 32 hex digits: 128 bits
+ * from getrandom, so no client can guess another's id (and a released id, or one from
+ * another replica or an earlier daemon, stays invalid).
  *
  * One mutex guards the map; lookups retain the value, so a handle released while a
  * request uses it stays valid until that request ends.
+ *
+ * Ownership (docs/security.md): a handle belongs to the session that made it — its
+ * `stagd-session` name together with the principal (the fingerprint of the bearer token
+ * the call authenticated with, 0 without --auth-token-file). Calls without a session
+ * share one anonymous bucket per principal. Any other caller gets NOT_FOUND, the same
+ * answer as for an id that never existed, so ids reveal nothing; an owner may grant a
+ * Variable to another session name (sv_handles_grant). Each session (and each anonymous
+ * bucket) may hold at most max_session_bytes over all devices, so one client cannot
+ * starve the others of the global --max-handle-bytes.
  *
  * Sessions: a client that sends the `stagd-session` metadata owns the handles it makes.
  * Each of its calls renews the session; sv_handles_end_session releases them at once
@@ -18,6 +28,7 @@
  * renewed within the lease (a killed notebook kernel), so they do not stay until the
  * daemon stops. Handles made without a session never expire.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,21 +49,26 @@ typedef struct entry {
   gr_value *v;
   uint64_t bytes;
   int dev;
-  int session; /* index in sessions, -1: none */
-  uint64_t n;  /* the N of its id (the map key) */
+  int session;     /* index in sessions (the owner) */
+  uint64_t n, tag; /* the id's 128 bits: n is the map key, tag the rest */
+  char **grants;   /* session names it is granted to */
+  int ngrants;
 } entry;
+
+/* The anonymous bucket's name: not a valid session name, so no client can claim it. */
+#define ANON "*"
 
 typedef struct sv_session {
   char name[SV_SESSION_MAX + 1]; /* "" when the slot is free */
+  uint64_t principal;
   uint64_t last_ns;              /* last renewal, sg_now_ns() */
-  uint64_t handles;
+  uint64_t handles, bytes;
 } sv_session;
 
 struct sv_handles {
   pthread_mutex_t lock;
-  sg_map map; /* N → entry* */
-  uint64_t next;
-  uint64_t max_bytes, max_count;
+  sg_map map; /* n → entry* */
+  uint64_t max_bytes, max_count, max_session_bytes;
   dev_usage devs[MAX_DEVICES];
   int ndevs;
   sv_session *sessions;
@@ -60,29 +76,41 @@ struct sv_handles {
   uint64_t expired; /* handles released by expired leases, since start */
 };
 
-sv_handles *sv_handles_new(uint64_t max_bytes, uint64_t max_count) {
+sv_handles *sv_handles_new(uint64_t max_bytes, uint64_t max_count, uint64_t max_session_bytes) {
   sv_handles *h = sg_xcalloc(1, sizeof *h);
   pthread_mutex_init(&h->lock, NULL);
-  /* Ids count up from a random start, so that no two daemons (replicas behind a load
-   * balancer, a restarted daemon) hand out the same id: a session moved elsewhere gets
-   * NOT_FOUND for its old handles, never another session's tensor. */
-  uint64_t r = 0;
-  if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = sg_now_ns() ^ (uint64_t)getpid() << 32;
-  h->next = 1 + (r & ((1ULL << 40) - 1));
   h->max_bytes = max_bytes;
   h->max_count = max_count;
+  h->max_session_bytes = max_session_bytes;
   return h;
+}
+
+static void free_entry(entry *e) {
+  gr_value_release(e->v);
+  for (int i = 0; i < e->ngrants; i++) free(e->grants[i]);
+  free(e->grants);
+  free(e);
+}
+
+/* 128 random bits for a new id (getrandom blocks only before the kernel's pool is
+ * seeded at boot; it never fails afterwards, short of a signal, which is retried). */
+static void random_id(uint64_t *n, uint64_t *tag) {
+  uint64_t r[2];
+  size_t got = 0;
+  while (got < sizeof r) {
+    ssize_t k = getrandom((char *)r + got, sizeof r - got, 0);
+    if (k > 0) got += (size_t)k;
+    else if (k < 0 && errno != EINTR) abort(); /* no randomness: never hand out guessable ids */
+  }
+  *n = r[0] ? r[0] : 1; /* 0 marks a malformed id */
+  *tag = r[1];
 }
 
 void sv_handles_free(sv_handles *h) {
   if (!h) return;
   uint64_t k;
   void *v;
-  for (size_t it = 0; sg_map_next(&h->map, &it, &k, &v);) {
-    entry *e = v;
-    gr_value_release(e->v);
-    free(e);
-  }
+  for (size_t it = 0; sg_map_next(&h->map, &it, &k, &v);) free_entry(v);
   sg_map_free(&h->map);
   free(h->sessions);
   pthread_mutex_destroy(&h->lock);
@@ -97,13 +125,17 @@ static int device_slot(sv_handles *h, const char *device) {
   return h->ndevs++;
 }
 
-/* The slot of session `name`, renewed at `now`; created when absent if `create`;
- * -1 for none. */
-static int session_slot(sv_handles *h, const char *name, uint64_t now, bool create) {
-  if (!name || !*name) return -1;
+static const char *owner_name(const sv_owner *who) { return who && who->session ? who->session : ANON; }
+static uint64_t owner_principal(const sv_owner *who) { return who ? who->principal : 0; }
+
+/* The slot of `who`'s session (the anonymous bucket without a session name), renewed at
+ * `now`; created when absent if `create`; -1 for none. */
+static int session_slot(sv_handles *h, const sv_owner *who, uint64_t now, bool create) {
+  const char *name = owner_name(who);
+  uint64_t principal = owner_principal(who);
   int free_slot = -1;
   for (int i = 0; i < h->nsessions; i++) {
-    if (!strcmp(h->sessions[i].name, name)) {
+    if (h->sessions[i].name[0] && h->sessions[i].principal == principal && !strcmp(h->sessions[i].name, name)) {
       h->sessions[i].last_ns = now;
       return i;
     }
@@ -116,8 +148,9 @@ static int session_slot(sv_handles *h, const char *name, uint64_t now, bool crea
   }
   sv_session *se = &h->sessions[free_slot];
   snprintf(se->name, sizeof se->name, "%s", name);
+  se->principal = principal;
   se->last_ns = now;
-  se->handles = 0;
+  se->handles = se->bytes = 0;
   return free_slot;
 }
 
@@ -133,14 +166,17 @@ bool sv_session_name_ok(const char *name, sg_error *err) {
   return ok;
 }
 
-void sv_handles_touch(sv_handles *h, const char *session, uint64_t now) {
+void sv_handles_touch(sv_handles *h, const sv_owner *who, uint64_t now) {
+  if (!who || !who->session) return;
   pthread_mutex_lock(&h->lock);
-  session_slot(h, session, now, false); /* a session exists once it holds a handle */
+  session_slot(h, who, now, false); /* a session exists once it holds a handle */
   pthread_mutex_unlock(&h->lock);
 }
 
-/* The limit check of one more handle of `bytes` on device slot d (lock held). */
-static sg_code room(sv_handles *h, int d, const char *device, uint64_t bytes, sg_error *err) {
+/* The limit check of one more handle of `bytes` on device slot d for session slot s
+ * (-1: not opened yet, holds nothing) (lock held). */
+static sg_code room(sv_handles *h, int d, int s, const char *device, uint64_t bytes, sg_error *err) {
+  uint64_t held = s >= 0 ? h->sessions[s].bytes : 0;
   sg_code rc = SG_OK;
   if (d < 0) {
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "device name '%s' is not one the daemon serves", device);
@@ -155,18 +191,26 @@ static sg_code room(sv_handles *h, int d, const char *device, uint64_t bytes, sg
                       "(--max-handle-bytes; %llu bytes held now); release tensors you no longer need",
                       (unsigned long long)bytes, device, (unsigned long long)h->max_bytes,
                       (unsigned long long)h->devs[d].bytes);
+  } else if (held + bytes > h->max_session_bytes) {
+    rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                      "a %llu-byte tensor would exceed this session's handle memory limit of %llu bytes "
+                      "(--max-session-handle-bytes; %llu bytes held by the session now); release tensors "
+                      "you no longer need",
+                      (unsigned long long)bytes, (unsigned long long)h->max_session_bytes,
+                      (unsigned long long)held);
   }
   return rc;
 }
 
-sg_code sv_handles_check_room(sv_handles *h, const char *device, uint64_t bytes, sg_error *err) {
+sg_code sv_handles_check_room(sv_handles *h, const char *device, const sv_owner *who, uint64_t bytes, sg_error *err) {
   pthread_mutex_lock(&h->lock);
-  sg_code rc = room(h, device_slot(h, device), device, bytes, err);
+  int s = session_slot(h, who, sg_now_ns(), false);
+  sg_code rc = room(h, device_slot(h, device), s, device, bytes, err);
   pthread_mutex_unlock(&h->lock);
   return rc;
 }
 
-sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, gr_value *v, char *id_out,
+sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, char *id_out,
                        size_t cap, sg_error *err) {
   if (gr_value_escape(v, err)) { /* variables inside it now outlive their request */
     gr_value_release(v);
@@ -175,82 +219,137 @@ sg_code sv_handles_put(sv_handles *h, const char *device, const char *session, g
   uint64_t bytes = gr_value_bytes(v); /* device bytes for a device-resident tensor */
   pthread_mutex_lock(&h->lock);
   int d = device_slot(h, device);
-  sg_code rc = room(h, d, device, bytes, err);
+  int s = session_slot(h, who, sg_now_ns(), false);
+  sg_code rc = room(h, d, s, device, bytes, err);
   if (rc) {
     pthread_mutex_unlock(&h->lock);
     gr_value_release(v);
     return rc;
   }
-  entry *e = sg_xmalloc(sizeof *e);
+  entry *e = sg_xcalloc(1, sizeof *e);
   e->v = v;
   e->bytes = bytes;
   e->dev = d;
-  e->session = session_slot(h, session, sg_now_ns(), true);
-  if (e->session >= 0) h->sessions[e->session].handles++;
-  uint64_t n = h->next++;
-  e->n = n;
-  sg_map_put(&h->map, n, e);
+  e->session = session_slot(h, who, sg_now_ns(), true);
+  h->sessions[e->session].handles++;
+  h->sessions[e->session].bytes += bytes;
+  void *taken;
+  do random_id(&e->n, &e->tag);
+  while (sg_map_get(&h->map, e->n, &taken));
+  sg_map_put(&h->map, e->n, e);
   h->devs[d].count++;
   h->devs[d].bytes += bytes;
   pthread_mutex_unlock(&h->lock);
-  snprintf(id_out, cap, "%s#%llu", device, (unsigned long long)n);
+  snprintf(id_out, cap, "%s#%016llx%016llx", device, (unsigned long long)e->n, (unsigned long long)e->tag);
   return SG_OK;
 }
 
-/* "DEVICE#N" → N; 0 when malformed. */
-static uint64_t id_number(const char *id) {
+/* "DEVICE#" + 32 hex digits → its two halves; false when malformed. */
+static bool parse_id(const char *id, uint64_t *n, uint64_t *tag) {
   const char *hash = strrchr(id, '#');
-  if (!hash || !hash[1]) return 0;
-  char *end;
-  unsigned long long n = strtoull(hash + 1, &end, 10);
-  return *end ? 0 : (uint64_t)n;
+  if (!hash || strlen(hash + 1) != 32) return false;
+  uint64_t w[2] = {0, 0};
+  for (int i = 0; i < 32; i++) {
+    char c = hash[1 + i];
+    int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (x < 0) return false;
+    w[i / 16] = w[i / 16] << 4 | (uint64_t)x;
+  }
+  *n = w[0];
+  *tag = w[1];
+  return *n != 0;
 }
 
-gr_value *sv_handles_get(sv_handles *h, const char *id, const char **device, sg_error *err) {
-  uint64_t n = id_number(id);
-  void *v = NULL;
-  pthread_mutex_lock(&h->lock);
-  bool found = n && sg_map_get(&h->map, n, &v);
+/* The live entry named by the whole id — device part and all 128 bits — or NULL (lock
+ * held). "cpu#X" never names vulkan:0's handle X. */
+static entry *lookup(sv_handles *h, const char *id) {
+  uint64_t n, tag;
+  void *v;
+  if (!parse_id(id, &n, &tag) || !sg_map_get(&h->map, n, &v)) return NULL;
   entry *e = v;
-  /* the device part must match too: "cpu#3" never names vulkan:0's handle 3 */
-  if (found && (strncmp(id, h->devs[e->dev].name, strlen(h->devs[e->dev].name)) != 0 ||
-                id[strlen(h->devs[e->dev].name)] != '#'))
-    found = false;
-  gr_value *r = found ? gr_value_retain(e->v) : NULL;
-  if (found && device) *device = h->devs[e->dev].name;
+  size_t dl = strlen(h->devs[e->dev].name);
+  if (e->tag != tag || strncmp(id, h->devs[e->dev].name, dl) != 0 || id[dl] != '#') return NULL;
+  return e;
+}
+
+/* Whether `who` owns e (lock held). */
+static bool owns(sv_handles *h, const entry *e, const sv_owner *who) {
+  const sv_session *se = &h->sessions[e->session];
+  return se->principal == owner_principal(who) && !strcmp(se->name, owner_name(who));
+}
+
+/* Whether `who` may use e: its own, or granted to its session name (lock held). */
+static bool visible(sv_handles *h, const entry *e, const sv_owner *who) {
+  if (owns(h, e, who)) return true;
+  for (int i = 0; who && who->session && i < e->ngrants; i++)
+    if (!strcmp(e->grants[i], who->session)) return true;
+  return false;
+}
+
+static sg_code not_found(sg_error *err, const char *id) {
+  uint64_t n, tag;
+  return sg_error_set(err, SG_NOT_FOUND,
+                      parse_id(id, &n, &tag)
+                          ? "tensor handle '%s' was released or is not this session's (or never existed in "
+                            "this daemon: a restarted daemon, or a load balancer that moved the session to "
+                            "another replica, has none of the session's tensors)"
+                          : "'%s' is not a tensor handle id (expected DEVICE#HEX)",
+                      id);
+}
+
+gr_value *sv_handles_get(sv_handles *h, const sv_owner *who, const char *id, const char **device, sg_error *err) {
+  pthread_mutex_lock(&h->lock);
+  entry *e = lookup(h, id);
+  gr_value *r = e && visible(h, e, who) ? gr_value_retain(e->v) : NULL;
+  if (r && device) *device = h->devs[e->dev].name;
   pthread_mutex_unlock(&h->lock);
-  if (!r)
-    sg_error_set(err, SG_NOT_FOUND, n ? "tensor handle '%s' was released (or never existed in this daemon: a restarted "
-                                        "daemon, or a load balancer that moved the session to another replica, "
-                                        "has none of the session's tensors)"
-                                      : "'%s' is not a tensor handle id (expected DEVICE#N)",
-                 id);
+  if (!r) not_found(err, id);
   return r;
+}
+
+sg_code sv_handles_grant(sv_handles *h, const sv_owner *who, const char *id, const char *to, sg_error *err) {
+  if (!sv_session_name_ok(to, err)) return sg_error_prefix(err, SG_INVALID_ARGUMENT, "grant to '%.80s'", to);
+  pthread_mutex_lock(&h->lock);
+  entry *e = lookup(h, id);
+  sg_code rc = SG_OK;
+  if (!e || !owns(h, e, who)) {
+    rc = not_found(err, id);
+  } else if (gr_value_kind_of(e->v) != GR_VALUE_VARIABLE) {
+    rc = sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "'%s' is a tensor, not a Variable: only Variables are shared across sessions "
+                      "(a tensor can be copied with Fetch and Put)",
+                      id);
+  } else {
+    bool have = false;
+    for (int i = 0; i < e->ngrants && !have; i++) have = !strcmp(e->grants[i], to);
+    if (!have) {
+      e->grants = sg_xrealloc(e->grants, (size_t)(e->ngrants + 1) * sizeof *e->grants);
+      e->grants[e->ngrants++] = sg_xstrdup(to);
+    }
+  }
+  pthread_mutex_unlock(&h->lock);
+  return rc;
 }
 
 /* Takes a removed entry off the per-device and per-session counts (lock held). */
 static void forget(sv_handles *h, entry *e) {
   h->devs[e->dev].count--;
   h->devs[e->dev].bytes -= e->bytes;
-  if (e->session >= 0) h->sessions[e->session].handles--;
+  h->sessions[e->session].handles--;
+  h->sessions[e->session].bytes -= e->bytes;
 }
 
-bool sv_handles_release(sv_handles *h, const char *id) {
-  uint64_t n = id_number(id);
-  void *v = NULL;
+bool sv_handles_release(sv_handles *h, const sv_owner *who, const char *id) {
   pthread_mutex_lock(&h->lock);
-  bool found = n && sg_map_get(&h->map, n, &v);
-  if (found) {
-    sg_map_remove(&h->map, n);
-    forget(h, v);
+  entry *e = lookup(h, id);
+  if (e && !owns(h, e, who)) e = NULL; /* a grantee uses it, only its owner releases it */
+  if (e) {
+    sg_map_remove(&h->map, e->n);
+    forget(h, e);
   }
   pthread_mutex_unlock(&h->lock);
-  if (found) {
-    entry *e = v;
-    gr_value_release(e->v);
-    free(e);
-  }
-  return found;
+  if (e) free_entry(e);
+  return e != NULL;
 }
 
 /* Releases every handle of the sessions marked in `drop` and frees their slots; the
@@ -263,7 +362,7 @@ static uint64_t release_sessions(sv_handles *h, bool *drop) {
   void *v;
   for (size_t it = 0; sg_map_next(&h->map, &it, &k, &v);) {
     entry *e = v;
-    if (e->session < 0 || !drop[e->session]) continue;
+    if (!drop[e->session]) continue;
     if (n == cap) gone = sg_xrealloc(gone, (cap = cap ? 2 * cap : 16) * sizeof *gone);
     gone[n++] = e;
   }
@@ -274,19 +373,18 @@ static uint64_t release_sessions(sv_handles *h, bool *drop) {
   for (int i = 0; i < h->nsessions; i++)
     if (drop[i]) h->sessions[i].name[0] = '\0';
   pthread_mutex_unlock(&h->lock);
-  for (size_t i = 0; i < n; i++) {
-    gr_value_release(gone[i]->v);
-    free(gone[i]);
-  }
+  for (size_t i = 0; i < n; i++) free_entry(gone[i]);
   free(gone);
   free(drop);
   return n;
 }
 
-uint64_t sv_handles_end_session(sv_handles *h, const char *name) {
+uint64_t sv_handles_end_session(sv_handles *h, const sv_owner *who) {
+  if (!who || !who->session) return 0;
   pthread_mutex_lock(&h->lock);
   bool *drop = sg_xcalloc((size_t)h->nsessions + 1, sizeof *drop);
-  for (int i = 0; i < h->nsessions; i++) drop[i] = h->sessions[i].name[0] && !strcmp(h->sessions[i].name, name);
+  int s = session_slot(h, who, sg_now_ns(), false);
+  if (s >= 0) drop[s] = true;
   return release_sessions(h, drop);
 }
 
@@ -295,7 +393,8 @@ uint64_t sv_handles_expire(sv_handles *h, uint64_t now, uint64_t lease_ns, int *
   bool *drop = sg_xcalloc((size_t)h->nsessions + 1, sizeof *drop);
   int nd = 0;
   for (int i = 0; i < h->nsessions; i++)
-    if (h->sessions[i].name[0] && now > h->sessions[i].last_ns && now - h->sessions[i].last_ns > lease_ns)
+    if (h->sessions[i].name[0] && strcmp(h->sessions[i].name, ANON) != 0 && now > h->sessions[i].last_ns &&
+        now - h->sessions[i].last_ns > lease_ns)
       drop[i] = true, nd++;
   if (sessions_out) *sessions_out = nd;
   if (!nd) {
@@ -310,15 +409,14 @@ uint64_t sv_handles_expire(sv_handles *h, uint64_t now, uint64_t lease_ns, int *
   return n;
 }
 
-uint64_t sv_handles_session_count(sv_handles *h, const char *name, int *live_sessions, uint64_t *expired) {
+uint64_t sv_handles_session_count(sv_handles *h, const sv_owner *who, int *live_sessions, uint64_t *expired) {
   pthread_mutex_lock(&h->lock);
   uint64_t n = 0;
   int live = 0;
-  for (int i = 0; i < h->nsessions; i++) {
-    if (!h->sessions[i].name[0]) continue;
-    live++;
-    if (name && !strcmp(h->sessions[i].name, name)) n = h->sessions[i].handles;
-  }
+  for (int i = 0; i < h->nsessions; i++)
+    if (h->sessions[i].name[0] && strcmp(h->sessions[i].name, ANON) != 0) live++;
+  int s = who && who->session ? session_slot(h, who, sg_now_ns(), false) : -1;
+  if (s >= 0) n = h->sessions[s].handles;
   if (live_sessions) *live_sessions = live;
   if (expired) *expired = h->expired;
   pthread_mutex_unlock(&h->lock);

@@ -21,6 +21,16 @@
  * and skipped up to the next Content-Length header; an oversized message is
  * reported (-32600) and its body skipped; invalid JSON (-32700), malformed requests
  * (-32600), unknown methods (-32601) and bad params (-32602) get error replies.
+ *
+ * Security (docs/security.md): a TCP client is anyone who can connect. With
+ * --auth-token-file its initialize must carry initializationOptions.token (else an
+ * UNAUTHENTICATED error and the connection stays uninitialized); its `python` and
+ * `pythonEnv` options are ignored (the operator chooses the helper's interpreter with
+ * --lsp-python), and stagd/graph runs the Python helper for it only with
+ * --lsp-allow-python. The stdio client is the daemon's own user: its options apply.
+ * With --tls-cert/--tls-key every TCP connection speaks TLS (lsp_tls.c): reads go
+ * through sv_tls_received before the framer, writes through sv_tls_send; a TLS error
+ * (a plain-text client, no client certificate under mTLS) closes the connection.
  */
 #include <fcntl.h>
 #include <netdb.h>
@@ -33,6 +43,7 @@
 #include "documents.h"
 #include "lsp_features.h"
 #include "lsp_frame.h"
+#include "lsp_tls.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -65,6 +76,7 @@ struct sv_lsp {
   conn *conns;                /* linked list of open connections */
   uv_tcp_t **listeners;
   size_t n_listeners;
+  sv_tls_ctx *tls;            /* --tls-cert: TCP connections speak TLS; NULL: plain */
   int open_handles;           /* listeners being closed */
   bool shutting_down;
   bool drained_reported;
@@ -103,6 +115,8 @@ struct conn {
   uint64_t stage_timeout_ms;
   uint32_t client_commands; /* bit i: the client runs sv_lsp_command_at(i) itself */
   cJSON *python_env;        /* added to the staging helper's environment; NULL: none */
+  uint64_t principal;       /* fingerprint of the token initialize carried (0: none needed) */
+  sv_tls *tls;              /* TCP with --tls-cert: the connection's TLS state */
 };
 
 struct job {
@@ -160,19 +174,16 @@ static void on_written(uv_write_t *req, int status) {
   free(w);
 }
 
-/* Frames body and sends it. Takes ownership of nothing; copies. */
-static void conn_send_text(conn *c, const char *body, size_t len) {
-  sg_buf b = SG_BUF_INIT;
-  sg_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
-  sg_buf_append(&b, body, len);
+/* Writes b's bytes (freed) to the connection as they are. */
+static void conn_write(conn *c, sg_buf *b) {
   if (c->out_stream) {
     if (uv_is_closing((uv_handle_t *)c->out_stream) || !uv_is_writable(c->out_stream)) {
-      sg_buf_free(&b);
+      sg_buf_free(b);
       return;
     }
     write_req *w = sg_xmalloc(sizeof *w);
     size_t n;
-    w->data = sg_buf_detach(&b, &n);
+    w->data = sg_buf_detach(b, &n);
     uv_buf_t ub = uv_buf_init(w->data, (unsigned)n);
     if (uv_write(&w->req, c->out_stream, &ub, 1, on_written) != 0) {
       free(w->data);
@@ -181,13 +192,31 @@ static void conn_send_text(conn *c, const char *body, size_t len) {
   } else {
     /* stdout is a regular file: a blocking write cannot stall on a reader */
     size_t off = 0;
-    while (off < b.len) {
-      ssize_t k = write(STDOUT_FILENO, b.data + off, b.len - off);
+    while (off < b->len) {
+      ssize_t k = write(STDOUT_FILENO, b->data + off, b->len - off);
       if (k <= 0) break;
       off += (size_t)k;
     }
-    sg_buf_free(&b);
+    sg_buf_free(b);
   }
+}
+
+/* Frames body and sends it (through TLS on a TLS connection). Copies. */
+static void conn_send_text(conn *c, const char *body, size_t len) {
+  sg_buf b = SG_BUF_INIT;
+  sg_buf_printf(&b, "Content-Length: %zu\r\n\r\n", len);
+  sg_buf_append(&b, body, len);
+  if (c->tls) {
+    sg_buf wire = SG_BUF_INIT;
+    bool ok = sv_tls_send(c->tls, b.data, b.len, &wire);
+    sg_buf_free(&b);
+    if (!ok) {
+      sg_buf_free(&wire);
+      return;
+    }
+    b = wire;
+  }
+  conn_write(c, &b);
 }
 
 static void send_json(conn *c, cJSON *msg) {
@@ -266,6 +295,8 @@ static void run_feature(job *j) {
   rq.sv = j->c->l->sv;
   rq.python = j->python;
   rq.python_env = j->python_env;
+  rq.python_allowed = j->c->is_stdio || sv_service_config(rq.sv)->lsp_allow_python;
+  rq.principal = j->c->principal;
   rq.stage_timeout_ms = j->stage_timeout_ms;
   sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
   cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
@@ -327,7 +358,8 @@ static void run_job(void *arg) {
   sv_lsp *l = j->c->l;
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL};
+  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL, 0};
+  call.principal = j->c->principal;
   sg_error err = SG_ERROR_INIT;
   /* decode first so a params error is told apart from a handler error */
   ProtobufCMessage *req;
@@ -617,6 +649,16 @@ static void publish_empty(conn *c, const char *uri) {
   cJSON_Delete(n);
 }
 
+/* Over TCP with --auth-token-file: whether initializationOptions.token is a valid
+ * token (its principal goes to the connection). stdio needs none. */
+static bool authenticate(conn *c, const cJSON *params) {
+  sv_auth *auth = sv_service_auth(c->l->sv);
+  if (c->is_stdio || !auth) return true;
+  const cJSON *o = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
+  const cJSON *t = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "token") : NULL;
+  return cJSON_IsString(t) && sv_auth_check(auth, t->valuestring, strlen(t->valuestring), &c->principal);
+}
+
 /* initializationOptions: {debounceMs?: number >= 0, style?: "autograph" | "snek"}. */
 static void read_init_options(conn *c, const cJSON *params) {
   const cJSON *o = cJSON_IsObject(params) ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
@@ -628,13 +670,19 @@ static void read_init_options(conn *c, const cJSON *params) {
   if (st && (!cJSON_IsString(st) || !sv_lsp_parse_style(st->valuestring, &c->style)))
     log_message(c, 2, "initializationOptions.style must be \"autograph\" or \"snek\"");
   const cJSON *py = cJSON_GetObjectItemCaseSensitive(o, "python");
+  const cJSON *pe = cJSON_GetObjectItemCaseSensitive(o, "pythonEnv"), *var;
+  if (!c->is_stdio && ((py && !cJSON_IsNull(py)) || (pe && !cJSON_IsNull(pe)))) {
+    /* a network client must not choose what the daemon executes */
+    log_message(c, 2, "initializationOptions.python and pythonEnv are ignored over TCP: the daemon's operator "
+                      "chooses the staging helper's interpreter (--lsp-python)");
+    py = pe = NULL;
+  }
   if (cJSON_IsString(py) && *py->valuestring) {
     free(c->python);
     c->python = sg_xstrdup(py->valuestring);
   } else if (py && !cJSON_IsNull(py)) {
     log_message(c, 2, "initializationOptions.python must be the path or name of a Python interpreter");
   }
-  const cJSON *pe = cJSON_GetObjectItemCaseSensitive(o, "pythonEnv"), *var;
   bool env_ok = cJSON_IsObject(pe);
   const cJSON *vars = env_ok ? pe : NULL;
   cJSON_ArrayForEach(var, vars) {
@@ -857,6 +905,18 @@ static void handle_message(conn *c, const char *body, size_t len) {
       send_error(c, id, RPC_INVALID_REQUEST, "Invalid Request: initialize was already called");
       goto done;
     }
+    if (!authenticate(c, params)) {
+      sg_error e = SG_ERROR_INIT;
+      sg_error_set(&e, SG_UNAUTHENTICATED,
+                   "this daemon requires a token: put one of its --auth-token-file tokens in "
+                   "initializationOptions.token (VS Code: the stagd.token setting)");
+      cJSON *r = service_error(id, &e, false);
+      send_json(c, r);
+      cJSON_Delete(r);
+      sg_error_clear(&e);
+      SG_INFO(0, "LSP: initialize without a valid token refused");
+      goto done;
+    }
     c->initialized = true;
     c->utf8_positions = client_offers_utf8(params);
     read_init_options(c, params);
@@ -950,6 +1010,12 @@ static void process_input(conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   conn *c = h->data;
+  (void)suggested;
+  if (c->tls) { /* ciphertext lands apart; the plaintext is fed to the framer */
+    buf->base = c->file_buf;
+    buf->len = sizeof c->file_buf;
+    return;
+  }
   lsp_framer_reserve(&c->frame, 65536);
   buf->base = c->frame.in.data + c->frame.in.len;
   buf->len = c->frame.in.cap - c->frame.in.len - 1;
@@ -971,6 +1037,22 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nread < 0) {
     uv_read_stop(s);
     on_eof(c);
+    return;
+  }
+  if (c->tls) {
+    sg_buf plain = SG_BUF_INIT, wire = SG_BUF_INIT;
+    char why[256] = "";
+    bool ok = sv_tls_received(c->tls, buf->base, (size_t)nread, &plain, &wire, why, sizeof why);
+    if (wire.len) conn_write(c, &wire);
+    else sg_buf_free(&wire);
+    if (plain.len) lsp_framer_feed(&c->frame, plain.data, plain.len);
+    sg_buf_free(&plain);
+    if (plain.len || ok) process_input(c);
+    if (!ok) {
+      SG_INFO(0, "LSP TLS connection closed: %s", why);
+      uv_read_stop(s);
+      on_eof(c);
+    }
     return;
   }
   lsp_framer_received(&c->frame, (size_t)nread);
@@ -1034,6 +1116,7 @@ static void conn_free(conn *c) {
   sv_docs_free(&c->docs);
   free(c->python);
   cJSON_Delete(c->python_env);
+  sv_tls_free(c->tls);
   free(c);
   lsp_check_drained(l);
 }
@@ -1134,6 +1217,12 @@ static void on_connection(uv_stream_t *server, int status) {
   }
   c->in_stream = c->out_stream = (uv_stream_t *)&c->in.tcp;
   c->out_is_in = true;
+  if (l->tls && !(c->tls = sv_tls_new(l->tls))) {
+    SG_WARN(0, "LSP: cannot set up TLS for a connection (out of memory)");
+    c->closing = true;
+    conn_maybe_close(c);
+    return;
+  }
   if (l->shutting_down) {
     c->closing = true;
     conn_maybe_close(c);
@@ -1143,6 +1232,8 @@ static void on_connection(uv_stream_t *server, int status) {
 }
 
 sg_code sv_lsp_listen(sv_lsp *l, const char *addr, sg_error *err) {
+  const sv_config *cfg = sv_service_config(l->sv);
+  if (cfg->tls_cert && !l->tls && !(l->tls = sv_tls_ctx_new(cfg, err))) return err->code;
   const char *colon = strrchr(addr, ':');
   if (!colon || colon == addr || !colon[1])
     return sg_error_set(err, SG_INVALID_ARGUMENT, "--lsp-listen '%s': expected host:port", addr);
@@ -1244,6 +1335,7 @@ void sv_lsp_cancel_all(sv_lsp *l) {
 void sv_lsp_destroy(sv_lsp *l) {
   if (!l) return;
   free(l->listeners);
+  sv_tls_ctx_free(l->tls);
   pthread_mutex_destroy(&l->done_mu);
   free(l);
 }

@@ -72,6 +72,8 @@ typedef struct sv_lsp_request {
   sv_service *sv;            /* the service (stagd/graph stages through it) */
   const char *python;        /* the interpreter stagd/graph's helper runs on */
   const cJSON *python_env;   /* variables added to the helper's environment ({NAME: "VALUE"}), or NULL */
+  bool python_allowed;       /* the helper may run (stdio, or --lsp-allow-python) */
+  uint64_t principal;        /* the connection's token fingerprint (0: none) */
   uint64_t stage_timeout_ms; /* how long that helper may take */
   char *staged_function; /* stagd/graph: the function it staged or tried to (malloc'd) */
   int err_code; /* set by sv_lsp_fail */

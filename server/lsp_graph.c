@@ -130,9 +130,12 @@ static cJSON *helper_failure(sv_lsp_request *rq, const cJSON *ans, const py_stmt
   return r;
 }
 
-/* Where Python is: the session's `python` option (else $STAGD_PYTHON, else python3). */
+/* Where Python is: the stdio session's `python` option (else --lsp-python, else
+ * $STAGD_PYTHON, else python3). A TCP session's option never gets here (lsp.c). */
 static const char *python_of(const sv_lsp_request *rq) {
   if (rq->python && *rq->python) return rq->python;
+  const char *cfg = sv_service_config(rq->sv)->lsp_python;
+  if (cfg && *cfg) return cfg;
   const char *env = getenv("STAGD_PYTHON");
   return env && *env ? env : "python3";
 }
@@ -233,7 +236,7 @@ static cJSON *stage(sv_lsp_request *rq, const char *sexpr, const char *qual, con
   const sv_method *m = sv_method_by_name("Stage");
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL};
+  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL, 0};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "sexpr", sexpr);
   sg_buf fn = SG_BUF_INIT;
@@ -283,7 +286,7 @@ static cJSON *stage_in_daemon(sv_lsp_request *rq, const char *qual, const char *
   const sv_method *m = sv_method_by_name("Stage");
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL};
+  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL, 0};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "source", rq->text.text ? rq->text.text : "");
   cJSON_AddStringToObject(params, "language", "SOURCE_LANGUAGE_PYTHON");
@@ -415,6 +418,14 @@ cJSON *sv_lsp_graph(sv_lsp_request *rq) {
   /* The whole module in the AutoGraph form (what the runtime stages), so the functions
    * the staged one calls are converted too. */
   (void)style; /* the graph is the same in both styles; `style` is only checked */
+  if (!rq->python_allowed) {
+    sv_lsp_fail(rq, LSP_REQUEST_FAILED,
+                "stagd/graph: '%s' is outside the Python the daemon stages itself (docs/pyfront.md), and staging it "
+                "would run the document's code in a Python helper, which this daemon does not do for network "
+                "clients; its operator can allow it with --lsp-allow-python (docs/security.md)",
+                qual);
+    goto done;
+  }
   if (sv_lsp_convert(&rq->text, rq->uri, PY_STYLE_AUTOGRAPH, NULL, &res, &err) != SG_OK) {
     char *details = sv_error_details(&err);
     sv_lsp_fail(rq, LSP_REQUEST_FAILED, "cannot convert %s: %s", rq->uri, details);

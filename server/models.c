@@ -649,7 +649,7 @@ static sg_code check_arg(const model_version *v, int i, const gr_value *a, sg_er
 
 /* The request's arguments as boxed values (from args or args_json), checked against
  * the signature; *out has room for the model's values after them. */
-static sg_code request_args(sv_service *sv, const model_version *v, const Stagd__V1__RunModelRequest *q,
+static sg_code request_args(sv_service *sv, const sv_call *call, const model_version *v, const Stagd__V1__RunModelRequest *q,
                             gr_value ***out, int *n, sg_error *err) {
   gr_value **args = NULL;
   int got = 0;
@@ -664,7 +664,7 @@ static sg_code request_args(sv_service *sv, const model_version *v, const Stagd_
     for (; got < (int)q->n_args; got++) {
       char path[32];
       snprintf(path, sizeof path, "args[%d]", got);
-      if ((rc = sv_value_to_gr(sv_service_handles(sv), q->args[got], path, &args[got], err))) break;
+      if ((rc = sv_value_to_gr(sv_service_handles(sv), call, q->args[got], path, &args[got], err))) break;
     }
   }
   if (!rc && got != v->n_inputs)
@@ -697,7 +697,7 @@ sg_code sv_h_run_model(sv_service *sv, sv_call *call, const ProtobufCMessage *re
   if (!v) return SG_NOT_FOUND;
   gr_value **args = NULL;
   int n = 0;
-  rc = request_args(sv, v, q, &args, &n, err);
+  rc = request_args(sv, call, v, q, &args, &n, err);
   gr_value **placed = rc ? NULL : device_values_get(v, device, err);
   if (!rc && !placed) rc = err->code;
   int total = n;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "auth.h"
 #include "gr.h"
 #include "health.pb-c.h"
 #include "convert.h"
@@ -57,6 +58,7 @@ struct sv_service {
   _Atomic uint64_t graph_hits, graph_misses;
   sv_handles *handles; /* device-resident tensors of eager clients (handles.c) */
   sv_models *models;   /* --models DIR (models.c), or NULL */
+  sv_auth *auth;       /* --auth-token-file (auth.c), or NULL */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -438,7 +440,7 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   for (; got < q->n_args && !rc; got++) {
     char path[32];
     snprintf(path, sizeof path, "args[%zu]", got);
-    rc = sv_value_to_gr(sv->handles, q->args[got], path, &args[got], err);
+    rc = sv_value_to_gr(sv->handles, call, q->args[got], path, &args[got], err);
     if (rc) break;
   }
   for (int i = 0; !rc && i < n_extra; i++) args[q->n_args + (size_t)i] = extra[i]; /* borrowed */
@@ -626,8 +628,9 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   atomic_store(&sv->next_id, 1);
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
-  sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles);
-  if (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err))) {
+  sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles, cfg->max_session_handle_bytes);
+  if ((cfg->auth_token_file && !(sv->auth = sv_auth_load(cfg->auth_token_file, err))) ||
+      (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err)))) {
     sv_service_destroy(sv);
     return NULL;
   }
@@ -640,8 +643,11 @@ void sv_service_destroy(sv_service *sv) {
   free(sv->stats);
   gr_cache_free(sv->graphs);
   sv_handles_free(sv->handles);
+  sv_auth_free(sv->auth);
   free(sv);
 }
+
+sv_auth *sv_service_auth(sv_service *sv) { return sv->auth; }
 
 const sv_config *sv_service_config(const sv_service *sv) { return sv->cfg; }
 
@@ -694,7 +700,8 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
   } else if (call->cancelled && atomic_load(call->cancelled)) {
     rc = sg_error_set(err, SG_CANCELLED, "%s cancelled by the client before it started", m->name);
   } else {
-    if (call->session) sv_handles_touch(sv->handles, call->session, t0);
+    sv_owner who = sv_call_owner(call);
+    sv_handles_touch(sv->handles, &who, t0);
     rc = m->handler(sv, call, req, r, err);
     if (rc != SG_OK && (!err || !err->message)) sg_error_set(err, rc, "%s failed", m->name);
   }

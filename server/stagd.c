@@ -6,7 +6,8 @@
  *
  * Shutdown (SIGINT, SIGTERM, or the stdio LSP client's `exit`): health turns
  * NOT_SERVING, transports stop accepting, requests in flight finish; after
- * --shutdown-timeout-ms they are cancelled. A second signal cancels at once.
+ * --shutdown-timeout-ms they are cancelled. A second signal cancels at once. SIGHUP
+ * rereads --auth-token-file.
  */
 #include <grpc/grpc.h>
 #include <signal.h>
@@ -29,7 +30,7 @@ typedef struct stagd_daemon {
   sv_grpc *grpc;
   sv_lsp *lsp;
   sv_metrics_http *metrics; /* --metrics-listen */
-  uv_signal_t sigint, sigterm;
+  uv_signal_t sigint, sigterm, sighup;
   uv_timer_t shutdown_timer;
   uv_timer_t lease_timer; /* releases the handles of client sessions gone silent */
   uv_async_t grpc_stopped;
@@ -42,6 +43,7 @@ static void close_loop_handles(stagd_daemon *d) {
   d->handles_closed = true;
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  uv_close((uv_handle_t *)&d->sighup, NULL);
   uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
   uv_close((uv_handle_t *)&d->lease_timer, NULL);
   uv_close((uv_handle_t *)&d->grpc_stopped, NULL);
@@ -109,6 +111,37 @@ static void on_signal(uv_signal_t *s, int signum) {
   begin_shutdown(d, 0, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
+/* SIGHUP rereads --auth-token-file; a file that no longer parses keeps the tokens in
+ * force (and says why). */
+static void on_sighup(uv_signal_t *s, int signum) {
+  stagd_daemon *d = s->data;
+  (void)signum;
+  sv_auth *auth = sv_service_auth(d->sv);
+  if (!auth) {
+    SG_INFO(0, "SIGHUP: nothing to reread (no --auth-token-file)");
+    return;
+  }
+  sg_error err = SG_ERROR_INIT;
+  if (sv_auth_reload(auth, &err) != SG_OK) {
+    char *msg = sg_error_format(&err);
+    SG_WARN(0, "SIGHUP: keeping the tokens in force: %s", msg);
+    free(msg);
+    sg_error_clear(&err);
+  }
+}
+
+/* Says which addresses anyone on the network may use without TLS and tokens. */
+static void warn_exposed(const sv_config *c) {
+  if (c->tls_cert && c->auth_token_file) return;
+  const sv_strlist *lists[2] = {&c->listen, &c->lsp_listen};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < lists[k]->len; i++)
+      if (!sv_addr_is_local(lists[k]->items[i]))
+        SG_WARN(0, "--insecure: %s is served to the network without %s%s%s: anyone who can connect may use the daemon",
+                lists[k]->items[i], c->tls_cert ? "" : "TLS", !c->tls_cert && !c->auth_token_file ? " and " : "",
+                c->auth_token_file ? "" : "tokens");
+}
+
 static void on_stdio_exit(void *ud, int code) {
   begin_shutdown(ud, code, "the LSP client ended the session");
 }
@@ -167,6 +200,10 @@ int main(int argc, char **argv) {
   d.sigint.data = d.sigterm.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  uv_signal_init(d.loop, &d.sighup);
+  d.sighup.data = &d;
+  uv_signal_start(&d.sighup, on_sighup, SIGHUP);
+  warn_exposed(&d.cfg);
   d.lsp = sv_lsp_create(d.loop, d.sv, d.pool, (sv_lsp_hooks){on_stdio_exit, on_lsp_drained, &d});
 
   int rc = 0;

@@ -55,7 +55,18 @@ typedef struct sv_config {
   uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   bool listen_explicit;         /* some source named --listen */
+  uint64_t max_session_handle_bytes; /* tensor bytes one session's handles may hold, all devices */
+  /* security (docs/security.md) */
+  char *tls_cert, *tls_key;     /* --tls-cert/--tls-key PEM files: TLS on gRPC and LSP TCP */
+  char *tls_client_ca;          /* --tls-client-ca: clients must present a certificate it signed */
+  char *auth_token_file;        /* --auth-token-file: bearer tokens, one per line (SIGHUP reloads) */
+  bool insecure;                /* --insecure: serve non-loopback addresses without TLS+tokens */
+  bool lsp_allow_python;        /* --lsp-allow-python: stagd/graph may run the helper for TCP clients */
+  char *lsp_python;             /* --lsp-python: the helper's interpreter (operator's choice) */
 } sv_config;
+
+/* Whether ADDR (host:port, [v6]:port or unix:PATH) is reachable only from this machine. */
+bool sv_addr_is_local(const char *addr);
 
 #define SV_DEFAULT_ADDR "127.0.0.1:7420"
 
@@ -80,6 +91,7 @@ typedef struct sv_call {
   uint64_t deadline_ns;      /* sg_now_ns() clock; 0 = none */
   atomic_bool *cancelled;    /* set by the transport when the client gives up; may be NULL */
   const char *session;       /* the client's `stagd-session` metadata, or NULL (in arena) */
+  uint64_t principal;        /* fingerprint of the caller's bearer token (0: no token checks) */
 } sv_call;
 
 typedef sg_code (*sv_handler)(sv_service *sv, sv_call *call, const ProtobufCMessage *req,

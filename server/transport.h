@@ -9,7 +9,11 @@
 
 #include <uv.h>
 
+#include "auth.h"
 #include "sv.h"
+
+/* The bearer tokens the network transports check (--auth-token-file), or NULL. */
+sv_auth *sv_service_auth(sv_service *sv);
 
 /* "FILE:LINE:COL: MESSAGE" (location parts only when known), malloc'd: the text a
  * client sees in a gRPC status or a JSON-RPC error. */

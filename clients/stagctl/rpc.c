@@ -12,6 +12,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +60,35 @@ bool ctl_addr_valid(const char *addr, char *why, size_t n) {
   return false;
 }
 
+/* A whole PEM file, NUL-terminated (malloc'd); NULL with err naming the flag. */
+static char *read_file(const char *path, const char *flag, sg_error *err) {
+  size_t len;
+  char *text = sg_read_file(path, &len);
+  if (!text) sg_error_set(err, SG_INVALID_ARGUMENT, "%s %s: %s", flag, path, strerror(errno));
+  return text;
+}
+
 sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err) {
   if (r->local) {
     r->sv = sv_service_create(&r->cfg, err);
     return r->sv ? SG_OK : SG_INTERNAL;
   }
   grpc_init();
-  grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+  grpc_channel_credentials *creds;
+  if (r->tls_ca || r->tls_cert) {
+    char *ca = r->tls_ca ? read_file(r->tls_ca, "--tls-ca", err) : NULL;
+    char *cert = r->tls_cert ? read_file(r->tls_cert, "--tls-cert", err) : NULL;
+    char *key = r->tls_key ? read_file(r->tls_key, "--tls-key", err) : NULL;
+    if ((r->tls_ca && !ca) || (r->tls_cert && !cert) || (r->tls_key && !key)) {
+      free(ca), free(cert), free(key);
+      return err->code;
+    }
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    creds = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
+    free(ca), free(cert), free(key);
+  } else {
+    creds = grpc_insecure_credentials_create();
+  }
   grpc_arg arg;
   arg.type = GRPC_ARG_INTEGER;
   arg.key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
@@ -77,6 +100,8 @@ sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err) {
 }
 
 void ctl_rpc_close(ctl_rpc *r) {
+  free(r->token);
+  r->token = NULL;
   if (r->local) {
     sv_service_destroy(r->sv);
     return;
@@ -133,6 +158,16 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
   grpc_op ops[6];
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  grpc_metadata auth;
+  char *bearer = NULL;
+  if (r->token) {
+    bearer = sg_xmalloc(strlen(r->token) + 8);
+    sprintf(bearer, "Bearer %s", r->token);
+    auth.key = grpc_slice_from_static_string("authorization");
+    auth.value = grpc_slice_from_copied_string(bearer);
+    ops[0].data.send_initial_metadata.count = 1;
+    ops[0].data.send_initial_metadata.metadata = &auth;
+  }
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = send;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -194,6 +229,10 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
   grpc_slice_unref(details);
   grpc_metadata_array_destroy(&initial);
   grpc_metadata_array_destroy(&trailing);
+  if (bearer) {
+    grpc_slice_unref(auth.value);
+    free(bearer);
+  }
   grpc_call_unref(call);
   grpc_completion_queue_shutdown(cq);
   grpc_completion_queue_destroy(cq);
@@ -203,7 +242,7 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
 sg_code ctl_rpc_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMessage *req, sg_arena *arena,
                        ProtobufCMessage **reply, sg_error *err) {
   if (!r->local) return remote_invoke(r, m, req, arena, reply, err);
-  sv_call call = {sv_service_next_id(r->sv), arena, 0, NULL, NULL};
+  sv_call call = {sv_service_next_id(r->sv), arena, 0, NULL, NULL, 0};
   if (r->timeout_s > 0) call.deadline_ns = sg_now_ns() + (uint64_t)(r->timeout_s * 1e9);
   return sv_service_invoke(r->sv, m, &call, req, reply, err);
 }

@@ -15,6 +15,8 @@ typedef struct ctl_rpc {
   sv_config cfg;    /* --local */
   sv_service *sv;   /* --local */
   void *channel;    /* grpc_channel*, remote */
+  const char *tls_ca, *tls_cert, *tls_key; /* PEM files: TLS (and mutual TLS) */
+  char *token;      /* bearer token (--token-file or $STAGD_TOKEN), malloc'd; NULL: none */
 } ctl_rpc;
 
 /* Is addr one stagctl can dial: host:port, [IPv6]:port, unix:PATH (or a gRPC target

@@ -6,6 +6,9 @@
  * behave as in git or kubectl; diagnostics go to stderr (diag.c); exit 0 on success,
  * 1 on bad input, 2 on usage, connection or internal errors.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +30,7 @@ static const char *global_value(int argc, char **argv, int *i, const char *name,
 }
 
 typedef struct globals {
-  const char *addr, *addr_from, *timeout, *color;
+  const char *addr, *addr_from, *timeout, *color, *token_file;
   bool help, version;
 } globals;
 
@@ -45,6 +48,10 @@ static int parse_globals(ctl_ctx *c, globals *g, int argc, char **argv) {
     else if (!strcmp(a, "--json-errors")) c->json_errors = true;
     else if ((v = global_value(argc, argv, &i, "addr", &missing))) g->addr = v, g->addr_from = "--addr";
     else if ((v = global_value(argc, argv, &i, "timeout", &missing))) g->timeout = v;
+    else if ((v = global_value(argc, argv, &i, "tls-ca", &missing))) c->rpc.tls_ca = v;
+    else if ((v = global_value(argc, argv, &i, "tls-cert", &missing))) c->rpc.tls_cert = v;
+    else if ((v = global_value(argc, argv, &i, "tls-key", &missing))) c->rpc.tls_key = v;
+    else if ((v = global_value(argc, argv, &i, "token-file", &missing))) g->token_file = v;
     else if ((v = global_value(argc, argv, &i, "color", &missing))) g->color = v;
     else if (missing) return -1 - ctl_usage_error(NULL, "option '%s' needs a value", a);
     else if (a[1]) {
@@ -55,6 +62,40 @@ static int parse_globals(ctl_ctx *c, globals *g, int argc, char **argv) {
     }
   }
   return i;
+}
+
+/* The bearer token: the first non-empty line of --token-file, else $STAGD_TOKEN
+ * (trimmed); false after a usage error. */
+static bool read_token(ctl_ctx *c, const globals *g) {
+  const char *env = getenv("STAGD_TOKEN");
+  char buf[4096];
+  const char *t = env && *env ? env : NULL;
+  if (g->token_file) {
+    FILE *f = fopen(g->token_file, "r");
+    if (!f) {
+      ctl_usage_error(NULL, "--token-file %s: %s", g->token_file, strerror(errno));
+      return false;
+    }
+    t = NULL;
+    while (!t && fgets(buf, sizeof buf, f)) {
+      char *p = buf, *e = buf + strlen(buf);
+      while (e > p && isspace((unsigned char)e[-1])) *--e = '\0';
+      while (isspace((unsigned char)*p)) p++;
+      if (*p) t = p;
+    }
+    fclose(f);
+    if (!t) {
+      ctl_usage_error(NULL, "--token-file %s holds no token", g->token_file);
+      return false;
+    }
+  }
+  if (t) {
+    while (isspace((unsigned char)*t)) t++;
+    size_t n = strlen(t);
+    while (n && isspace((unsigned char)t[n - 1])) n--;
+    c->rpc.token = n ? sg_xstrndup(t, n) : NULL;
+  }
+  return true;
 }
 
 /* Applies --color, --timeout and the address; false after a usage error. */
@@ -77,6 +118,10 @@ static bool apply_globals(ctl_ctx *c, const globals *g) {
       ctl_usage_error(NULL, "--timeout expects a positive number of seconds, got '%s'", g->timeout);
       return false;
     }
+  }
+  if (!c->rpc.tls_cert != !c->rpc.tls_key) {
+    ctl_usage_error(NULL, "--tls-cert and --tls-key go together (this client's certificate and its key)");
+    return false;
   }
   const char *env_addr = getenv("STAGD_ADDR");
   c->rpc.addr = g->addr ? g->addr : env_addr && *env_addr ? env_addr : SV_DEFAULT_ADDR;
@@ -119,6 +164,7 @@ int main(int argc, char **argv) {
   int rc = ctl_parse_command(&c, cmd, argc - i - 1, argv + i + 1);
   if (rc >= 0) return rc;
   if (cmd->offline) return cmd->run(&c);
+  if (!read_token(&c, &g)) return CTL_EXIT_USAGE;
   sv_config_init(&c.rpc.cfg);
   sg_arena_init(&c.arena, 0);
   if (ctl_rpc_open(&c.rpc, &c.err) != SG_OK) {
@@ -127,6 +173,7 @@ int main(int argc, char **argv) {
     rc = cmd->run(&c);
     ctl_rpc_close(&c.rpc);
   }
+  free(c.rpc.token);
   fflush(stdout);
   sg_arena_free(&c.arena);
   sg_error_clear(&c.err);

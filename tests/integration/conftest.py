@@ -41,9 +41,9 @@ class _Factory:
     def __init__(self):
         self.daemons = []
 
-    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0, binary=None):
+    def __call__(self, *args, env=None, expect_grpc=1, expect_lsp=0, binary=None, cwd=None):
         d = harness.Daemon(list(args), env=env, expect_grpc=expect_grpc, expect_lsp=expect_lsp,
-                           binary=binary)
+                           binary=binary, cwd=cwd)
         self.daemons.append(d)
         return d
 

@@ -84,11 +84,11 @@ static void precedence_file_env_flags(void **state) {
   sv_config_free(&c);
 
   /* flags replace the env's list; repeated flags append */
-  char *argv2[] = {"stagd", "--listen", "a:1", "--listen", "b:2", NULL};
+  char *argv2[] = {"stagd", "--listen", "localhost:1", "--listen", "[::1]:2", NULL};
   assert_int_equal(load(&c, &err, 5, argv2), SG_OK);
   assert_int_equal(c.listen.len, 2);
-  assert_string_equal(c.listen.items[0], "a:1");
-  assert_string_equal(c.listen.items[1], "b:2");
+  assert_string_equal(c.listen.items[0], "localhost:1");
+  assert_string_equal(c.listen.items[1], "[::1]:2");
   sv_config_free(&c);
   clear_env();
 }
@@ -172,6 +172,42 @@ static void bad_flags_and_values(void **state) {
   clear_env();
 }
 
+/* A non-loopback address needs TLS and tokens, or --insecure; TLS flags go together. */
+static void exposure(void **state) {
+  (void)state;
+  clear_env();
+  sv_config c;
+  sg_error err = SG_ERROR_INIT;
+  char *open_[] = {"stagd", "--listen", "0.0.0.0:7420", NULL};
+  assert_int_equal(load(&c, &err, 3, open_), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "--insecure"));
+  assert_non_null(strstr(err.message, "0.0.0.0:7420"));
+  sv_config_free(&c);
+  char *lsp[] = {"stagd", "--lsp", "--lsp-listen", "10.1.2.3:2087", "--listen", "unix:/tmp/s", NULL};
+  assert_int_equal(load(&c, &err, 6, lsp), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "--lsp-listen 10.1.2.3:2087"));
+  sv_config_free(&c);
+  char *insecure[] = {"stagd", "--listen", "0.0.0.0:7420", "--insecure", NULL};
+  assert_int_equal(load(&c, &err, 4, insecure), SG_OK);
+  sv_config_free(&c);
+  char *tls_only[] = {"stagd", "--listen", "0.0.0.0:7420", "--tls-cert", "c", "--tls-key", "k", NULL};
+  assert_int_equal(load(&c, &err, 7, tls_only), SG_INVALID_ARGUMENT); /* no tokens */
+  sv_config_free(&c);
+  char *both[] = {"stagd", "--listen", "0.0.0.0:7420", "--tls-cert", "c", "--tls-key", "k", "--auth-token-file", "t", NULL};
+  assert_int_equal(load(&c, &err, 9, both), SG_OK);
+  sv_config_free(&c);
+  char *half[] = {"stagd", "--tls-cert", "c", NULL};
+  assert_int_equal(load(&c, &err, 3, half), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "go together"));
+  sv_config_free(&c);
+  char *ca[] = {"stagd", "--tls-client-ca", "ca", NULL};
+  assert_int_equal(load(&c, &err, 3, ca), SG_INVALID_ARGUMENT);
+  sv_config_free(&c);
+  assert_true(sv_addr_is_local("127.0.0.1:1") && sv_addr_is_local("127.9.9.9:1") && sv_addr_is_local("unix:/x"));
+  assert_false(sv_addr_is_local("127.0.0.1.evil.com:1") || sv_addr_is_local(":7420") || sv_addr_is_local("[::]:1"));
+  sg_error_clear(&err);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(defaults),
@@ -180,6 +216,7 @@ int main(void) {
       cmocka_unit_test(config_flag_beats_env_file),
       cmocka_unit_test(file_errors_are_located),
       cmocka_unit_test(bad_flags_and_values),
+      cmocka_unit_test(exposure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

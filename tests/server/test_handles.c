@@ -21,9 +21,11 @@ static gr_value *vec(int n, float v) {
   return gr_value_tensor(t);
 }
 
+static const sv_owner ALICE = {"alice", 0}, BOB = {"bob", 0}, CAROL = {"carol", 0}, NOBODY = {"nobody", 0};
+
 static void put_get_release(void **state) {
   (void)state;
-  sv_handles *h = sv_handles_new(1 << 20, 100);
+  sv_handles *h = sv_handles_new(1 << 20, 100, 1 << 20);
   sg_error err = SG_ERROR_INIT;
   char a[64], b[64];
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(4, 1.0f), a, sizeof a, &err), SG_OK);
@@ -31,7 +33,7 @@ static void put_get_release(void **state) {
   assert_true(strncmp(a, "cpu#", 4) == 0 && strncmp(b, "vulkan:0#", 9) == 0);
   assert_string_not_equal(a + 4, b + 9); /* ids are never reused, across devices too */
   const char *dev = NULL;
-  gr_value *v = sv_handles_get(h, b, &dev, &err);
+  gr_value *v = sv_handles_get(h, NULL, b, &dev, &err);
   assert_non_null(v);
   assert_string_equal(dev, "vulkan:0");
   assert_int_equal(gr_value_tensor_of(v)->size, 2);
@@ -39,18 +41,18 @@ static void put_get_release(void **state) {
   sv_handles_stats(h, &n, &bytes);
   assert_int_equal(n, 2);
   assert_int_equal(bytes, 24);
-  assert_true(sv_handles_release(h, b));
-  assert_false(sv_handles_release(h, b)); /* twice: nothing */
+  assert_true(sv_handles_release(h, NULL, b));
+  assert_false(sv_handles_release(h, NULL, b)); /* twice: nothing */
   /* the request that looked it up still holds it */
   assert_int_equal(((float *)gr_value_tensor_of(v)->data)[1], 2.0f);
   gr_value_release(v);
-  assert_null(sv_handles_get(h, b, NULL, &err));
+  assert_null(sv_handles_get(h, NULL, b, NULL, &err));
   assert_int_equal(err.code, SG_NOT_FOUND);
   assert_non_null(strstr(err.message, "was released"));
   char wrong[80];
   snprintf(wrong, sizeof wrong, "vulkan:0#%s", strchr(a, '#') + 1); /* a's number, other device */
-  assert_null(sv_handles_get(h, wrong, NULL, &err));
-  assert_null(sv_handles_get(h, "garbage", NULL, &err));
+  assert_null(sv_handles_get(h, NULL, wrong, NULL, &err));
+  assert_null(sv_handles_get(h, NULL, "garbage", NULL, &err));
   assert_non_null(strstr(err.message, "not a tensor handle id"));
   sg_error_clear(&err);
   sv_handles_free(h); /* frees what is still live (LeakSanitizer checks) */
@@ -58,7 +60,7 @@ static void put_get_release(void **state) {
 
 static void limits(void **state) {
   (void)state;
-  sv_handles *h = sv_handles_new(64, 3);
+  sv_handles *h = sv_handles_new(64, 3, 1 << 20);
   sg_error err = SG_ERROR_INIT;
   char id[64];
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(10, 0), id, sizeof id, &err), SG_OK); /* 40 B */
@@ -66,11 +68,11 @@ static void limits(void **state) {
   assert_non_null(strstr(err.message, "--max-handle-bytes"));
   sg_error_clear(&err);
   /* the check Put makes before taking device memory: same limits, nothing stored */
-  assert_int_equal(sv_handles_check_room(h, "cpu", 24, &err), SG_OK);
-  assert_int_equal(sv_handles_check_room(h, "cpu", 25, &err), SG_RESOURCE_EXHAUSTED);
+  assert_int_equal(sv_handles_check_room(h, "cpu", NULL, 24, &err), SG_OK);
+  assert_int_equal(sv_handles_check_room(h, "cpu", NULL, 25, &err), SG_RESOURCE_EXHAUSTED);
   assert_non_null(strstr(err.message, "a 25-byte tensor on cpu would exceed the handle memory limit of 64"));
   sg_error_clear(&err);
-  assert_int_equal(sv_handles_check_room(h, "vulkan:0", 64, &err), SG_OK);
+  assert_int_equal(sv_handles_check_room(h, "vulkan:0", NULL, 64, &err), SG_OK);
   /* per device: another device has its own budget */
   assert_int_equal(sv_handles_put(h, "vulkan:0", NULL, vec(10, 0), id, sizeof id, &err), SG_OK);
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 0), id, sizeof id, &err), SG_OK);
@@ -85,29 +87,29 @@ static void limits(void **state) {
  * renewal keeps them; handles without a session never expire. */
 static void sessions(void **state) {
   (void)state;
-  sv_handles *h = sv_handles_new(1 << 20, 100);
+  sv_handles *h = sv_handles_new(1 << 20, 100, 1 << 20);
   sg_error err = SG_ERROR_INIT;
   char a[64], b[64], c[64], d[64];
   const uint64_t ms = 1000000;
   uint64_t t0 = sg_now_ns();
-  assert_int_equal(sv_handles_put(h, "cpu", "alice", vec(4, 1.0f), a, sizeof a, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "vulkan:0", "alice", vec(2, 1.0f), b, sizeof b, &err), SG_OK);
-  assert_int_equal(sv_handles_put(h, "cpu", "bob", vec(1, 1.0f), c, sizeof c, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", &ALICE, vec(4, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "vulkan:0", &ALICE, vec(2, 1.0f), b, sizeof b, &err), SG_OK);
+  assert_int_equal(sv_handles_put(h, "cpu", &BOB, vec(1, 1.0f), c, sizeof c, &err), SG_OK);
   assert_int_equal(sv_handles_put(h, "cpu", NULL, vec(1, 1.0f), d, sizeof d, &err), SG_OK);
   int live = 0;
   uint64_t expired = 7;
-  assert_int_equal(sv_handles_session_count(h, "alice", &live, &expired), 2);
+  assert_int_equal(sv_handles_session_count(h, &ALICE, &live, &expired), 2);
   assert_int_equal(live, 2);
   assert_int_equal(expired, 0);
   /* within the lease nothing goes; bob renews, alice does not */
   int ended = -1;
   assert_int_equal(sv_handles_expire(h, t0 + 500 * ms, 1000 * ms, &ended), 0);
   assert_int_equal(ended, 0);
-  sv_handles_touch(h, "bob", t0 + 900 * ms);
+  sv_handles_touch(h, &BOB, t0 + 900 * ms);
   uint64_t now = sg_now_ns() + 1500 * ms;
   assert_int_equal(sv_handles_expire(h, now, 1000 * ms, &ended), 2);
   assert_int_equal(ended, 1);
-  gr_value *v = sv_handles_get(h, a, NULL, &err);
+  gr_value *v = sv_handles_get(h, &ALICE, a, NULL, &err);
   assert_null(v);
   assert_int_equal(err.code, SG_NOT_FOUND);
   sg_error_clear(&err);
@@ -115,19 +117,19 @@ static void sessions(void **state) {
   sv_handles_stats(h, &count, &bytes);
   assert_int_equal(count, 2); /* bob's and the session-less one */
   assert_int_equal(bytes, 8);
-  assert_int_equal(sv_handles_session_count(h, "alice", &live, &expired), 0);
+  assert_int_equal(sv_handles_session_count(h, &ALICE, &live, &expired), 0);
   assert_int_equal(live, 1);
   assert_int_equal(expired, 2);
   /* ending a session releases at once; the session-less handle stays for ever */
-  assert_int_equal(sv_handles_end_session(h, "bob"), 1);
-  assert_int_equal(sv_handles_end_session(h, "nobody"), 0);
+  assert_int_equal(sv_handles_end_session(h, &BOB), 1);
+  assert_int_equal(sv_handles_end_session(h, &NOBODY), 0);
   assert_int_equal(sv_handles_expire(h, now + 100000 * ms, 1000 * ms, &ended), 0);
-  v = sv_handles_get(h, d, NULL, &err);
+  v = sv_handles_get(h, NULL, d, NULL, &err);
   assert_non_null(v);
   gr_value_release(v);
   /* a freed slot is reused by the next session */
-  assert_int_equal(sv_handles_put(h, "cpu", "carol", vec(1, 1.0f), a, sizeof a, &err), SG_OK);
-  assert_int_equal(sv_handles_session_count(h, "carol", &live, NULL), 1);
+  assert_int_equal(sv_handles_put(h, "cpu", &CAROL, vec(1, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(sv_handles_session_count(h, &CAROL, &live, NULL), 1);
   assert_int_equal(live, 1);
   /* names: letters, digits, - and _ */
   assert_true(sv_session_name_ok("a-B_9", &err));
@@ -178,11 +180,66 @@ static void eager_ops_and_variables(void **state) {
   gr_value_release(x);
 }
 
+/* Ownership (docs/security.md): 128-bit ids; another session, the same name under
+ * another token, or the wrong device part get nothing; only the owner releases or ends;
+ * per-session budgets; a grant shares a Variable with one named session. */
+static void ownership(void **state) {
+  (void)state;
+  sv_handles *h = sv_handles_new(1 << 20, 100, 64);
+  sg_error err = SG_ERROR_INIT;
+  const sv_owner mallory = {"alice", 42}; /* alice's name, another token */
+  char a[SV_HANDLE_ID_MAX], b[SV_HANDLE_ID_MAX], wrong[SV_HANDLE_ID_MAX + 8];
+  assert_int_equal(sv_handles_put(h, "cpu", &ALICE, vec(4, 1.0f), a, sizeof a, &err), SG_OK);
+  assert_int_equal(strlen(a), 4 + 32);
+  assert_int_equal(sv_handles_put(h, "cpu", &ALICE, vec(4, 1.0f), b, sizeof b, &err), SG_OK);
+  assert_string_not_equal(a, b);
+  const sv_owner *others[] = {&BOB, &mallory, NULL};
+  for (int i = 0; i < 3; i++) {
+    assert_null(sv_handles_get(h, others[i], a, NULL, &err));
+    assert_int_equal(err.code, SG_NOT_FOUND);
+    assert_false(sv_handles_release(h, others[i], a));
+  }
+  assert_int_equal(sv_handles_end_session(h, &mallory), 0);
+  snprintf(wrong, sizeof wrong, "vulkan:7#%s", strchr(a, '#') + 1);
+  assert_false(sv_handles_release(h, &ALICE, wrong));
+  gr_value *v = sv_handles_get(h, &ALICE, a, NULL, &err);
+  assert_non_null(v);
+  gr_value_release(v);
+  /* 32 of 64 session bytes held: 48 more is over alice's budget, not bob's */
+  assert_int_equal(sv_handles_put(h, "cpu", &ALICE, vec(12, 0), wrong, sizeof wrong, &err), SG_RESOURCE_EXHAUSTED);
+  assert_non_null(strstr(err.message, "--max-session-handle-bytes"));
+  assert_int_equal(sv_handles_check_room(h, "cpu", &ALICE, 48, &err), SG_RESOURCE_EXHAUSTED);
+  assert_int_equal(sv_handles_check_room(h, "cpu", &BOB, 48, &err), SG_OK);
+  /* grants: a Variable only, only by its owner, to a valid name */
+  assert_int_equal(sv_handles_grant(h, &ALICE, a, "bob", &err), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "not a Variable"));
+  gr_value *x = vec(2, 3.0f), *var;
+  assert_int_equal(gr_eager_op("variable", &x, 1, NULL, &var, &err), SG_OK);
+  gr_value_release(x);
+  char vid[SV_HANDLE_ID_MAX];
+  assert_true(sv_handles_release(h, &ALICE, b));
+  assert_int_equal(sv_handles_put(h, "cpu", &ALICE, var, vid, sizeof vid, &err), SG_OK);
+  assert_int_equal(sv_handles_grant(h, &BOB, vid, "bob", &err), SG_NOT_FOUND);
+  assert_int_equal(sv_handles_grant(h, &ALICE, vid, "no spaces", &err), SG_INVALID_ARGUMENT);
+  assert_null(sv_handles_get(h, &BOB, vid, NULL, &err));
+  assert_int_equal(sv_handles_grant(h, &ALICE, vid, "bob", &err), SG_OK);
+  v = sv_handles_get(h, &BOB, vid, NULL, &err);
+  assert_non_null(v);
+  gr_value_release(v);
+  assert_null(sv_handles_get(h, &CAROL, vid, NULL, &err));
+  assert_false(sv_handles_release(h, &BOB, vid)); /* a grantee uses, never releases */
+  assert_int_equal(sv_handles_end_session(h, &ALICE), 2);
+  assert_null(sv_handles_get(h, &BOB, vid, NULL, &err));
+  sg_error_clear(&err);
+  sv_handles_free(h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(put_get_release),
       cmocka_unit_test(limits),
       cmocka_unit_test(sessions),
+      cmocka_unit_test(ownership),
       cmocka_unit_test(eager_ops_and_variables),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@
     client.version().version
     stagd.health()                    # "SERVING", through a default client
 
-`connect(addr=None, autostart=None)` resolves the address as `addr`, else $STAGD_ADDR,
+`connect(addr=None, tls_ca=None, token=None, autostart=None)` resolves the address as `addr`, else $STAGD_ADDR,
 else 127.0.0.1:7420, and checks that a daemon answers a health check within a short
 timeout. When none answers:
 
@@ -20,6 +20,10 @@ timeout. When none answers:
 
 Daemons started this way stop when the interpreter exits.
 
+A daemon on the network (docs/security.md): `connect(addr, tls_ca="ca.pem",
+token="...")` — TLS verified against the CA file (`tls_cert`/`tls_key` for mutual TLS)
+and a bearer token (default $STAGD_TOKEN); such a daemon is never autostarted.
+
 The programming model (docs/client.md, TF Eager §4): `stagd.constant`, `stagd.Tensor`
 (device-resident handles, eager ops), `stagd.Variable`, `stagd.GradientTape`,
 `stagd.grad`, `stagd.function` (staging with a trace cache), `stagd.stage_source`
@@ -32,7 +36,8 @@ from . import client as _client_module
 from .client import (CONNECT_TIMEOUT, DEFAULT_ADDR, AssertionFailed, Cancelled, Client,
                      DaemonUnavailable, DeadlineExceeded, FailedPrecondition, IndexOutOfBounds,
                      Internal, InvalidArgument, NotFound, ResourceExhausted, ShapeMismatch,
-                     SpeculationFailed, StagdError, Unavailable, Unimplemented, Unsupported)
+                     SpeculationFailed, StagdError, Unauthenticated, Unavailable, Unimplemented,
+                     Unsupported)
 from . import daemon
 from .function import function, init_scope, py_func, TensorSpec  # staging (docs/client.md)
 from .tape import GradientTape, grad
@@ -70,7 +75,7 @@ __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError
            "export", "load", "ScalarSpec", "run_model", "run_staged",
            "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",
-           "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable",
+           "FailedPrecondition", "ResourceExhausted", "Unimplemented", "Unavailable", "Unauthenticated",
            "Internal", "IndexOutOfBounds", "Unsupported", "ShapeMismatch", "AssertionFailed",
            "SpeculationFailed", "DEFAULT_ADDR"]
 
@@ -101,10 +106,18 @@ def _local_listen(addr):
     return None
 
 
-def connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
+def connect(addr=None, tls_ca=None, token=None, autostart=None, timeout=CONNECT_TIMEOUT,
+            tls_cert=None, tls_key=None):
     """Returns a Client for a serving daemon; see the module docstring. It becomes the
-    default client: eager tensors, stagd.function and tapes use it from now on."""
-    client = _connect(addr, autostart, timeout)
+    default client: eager tensors, stagd.function and tapes use it from now on.
+
+    tls_ca: a PEM file (path) of the CA that signed the daemon's certificate (--tls-cert);
+    the connection then uses TLS. tls_cert/tls_key: this client's certificate and key,
+    for a daemon with --tls-client-ca. token: a bearer token from the daemon's
+    --auth-token-file (default $STAGD_TOKEN). A daemon that needs TLS or a token is never
+    autostarted (docs/security.md)."""
+    security = {"tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key, "token": token}
+    client = _connect(addr, autostart, timeout, security)
     set_default_client(client)
     return client
 
@@ -116,8 +129,18 @@ def set_default_client(client):
     return client
 
 
-def _connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
+def _connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT, security=None):
     addr = addr or os.environ.get("STAGD_ADDR") or DEFAULT_ADDR
+    security = security or {}
+    if security.get("tls_ca") or security.get("tls_cert"):
+        client = Client(addr, **security)  # a protected daemon: never one of ours
+        if client.is_serving(timeout=timeout):
+            return client
+        try:
+            client.health(timeout=timeout)  # its error says why (a bad token, TLS)
+        finally:
+            client.close()
+        raise DaemonUnavailable(f"no stagd daemon answers over TLS at {addr}")
     started = _autostarted.get(addr)
     if started is not None and started.proc.poll() is None:
         client = Client(started.addr)  # the daemon an earlier connect() started for addr
@@ -125,9 +148,17 @@ def _connect(addr=None, autostart=None, timeout=CONNECT_TIMEOUT):
         if client.is_serving(timeout=timeout):
             return client
         client.close()
-    client = Client(addr)
+    client = Client(addr, **security)
     if client.is_serving(timeout=timeout):
         return client
+    if security.get("token") or os.environ.get("STAGD_TOKEN"):
+        try:
+            client.health(timeout=timeout)  # a wrong token is Unauthenticated, not "no daemon"
+        except Unauthenticated:
+            client.close()
+            raise
+        except StagdError:
+            pass
     client.close()
     if not _autostart_policy(autostart, addr):
         raise DaemonUnavailable(

@@ -91,6 +91,13 @@ class Internal(StagdError):
     code = _StatusCode("INTERNAL")
 
 
+class Unauthenticated(StagdError):
+    """The daemon checks bearer tokens (--auth-token-file) and the call's was missing or
+    wrong: pass token= to connect() (or set $STAGD_TOKEN)."""
+
+    code = _StatusCode("UNAUTHENTICATED")
+
+
 class DaemonUnavailable(StagdError):
     """No daemon answers at the address and none may be started for it."""
 
@@ -98,7 +105,7 @@ class DaemonUnavailable(StagdError):
 
 
 _CODED = (InvalidArgument, NotFound, DeadlineExceeded, Cancelled, FailedPrecondition,
-          ResourceExhausted, Unimplemented, Unavailable, Internal)
+          ResourceExhausted, Unimplemented, Unavailable, Internal, Unauthenticated)
 
 
 def error_from_rpc(err):
@@ -175,6 +182,14 @@ def default_client():
     return _default_lookup()
 
 
+def _read_pem(path):
+    """The bytes of a PEM file, or None for None."""
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _methods(pb2):
     """{name: (grpc path, request class, reply class)} for the Stagd service."""
     out = {}
@@ -203,13 +218,25 @@ class Client:
     interpreter's exit end it (its handles are released at once), and a killed process
     stops renewing, so the daemon releases its handles after the lease
     (docs/client.md "Sessions"). session=False sends no metadata: handles live until
-    released, as stagctl's do."""
+    released, as stagctl's do. The session id is 128 random bits: with no tokens, knowing
+    it is what makes a caller the session's owner (docs/security.md).
 
-    def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True):
+    Security: tls_ca (a PEM file) makes the channel TLS, verifying the daemon's
+    certificate; tls_cert/tls_key present this client's (mutual TLS); token (default
+    $STAGD_TOKEN) goes as `authorization: Bearer TOKEN` on every call."""
+
+    def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True, tls_ca=None, token=None,
+                 tls_cert=None, tls_key=None):
         self.addr = addr
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
-        self.session = os.urandom(12).hex() if session else None
-        self._metadata = (("stagd-session", self.session),) if session else None
+        self.session = os.urandom(16).hex() if session else None
+        token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
+        md = []
+        if session:
+            md.append(("stagd-session", self.session))
+        if token:
+            md.append(("authorization", f"Bearer {token.strip()}"))
+        self._metadata = tuple(md) or None
         self._keeper = None  # the stop event of the renewing thread (started with a handle)
         self.pb2, self.health_pb2 = _proto.load()
         self._methods = _methods(self.pb2)
@@ -219,8 +246,14 @@ class Client:
         self._rpc_error = grpc.RpcError  # bound once: call() is the eager ops' hot path
         # replies as large as the daemon sends (a Fetch of a big tensor); requests are
         # capped by the daemon's --max-message-bytes, which max_message_bytes() reports
-        self._channel = grpc.insecure_channel(addr, options=[
-            ("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)])
+        options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+        if tls_ca or tls_cert:
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read_pem(tls_ca), private_key=_read_pem(tls_key),
+                certificate_chain=_read_pem(tls_cert))
+            self._channel = grpc.secure_channel(addr, creds, options=options)
+        else:
+            self._channel = grpc.insecure_channel(addr, options=options)
         self._max_message = None
         self._primitives = frozenset()
         self._stubs = {}
@@ -299,6 +332,16 @@ class Client:
             if lease_ms == 0:
                 return  # this daemon never expires handles
             wait = lease_ms / 3000.0
+
+    def grant(self, variables, session):
+        """Shares Variables this client's session owns with the session named `session`
+        (another Client's `.session`): its calls may then read, assign and pass them until
+        this session releases them. `variables`: a Variable, a handle id, or a list of them.
+        Anyone else still gets NotFound (docs/security.md "Grants")."""
+        if isinstance(variables, (str,)) or not isinstance(variables, (list, tuple)):
+            variables = [variables]
+        ids = [v if isinstance(v, str) else v._id for v in variables]
+        return self.call("Session", {"grant_ids": ids, "grant_to": session}).granted
 
     def end_session(self):
         """Releases every handle this client made (its tensors become invalid) and stops

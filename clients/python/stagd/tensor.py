@@ -547,6 +547,20 @@ class Variable(_Handle):
         self.trainable = trainable
 
     @classmethod
+    def shared(cls, handle_id, client=None):
+        """The Variable `handle_id` another session granted to this client's session (its
+        owner called `Client.grant(v, session)`): reads, assigns and staged uses work as
+        on one's own; only the owner releases it (docs/security.md "Grants")."""
+        client = client or default_client()
+        device = handle_id.rsplit("#", 1)[0]
+        ref = client.pb2.Value(handle=client.pb2.TensorHandle(id=handle_id))
+        cur = client.call("EagerOp", client.pb2.EagerOpRequest(op="read", args=[ref], device=device))
+        h = cur.result.handle
+        _release(client, h.id)  # the read's copy: only its dtype and shape were wanted
+        meta = client.pb2.TensorHandle(id=handle_id, device=device, dtype=h.dtype, shape=h.shape, variable=True)
+        return cls._from_handle(meta, client)
+
+    @classmethod
     def _from_handle(cls, h, client):
         v = object.__new__(cls)
         v._bind(h, client)
@@ -588,7 +602,9 @@ class Variable(_Handle):
             arr = np.asarray(value, dtype=self.dtype)
             if op == "assign":
                 arr = np.broadcast_to(arr, self.shape)
-            value = arr if staging else constant(arr)
+            # through the variable's own client: a tensor of another client's session
+            # would be NOT_FOUND to this one (docs/security.md)
+            value = arr if staging else _put_array(self._c, arr, self.device)
         shape = getattr(value, "shape", None)
         if op == "assign" and not isinstance(value, Staged) and tuple(shape) != tuple(self.shape):
             raise ValueError(f"stagd.Variable.assign: a value of shape {tuple(shape)} does not "

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * settings.ts — the extension's settings (`stagd.path`, `stagd.address`,
- * `stagd.style`, `stagd.python`, `stagd.pythonEnv`) read into a typed value, how they
+ * `stagd.style`, `stagd.python`, `stagd.pythonEnv`, and for a daemon on the network
+ * `stagd.token`, `stagd.tlsCa`, `stagd.tlsCert`, `stagd.tlsKey`) read into a typed value, how they
  * decide the way the language server is reached (a `stagd --lsp --stdio` child
  * process, or a TCP connection to a daemon started with `--lsp-listen host:port`), and
  * the server's initializationOptions.
@@ -23,9 +24,33 @@ export interface StagdSettings {
   readonly python: string;
   /** Variables for the staging helper's environment (initializationOptions.pythonEnv). */
   readonly pythonEnv: Readonly<Record<string, string>>;
+  /** Bearer token of a daemon with --auth-token-file (initializationOptions.token); empty: none. */
+  readonly token: string;
+  /** PEM CA file: connect to stagd.address over TLS, trusting certificates it signed; empty: plain TCP. */
+  readonly tlsCa: string;
+  /** PEM certificate and key of this client, for a daemon with --tls-client-ca. */
+  readonly tlsCert: string;
+  readonly tlsKey: string;
 }
 
-export const DEFAULT_SETTINGS: StagdSettings = { path: '', address: '', style: 'autograph', python: '', pythonEnv: {} };
+export const DEFAULT_SETTINGS: StagdSettings = {
+  path: '',
+  address: '',
+  style: 'autograph',
+  python: '',
+  pythonEnv: {},
+  token: '',
+  tlsCa: '',
+  tlsCert: '',
+  tlsKey: '',
+};
+
+/** TLS files for a TCP connection (paths; empty strings for none). */
+export interface TlsFiles {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
 
 /** The lens commands the extension runs in its own views (initializationOptions.clientCommands). */
 export const CLIENT_COMMANDS: readonly string[] = ['stagd.showConvertedCode', 'stagd.showGraph'];
@@ -33,7 +58,7 @@ export const CLIENT_COMMANDS: readonly string[] = ['stagd.showConvertedCode', 's
 /** How the extension reaches the server. */
 export type ServerLaunch =
   | { readonly transport: 'stdio'; readonly command: string; readonly args: readonly string[] }
-  | { readonly transport: 'tcp'; readonly host: string; readonly port: number };
+  | { readonly transport: 'tcp'; readonly host: string; readonly port: number; readonly tls?: TlsFiles };
 
 export class SettingsError extends Error {
   constructor(message: string) {
@@ -56,7 +81,12 @@ export function readSettings(get: (key: string) => unknown): StagdSettings {
     throw new SettingsError(`stagd.style must be one of ${STYLES.join(', ')}, got '${rawStyle}'`);
   }
   const python = stringOr(get('python'), DEFAULT_SETTINGS.python).trim();
-  return { path, address, style: rawStyle, python, pythonEnv: readEnv(get('pythonEnv')) };
+  const text = (key: 'token' | 'tlsCa' | 'tlsCert' | 'tlsKey'): string => stringOr(get(key), DEFAULT_SETTINGS[key]).trim();
+  const [token, tlsCa, tlsCert, tlsKey] = [text('token'), text('tlsCa'), text('tlsCert'), text('tlsKey')];
+  if ((tlsCert === '') !== (tlsKey === '')) {
+    throw new SettingsError('stagd.tlsCert and stagd.tlsKey go together (the client certificate and its key)');
+  }
+  return { path, address, style: rawStyle, python, pythonEnv: readEnv(get('pythonEnv')), token, tlsCa, tlsCert, tlsKey };
 }
 
 /** stagd.pythonEnv: an object of strings; anything else is an error saying so. */
@@ -92,6 +122,9 @@ export function initializationOptions(settings: StagdSettings, pythonPath?: stri
   } else if (pythonPath !== undefined) {
     options['pythonEnv'] = { PYTHONPATH: pythonPath };
   }
+  if (settings.token !== '') {
+    options['token'] = settings.token;
+  }
   return options;
 }
 
@@ -106,6 +139,9 @@ export function isStyle(value: string): value is Style {
 export function serverLaunch(settings: StagdSettings, daemon?: string): ServerLaunch {
   if (settings.address !== '') {
     const { host, port } = parseAddress(settings.address);
+    if (settings.tlsCa !== '' || settings.tlsCert !== '') {
+      return { transport: 'tcp', host, port, tls: { ca: settings.tlsCa, cert: settings.tlsCert, key: settings.tlsKey } };
+    }
     return { transport: 'tcp', host, port };
   }
   const command = daemon ?? settings.path;
@@ -155,6 +191,10 @@ export function needsRestart(before: StagdSettings, after: StagdSettings): boole
     before.path !== after.path ||
     before.address !== after.address ||
     before.python !== after.python ||
+    before.token !== after.token ||
+    before.tlsCa !== after.tlsCa ||
+    before.tlsCert !== after.tlsCert ||
+    before.tlsKey !== after.tlsKey ||
     JSON.stringify(before.pythonEnv) !== JSON.stringify(after.pythonEnv)
   );
 }

@@ -38,9 +38,22 @@ test('contributed commands are exactly the registered ones, titled "stagd: …"'
   assert.deepEqual(titles, ['stagd: Show converted code', 'stagd: Show graph']);
 });
 
-test('settings stagd.path, stagd.address, stagd.style, stagd.python, stagd.pythonEnv with the defaults the code uses', () => {
+test('settings stagd.path, stagd.address, stagd.style, stagd.python, stagd.pythonEnv, token and TLS with the defaults the code uses', () => {
   const props = manifest.contributes.configuration.properties;
-  assert.deepEqual(Object.keys(props).sort(), ['stagd.address', 'stagd.path', 'stagd.python', 'stagd.pythonEnv', 'stagd.style']);
+  assert.deepEqual(Object.keys(props).sort(), [
+    'stagd.address',
+    'stagd.path',
+    'stagd.python',
+    'stagd.pythonEnv',
+    'stagd.style',
+    'stagd.tlsCa',
+    'stagd.tlsCert',
+    'stagd.tlsKey',
+    'stagd.token',
+  ]);
+  for (const k of ['token', 'tlsCa', 'tlsCert', 'tlsKey'] as const) {
+    assert.equal(props[`stagd.${k}`]?.default, DEFAULT_SETTINGS[k]);
+  }
   assert.deepEqual(props['stagd.pythonEnv']?.default, DEFAULT_SETTINGS.pythonEnv);
   assert.equal(props['stagd.python']?.default, DEFAULT_SETTINGS.python);
   assert.equal(props['stagd.path']?.default, DEFAULT_SETTINGS.path);

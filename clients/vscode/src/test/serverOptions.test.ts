@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import { test } from 'node:test';
-import { connectTcp, serverOptionsFor } from '../serverOptions';
+import { connectTcp, connectTls, serverOptionsFor } from '../serverOptions';
 import { readSettings, serverLaunch } from '../settings';
 
 test('stdio: the executable is stagd.path with --lsp --stdio and no transport field', () => {
@@ -39,4 +39,16 @@ test('tcp: a refused connection is an error naming the address', async () => {
   const port = (server.address() as net.AddressInfo).port;
   await new Promise((r) => server.close(r)); // nothing listens there now
   await assert.rejects(connectTcp('127.0.0.1', port), new RegExp(`cannot connect to stagd at 127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+});
+
+test('tls: an unreadable CA file is an error naming the setting, before any connection', async () => {
+  await assert.rejects(
+    connectTls('127.0.0.1', 1, { ca: '/nonexistent/ca.pem', cert: '', key: '' }),
+    /stagd TLS settings: .*nonexistent/,
+  );
+});
+
+test('tls: a launch with TLS files connects with TLS', () => {
+  const opts = serverOptionsFor({ transport: 'tcp', host: 'h', port: 1, tls: { ca: '/ca.pem', cert: '', key: '' } });
+  assert.equal(typeof opts, 'function');
 });

@@ -6,6 +6,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import {
+  DEFAULT_SETTINGS,
   initializationOptions,
   needsRestart,
   parseAddress,
@@ -18,7 +19,7 @@ const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
 test('defaults: no path (the lookup of daemonPath.ts decides), `--lsp --stdio` with what it found', () => {
   const s = readSettings(from({}));
-  assert.deepEqual(s, { path: '', address: '', style: 'autograph', python: '', pythonEnv: {} });
+  assert.deepEqual(s, DEFAULT_SETTINGS);
   assert.deepEqual(serverLaunch(s, '/usr/bin/stagd'), {
     transport: 'stdio',
     command: '/usr/bin/stagd',
@@ -37,13 +38,21 @@ test('a configured path is the command, trimmed; blank means look for one', () =
 });
 
 test('values of the wrong type fall back to the defaults', () => {
-  assert.deepEqual(readSettings(from({ path: 42, address: null, style: false, pythonEnv: null })), {
-    path: '',
-    address: '',
-    style: 'autograph',
-    python: '',
-    pythonEnv: {},
+  assert.deepEqual(readSettings(from({ path: 42, address: null, style: false, pythonEnv: null, token: 7 })), DEFAULT_SETTINGS);
+});
+
+test('a token goes in initializationOptions; a CA makes the TCP connection TLS', () => {
+  const s = readSettings(from({ address: 'gpu-node:7421', token: ' secret-token-0123 ', tlsCa: '/etc/ca.pem' }));
+  assert.equal(initializationOptions(s)['token'], 'secret-token-0123');
+  assert.equal(initializationOptions(DEFAULT_SETTINGS)['token'], undefined);
+  assert.deepEqual(serverLaunch(s), {
+    transport: 'tcp',
+    host: 'gpu-node',
+    port: 7421,
+    tls: { ca: '/etc/ca.pem', cert: '', key: '' },
   });
+  assert.throws(() => readSettings(from({ tlsCert: '/c.pem' })), /go together/);
+  assert.ok(needsRestart(DEFAULT_SETTINGS, s));
 });
 
 test('an address means TCP, whatever the path', () => {
