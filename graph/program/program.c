@@ -289,6 +289,7 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
     char base;
     gr_ctx ctx = {.mod = &p->mod,
                   .deadline_ns = opts->deadline_ns,
+                  .cancel = opts->cancel,
                   .max_depth = opts->max_depth > 0 ? opts->max_depth : 2000,
                   .stack_base = &base,
                   .max_stack = stack_budget(&base),
@@ -296,7 +297,11 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
     /* all or nothing: the variables' updates are published when the whole request has
      * run, result read back included; a conflict with another call runs it again */
     call_args c = {g, opts, args, n, out_text ? out_text->len : 0};
+    /* device waits and kernels below poll the thread's watch */
+    sg_watch w = {.deadline_ns = opts->deadline_ns, .cancel = opts->cancel, .max_bytes = opts->max_bytes};
+    sg_watch *prev = sg_watch_enter(&w);
     rc = gr_txn_run(&ctx, attempt_call, &c, res, err);
+    sg_watch_leave(prev);
   }
   return rc;
 }
