@@ -313,6 +313,9 @@ const gr_op *gr_node_prim(const gr_node *n); /* apply node whose head is a prim 
 void gr_schedule(gr_graph *g, gr_node_vec *out);
 /* Graphs reachable from `entry` through graph constants. */
 void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out);
+/* The same from several roots: what each root reaches that the earlier ones did not,
+ * root by root, each graph once (linear in the module). */
+void gr_reachable_from(gr_module *m, gr_graph *const *roots, size_t nroots, gr_graph_vec *out);
 void gr_compute_fvs(gr_module *m);
 /* Lowers read forms into m; *entry gets the named def (or the last). (grad f i ...)
  * applies stay as they are: AD expands them (ad/). */

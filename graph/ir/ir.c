@@ -216,28 +216,40 @@ void gr_schedule(gr_graph *g, gr_node_vec *out) {
   sg_map_free(&seen);
 }
 
-void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out) {
+/* One breadth-first walk from every root in turn, never entering a graph twice: a
+ * graph already seen has had everything it reaches added, so each root adds exactly
+ * what a walk of its own would add first, in the same order — in time linear in the
+ * module (a walk per root was quadratic in a chain of defs calling each other). */
+void gr_reachable_from(gr_module *m, gr_graph *const *roots, size_t nroots, gr_graph_vec *out) {
   out->len = 0;
   sg_map seen = SG_MAP_INIT;
-  sg_vec_push(out, entry);
-  sg_map_put(&seen, (uintptr_t)entry, NULL);
-  for (size_t i = 0; i < out->len; i++) {
-    gr_graph *g = out->data[i];
-    for (size_t k = 0; k <= g->nodes.len; k++) {
-      gr_node *n = k < g->nodes.len ? g->nodes.data[k] : NULL;
-      int cnt = n ? n->ninputs : 1;
-      if (n && n->dead) continue;
-      for (int j = 0; j < cnt; j++) {
-        gr_node *in = n ? n->inputs[j] : g->output;
-        if (in && gr_is_const_graph(in) && !sg_map_get(&seen, (uintptr_t)in->value.u.g, NULL)) {
-          sg_map_put(&seen, (uintptr_t)in->value.u.g, NULL);
-          sg_vec_push(out, in->value.u.g);
+  size_t i = 0;
+  for (size_t r = 0; r < nroots; r++) {
+    if (sg_map_get(&seen, (uintptr_t)roots[r], NULL)) continue;
+    sg_vec_push(out, roots[r]);
+    sg_map_put(&seen, (uintptr_t)roots[r], NULL);
+    for (; i < out->len; i++) {
+      gr_graph *g = out->data[i];
+      for (size_t k = 0; k <= g->nodes.len; k++) {
+        gr_node *n = k < g->nodes.len ? g->nodes.data[k] : NULL;
+        int cnt = n ? n->ninputs : 1;
+        if (n && n->dead) continue;
+        for (int j = 0; j < cnt; j++) {
+          gr_node *in = n ? n->inputs[j] : g->output;
+          if (in && gr_is_const_graph(in) && !sg_map_get(&seen, (uintptr_t)in->value.u.g, NULL)) {
+            sg_map_put(&seen, (uintptr_t)in->value.u.g, NULL);
+            sg_vec_push(out, in->value.u.g);
+          }
         }
       }
     }
   }
   sg_map_free(&seen);
   (void)m;
+}
+
+void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out) {
+  gr_reachable_from(m, &entry, 1, out);
 }
 
 static bool owned_by(const gr_node *n, const gr_graph *g) { return n->graph == g; }

@@ -16,28 +16,128 @@ static bool visible_from(const gr_node *fv, const gr_graph *g) {
   return false;
 }
 
-static bool recursive(gr_module *m, gr_graph *h) {
-  gr_graph_vec r = {0};
-  bool rec = false;
-  for (size_t k = 0; k < h->nodes.len && !rec; k++) {
-    gr_node *n = h->nodes.data[k];
-    if (n->dead) continue;
-    for (int j = 0; j < n->ninputs && !rec; j++) {
-      gr_node *in = n->inputs[j];
-      if (!gr_is_const_graph(in)) continue;
-      if (in->value.u.g == h) rec = true;
-      else {
-        gr_reachable_graphs(m, in->value.u.g, &r);
-        for (size_t q = 0; q < r.len; q++)
-          if (r.data[q] == h) rec = true;
+/* The strongly connected components of the live graphs' call graph (an edge g → h
+ * for each graph constant h a live node or the output of g uses), found once per pass
+ * by an iterative Tarjan walk: linear in the module, where a reachability walk per call
+ * site was quadratic in a chain of defs. Inlining a non-recursive graph never makes or
+ * breaks a cycle, so the components stay right for the whole pass. */
+typedef struct sccs {
+  sg_map index; /* graph → position in live + 1 */
+  int *comp;
+} sccs;
+
+static int live_index(const sccs *s, const gr_graph *g) {
+  void *v;
+  return sg_map_get(&s->index, (uintptr_t)g, &v) ? (int)(uintptr_t)v - 1 : -1;
+}
+
+/* The graphs g's live nodes (and, with output, its output) use as constants. */
+static void callees(gr_graph *g, bool output, gr_graph_vec *out) {
+  out->len = 0;
+  for (size_t k = 0; k <= g->nodes.len; k++) {
+    gr_node *n = k < g->nodes.len ? g->nodes.data[k] : NULL;
+    if (n && n->dead) continue;
+    if (!n && !output) break;
+    int cnt = n ? n->ninputs : 1;
+    for (int j = 0; j < cnt; j++) {
+      gr_node *in = n ? n->inputs[j] : g->output;
+      if (in && gr_is_const_graph(in)) sg_vec_push(out, in->value.u.g);
+    }
+  }
+}
+
+static void sccs_build(sccs *s, const gr_graph_vec *live) {
+  size_t n = live->len;
+  s->index = (sg_map)SG_MAP_INIT;
+  for (size_t i = 0; i < n; i++) sg_map_put(&s->index, (uintptr_t)live->data[i], (void *)(uintptr_t)(i + 1));
+  /* adjacency in one array: edges of i at adj[start[i] .. start[i + 1]) */
+  size_t *start = sg_xcalloc(n + 1, sizeof *start);
+  SG_VEC(int) adj = {0};
+  gr_graph_vec cs = {0};
+  for (size_t i = 0; i < n; i++) {
+    start[i] = adj.len;
+    callees(live->data[i], true, &cs);
+    for (size_t k = 0; k < cs.len; k++) {
+      int w = live_index(s, cs.data[k]);
+      if (w >= 0) sg_vec_push(&adj, w);
+    }
+  }
+  start[n] = adj.len;
+  sg_vec_free(&cs);
+  s->comp = sg_xmalloc(sizeof(int) * (n ? n : 1));
+  int *idx = sg_xmalloc(sizeof(int) * (n ? n : 1)), *low = sg_xmalloc(sizeof(int) * (n ? n : 1));
+  bool *on = sg_xcalloc(n ? n : 1, sizeof(bool));
+  size_t *pos = sg_xmalloc(sizeof(size_t) * (n ? n : 1));
+  for (size_t i = 0; i < n; i++) idx[i] = -1;
+  SG_VEC(int) stack = {0};
+  SG_VEC(int) frames = {0};
+  int counter = 0, ncomp = 0;
+  for (size_t root = 0; root < n; root++) {
+    if (idx[root] >= 0) continue;
+    sg_vec_push(&frames, (int)root);
+    idx[root] = low[root] = counter++;
+    pos[root] = start[root];
+    sg_vec_push(&stack, (int)root);
+    on[root] = true;
+    while (frames.len) {
+      int v = frames.data[frames.len - 1];
+      if (pos[v] < start[v + 1]) {
+        int w = adj.data[pos[v]++];
+        if (idx[w] < 0) {
+          idx[w] = low[w] = counter++;
+          pos[w] = start[w];
+          sg_vec_push(&stack, w);
+          on[w] = true;
+          sg_vec_push(&frames, w);
+        } else if (on[w] && idx[w] < low[v]) {
+          low[v] = idx[w];
+        }
+        continue;
+      }
+      frames.len--;
+      if (frames.len) {
+        int p = frames.data[frames.len - 1];
+        if (low[v] < low[p]) low[p] = low[v];
+      }
+      if (low[v] == idx[v]) {
+        int w;
+        do {
+          w = stack.data[--stack.len];
+          on[w] = false;
+          s->comp[w] = ncomp;
+        } while (w != v);
+        ncomp++;
       }
     }
   }
-  sg_vec_free(&r);
-  return rec;
+  sg_vec_free(&stack);
+  sg_vec_free(&frames);
+  sg_vec_free(&adj);
+  free(start);
+  free(idx);
+  free(low);
+  free(on);
+  free(pos);
 }
 
-static bool inlinable(gr_module *m, gr_graph *g, gr_graph *h, gr_node_vec *sched) {
+static void sccs_free(sccs *s) {
+  sg_map_free(&s->index);
+  free(s->comp);
+}
+
+/* Whether h reaches itself through a graph one of its live nodes calls or uses. */
+static bool recursive(const sccs *s, gr_graph *h, gr_graph_vec *scratch) {
+  int hi = live_index(s, h);
+  callees(h, false, scratch);
+  for (size_t k = 0; k < scratch->len; k++) {
+    if (scratch->data[k] == h) return true;
+    int ci = live_index(s, scratch->data[k]);
+    if (hi >= 0 && ci >= 0 && s->comp[ci] == s->comp[hi]) return true;
+  }
+  return false;
+}
+
+static bool inlinable(const sccs *s, gr_graph *g, gr_graph *h, gr_node_vec *sched, gr_graph_vec *scratch) {
   if (h == g || sched->len > 256) return false;
   for (size_t k = 0; k < h->fvs.len; k++)
     if (!visible_from(h->fvs.data[k], g)) return false;
@@ -52,7 +152,7 @@ static bool inlinable(gr_module *m, gr_graph *g, gr_graph *h, gr_node_vec *sched
         if (c->fvs.data[q]->graph == h) return false;
     }
   }
-  return !recursive(m, h);
+  return !recursive(s, h, scratch);
 }
 
 static gr_node *mapped(gr_module *m, sg_map *map, gr_node *n) {
@@ -72,6 +172,9 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   gr_compute_fvs(m);
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
+  sccs comps;
+  sccs_build(&comps, &live);
+  gr_graph_vec scratch = {0};
   gr_node_vec sched = {0}, hs = {0};
   for (size_t i = 0; i < live.len; i++) {
     gr_graph *g = live.data[i];
@@ -82,7 +185,7 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
       gr_graph *h = n->inputs[0]->value.u.g;
       if (h->nparams != n->ninputs - 1) continue;
       gr_schedule(h, &hs);
-      if (!inlinable(m, g, h, &hs)) continue;
+      if (!inlinable(&comps, g, h, &hs, &scratch)) continue;
       sg_map map = SG_MAP_INIT;
       for (int p = 0; p < h->nparams; p++) sg_map_put(&map, (uintptr_t)h->params[p], n->inputs[p + 1]);
       gr_node *buf[16];
@@ -108,6 +211,8 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   sg_vec_free(&hs);
   sg_vec_free(&sched);
   sg_vec_free(&live);
+  sg_vec_free(&scratch);
+  sccs_free(&comps);
   (void)entry;
   return changed;
 }

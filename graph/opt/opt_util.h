@@ -18,21 +18,13 @@ bool gr_opt_matmul(gr_module *m, gr_graph *entry, gr_pass_stats *st);
 /* Live graphs: every top-level def of the source and what it reaches (AD's generated
  * graphs only when reached). */
 static inline void gr_live_graphs(gr_module *m, gr_graph_vec *out) {
-  out->len = 0;
-  sg_map seen = SG_MAP_INIT;
-  gr_graph_vec tmp = {0};
+  gr_graph_vec roots = {0};
   for (size_t i = 0; i < m->graphs.len; i++) {
     gr_graph *r = m->graphs.data[i];
-    if (r->parent || r->dead || r->generated) continue;
-    gr_reachable_graphs(m, r, &tmp);
-    for (size_t k = 0; k < tmp.len; k++)
-      if (!sg_map_get(&seen, (uintptr_t)tmp.data[k], NULL)) {
-        sg_map_put(&seen, (uintptr_t)tmp.data[k], NULL);
-        sg_vec_push(out, tmp.data[k]);
-      }
+    if (!r->parent && !r->dead && !r->generated) sg_vec_push(&roots, r);
   }
-  sg_vec_free(&tmp);
-  sg_map_free(&seen);
+  gr_reachable_from(m, roots.data, roots.len, out);
+  sg_vec_free(&roots);
 }
 
 /* Runs rewrite on every live node of every live graph in schedule order; a node it
