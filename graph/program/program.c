@@ -67,15 +67,19 @@ static gr_program *program_new(const char *filename, const gr_stage_options *opt
  * compilation, the id. Releases p on error. */
 static sg_code stage_finish(gr_program *p, const gr_stage_options *opts, sg_code rc, gr_program **out,
                             sg_error *err) {
+  /* between steps, the request's cancel flag and deadline (common/watch.c) */
+  if (!rc) rc = sg_watch_poll("staging", err);
   if (!rc) rc = gr_ad_expand(&p->mod, err); /* (grad f i ...) → gradient graphs */
   if (!rc) {
     gr_compute_fvs(&p->mod);
     rc = gr_infer(&p->mod, p->entry, err);
+    if (!rc) rc = sg_watch_poll("staging", err);
     if (!rc && !opts->no_optimize) {
       gr_pass_stats st = {0};
       gr_optimize(&p->mod, p->entry, gr_exec_fold, &st);
+      rc = sg_watch_poll("optimizing", err);
       gr_compute_fvs(&p->mod);
-      rc = gr_infer(&p->mod, p->entry, err);
+      if (!rc) rc = gr_infer(&p->mod, p->entry, err);
     }
   }
   if (!rc) rc = gr_compile(&p->mod, p->entry, err);

@@ -158,3 +158,20 @@ def test_a_program_over_max_request_bytes_is_refused_and_the_daemon_serves_on(st
     assert json.loads(ok.result_json)["data"] == [1000 * (1 + 2 + 4 + 3)]
     _quick_ok(ch, pb2)
     ch.close()
+
+
+def test_a_long_stage_stops_at_its_deadline(start_daemon, pb2):
+    # 1,500 defs, each calling the one before: seconds of inference and inlining
+    d = start_daemon("--listen", "127.0.0.1:0", "--workers", "1")
+    chain = "\n".join(["(def f0 (x) (+ x 1))"] + [f"(def f{i} (x) (+ (f{i - 1} x) {i}))" for i in range(1, 1500)])
+    ch = grpc.insecure_channel(d.addr)
+    stub = ch.unary_unary("/stagd.v1.Stagd/Stage", request_serializer=pb2.StageRequest.SerializeToString,
+                          response_deserializer=pb2.StageReply.FromString)
+    with pytest.raises(grpc.RpcError) as e:
+        stub(pb2.StageRequest(sexpr=chain), timeout=0.2)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    # the daemon itself stopped the work (it logs the status it sent; the client's
+    # deadline reaches it as the deadline or as the call's cancellation, whichever first)
+    _wait_log(d, r"Stage (DEADLINE_EXCEEDED|CANCELLED)")
+    _quick_ok(ch, pb2)
+    ch.close()
