@@ -9,7 +9,7 @@ and open fds are sampled every SAMPLE seconds.
 
 Passes when: 0 unexpected errors (CANCELLED after our own cancel and
 DEADLINE_EXCEEDED of the short-deadline calls are expected), the daemon answers Health
-at the end and exits 0 on SIGTERM, fds end where they were after warm-up (+-8), and
+at the end and exits 0 on SIGTERM with no sanitizer report, fds end where they were after warm-up (+-8), and
 RSS in the last quarter is within 25% (+32 MiB) of the second quarter.
 
 Usage: bench/soak.py [--minutes M] [--clients N] [--stagd PATH] [--sample S]
@@ -193,6 +193,7 @@ def main():
         alive = harness.rpc(ch, "/grpc.health.v1.Health/Check", harness.health_pb2.HealthCheckRequest(),
                             harness.health_pb2.HealthCheckResponse, timeout=10).status == 1
     rc = d.terminate()
+    reports = harness.sanitizer_reports(d.log.text())
     oks = sum(v for k, v in totals.items() if k.startswith("ok:"))
     errors = {k: v for k, v in totals.items() if k.startswith("error:")}
     secs = time.monotonic() - start
@@ -213,7 +214,9 @@ def main():
     print(f"RSS second quarter {q2 / 2**20:.1f} MiB, last quarter {q4 / 2**20:.1f} MiB "
           f"(ratio {q4 / q2:.2f}); fds after warm-up {fds_warm}, at the end {final_fds}; "
           f"health at the end: {'SERVING' if alive else 'NOT'}; exit status {rc}")
-    ok = (not errors and alive and rc == 0 and q4 <= q2 * 1.25 + (32 << 20) and final_fds <= fds_warm + 8)
+    if reports:
+        print("sanitizer reports:\n" + "\n".join(reports[:20]))
+    ok = (not errors and not reports and alive and rc == 0 and q4 <= q2 * 1.25 + (32 << 20) and final_fds <= fds_warm + 8)
     print("PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 
