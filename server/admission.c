@@ -6,8 +6,8 @@
  * own (a small pool of its own in grpc.c), so a daemon whose workers are all busy
  * with long requests still answers its health checks.
  *
- * Sessions: a client session (its `stagd-session` metadata, else its connection) may
- * have at most max-session-requests requests running or queued at once; one more is
+ * Sessions: a client session (its `stagd-session` metadata; calls without one are not
+ * counted) may have at most max-session-requests requests running or queued at once; one more is
  * RESOURCE_EXHAUSTED naming the flag, answered at once. Admin-lane calls do not count.
  */
 #include <pthread.h>

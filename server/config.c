@@ -74,7 +74,8 @@ static const opt options[] = {
      "tensor bytes one request's program may hold at once (its intermediates); more is "
      "RESOURCE_EXHAUSTED naming this flag; 0 = no limit (default 4294967296)"},
     {"max-session-requests", "STAGD_MAX_SESSION_REQUESTS", OPT_UINT, OFF(max_session_requests), "N",
-     "requests one client session (its stagd-session metadata, else its connection) may "
+     "requests one client session (its stagd-session metadata; calls without it are not "
+     "counted) may "
      "have running or queued at once; more are RESOURCE_EXHAUSTED naming this flag; health, "
      "ping, stats and version do not count; 0 = no limit (default 16)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",

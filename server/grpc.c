@@ -283,16 +283,15 @@ static void dispatch(sv_grpc *g, gcall *gc) {
   if (m && !admin) {
     sg_arena a;
     sg_arena_init(&a, 512);
-    const char *session = metadata_value(gc, "stagd-session", &a);
-    char *key = session ? sg_xasprintf("%s", session) : NULL;
-    if (!key) {
-      char *peer = grpc_call_get_peer(gc->call);
-      key = sg_xasprintf("connection %s", peer ? peer : "?");
-      gpr_free(peer);
-    }
+    const char *session = metadata_value(gc, "stagd-session", &a); /* none: not counted */
+    char *key = session ? sg_xstrdup(session) : NULL;
     sg_arena_free(&a);
-    if (sv_admission_enter(sv_service_admission(g->sv), key, &gc->refused) == SG_OK) gc->admitted = key;
-    else free(key), admin = true; /* the refusal is answered at once */
+    if (sv_admission_enter(sv_service_admission(g->sv), key, &gc->refused) == SG_OK) {
+      gc->admitted = key;
+    } else {
+      free(key);
+      admin = true; /* the refusal is answered at once */
+    }
   }
   sv_pool_submit(admin ? g->admin_pool : g->pool, run_call, gc);
 }
