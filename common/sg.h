@@ -18,6 +18,7 @@
 #define STAGD_COMMON_SG_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -308,5 +309,38 @@ void sg_log_req(sg_log_level level, uint64_t req_id, const sg_log_request *r, co
 
 uint64_t sg_now_ns(void);    /* monotonic clock */
 uint64_t sg_wall_ms(void);   /* wall clock, ms since the epoch */
+
+/* ------------------------------------------------------------------- watches */
+
+/* What a request's work watches while it runs (watch.c): its deadline, its cancel
+ * flag and its budget of tensor bytes. A thread has at most one current watch; loops
+ * that can run long (converter, staging, inference, optimizer, executors, device
+ * waits) poll it at their back-edges and between ops. */
+typedef struct sg_watch {
+  uint64_t deadline_ns; /* sg_now_ns() clock; 0 = none */
+  atomic_bool *cancel;  /* set by the transport when the client gives up; NULL = none */
+  uint64_t max_bytes;   /* budget for the tensors the work holds at once; 0 = none */
+  uint64_t live_bytes;  /* charged and not yet refunded */
+  uint64_t peak_bytes;
+  uint64_t serial;      /* set by sg_watch_enter: which request a charge belongs to */
+} sg_watch;
+/* Makes w the calling thread's current watch; returns the one to restore. */
+sg_watch *sg_watch_enter(sg_watch *w);
+void sg_watch_leave(sg_watch *prev);
+sg_watch *sg_watch_current(void);
+/* SG_CANCELLED or SG_DEADLINE_EXCEEDED ("... while DOING") when w says stop; SG_OK
+ * for NULL. The one place both conditions are decided. */
+sg_code sg_watch_check(const sg_watch *w, const char *doing, sg_error *err);
+/* sg_watch_check on the current watch. */
+sg_code sg_watch_poll(const char *doing, sg_error *err);
+/* The same as a yes/no, for loops that cannot return an error themselves. */
+bool sg_watch_stopped(void);
+/* Tensor bytes: charge returns the token to refund with (0: nothing charged). */
+uint64_t sg_watch_charge(size_t bytes);
+void sg_watch_refund(uint64_t token, size_t bytes);
+/* Whether `bytes` more fit in the current watch's budget (true without one). */
+bool sg_watch_fits(size_t bytes);
+/* SG_RESOURCE_EXHAUSTED naming max-request-bytes when `more` bytes do not fit. */
+sg_code sg_watch_check_memory(size_t more, sg_error *err);
 
 #endif /* STAGD_COMMON_SG_H */

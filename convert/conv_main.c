@@ -602,8 +602,12 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
       diag(&d, PY_DIAG_ERROR, "unknown-function", 1, 0, 1, 0, "give the name of a module-level function or of a method as Class.method",
            "no function named '%s' in %s", function, filename);
   }
-  for (int i = 0; i < d.ncands; i++)
+  for (int i = 0; i < d.ncands && !sg_watch_stopped(); i++)
     if (d.cands[i].ok) check(&d, &d.cands[i]);
+  if (sg_watch_stopped()) { /* the request gave up (common/watch.c) */
+    py_ctx_free(&ctx);
+    return sg_watch_poll("converting", err);
+  }
   int nconv = 0;
   for (int i = 0; i < d.ncands; i++) nconv += d.cands[i].ok;
   out->nconverted = nconv;
@@ -617,6 +621,10 @@ sg_code py_convert(const char *src, size_t len, const char *filename, py_conv_st
   py_mod *orig = py_parse(&ctx, src, len, filename, &perr);
   if (orig) find_orig(&d, orig->v.Module.body);
   run_passes(&d);
+  if (sg_watch_stopped()) {
+    py_ctx_free(&ctx);
+    return sg_watch_poll("converting", err);
+  }
   for (int i = 0; i < d.ncands; i++)
     if (d.cands[i].ok && d.cands[i].orig) cv_dual_body(&d.c, d.cands[i].fn, d.cands[i].orig);
   write_output(&d, src, len);

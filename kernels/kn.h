@@ -43,6 +43,8 @@ typedef struct kn_tensor {
   /* A view (kn_reshape): the tensor whose buffer `data` is, held by a reference.
    * Tensors are never written after their kernel made them, so a view can share. */
   struct kn_tensor *base;
+  /* the request watch its bytes were charged to (common/watch.c); 0: none */
+  uint64_t charge;
 } kn_tensor;
 
 /* ------------------------------------------------------------------ dtypes */

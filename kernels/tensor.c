@@ -131,6 +131,7 @@ static kn_tensor *tensor_alloc(kn_dtype dt, int ndim, const int64_t *shape, size
   *bytes = (size_t)t->size * dtype_sizes[dt];
   t->data = kn_pool_alloc(*bytes);
   t->base = NULL;
+  t->charge = sg_watch_charge(*bytes);
   return t;
 }
 
@@ -161,6 +162,7 @@ kn_tensor *kn_tensor_view(const kn_tensor *a, int ndim, const int64_t *shape) {
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
   t->base = kn_tensor_retain(a->base ? a->base : (kn_tensor *)a); /* a reference, not a write */
   t->data = a->data;
+  t->charge = 0;
   return t;
 }
 
@@ -180,7 +182,11 @@ void kn_tensor_release(kn_tensor *t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
     if (t->base) kn_tensor_release(t->base);
-    else kn_pool_free(t->data, (size_t)t->size * dtype_sizes[t->dtype]);
+    else {
+      size_t bytes = (size_t)t->size * dtype_sizes[t->dtype];
+      sg_watch_refund(t->charge, bytes);
+      kn_pool_free(t->data, bytes);
+    }
     free(t);
   }
 }

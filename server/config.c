@@ -70,6 +70,14 @@ static const opt options[] = {
      "upper bound of Ping's delay (default 10000)"},
     {"max-handle-bytes", "STAGD_MAX_HANDLE_BYTES", OPT_UINT, OFF(max_handle_bytes), "N",
      "tensor bytes the eager clients' handles may hold, per device (default 4294967296)"},
+    {"max-request-bytes", "STAGD_MAX_REQUEST_BYTES", OPT_UINT, OFF(max_request_bytes), "N",
+     "tensor bytes one request's program may hold at once (its intermediates); more is "
+     "RESOURCE_EXHAUSTED naming this flag; 0 = no limit (default 4294967296)"},
+    {"max-session-requests", "STAGD_MAX_SESSION_REQUESTS", OPT_UINT, OFF(max_session_requests), "N",
+     "requests one client session (its stagd-session metadata; calls without it are not "
+     "counted) may "
+     "have running or queued at once; more are RESOURCE_EXHAUSTED naming this flag; health, "
+     "ping, stats and version do not count; 0 = no limit (default 16)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
      "live tensor handles per device (default 1000000)"},
     {"handle-lease-ms", "STAGD_HANDLE_LEASE_MS", OPT_UINT, OFF(handle_lease_ms), "N",
@@ -126,6 +134,8 @@ void sv_config_init(sv_config *c) {
   c->max_ping_delay_ms = 10000;
   c->max_handle_bytes = 4ULL << 30;
   c->max_handles = 1000000;
+  c->max_request_bytes = 4ULL << 30;
+  c->max_session_requests = 16;
   c->handle_lease_ms = 300000;
   c->max_session_handle_bytes = 1ULL << 30;
   c->models_poll_ms = 2000;

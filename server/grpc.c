@@ -66,11 +66,14 @@ struct gcall {
   grpc_metadata trailing[4]; /* the error's location and reason (add_trailing) */
   size_t n_trailing;
   sg_arena arena;
+  char *admitted; /* the session counted by admission.c (malloc'd), or NULL */
+  sg_error refused; /* set at dispatch: answered with this error, unrun */
 };
 
 struct sv_grpc {
   sv_service *sv;
   sv_pool *pool;
+  sv_pool *admin_pool; /* Health, Version, Stats, quick Ping, refusals (admission.c) */
   grpc_server *server;
   grpc_completion_queue *cq;
   pthread_t thread;
@@ -215,6 +218,10 @@ static void run_call(void *arg) {
                       "this daemon requires a bearer token: send the metadata 'authorization: Bearer TOKEN' "
                       "with a token from its --auth-token-file (stagctl --token-file, stagd.connect(token=...))");
     SG_INFO(call.id, "%s: missing or unknown bearer token", m ? m->name : "call");
+  } else if (gc->refused.code) {
+    sg_error_move(&err, &gc->refused);
+    rc = err.code;
+    if (m) SG_INFO(call.id, "%s: %s", m->name, err.message);
   } else if (!m) {
     rc = sg_error_set(&err, SG_UNIMPLEMENTED, "unknown method '%.*s'", (int)path_len, path);
     SG_INFO(call.id, "%s", err.message);
@@ -229,6 +236,11 @@ static void run_call(void *arg) {
     }
     rc = sv_service_invoke_bytes(g->sv, m, &call, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s), &out, &err);
     grpc_slice_unref(s);
+  }
+  if (gc->admitted) {
+    sv_admission_leave(sv_service_admission(g->sv), gc->admitted);
+    free(gc->admitted);
+    gc->admitted = NULL;
   }
 
   grpc_op ops[2];
@@ -281,6 +293,37 @@ static void on_new(sv_grpc *g, gcall *gc, bool ok) {
   if (grpc_call_start_batch(gc->call, ops, 2, &gc->t_recv, NULL) != GRPC_CALL_OK) deref(gc);
 }
 
+/* Which lane a received call runs in, and whether its session may start one more
+ * (admission.c). Runs on the completion-queue thread. */
+static void dispatch(sv_grpc *g, gcall *gc) {
+  const sv_method *m = sv_method_by_grpc_path((const char *)GRPC_SLICE_START_PTR(gc->details.method),
+                                              GRPC_SLICE_LENGTH(gc->details.method));
+  bool admin = false;
+  if (m && gc->recv_buf) {
+    grpc_byte_buffer_reader r;
+    if (grpc_byte_buffer_reader_init(&r, gc->recv_buf)) {
+      grpc_slice s = grpc_byte_buffer_reader_readall(&r);
+      grpc_byte_buffer_reader_destroy(&r);
+      admin = sv_admin_lane(m, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s));
+      grpc_slice_unref(s);
+    }
+  }
+  if (m && !admin) {
+    sg_arena a;
+    sg_arena_init(&a, 512);
+    const char *session = metadata_value(gc, "stagd-session", &a); /* none: not counted */
+    char *key = session ? sg_xstrdup(session) : NULL;
+    sg_arena_free(&a);
+    if (sv_admission_enter(sv_service_admission(g->sv), key, &gc->refused) == SG_OK) {
+      gc->admitted = key;
+    } else {
+      free(key);
+      admin = true; /* the refusal is answered at once */
+    }
+  }
+  sv_pool_submit(admin ? g->admin_pool : g->pool, run_call, gc);
+}
+
 static void *cq_main(void *arg) {
   sv_grpc *g = arg;
   for (;;) {
@@ -291,7 +334,7 @@ static void *cq_main(void *arg) {
     switch (t->kind) {
       case TAG_NEW: on_new(g, t->gc, ev.success); break;
       case TAG_RECV:
-        if (ev.success) sv_pool_submit(g->pool, run_call, t->gc);
+        if (ev.success) dispatch(g, t->gc);
         else deref(t->gc); /* the client went away before sending */
         break;
       case TAG_CLOSE:
@@ -405,6 +448,7 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
   if (tls) grpc_server_credentials_release(tls);
   tls = NULL;
   grpc_server_start(g->server);
+  g->admin_pool = sv_pool_create(2);
   request_new(g);
   if (pthread_create(&g->thread, NULL, cq_main, g) != 0) {
     sg_error_set(err, SG_INTERNAL, "cannot start the gRPC thread");
@@ -414,6 +458,7 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
     atomic_store(&g->shutting_down, true);
     g->on_stopped = NULL;
     cq_main(g);
+    sv_pool_destroy(g->admin_pool);
     grpc_server_destroy(g->server);
     grpc_completion_queue_destroy(g->cq);
     free(g);
@@ -446,6 +491,7 @@ void sv_grpc_destroy(sv_grpc *g) {
   if (!g) return;
   sv_grpc_shutdown(g);
   if (g->thread_started) pthread_join(g->thread, NULL);
+  sv_pool_destroy(g->admin_pool);
   grpc_server_destroy(g->server);
   grpc_completion_queue_destroy(g->cq);
   free(g);

@@ -299,7 +299,10 @@ static void run_feature(job *j) {
   rq.principal = j->c->principal;
   rq.stage_timeout_ms = j->stage_timeout_ms;
   sv_lsp_text_init(&rq.text, j->text, j->text_len, j->utf16);
+  sg_watch w = {.cancel = &j->cancelled}; /* what the converter and stager poll */
+  sg_watch *prev = sg_watch_enter(&w);
   cJSON *result = atomic_load(&j->cancelled) ? NULL : j->feat->run(&rq);
+  sg_watch_leave(prev);
   if (rq.staged_function && !atomic_load(&j->cancelled)) {
     const cJSON *ds = rq.err_data ? cJSON_GetObjectItemCaseSensitive(rq.err_data, "diagnostics") : NULL;
     const cJSON *d = cJSON_GetArrayItem(ds, 0);

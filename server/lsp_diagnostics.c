@@ -43,7 +43,10 @@ cJSON *sv_lsp_diagnostics(const sv_lsp_text *t, const char *uri, py_conv_style s
   if (cancelled && atomic_load(cancelled)) return NULL;
   py_conv_result res;
   sg_error err = SG_ERROR_INIT;
+  sg_watch w = {.cancel = cancelled}; /* the converter polls it (common/watch.c) */
+  sg_watch *prev = sg_watch_enter(&w);
   sg_code rc = sv_lsp_convert(t, uri, style, NULL, &res, &err);
+  sg_watch_leave(prev);
   cJSON *out = NULL;
   if (cancelled && atomic_load(cancelled)) goto done;
   out = cJSON_CreateArray();

@@ -59,6 +59,7 @@ struct sv_service {
   sv_handles *handles; /* device-resident tensors of eager clients (handles.c) */
   sv_models *models;   /* --models DIR (models.c), or NULL */
   sv_auth *auth;       /* --auth-token-file (auth.c), or NULL */
+  sv_admission *admission; /* requests per client session (admission.c) */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -449,7 +450,8 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   if (!rc) {
     /* return_handles on a Vulkan device: tensor results stay there (resident) */
     gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0,
-                            q->return_handles && !sv->cfg->host_handles};
+                            q->return_handles && !sv->cfg->host_handles, call->cancelled,
+                            sv->cfg->max_request_bytes};
     rc = gr_execute_values(p, &opts, args, (int)total, &res, &printed, err);
   }
   for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
@@ -494,7 +496,8 @@ sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteReques
   if (rc) return rc;
   const char *device = *q->device ? q->device : sv->cfg->device;
   if (values_path(q, n_extra)) return execute_values(sv, call, q, r, p, device, extra, n_extra, err);
-  gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false};
+  gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false, call->cancelled,
+                          sv->cfg->max_request_bytes};
   char *result = NULL, *printed = NULL;
   rc = gr_execute_json_with(p, &opts, *q->args_json ? q->args_json : "[]", extra, n_extra, &result,
                                     &printed, err);
@@ -629,6 +632,7 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles, cfg->max_session_handle_bytes);
+  sv->admission = sv_admission_new(cfg->max_session_requests);
   if ((cfg->auth_token_file && !(sv->auth = sv_auth_load(cfg->auth_token_file, err))) ||
       (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err)))) {
     sv_service_destroy(sv);
@@ -644,6 +648,7 @@ void sv_service_destroy(sv_service *sv) {
   gr_cache_free(sv->graphs);
   sv_handles_free(sv->handles);
   sv_auth_free(sv->auth);
+  sv_admission_free(sv->admission);
   free(sv);
 }
 
@@ -665,6 +670,7 @@ void sv_service_gauges_get(sv_service *sv, sv_service_gauges *out) {
 
 sv_models *sv_service_models(sv_service *sv) { return sv->models; }
 sv_handles *sv_service_handles(sv_service *sv) { return sv->handles; }
+sv_admission *sv_service_admission(sv_service *sv) { return sv->admission; }
 uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
 void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
 
@@ -702,7 +708,11 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
   } else {
     sv_owner who = sv_call_owner(call);
     sv_handles_touch(sv->handles, &who, t0);
+    /* the converter, staging and the executors below poll it (common/watch.c) */
+    sg_watch w = {.deadline_ns = call->deadline_ns, .cancel = call->cancelled};
+    sg_watch *prev = sg_watch_enter(&w);
     rc = m->handler(sv, call, req, r, err);
+    sg_watch_leave(prev);
     if (rc != SG_OK && (!err || !err->message)) sg_error_set(err, rc, "%s failed", m->name);
   }
   uint64_t dt = sg_now_ns() - t0;

@@ -52,6 +52,8 @@ typedef struct sv_config {
   uint64_t max_ping_delay_ms;   /* upper bound of Ping.delay_ms */
   uint64_t max_handle_bytes;    /* tensor bytes held by handles, per device */
   uint64_t max_handles;         /* live handles per device */
+  uint64_t max_request_bytes;   /* tensors one request's program holds at once (0: none) */
+  uint64_t max_session_requests; /* requests in flight per client session (0: none) */
   uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   bool listen_explicit;         /* some source named --listen */
@@ -142,6 +144,20 @@ sg_code sv_service_invoke_bytes(sv_service *sv, const sv_method *m, sv_call *cal
 /* JSON params in (NULL = empty message), JSON reply out (LSP, stagctl --local). */
 sg_code sv_service_invoke_json(sv_service *sv, const sv_method *m, sv_call *call,
                                const cJSON *params, cJSON **reply, sg_error *err);
+
+/* ------------------------------------------------------------- admission */
+
+/* admission.c: the admin lane (Health, Version, Stats, Ping without delay), given the
+ * request's bytes; and the per-session count of requests running or queued. */
+bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len);
+typedef struct sv_admission sv_admission;
+sv_admission *sv_admission_new(uint64_t limit); /* limit 0: none */
+void sv_admission_free(sv_admission *a);
+/* Counts one more request of session key (NULL: not counted); RESOURCE_EXHAUSTED
+ * naming max-session-requests when the session is at the limit. */
+sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err);
+void sv_admission_leave(sv_admission *a, const char *key);
+sv_admission *sv_service_admission(sv_service *sv);
 
 /* ----------------------------------------------------------------- pbjson */
 

@@ -134,20 +134,20 @@ static sg_code compile_graph(gr_module *m, gr_graph *g, sg_error *err) {
 sg_code gr_compile(gr_module *m, gr_graph *entry, sg_error *err) {
   gr_compute_fvs(m);
   gr_graph_vec gs = {0};
+  sg_map seen = SG_MAP_INIT;
   /* every live top-level def is a root (run --entry may name any of them) */
   for (size_t i = 0; i < m->graphs.len; i++) {
     gr_graph *r = m->graphs.data[i];
-    if (r->parent || r->dead || r->code) continue;
-    gr_reachable_graphs(m, r, &gs);
-    for (size_t k = 0; k < gs.len; k++) {
-      if (gs.data[k]->code) continue;
-      if (compile_graph(m, gs.data[k], err)) {
-        sg_vec_free(&gs);
-        return err->code;
-      }
-    }
+    if (!r->parent && !r->dead && !r->code) gr_reach_more(r, &seen, &gs);
+  }
+  sg_map_free(&seen);
+  sg_code rc = SG_OK;
+  for (size_t k = 0; k < gs.len && !rc; k++) {
+    if (sg_watch_stopped()) rc = sg_watch_poll("compiling the program", err);
+    else if (!gs.data[k]->code) rc = compile_graph(m, gs.data[k], err) ? err->code : SG_OK;
   }
   sg_vec_free(&gs);
+  if (rc) return rc;
   (void)entry;
   return SG_OK;
 }

@@ -5,9 +5,10 @@
  * A call runs a graph's compiled code (compile.c) over a frame of value slots:
  * arguments are borrowed, every instruction result is owned by its slot and released
  * when the frame ends. Primitives are called straight through the op table; calls of
- * function values go through gr_call. Limits: call depth (max_depth), native stack use
- * and the request deadline (checked every 256 calls and on every `while` iteration),
- * each turned into a located sg_error — never a crash.
+ * function values go through gr_call. Limits: call depth (max_depth), native stack use,
+ * the request's cancel flag, deadline and tensor budget (checked between instructions,
+ * every 256 calls and on every `while` iteration), each turned into a located sg_error
+ * — never a crash.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,16 @@
 enum { LOCAL_SLOTS = 48, LOCAL_ARGS = 8 };
 
 sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err) {
-  if (ctx->deadline_ns && sg_now_ns() > ctx->deadline_ns)
-    return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while executing the graph");
-  return SG_OK;
+  const sg_watch w = {.deadline_ns = ctx->deadline_ns, .cancel = ctx->cancel};
+  if (sg_watch_check(&w, "executing the graph", err)) return err->code;
+  return sg_watch_check_memory(0, err); /* the request's tensors (max-request-bytes) */
+}
+
+/* Between instructions: the cancel flag and the memory budget every time (a load
+ * each), the clock every 64 instructions. */
+static inline bool should_check(gr_ctx *ctx) {
+  return (ctx->cancel && atomic_load_explicit(ctx->cancel, memory_order_relaxed)) || (++ctx->tick & 63) == 0 ||
+         !sg_watch_fits(0);
 }
 
 static void locate(gr_ctx *ctx, sg_error *err, const gr_node *n) {
@@ -129,6 +137,10 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
     /* a local's value (and the tensors and device buffers it holds) is released at its
      * last use: memory comes back early, and later kernels on a device reuse the buffers */
     release_dead(c, pc, slots, nargs);
+    if (should_check(ctx) && (rc = gr_check_deadline(ctx, err))) {
+      locate(ctx, err, in->node);
+      break;
+    }
   }
   if (!rc) *out = gv_retain(*resolve(c, slots, env, c->out));
   for (int i = nargs; i < c->nslots; i++) gv_release(slots[i]);

@@ -71,6 +71,7 @@ sg_code gr_compile(gr_module *m, gr_graph *entry, sg_error *err);
 struct gr_ctx {
   gr_module *mod;
   uint64_t deadline_ns; /* absolute sg_now_ns(); 0 = none */
+  atomic_bool *cancel;  /* the client gave up (client cancel, disconnect, shutdown); NULL = none */
   int depth, max_depth;
   uint32_t tick;
   char *stack_base;
@@ -94,6 +95,8 @@ static inline sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n,
   return ctx->backend ? ctx->backend->prim(ctx, op, args, n, out, err)
                       : gr_cpu_kernel(op)(ctx, op, args, n, out, err);
 }
+/* CANCELLED, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED (max-request-bytes) when the
+ * request must stop; loops in kernels call it at their back-edges. */
 sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
 /* How many elementwise chains ran as one fused pass (fused.c) since the process began;
  * STAGD_FUSE=0 runs every chain op by op. */

@@ -515,6 +515,8 @@ static sg_code infer_while(ictx *c, ienv *e, gr_node *n, gr_aval **av, bool reco
 
 static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, bool record,
                            gr_aval **out) {
+  *out = any();
+  if (sg_watch_stopped()) return sg_watch_poll("inferring types", c->err); /* the request gave up */
   ienv e = {SG_MAP_INIT, parent};
   sg_map_put(&c->seen, (uintptr_t)g, NULL);
   for (int i = 0; i < g->nparams; i++)
@@ -595,6 +597,7 @@ sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err) {
     if (g->parent || g->dead) continue;
     gr_aval *out;
     rc = infer_graph(&c, g, NULL, NULL, true, &out);
+    if (!rc && sg_watch_stopped()) rc = sg_watch_poll("inferring types", err); /* the request gave up */
   }
   /* Nested graphs no call reached (a closure only returned or stored, say) are checked
    * too, their parameters and free variables unknown, as top-level defs are: otherwise

@@ -6,7 +6,8 @@
 #include "opt_util.h"
 
 void gr_optimize(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *st) {
-  for (int round = 0; round < 8; round++) {
+  /* a request that gives up stops the rounds; the stager then reports it */
+  for (int round = 0; round < 8 && !sg_watch_stopped(); round++) {
     bool changed = false;
     changed |= gr_opt_inline(m, entry, st);
     changed |= gr_opt_algebra(m, entry, st);

@@ -22,7 +22,7 @@ bool gr_opt_constfold(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_st
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
   gr_node_vec sched = {0};
-  for (size_t i = 0; i < live.len; i++) {
+  for (size_t i = 0; i < live.len && !sg_watch_stopped(); i++) {
     gr_graph *g = live.data[i];
     gr_schedule(g, &sched);
     for (size_t k = 0; k < sched.len; k++) {

@@ -21,7 +21,7 @@ bool gr_opt_cse(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
   gr_node_vec sched = {0};
-  for (size_t i = 0; i < live.len; i++) {
+  for (size_t i = 0; i < live.len && !sg_watch_stopped(); i++) {
     gr_graph *g = live.data[i];
     gr_schedule(g, &sched);
     sg_map table = SG_MAP_INIT; /* hash → first node (chained by probing the hash) */

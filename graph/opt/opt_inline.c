@@ -126,7 +126,7 @@ bool gr_opt_inline(gr_module *m, gr_graph *entry, gr_pass_stats *st) {
   sg_map rec = SG_MAP_INIT;
   recursive_graphs(&live, &rec);
   gr_node_vec sched = {0}, hs = {0};
-  for (size_t i = 0; i < live.len; i++) {
+  for (size_t i = 0; i < live.len && !sg_watch_stopped(); i++) { /* a request that gave up */
     gr_graph *g = live.data[i];
     gr_schedule(g, &sched);
     for (size_t k = 0; k < sched.len; k++) {

@@ -36,7 +36,7 @@ static inline bool gr_rewrite_nodes(gr_module *m, gr_node *(*rewrite)(gr_module 
   gr_graph_vec live = {0};
   gr_live_graphs(m, &live);
   gr_node_vec sched = {0};
-  for (size_t i = 0; i < live.len; i++) {
+  for (size_t i = 0; i < live.len && !sg_watch_stopped(); i++) { /* a request that gave up */
     gr_schedule(live.data[i], &sched);
     for (size_t k = 0; k < sched.len; k++) {
       gr_node *n = sched.data[k];

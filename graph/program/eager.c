@@ -293,7 +293,9 @@ sg_code gr_eager_op_keep(const char *name, gr_value *const *args, int n, const c
   op_args a = {.op = op, .n = n, .device = device, .keep_on_device = keep_on_device};
   for (int i = 0; i < n; i++) a.av[i] = args[i]->v; /* borrowed: kernels never take ownership */
   char base;
-  gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20};
+  const sg_watch *w = sg_watch_current(); /* the request's (server/service.c) */
+  gr_ctx ctx = {.max_depth = 2000, .stack_base = &base, .max_stack = 1u << 20,
+                .deadline_ns = w ? w->deadline_ns : 0, .cancel = w ? w->cancel : NULL};
   gr_val res = gv_none();
   /* a variable op's update is published when the op has succeeded (graph/exec/txn.c) */
   sg_code rc = gr_txn_run(&ctx, attempt_op, &a, &res, err);

@@ -77,6 +77,9 @@ typedef struct gr_exec_options {
   int max_depth;        /* call depth limit; 0 → 2000 */
   bool keep_on_device;  /* gr_execute_values on a Vulkan device: a tensor result stays
                            there as a resident tensor (no download) */
+  atomic_bool *cancel;  /* the caller gave up: the run stops with SG_CANCELLED; NULL → none */
+  uint64_t max_bytes;   /* budget for the tensors the run holds at once; 0 → none
+                           (SG_RESOURCE_EXHAUSTED naming max-request-bytes) */
 } gr_exec_options;
 
 /* args_json: a JSON array, one element per parameter (ARCHITECTURE.md "JSON values";

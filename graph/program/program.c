@@ -67,15 +67,19 @@ static gr_program *program_new(const char *filename, const gr_stage_options *opt
  * compilation, the id. Releases p on error. */
 static sg_code stage_finish(gr_program *p, const gr_stage_options *opts, sg_code rc, gr_program **out,
                             sg_error *err) {
+  /* between steps, the request's cancel flag and deadline (common/watch.c) */
+  if (!rc) rc = sg_watch_poll("staging", err);
   if (!rc) rc = gr_ad_expand(&p->mod, err); /* (grad f i ...) → gradient graphs */
   if (!rc) {
     gr_compute_fvs(&p->mod);
     rc = gr_infer(&p->mod, p->entry, err);
+    if (!rc) rc = sg_watch_poll("staging", err);
     if (!rc && !opts->no_optimize) {
       gr_pass_stats st = {0};
       gr_optimize(&p->mod, p->entry, gr_exec_fold, &st);
+      rc = sg_watch_poll("optimizing", err);
       gr_compute_fvs(&p->mod);
-      rc = gr_infer(&p->mod, p->entry, err);
+      if (!rc) rc = gr_infer(&p->mod, p->entry, err);
     }
   }
   if (!rc) rc = gr_compile(&p->mod, p->entry, err);
@@ -289,6 +293,7 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
     char base;
     gr_ctx ctx = {.mod = &p->mod,
                   .deadline_ns = opts->deadline_ns,
+                  .cancel = opts->cancel,
                   .max_depth = opts->max_depth > 0 ? opts->max_depth : 2000,
                   .stack_base = &base,
                   .max_stack = stack_budget(&base),
@@ -296,7 +301,11 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
     /* all or nothing: the variables' updates are published when the whole request has
      * run, result read back included; a conflict with another call runs it again */
     call_args c = {g, opts, args, n, out_text ? out_text->len : 0};
+    /* device waits and kernels below poll the thread's watch */
+    sg_watch w = {.deadline_ns = opts->deadline_ns, .cancel = opts->cancel, .max_bytes = opts->max_bytes};
+    sg_watch *prev = sg_watch_enter(&w);
     rc = gr_txn_run(&ctx, attempt_call, &c, res, err);
+    sg_watch_leave(prev);
   }
   return rc;
 }

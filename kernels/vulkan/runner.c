@@ -176,20 +176,32 @@ static sg_code frame_send(kn_vk_context *ctx, kn_vk_frame *f, sg_error *err) {
 
 /* Waits for a sent frame. On a deadline the frame goes to the pending list; otherwise
  * it is recycled (or destroyed if the device is lost). */
+/* Waits in slices of this much while the request can be cancelled, so a cancel, a
+ * client's disconnect or shutdown stops the wait (the work itself runs to its end on
+ * the device; its frame is recycled when its fence signals). */
+enum { CANCEL_SLICE_NS = 10 * 1000 * 1000 };
+
 static sg_code frame_wait(kn_vk_context *ctx, kn_vk_frame *f, uint64_t deadline_ns, sg_error *err) {
   VkResult r;
-  uint64_t timeout = UINT64_MAX;
-  if (deadline_ns) {
+  const sg_watch *w = sg_watch_current(); /* the request's cancel flag (common/watch.c) */
+  bool cancelled = false;
+  for (;;) {
+    uint64_t timeout = UINT64_MAX;
     uint64_t now = sg_now_ns();
-    timeout = deadline_ns > now ? deadline_ns - now : 0;
+    if (deadline_ns) timeout = deadline_ns > now ? deadline_ns - now : 0;
+    bool sliced = w && w->cancel && timeout > CANCEL_SLICE_NS;
+    r = ctx->vk.vkWaitForFences(ctx->device, 1, &f->fence, VK_TRUE, sliced ? CANCEL_SLICE_NS : timeout);
+    if (r != VK_TIMEOUT || !sliced) break;
+    if ((cancelled = atomic_load(w->cancel))) break;
   }
-  r = ctx->vk.vkWaitForFences(ctx->device, 1, &f->fence, VK_TRUE, timeout);
   if (r == VK_SUCCESS)
     r = kn_vk_fault(KN_VK_FAULT_WAIT); /* injected after the work finished */
   if (r == VK_TIMEOUT) {
     pthread_mutex_lock(&ctx->frame_lock);
     sg_vec_push(&ctx->pending_frames, f);
     pthread_mutex_unlock(&ctx->frame_lock);
+    if (cancelled)
+      return sg_error_set(err, SG_CANCELLED, "vulkan:%d: cancelled while waiting for the device", ctx->info.index);
     return sg_error_set(err, SG_DEADLINE_EXCEEDED,
                         "vulkan:%d: deadline exceeded waiting for the device", ctx->info.index);
   }

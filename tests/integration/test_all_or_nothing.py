@@ -4,9 +4,13 @@
 # vulkan:0 (lavapipe without a GPU): a staged call that fails after updating
 # Variables — an index out of range, a failed assertion, a deadline — leaves every
 # Variable as it was; a call that succeeds publishes all of its updates; concurrent
-# calls never see half of another call's updates and lose no increment.
+# calls never see half of another call's updates and lose no increment; a call the
+# client cancels mid-loop changes nothing (issue 24 D4).
+import re
 import threading
+import time
 
+import grpc
 import numpy as np
 import pytest
 
@@ -19,6 +23,7 @@ def client(default_client):
 
 
 DEVICES = ["cpu", "vulkan:0"]
+CANCELLED_EXECUTE = re.compile(r"Execute.*CANCELLED|CANCELLED.*Execute")
 
 
 @pytest.mark.parametrize("dev", DEVICES)
@@ -65,9 +70,8 @@ def test_a_failed_assertion_after_updates_changes_nothing(dev):
         assert float(seen.numpy()) == 1.0
 
 
-def test_a_deadline_in_a_loop_that_assigns_changes_nothing(client):
-    v = stagd.Variable(5.0)
-
+def _spinner(v):
+    """A staged loop that adds one to v per iteration, run once for 3 (v: 5 → 8)."""
     @stagd.function
     def spin(n):
         i = stagd.constant(0)
@@ -77,6 +81,12 @@ def test_a_deadline_in_a_loop_that_assigns_changes_nothing(client):
         return i
 
     assert int(spin(stagd.constant(3))) == 3 and float(v.numpy()) == 8.0
+    return spin
+
+
+def test_a_deadline_in_a_loop_that_assigns_changes_nothing(client):
+    v = stagd.Variable(5.0)
+    spin = _spinner(v)
     before = client.timeout
     client.timeout = 0.5  # the call's gRPC deadline, which the daemon's executor checks
     try:
@@ -129,3 +139,42 @@ def test_concurrent_calls_see_whole_updates_and_lose_none(dev):
         assert not torn, torn[:3]
         np.testing.assert_array_equal(a.numpy(), 11.0 + 80)
         np.testing.assert_array_equal(b.numpy(), 19.0 - 80)
+
+
+def _cancelling_execute(client, after_s):
+    """Makes client's Execute calls cancel themselves after after_s seconds."""
+    plain = client.call
+
+    def call(name, request=None, timeout=None):
+        if name != "Execute":
+            return plain(name, request, timeout)
+        path, req_cls, reply_cls = client._methods[name]
+        stub = client._channel.unary_unary(path, request_serializer=req_cls.SerializeToString,
+                                           response_deserializer=reply_cls.FromString)
+        fut = stub.future(request, metadata=client._metadata)
+        time.sleep(after_s)
+        fut.cancel()
+        try:
+            return fut.result()
+        except grpc.FutureCancelledError:
+            raise stagd.StagdError("cancelled", None) from None
+    return call
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+def test_all_or_nothing_under_cancellation(client, daemon, dev):
+    """Issue 22/24: a looping call the client cancels leaves its Variable as it was."""
+    with stagd.device(dev):
+        v = stagd.Variable(np.float32(5.0))
+        spin = _spinner(v)
+        cancelled_before = len(daemon.log.wait_for(CANCELLED_EXECUTE, 0))
+        plain = client.call
+        client.call = _cancelling_execute(client, 0.5)
+        try:
+            with pytest.raises(stagd.StagdError):
+                spin(stagd.constant(10**12))
+        finally:
+            client.call = plain
+        assert len(daemon.log.wait_for(CANCELLED_EXECUTE, 10, cancelled_before + 1)) > cancelled_before
+        assert float(v.numpy()) == 8.0  # none of the cancelled call's updates
+        assert int(spin(stagd.constant(2))) == 2 and float(v.numpy()) == 10.0

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * watch.c — what a request's work watches while it runs: its deadline, its cancel
+ * flag (set by the transport on client cancel, disconnect or shutdown) and its budget
+ * of tensor bytes.
+ *
+ * The daemon enters a watch around each handler (server/service.c); the executor
+ * enters one around each run (graph/program). Long loops anywhere below — the
+ * converter, staging, inference, the optimizer, the executors, waits on Vulkan fences
+ * — poll the calling thread's current watch, so no signature has to carry the flag.
+ * The one function that decides is sg_watch_check.
+ *
+ * Memory: tensors allocated while a watch with a budget is current are charged to it
+ * (kernels/tensor.c) and refunded when released on the same thread while it is still
+ * current; the executor checks the balance between instructions.
+ */
+#include <stdio.h>
+
+#include "sg.h"
+
+static _Thread_local sg_watch *current;
+static atomic_uint_fast64_t next_serial = 1;
+
+sg_watch *sg_watch_enter(sg_watch *w) {
+  sg_watch *prev = current;
+  w->serial = atomic_fetch_add(&next_serial, 1);
+  current = w;
+  return prev;
+}
+
+void sg_watch_leave(sg_watch *prev) { current = prev; }
+
+sg_watch *sg_watch_current(void) { return current; }
+
+sg_code sg_watch_check(const sg_watch *w, const char *doing, sg_error *err) {
+  if (!w) return SG_OK;
+  if (w->cancel && atomic_load_explicit(w->cancel, memory_order_relaxed))
+    return sg_error_set(err, SG_CANCELLED, "cancelled while %s", doing);
+  if (w->deadline_ns && sg_now_ns() > w->deadline_ns)
+    return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while %s", doing);
+  return SG_OK;
+}
+
+sg_code sg_watch_poll(const char *doing, sg_error *err) { return sg_watch_check(current, doing, err); }
+
+bool sg_watch_stopped(void) {
+  const sg_watch *w = current;
+  if (!w) return false;
+  if (w->cancel && atomic_load_explicit(w->cancel, memory_order_relaxed)) return true;
+  return w->deadline_ns && sg_now_ns() > w->deadline_ns;
+}
+
+uint64_t sg_watch_charge(size_t bytes) {
+  sg_watch *w = current;
+  if (!w || !w->max_bytes) return 0;
+  w->live_bytes += bytes;
+  if (w->live_bytes > w->peak_bytes) w->peak_bytes = w->live_bytes;
+  return w->serial;
+}
+
+void sg_watch_refund(uint64_t serial, size_t bytes) {
+  sg_watch *w = current;
+  if (!serial || !w || w->serial != serial) return; /* charged to a request now over */
+  w->live_bytes = w->live_bytes > bytes ? w->live_bytes - bytes : 0;
+}
+
+bool sg_watch_fits(size_t bytes) {
+  const sg_watch *w = current;
+  return !w || !w->max_bytes || (bytes <= w->max_bytes && w->live_bytes <= w->max_bytes - bytes);
+}
+
+sg_code sg_watch_check_memory(size_t more, sg_error *err) {
+  const sg_watch *w = current;
+  if (sg_watch_fits(more)) return SG_OK;
+  return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                      "the request's tensors would take %llu bytes, over its budget of %llu bytes "
+                      "(max-request-bytes)",
+                      (unsigned long long)(w->live_bytes + more), (unsigned long long)w->max_bytes);
+}

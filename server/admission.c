@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * admission.c — which requests may start: the admin lane and the per-session limit.
+ *
+ * Lanes: Health, Version, Stats and Ping without a delay answer from a lane of their
+ * own (a small pool of its own in grpc.c), so a daemon whose workers are all busy
+ * with long requests still answers its health checks.
+ *
+ * Sessions: a client session (its `stagd-session` metadata; calls without one are not
+ * counted) may have at most max-session-requests requests running or queued at once; one more is
+ * RESOURCE_EXHAUSTED naming the flag, answered at once. Admin-lane calls do not count.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv.h"
+#include "stagd.pb-c.h"
+
+typedef struct session_count {
+  char *key;
+  uint64_t n;
+} session_count;
+
+struct sv_admission {
+  pthread_mutex_t mu;
+  sg_map counts; /* hash of the key → session_count */
+  uint64_t limit;
+};
+
+sv_admission *sv_admission_new(uint64_t limit) {
+  sv_admission *a = sg_xcalloc(1, sizeof *a);
+  pthread_mutex_init(&a->mu, NULL);
+  a->limit = limit;
+  return a;
+}
+
+void sv_admission_free(sv_admission *a) {
+  if (!a) return;
+  void *v;
+  for (size_t it = 0; sg_map_next(&a->counts, &it, NULL, &v);) {
+    free(((session_count *)v)->key);
+    free(v);
+  }
+  sg_map_free(&a->counts);
+  pthread_mutex_destroy(&a->mu);
+  free(a);
+}
+
+bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len) {
+  if (!strcmp(m->name, "Health.Check") || !strcmp(m->name, "Version") || !strcmp(m->name, "Stats")) return true;
+  if (strcmp(m->name, "Ping")) return false;
+  /* a Ping that waits is work like any other */
+  Stagd__V1__PingRequest *q = stagd__v1__ping_request__unpack(NULL, len, data);
+  bool quick = q && q->delay_ms == 0;
+  if (q) stagd__v1__ping_request__free_unpacked(q, NULL);
+  return quick;
+}
+
+/* The entry for key (created with n = 0 when create), under a->mu. Keyed by a 64-bit
+ * hash of the session name: two names with one hash would share a count. */
+static session_count *entry(sv_admission *a, const char *key, uint64_t *hash, bool create) {
+  *hash = sg_hash_bytes(key, strlen(key), 0xad);
+  void *v;
+  if (sg_map_get(&a->counts, *hash, &v)) return v;
+  if (!create) return NULL;
+  session_count *c = sg_xcalloc(1, sizeof *c);
+  c->key = sg_xstrdup(key);
+  sg_map_put(&a->counts, *hash, c);
+  return c;
+}
+
+sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err) {
+  if (!a->limit || !key) return SG_OK;
+  pthread_mutex_lock(&a->mu);
+  uint64_t h;
+  session_count *c = entry(a, key, &h, true);
+  bool ok = c->n < a->limit;
+  if (ok) c->n++;
+  pthread_mutex_unlock(&a->mu);
+  if (ok) return SG_OK;
+  return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                      "client session '%s' already has %llu requests running or queued, the limit "
+                      "(max-session-requests)",
+                      key, (unsigned long long)a->limit);
+}
+
+void sv_admission_leave(sv_admission *a, const char *key) {
+  if (!a->limit || !key) return;
+  pthread_mutex_lock(&a->mu);
+  uint64_t h;
+  session_count *c = entry(a, key, &h, false);
+  if (c && c->n > 0 && --c->n == 0) {
+    sg_map_remove(&a->counts, h);
+    free(c->key);
+    free(c);
+  }
+  pthread_mutex_unlock(&a->mu);
+}
