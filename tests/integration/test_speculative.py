@@ -213,3 +213,49 @@ def test_elif_chains_and_conditional_expressions_are_assumed():
             assert [a.split(" at ")[0] for a in f.assumptions(base)] == [
                 "elif0 taken false", "elif1 taken true", "ifexp taken true"]
     assert f.stats["speculative"] == 2 and f.stats["fallbacks"] == 1, f.stats
+
+
+BIAS = None  # a global tensor the next test rebinds
+
+
+def test_the_stale_answer_cases_in_speculative_mode():
+    """Issue 22's stale answers, with speculation: a config attribute that flips, an
+    attribute whose type changes, a global list that grows, a rebound global tensor and
+    a rebound closure variable. Each phase runs long enough to be profiled and
+    speculated; every call equals the imperative answer."""
+    global BIAS
+    import types
+    cfg = types.SimpleNamespace(use_relu=True, scale=2)
+    sizes = [1, 2]
+    k = stagd.constant(np.float32(2.0))
+    BIAS = stagd.constant(np.float32(1.0))
+
+    def step(x):
+        y = stagd.relu(x) * cfg.scale if cfg.use_relu else x * cfg.scale
+        for s in sizes:
+            y = y + x * s
+        return y * k + BIAS
+
+    f = stagd.function(step, speculative=True)
+    x = np.array([-1.0, 2.0, -3.0], np.float32)
+
+    def phase():
+        for _ in range(5):  # 3 profiled calls, then speculative ones
+            same(f(x), eager(step, x))
+
+    phase()
+    cfg.use_relu = False  # the old graph would serve the ReLU result
+    phase()
+    cfg.scale = 2.5  # int → float
+    phase()
+    sizes.append(3)  # the list grows
+    phase()
+    BIAS = stagd.constant(np.float32(10.0))  # a rebound global tensor
+    phase()
+    k = stagd.constant(np.float32(-4.0))  # a rebound closure variable
+    phase()
+    k = 0.5  # now a Python number
+    phase()
+    st = f.stats  # each change failed a guard of the speculative graph and was profiled anew
+    assert st["guard_failures"] == 6 and st["speculations"] == 7, st
+    assert st["profiled"] == 21 and st["speculative"] == 14 and st["fallbacks"] == 0, st
