@@ -84,17 +84,19 @@ def _spinner(v):
     return spin
 
 
-def test_a_deadline_in_a_loop_that_assigns_changes_nothing(client):
-    v = stagd.Variable(5.0)
-    spin = _spinner(v)
-    before = client.timeout
-    client.timeout = 0.5  # the call's gRPC deadline, which the daemon's executor checks
-    try:
-        with pytest.raises(stagd.DeadlineExceeded):
-            spin(stagd.constant(10**12))
-    finally:
-        client.timeout = before
-    assert float(v.numpy()) == 8.0
+@pytest.mark.parametrize("dev", DEVICES)
+def test_a_deadline_in_a_loop_that_assigns_changes_nothing(client, dev):
+    with stagd.device(dev):
+        v = stagd.Variable(np.float32(5.0))
+        spin = _spinner(v)
+        before = client.timeout
+        client.timeout = 0.5  # the call's gRPC deadline, which the daemon's executor checks
+        try:
+            with pytest.raises(stagd.DeadlineExceeded):
+                spin(stagd.constant(10**12))
+        finally:
+            client.timeout = before
+        assert float(v.numpy()) == 8.0
 
 
 @pytest.mark.parametrize("dev", DEVICES)
