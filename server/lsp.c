@@ -517,10 +517,13 @@ static void on_jobs_done(uv_async_t *a) {
       }
       answer_parked(c, j);
     } else {
-      conn_send_text(c, j->reply, j->reply_len);
-      sg_map_remove(&c->running, j->id_hash);
+      /* the staging error's diagnostics go out before the reply: a client whose request
+       * call unwinds on the error reply (Emacs's jsonrpc) drops what follows it in the
+       * same read */
       sv_doc *doc = j->stage_verdict ? sv_docs_get(&c->docs, j->uri) : NULL;
       if (doc && doc->gen == j->gen) record_staging(c, doc, j);
+      conn_send_text(c, j->reply, j->reply_len);
+      sg_map_remove(&c->running, j->id_hash);
     }
     c->pending--;
     job_free(j);

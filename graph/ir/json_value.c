@@ -398,9 +398,9 @@ static sg_code to_value(const jv *v, gr_module *m, sg_arena *a, gr_val *out, sg_
         if (sh->items[i]->k != J_INT || sh->items[i]->i < 0)
           return sg_error_set(err, SG_INVALID_ARGUMENT, "tensor shape must be non-negative integers");
         shape[i] = sh->items[i]->i;
-        size *= shape[i];
-        if (size > ((int64_t)1 << 32))
+        if (shape[i] && size > ((int64_t)1 << 32) / shape[i]) /* before the product can overflow */
           return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "tensor argument too large");
+        size *= shape[i];
       }
       int64_t leaves = data->k == J_ARR ? count_leaves(data) : 1;
       if (leaves != size)

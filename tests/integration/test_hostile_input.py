@@ -240,6 +240,20 @@ def test_d7_inexact_values_are_invalid_argument(identity, args, where):
     assert where in e.value.details(), e.value.details()
 
 
+@pytest.mark.parametrize("shape", [
+    [471, 11111, 111111111111771, 11111, 11195],  # the product overflows int64 (fuzz_json_value)
+    [2**62, 2**62, 4],
+    [2**33],
+])
+def test_d7_a_shape_too_large_is_refused_before_its_product_overflows(identity, shape):
+    ch, gid = identity
+    args = json.dumps([{"dtype": "float16", "shape": shape, "data": [1.0, 2.0, 3.0, 4.0]}])
+    with pytest.raises(grpc.RpcError) as e:
+        rpc(ch, "Execute", harness.pb2.ExecuteRequest(graph_id=gid, args_json=args), harness.pb2.ExecuteReply)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, e.value
+    assert "too large" in e.value.details(), e.value.details()
+
+
 # ------------------------------------------------------------------ D8: UTF-8
 
 @pytest.mark.parametrize("bad", [b"\xff", b"a\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"])

@@ -129,12 +129,16 @@ local function run()
     return fail('no staging-error diagnostic; notes: ' .. vim.inspect(notes))
   end
   out('diagnostic ' .. diag.code .. ' line ' .. diag.lnum .. ' ' .. tostring(diag.message:match('staging boom failed') ~= nil))
-  local error_note = false
-  for _, n in ipairs(notes) do
-    if n.level == vim.log.levels.ERROR and n.msg:match('^stagd: .*staging boom failed') then
-      error_note = true
+  -- the reply (shown as a notification) may come after the diagnostic: the daemon
+  -- publishes a staging error before it answers the request
+  local error_note = vim.wait(20000, function()
+    for _, n in ipairs(notes) do
+      if n.level == vim.log.levels.ERROR and n.msg:match('^stagd: .*staging boom failed') then
+        return true
+      end
     end
-  end
+    return false
+  end, 20)
   out('notified ' .. tostring(error_note))
   out('OK')
   vim.cmd('qall!')
