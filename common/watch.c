@@ -32,23 +32,24 @@ void sg_watch_leave(sg_watch *prev) { current = prev; }
 
 sg_watch *sg_watch_current(void) { return current; }
 
-sg_code sg_watch_check(const sg_watch *w, const char *doing, sg_error *err) {
+/* The one decision: SG_OK, SG_CANCELLED or SG_DEADLINE_EXCEEDED. */
+static sg_code stop_code(const sg_watch *w) {
   if (!w) return SG_OK;
-  if (w->cancel && atomic_load_explicit(w->cancel, memory_order_relaxed))
-    return sg_error_set(err, SG_CANCELLED, "cancelled while %s", doing);
-  if (w->deadline_ns && sg_now_ns() > w->deadline_ns)
-    return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while %s", doing);
+  if (w->cancel && atomic_load_explicit(w->cancel, memory_order_relaxed)) return SG_CANCELLED;
+  if (w->deadline_ns && sg_now_ns() > w->deadline_ns) return SG_DEADLINE_EXCEEDED;
+  return SG_OK;
+}
+
+sg_code sg_watch_check(const sg_watch *w, const char *doing, sg_error *err) {
+  sg_code c = stop_code(w);
+  if (c == SG_CANCELLED) return sg_error_set(err, c, "cancelled while %s", doing);
+  if (c == SG_DEADLINE_EXCEEDED) return sg_error_set(err, c, "deadline exceeded while %s", doing);
   return SG_OK;
 }
 
 sg_code sg_watch_poll(const char *doing, sg_error *err) { return sg_watch_check(current, doing, err); }
 
-bool sg_watch_stopped(void) {
-  const sg_watch *w = current;
-  if (!w) return false;
-  if (w->cancel && atomic_load_explicit(w->cancel, memory_order_relaxed)) return true;
-  return w->deadline_ns && sg_now_ns() > w->deadline_ns;
-}
+bool sg_watch_stopped(void) { return stop_code(current) != SG_OK; }
 
 uint64_t sg_watch_charge(size_t bytes) {
   sg_watch *w = current;

@@ -256,10 +256,7 @@ static sg_code h_ping(sv_service *sv, sv_call *call, const ProtobufCMessage *req
   for (;;) {
     uint64_t now = sg_now_ns();
     if (now >= until) break;
-    if (call->deadline_ns && now >= call->deadline_ns)
-      return sg_error_set(err, SG_DEADLINE_EXCEEDED, "deadline exceeded while waiting %u ms", q->delay_ms);
-    if (call->cancelled && atomic_load(call->cancelled))
-      return sg_error_set(err, SG_CANCELLED, "cancelled by the client");
+    if (sg_watch_poll("waiting out Ping's delay_ms", err)) return err->code; /* the call's watch */
     uint64_t step = until - now;
     if (step > 5000000ULL) step = 5000000ULL;
     struct timespec ts = {0, (long)step};

@@ -7,7 +7,6 @@ and the daemon keeps serving. Every bound below is a generous "it stopped", neve
 speed target."""
 import json
 import re
-import signal
 import threading
 import time
 
@@ -87,8 +86,7 @@ def test_sigterm_with_looping_requests_exits_within_the_shutdown_timeout(stagd_b
         futs = [_execute_future(ch, pb2, gid, "[1000000000000]") for _ in range(3)]
         time.sleep(0.5)
         t = time.monotonic()
-        d.proc.send_signal(signal.SIGTERM)
-        rc = d.proc.wait(10)
+        rc = d.terminate(10)  # SIGTERM, then wait
         assert rc == 0, f"exit {rc}; log:\n{d.log.text()}"
         assert time.monotonic() - t < 5, "looping requests held the shutdown"
         for f in futs:

@@ -65,8 +65,7 @@ def test_shutdown_timeout_cancels_long_call(stagd_bin, pb2):
             pb2.PingRequest(payload="long", delay_ms=8000), timeout=15)
         time.sleep(0.3)
         t = time.monotonic()
-        d.proc.send_signal(signal.SIGTERM)
-        rc = d.proc.wait(5)
+        rc = d.terminate(5)  # SIGTERM, then wait
         assert rc == 0, f"exit {rc}; log:\n{d.log.text()}"
         assert time.monotonic() - t < 4, "shutdown did not honour --shutdown-timeout-ms"
         with pytest.raises(grpc.RpcError):
