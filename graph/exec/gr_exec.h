@@ -117,6 +117,9 @@ sg_code gr_txn_run(gr_ctx *ctx, gr_txn_attempt attempt, void *arg, gr_val *res, 
 sg_code gr_txn_end(gr_ctx *ctx, sg_code rc, sg_error *err);
 /* The request's view of a cell (new reference). */
 gr_val gr_var_read(gr_ctx *ctx, gr_obj *cell);
+/* INVALID_ARGUMENT when storing v in cell would make a cycle (v reaches cell through
+ * containers or other cells as this request sees them): assign refuses it (txn.c). */
+sg_code gr_var_refuse_cycle(gr_ctx *ctx, const gr_val *v, const gr_obj *cell, sg_error *err);
 /* Logs nv (taken) as the cell's new value. */
 void gr_var_write(gr_ctx *ctx, gr_obj *cell, gr_val nv);
 /* Constant folding's evaluator (opt/gr_opt.h gr_fold_fn): op's CPU kernel on host

@@ -512,6 +512,7 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
     gv_release(pair[0]);
     if (rc) return rc;
   } else {
+    if (gr_var_refuse_cycle(ctx, &args[1], cell, err)) return err->code;
     nv = gv_retain(args[1]);
     if (gv_own_strings(&nv, atomic_load(&cell->escaped), err)) { /* the cell may outlive the request */
       gv_release(nv);

@@ -193,3 +193,37 @@ sg_code gr_txn_end(gr_ctx *ctx, sg_code rc, sg_error *err) {
   free(t);
   return rc;
 }
+
+/* Whether storing v in cell would make a cycle: v reaches cell through tuples, records,
+ * closures or other cells (their values as this request sees them). A cycle could
+ * never be printed, compared or freed. Explicit stack; each object visited once. */
+static bool reaches_cell(gr_ctx *ctx, const gr_val *v, const gr_obj *cell) {
+  SG_VEC(gr_val) todo = {0};
+  sg_map seen = SG_MAP_INIT;
+  bool found = false;
+  sg_vec_push(&todo, gv_retain(*v));
+  while (todo.len && !found) {
+    gr_val x = todo.data[--todo.len];
+    bool obj = x.tag == GV_TUPLE || x.tag == GV_RECORD || x.tag == GV_CLOSURE || x.tag == GV_VAR;
+    if (obj && !sg_map_get(&seen, (uintptr_t)x.u.o, NULL)) {
+      sg_map_put(&seen, (uintptr_t)x.u.o, NULL);
+      if (x.tag == GV_VAR) {
+        if (x.u.o == cell) found = true;
+        else sg_vec_push(&todo, gr_var_read(ctx, x.u.o));
+      } else {
+        for (int i = 0; i < x.u.o->n; i++) sg_vec_push(&todo, gv_retain(x.u.o->items[i]));
+      }
+    }
+    gv_release(x);
+  }
+  while (todo.len) gv_release(todo.data[--todo.len]);
+  sg_vec_free(&todo);
+  sg_map_free(&seen);
+  return found;
+}
+
+sg_code gr_var_refuse_cycle(gr_ctx *ctx, const gr_val *v, const gr_obj *cell, sg_error *err) {
+  if (!reaches_cell(ctx, v, cell)) return SG_OK;
+  return sg_error_set(err, SG_INVALID_ARGUMENT,
+                      "assign: the value holds this variable itself (a variable cannot contain itself)");
+}

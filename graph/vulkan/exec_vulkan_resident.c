@@ -152,6 +152,8 @@ static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, g
     gr_val pair[2] = {gr_var_read(ctx, cell), args[1]};
     rc = gr_prim(ctx, gr_op_add, pair, 2, &nv, err); /* on this device */
     gv_release(pair[0]);
+  } else if (op->code == 2 && gr_var_refuse_cycle(ctx, &args[1], cell, err)) {
+    return err->code;
   } else {
     nv = gv_retain(args[op->code == 0 ? 0 : 1]);
   }

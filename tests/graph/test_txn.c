@@ -185,6 +185,40 @@ static void concurrent_calls_see_whole_commits(void **state) {
   gr_value_release(shared_vars);
 }
 
+/* A variable that would hold itself — directly, in a tuple, or through another cell
+ * (the second assign in the same request sees the first) — is refused: the cycle could
+ * never be printed or freed (fuzz_graph found `(assign v v)` overflowing the stack). */
+static void a_variable_cannot_contain_itself(void **state) {
+  (void)state;
+  const char *srcs[] = {
+      "(def f (x) (let v (variable 1.0) (begin (assign v v) x)))",
+      "(def f (x) (let v (variable 1.0) (begin (assign v (tuple 1 v)) x)))",
+      "(def f (x) (let a (variable 1.0) (let b (variable 2.0) (begin (assign b (tuple a)) (assign a b) x))))",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+    gr_stage_options so = {0};
+    gr_exec_options xo = {.device = device};
+    char *res = NULL, *printed = NULL;
+    sg_error e = SG_ERROR_INIT;
+    sg_code rc = gr_run_source(srcs[i], strlen(srcs[i]), "cycle.sexp", &so, &xo, "[1.5]", &res, &printed, &e);
+    assert_int_equal(rc, SG_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "cannot contain itself"));
+    assert_null(res);
+    free(printed);
+    sg_error_clear(&e);
+  }
+  /* a cell holding another (no cycle) is still fine */
+  const char *ok = "(def f (x) (let a (variable 1.0) (let b (variable 2.0) (begin (assign b (tuple a)) x))))";
+  gr_stage_options so = {0};
+  gr_exec_options xo = {.device = device};
+  char *res = NULL, *printed = NULL;
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(gr_run_source(ok, strlen(ok), "ok.sexp", &so, &xo, "[1.5]", &res, &printed, &e), SG_OK);
+  assert_string_equal(res, "1.5");
+  free(res);
+  free(printed);
+}
+
 int main(int argc, char **argv) {
   device = argc > 1 ? argv[1] : NULL;
   const struct CMUnitTest tests[] = {
@@ -192,6 +226,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_call_sees_its_own_writes),
       cmocka_unit_test(a_stale_read_is_refused_at_commit),
       cmocka_unit_test(concurrent_calls_see_whole_commits),
+      cmocka_unit_test(a_variable_cannot_contain_itself),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
