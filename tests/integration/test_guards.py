@@ -259,3 +259,73 @@ def test_compiled_guards_compare_small_containers_by_value_and_type():
         assert not gs.holds(), (name, other)
         g[name] = saved
         assert gs.holds()
+
+
+# A Variable's value is state the graph reads when it runs, never a fact of the trace:
+# float(v), int(v), v.item() and `if v` in converted code are staged reads, so an
+# assign between calls is seen without retracing; reading it in plain Python while
+# tracing (v.numpy(), np.asarray(v)) would bake a stale constant and is an error.
+V_SCALE = None
+V_FLAG = None
+V_COUNT = None
+
+
+def by_float(x):
+    return x * float(V_SCALE)
+
+
+def by_item(x):
+    return x * V_SCALE.item()
+
+
+def by_flag(x):
+    if V_FLAG:
+        return x + 100.0
+    return x
+
+
+def by_count(x):
+    for _ in range(int(V_COUNT)):
+        x = x * 2.0
+    return x
+
+
+def by_numpy(x):
+    return x * V_SCALE.numpy()
+
+
+def test_reads_of_a_variable_are_staged_not_baked():
+    global V_SCALE, V_FLAG, V_COUNT
+    V_SCALE = stagd.Variable(np.float32(1.5))
+    V_FLAG = stagd.Variable(np.array(False))
+    V_COUNT = stagd.Variable(np.int64(1))
+    cases = [(by_float, V_SCALE, [np.float32(1.5), np.float32(-2.0)]),
+             (by_item, V_SCALE, [np.float32(0.25), np.float32(3.0)]),
+             (by_flag, V_FLAG, [np.array(False), np.array(True), np.array(False)]),
+             (by_count, V_COUNT, [np.int64(1), np.int64(3), np.int64(0)])]
+    for fn, var, values in cases:
+        f = stagd.function(fn)
+        for v in values:
+            var.assign(v)
+            want = fn(stagd.constant(X)).numpy()  # eager: Python's answer now
+            np.testing.assert_array_equal(f(X).numpy(), want, err_msg=fn.__name__)
+        assert f.stats["traces"] == 1, (fn.__name__, f.stats)
+
+
+def test_an_eager_variable_converts_like_a_tensor():
+    assert bool(stagd.Variable(np.array(False))) is False  # was True: any object is truthy
+    assert int(stagd.Variable(np.int64(7))) == 7
+    assert stagd.Variable(np.float32(2.5)).item() == 2.5
+    v = stagd.Variable(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal((v == 2.0).numpy(), [False, True])
+    np.testing.assert_array_equal((v >= 2.0).numpy(), [False, True])
+
+
+def test_reading_a_variable_in_plain_python_while_tracing_is_an_error():
+    global V_SCALE
+    V_SCALE = stagd.Variable(np.float32(1.5))
+    from stagd.runtime import StagingError
+    with pytest.raises(StagingError, match="stale after the next assign") as e:
+        stagd.function(by_numpy)(X)
+    notes = getattr(e.value, "__notes__", [])  # located at the user's line
+    assert any("test_guards.py:" in n for n in notes), notes

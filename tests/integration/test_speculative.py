@@ -259,3 +259,63 @@ def test_the_stale_answer_cases_in_speculative_mode():
     st = f.stats  # each change failed a guard of the speculative graph and was profiled anew
     assert st["guard_failures"] == 6 and st["speculations"] == 7, st
     assert st["profiled"] == 21 and st["speculative"] == 14 and st["fallbacks"] == 0, st
+
+
+def clip_item(w, g):
+    """clip with the norm read by .item() instead of float()."""
+    norm = stagd.sqrt(stagd.reduce_sum(g * g))
+    if norm.item() > 1.0:
+        g = g * (1.0 / norm)
+    return w - 0.5 * g
+
+
+def test_item_is_a_profiled_fact_and_falls_back_when_the_branch_flips():
+    f = stagd.function(clip_item, speculative=True)
+    plan = [SMALL] * 5 + [BIG] * 5
+    for k, g in enumerate(plan):
+        same(f(W, g * (1 + k / 16)), eager(clip_item, W, g * (1 + k / 16)))
+    st = f.stats
+    assert st["fallbacks"] == 1 and st["speculations"] == 2 and st["speculative"] == 4, st
+    shown = f.assumptions(W, BIG)
+    assert len(shown) == 1 and shown[0].startswith("if taken true at "), shown
+
+
+def count_down(x, n):
+    """A trip count read with .item() from an int tensor; a stable one is specialized."""
+    for _ in range(n.item()):
+        x = x * 0.5 + 1.0
+    return x
+
+
+def test_a_stable_item_is_specialized_and_checked():
+    f = stagd.function(count_down, speculative=True)
+    x = np.array([4.0, -2.0], np.float32)
+    for k, n in enumerate([2, 2, 2, 2, 2, 5, 0]):
+        same(f(x, np.array([n], np.int32)), eager(count_down, x, np.array([n], np.int32)))
+        if k == 4:
+            shown = f.assumptions(x, np.array([2], np.int32))
+            assert len(shown) == 1 and shown[0].startswith("item() == 2 at "), shown
+    st = f.stats
+    assert st["speculative"] == 2 and st["fallbacks"] == 1, st
+
+
+def item_values(f32, i64, b):
+    """item() of each dtype in arithmetic, where float64 vs float32 would show."""
+    return f32.item() / 3.0, i64.item() * 3, b.item()
+
+
+def test_item_in_a_plain_trace_equals_numpy():
+    f = stagd.function(item_values)
+    args = (np.array([0.1], np.float32), np.array(7, np.int64), np.array([True]))
+    got = f(*args)
+    want = tuple(a.item() for a in args)
+    want = (want[0] / 3.0, want[1] * 3, want[2])
+    for g, w in zip(got, want):
+        g = g.numpy() if hasattr(g, "numpy") else g
+        assert np.asarray(g).dtype == np.asarray(w).dtype and np.asarray(g) == w, (g, w)
+
+
+def test_item_of_more_than_one_element_is_a_located_error():
+    f = stagd.function(lambda x: x.item() + 1.0)
+    with pytest.raises(Exception, match="size 1"):
+        f(np.array([1.0, 2.0], np.float32))

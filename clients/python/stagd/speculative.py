@@ -39,7 +39,7 @@ from .runtime import speculation
 PROFILE_CALLS = 3  # JANUS §3.1: three iterations were enough for its workloads
 UNSTABLE_AFTER = 8  # profiles in a row without PROFILE_CALLS equal ones: generic
 MAX_FALLBACKS = 4  # failed speculative graphs of one key: generic
-_VALUES = ("float", "int", "bool")
+_VALUES = ("float", "int", "bool", "item")
 
 
 class _Key:

@@ -20,7 +20,8 @@ import numpy as np
 from . import context
 from .client import ResourceExhausted, default_client
 from .runtime import indexing
-from .runtime.staged import Staged, apply
+from .runtime.errors import StagingError
+from .runtime.staged import Staged, apply, item_of
 
 # stagd.v1.DType numbers ↔ NumPy dtypes
 _DTYPE_NAMES = {1: "bool", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64"}
@@ -371,6 +372,19 @@ class _Handle:
         except Exception:
             pass
 
+    # Python numbers of the current value (numpy(): a Variable refuses while tracing)
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+    def __index__(self):
+        return int(self.numpy())
+
+    def __bool__(self):
+        return bool(self.numpy())
+
 
 class Tensor(_Handle):
     """A tensor on a device in the daemon; this object holds its handle."""
@@ -419,18 +433,6 @@ class Tensor(_Handle):
         if not self.shape:
             raise TypeError("len() of a 0-d stagd.Tensor")
         return self.shape[0]
-
-    def __float__(self):
-        return float(self.numpy())
-
-    def __int__(self):
-        return int(self.numpy())
-
-    def __index__(self):
-        return int(self.numpy())
-
-    def __bool__(self):
-        return bool(self.numpy())
 
     def item(self):
         return self.numpy().item()
@@ -593,6 +595,13 @@ class Variable(_Handle):
 
     value = read_value
 
+    def item(self):
+        """The current value's Python number (staged: of a `read`, see Tensor.item)."""
+        v = self.read_value()
+        if isinstance(v, Staged):  # the dtype and shape staging may not know: ours
+            return item_of(v, ("tensor", self.dtype, tuple(self.shape)))
+        return v.item()
+
     def _update(self, op, value):
         staging = context.tracing()
         if isinstance(value, Variable):
@@ -628,6 +637,12 @@ class Variable(_Handle):
         return self._update("assign_add", -delta)
 
     def numpy(self):
+        if context.tracing():  # its value now would be baked into the graph: stale later
+            raise StagingError(f"stagd: a Variable's value ({self.name or 'variable'}.numpy(), "
+                               "float(), int(), bool(), np.asarray()) cannot be read while "
+                               "tracing: it would be a constant of the graph and stale after "
+                               "the next assign; use the Variable in tensor operations, or "
+                               "float(v) / v.item() / `if v` in converted code (staged reads)")
         nbytes = int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
         if _in_pieces(self._c, nbytes):
             return self.read_value().numpy().copy()  # a snapshot, fetched in pieces
@@ -637,9 +652,6 @@ class Variable(_Handle):
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         return a.astype(dtype) if dtype is not None else a
-
-    def __float__(self):
-        return float(self.numpy())
 
     def __repr__(self):
         return f"stagd.Variable({np.array2string(self.numpy())}, shape={self.shape}, dtype={self.dtype})"
@@ -666,8 +678,12 @@ class Variable(_Handle):
         """`v[key] = value`: assigns the variable its value with v[key] replaced."""
         self.assign(indexing.write(eager, self.read_value(), key, value, self.shape,
                                    _value_shape(value)))
+    def __eq__(self, o): return self.read_value() == o
+    def __ne__(self, o): return self.read_value() != o
     def __lt__(self, o): return self.read_value() < o
+    def __le__(self, o): return self.read_value() <= o
     def __gt__(self, o): return self.read_value() > o
+    def __ge__(self, o): return self.read_value() >= o
 
 
 # --------------------------------------------------------------- op functions

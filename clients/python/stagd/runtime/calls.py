@@ -20,7 +20,7 @@ from ..client import default_client
 from . import sexpr as _sx
 from . import speculation
 from .errors import StagingError, _code_maps
-from .staged import Staged, emit
+from .staged import Staged, emit, item_of
 
 _rep_funs = {}  # (module, qualname) of every @rep_fun function
 
@@ -237,10 +237,36 @@ def unshadow(ns, fn):
             ns.pop(name, None)
 
 
+def _item(x):
+    return x.item()
+
+
+def _profiled_item(x):
+    """x.item() as a fact speculation profiles (runtime/speculation.py); a Variable
+    while tracing: item() of a staged read, with the Variable's own dtype and shape
+    (fixed for its life; staging's probe does not know a read's)."""
+    staged = _item
+    if _sx._stack and hasattr(type(x), "_stagd_operand"):
+        t = ("tensor", x.dtype, tuple(x.shape))
+        x = x.read_value()
+        staged = lambda s: item_of(s, t)  # noqa: E731
+    return speculation.scalar("item", x, _item, staged, depth=2)
+
+
+def _is_item(fn):
+    """Whether fn is a tensor's bound item() (a stagd.Tensor / Variable or a Staged)."""
+    if not isinstance(fn, types.MethodType) or fn.__name__ != "item":
+        return False
+    x = fn.__self__
+    return isinstance(x, Staged) or speculation._eager(x)
+
+
 def converted_call(fn, args, kwargs):
     """A call the converter could not resolve statically. Plain arguments: fn(*args,
     **kwargs). Staged arguments: a @rep_fun (or the converted twin of one) is staged as
     a def and called; a user function not converted yet is converted first."""
+    if speculation._states and not args and not kwargs and _is_item(fn):
+        return _profiled_item(fn.__self__)
     profiling = speculation._states and speculation.profiling(args, kwargs)
     if _staging_with(args, kwargs) or profiling:
         if _key(fn) in _rep_funs and not getattr(fn, "__stagd_rep_fun__", False):

@@ -25,7 +25,7 @@
 import sys
 
 from . import sexpr as _sx
-from .staged import Staged, apply
+from .staged import Staged, _operand, apply
 
 _states = []
 
@@ -189,6 +189,8 @@ def decide(kind, cond, depth=1):
     """cond as the decision point `kind` should use it, at the site of the frame `depth`
     levels above the caller (the caller tests `_states` first: this runs only while a
     speculative function runs)."""
+    if _sx._stack:
+        cond = _operand(cond)  # a Variable while tracing: a staged read, as in scalar()
     st = _states[-1]
     if st is None:
         return cond
@@ -199,6 +201,8 @@ def decide(kind, cond, depth=1):
 def scalar(kind, x, plain, staged, depth=1):
     """float() / int() / bool() of x (`plain` on values, `staged` on staged ones) at
     the site of the frame `depth` levels above the caller."""
+    if _sx._stack:
+        x = _operand(x)  # a Variable while tracing: a staged read (its value is not fixed)
     st = _states[-1]
     if st is None:
         return staged(x) if isinstance(x, Staged) else plain(x)

@@ -114,6 +114,12 @@ class Staged(_sx.Symbolic):
         raise StagingError(f"stagd: the dtype of staged {self.sexpr} is not known while "
                            "staging")
 
+    def item(self):
+        """NumPy's item(): the Python number of a one-element tensor, staged as a 0-d
+        float64 (float dtypes), int64 (int dtypes) or bool value, as float() / int()
+        / bool() stage theirs (while speculating, a profiled fact: docs/client.md)."""
+        return item_of(self, _static_type(self))
+
     def __add__(self, o): return _op("+", self, o)
     def __radd__(self, o): return _op("+", o, self)
     def __sub__(self, o): return _op("-", self, o)
@@ -168,3 +174,25 @@ def staged_set_item(x, key, value):
     tensor (graph values are immutable) equal to x except x[key], which becomes value
     broadcast to it, built from `slice_update`s. The converted code rebinds x."""
     return indexing.write(_op, x, key, value)
+
+
+
+def item_of(x, t):
+    """Staged.item() of x whose static type is t (runtime/static.py's form:
+    ("tensor", dtype, dims) or ("scalar", kind), None when unknown)."""
+    if t is not None and t[0] == "scalar":
+        return x
+    if t is None or t[0] != "tensor" or t[1] is None:
+        raise StagingError(f"stagd: {x.sexpr}.item(): the dtype of the staged value is "
+                           "not known while staging (use float(x) or int(x))")
+    if t[2] is not None and None not in t[2]:
+        size = 1
+        for d in t[2]:
+            size *= d
+        if size != 1:
+            raise StagingError(f"stagd: {x.sexpr}.item(): can only convert a tensor of "
+                               f"size 1 to a Python scalar (shape {tuple(t[2])})")
+    one = apply("reshape", x, ())  # a size other than 1 fails when the graph runs
+    if t[1] == "bool":
+        return one
+    return apply("cast", one, Staged("int64" if t[1].startswith("int") else "float64"))
