@@ -152,16 +152,30 @@ const gr_op *gr_node_prim(const gr_node *n) {
   return h->kind == GR_CONST && h->value.tag == GV_PRIM ? h->value.u.op : NULL;
 }
 
-/* Iterative post-order DFS from the output: inputs left to right, and for a graph
- * constant, the free variables of that graph owned by g. */
-static void dfs_from(gr_graph *g, gr_node *root, sg_map *seen, gr_node_vec *out) {
+/* What a walk of g reports besides its schedule: `foreign` for each node of another
+ * graph it examines (an input, or a free variable of a graph constant), in order.
+ * NULL: the schedule alone. */
+typedef struct walk_hooks {
+  void (*foreign)(void *ctx, gr_node *n);
+  void *ctx;
+} walk_hooks;
+
+static void report_foreign(const walk_hooks *hk, const gr_graph *g, gr_node *n) {
+  if (hk && n->kind != GR_CONST && n->graph != g) hk->foreign(hk->ctx, n);
+}
+
+/* Iterative post-order DFS from root: inputs left to right, and for a graph constant,
+ * the free variables of that graph owned by g. */
+static void dfs_from(gr_graph *g, gr_node *root, sg_map *seen, gr_node_vec *out, const walk_hooks *hk) {
   typedef struct {
     gr_node *n;
     int next;
     size_t fvnext;
   } frame;
-  if (root->kind != GR_APPLY || root->graph != g || sg_map_get(seen, (uintptr_t)root, NULL))
+  if (root->kind != GR_APPLY || root->graph != g || sg_map_get(seen, (uintptr_t)root, NULL)) {
+    report_foreign(hk, g, root);
     return;
+  }
   SG_VEC(frame) st = {0};
   frame f0 = {root, 0, 0};
   sg_vec_push(&st, f0);
@@ -179,6 +193,7 @@ static void dfs_from(gr_graph *g, gr_node *root, sg_map *seen, gr_node_vec *out)
             child = fv;
             break;
           }
+          report_foreign(hk, g, fv);
         }
         if (!child) {
           top->next++;
@@ -188,6 +203,8 @@ static void dfs_from(gr_graph *g, gr_node *root, sg_map *seen, gr_node_vec *out)
         top->next++;
         if (in->kind == GR_APPLY && in->graph == g && !sg_map_get(seen, (uintptr_t)in, NULL))
           child = in;
+        else
+          report_foreign(hk, g, in);
       }
     }
     if (child) {
@@ -202,19 +219,21 @@ static void dfs_from(gr_graph *g, gr_node *root, sg_map *seen, gr_node_vec *out)
   sg_vec_free(&st);
 }
 
-/* Iterative post-order DFS from the output: inputs left to right, and for a graph
- * constant, the free variables of that graph owned by g first. */
-void gr_schedule(gr_graph *g, gr_node_vec *out) {
+static void walk(gr_graph *g, gr_node_vec *out, const walk_hooks *hk) {
   out->len = 0;
   sg_map seen = SG_MAP_INIT;
   if (g->output && gr_is_const_graph(g->output)) {
     gr_graph *h = g->output->value.u.g;
-    for (size_t k = 0; k < h->fvs.len; k++) dfs_from(g, h->fvs.data[k], &seen, out);
+    for (size_t k = 0; k < h->fvs.len; k++) dfs_from(g, h->fvs.data[k], &seen, out, hk);
   } else if (g->output) {
-    dfs_from(g, g->output, &seen, out);
+    dfs_from(g, g->output, &seen, out, hk);
   }
   sg_map_free(&seen);
 }
+
+/* Iterative post-order DFS from the output: inputs left to right, and for a graph
+ * constant, the free variables of that graph owned by g first. */
+void gr_schedule(gr_graph *g, gr_node_vec *out) { walk(g, out, NULL); }
 
 gr_node *gr_uses_next(const gr_graph *g, gr_use_iter *it) {
   while (it->k < g->nodes.len) {
@@ -265,6 +284,57 @@ void gr_reachable_graphs(gr_module *m, gr_graph *entry, gr_graph_vec *out) {
 
 static bool owned_by(const gr_node *n, const gr_graph *g) { return n->graph == g; }
 
+/* Free-variable order. gr_compute_fvs finds each graph's free variables in the order of
+ * its nodes' creation, and the schedule (so the dump, and the program id that hashes
+ * it) follows that order: a program and the re-staging of its own dump could differ
+ * (two getitems of an `if`'s tuple swapped). Each list is reordered as the graph's
+ * own walk first meets its free variables (inputs left to right from the output,
+ * graph constants' free variables in their order), which depends on structure only.
+ * Graphs are done last-created first, so nested graphs (created after the graph that
+ * holds them) come before their holders; passes repeat while a list changes, since
+ * recursive graphs meet each other's lists (at most a few passes). */
+typedef struct fv_order {
+  sg_map fvs;      /* the graph's free variables → 1 until met */
+  gr_node_vec out; /* in the order met */
+} fv_order;
+
+static void fv_met(void *ctx, gr_node *n) {
+  fv_order *o = ctx;
+  void *unmet;
+  if (!sg_map_get(&o->fvs, (uintptr_t)n, &unmet) || !unmet) return;
+  sg_map_put(&o->fvs, (uintptr_t)n, NULL);
+  sg_vec_push(&o->out, n);
+}
+
+static bool reorder_fvs(gr_graph *g, gr_node_vec *sched) {
+  fv_order o = {0};
+  for (size_t j = 0; j < g->fvs.len; j++) sg_map_put(&o.fvs, (uintptr_t)g->fvs.data[j], (void *)1);
+  walk_hooks hk = {fv_met, &o};
+  walk(g, sched, &hk);
+  for (size_t j = 0; j < g->fvs.len; j++) { /* those no walk meets (unused nodes) last */
+    void *unmet;
+    if (sg_map_get(&o.fvs, (uintptr_t)g->fvs.data[j], &unmet) && unmet) sg_vec_push(&o.out, g->fvs.data[j]);
+  }
+  bool changed = o.out.len != g->fvs.len || memcmp(o.out.data, g->fvs.data, o.out.len * sizeof *o.out.data);
+  if (changed) memcpy(g->fvs.data, o.out.data, o.out.len * sizeof *o.out.data);
+  sg_vec_free(&o.out);
+  sg_map_free(&o.fvs);
+  return changed;
+}
+
+static void canonical_fv_order(gr_module *m) {
+  gr_node_vec sched = {0};
+  for (int pass = 0; pass < 4; pass++) {
+    bool changed = false;
+    for (size_t i = m->graphs.len; i-- > 0;) {
+      gr_graph *g = m->graphs.data[i];
+      if (!g->dead && g->fvs.len > 1) changed |= reorder_fvs(g, &sched);
+    }
+    if (!changed) break;
+  }
+  sg_vec_free(&sched);
+}
+
 /* fv(G) = nodes used by G's live apply nodes (or its output) owned by another graph,
  * plus fv(H) for every graph constant H used in G, minus G's own nodes; iterated to
  * a fixpoint because of recursion. */
@@ -301,6 +371,7 @@ void gr_compute_fvs(gr_module *m) {
   }
   for (size_t i = 0; i < m->graphs.len; i++) sg_map_free(&sets[i]);
   free(sets);
+  canonical_fv_order(m);
 }
 
 sg_code gr_error_at(sg_error *err, sg_code code, const gr_module *m, const gr_node *n,

@@ -1,0 +1,6 @@
+(def f (c a b)
+  (let r (if c (tuple a b) (tuple b a))
+    (let p (getitem r 0)
+      (let q (getitem r 1)
+        (let h (lambda (x) (let t1 (* x p) (let t2 (* x q) (+ t2 t1))))
+          (h a))))))
