@@ -184,3 +184,35 @@ def test_converted_keeps_the_function_and_maps_errors_back():
     sg__.add_location_notes(e.value)
     sg__.add_location_notes(e.value)  # idempotent
     assert e.value.__notes__ == ["  converted from orig.py:13:8"]
+
+
+def test_equal_converted_code_in_two_files_keeps_each_map():
+    """Code objects compare by value: two converted functions with the same body on the
+    same lines from different files are equal. Each keeps its own source map, and the
+    death of one does not take the other's away (errors of the survivor stayed
+    unlocated: a weak dictionary keyed by equality dropped the shared entry)."""
+    import gc
+    src = (
+        "import stagd.runtime as sg__\n"
+        "m__ = sg__.SourceMap(ORIG, {5: (20, 4)})\n"
+        "@sg__.converted(m__)\n"
+        "def f(a):\n"
+        "    return 1 / a\n"
+    )
+
+    def make(orig, filename):
+        ns = {"ORIG": orig}
+        exec(compile(src, filename, "exec"), ns)
+        return ns["f"]
+
+    first, second = make("first.py", "<a>"), make("second.py", "<b>")
+    assert first.__code__ == second.__code__ and first.__code__ is not second.__code__
+    for fn, orig in ((first, "first.py"), (second, "second.py")):
+        with pytest.raises(ZeroDivisionError) as e:
+            fn(0)
+        assert sg__.original_locations(e.value) == [(orig, 20, 4)]
+    del first, e
+    gc.collect()
+    with pytest.raises(ZeroDivisionError) as e:
+        second(0)
+    assert sg__.original_locations(e.value) == [("second.py", 20, 4)]

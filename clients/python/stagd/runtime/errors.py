@@ -26,7 +26,35 @@ class SourceMap:
         return self.lines.get(line)
 
 
-_code_maps = weakref.WeakKeyDictionary()  # code object of converted code -> SourceMap
+class _CodeMaps:
+    """Code object of converted code → its SourceMap, by identity and weakly. (Not a
+    WeakKeyDictionary: code objects compare by value, so two converted functions with
+    equal bodies on the same lines — in different files — shared one entry, the later
+    one's map answered for both, and when either died the entry went for both: errors
+    of the survivor lost their source location.)"""
+
+    def __init__(self):
+        self._d = {}  # id(code) → (weak reference to code, SourceMap)
+
+    def __setitem__(self, code, source_map):
+        key = id(code)
+
+        def gone(ref, key=key, d=self._d):
+            e = d.get(key)
+            if e is not None and e[0] is ref:
+                del d[key]
+
+        self._d[key] = (weakref.ref(code, gone), source_map)
+
+    def get(self, code, default=None):
+        e = self._d.get(id(code))
+        return e[1] if e is not None and e[0]() is code else default
+
+    def __contains__(self, code):
+        return self.get(code) is not None
+
+
+_code_maps = _CodeMaps()  # code object of converted code -> SourceMap
 
 
 def _register(code, source_map):
