@@ -446,10 +446,14 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
 
   grpc_server_credentials *tls = NULL;
   if (cfg->tls_cert && !(tls = tls_credentials(cfg, err))) goto fail;
+  /* the sockets are ours (no other daemon answers on them) before the local data path's
+   * directory is swept, and the directory is ready before the first call is served */
+  for (size_t i = 0; i < addrs->len; i++)
+    if (!strncmp(addrs->items[i], "unix:", 5) && prepare_unix_path(addrs->items[i] + 5, err) != SG_OK) goto fail;
+  if (sv_service_start_shm(sv, err) != SG_OK) goto fail;
   for (size_t i = 0; i < addrs->len; i++) {
     const char *a = addrs->items[i];
     bool is_unix = !strncmp(a, "unix:", 5);
-    if (is_unix && prepare_unix_path(a + 5, err) != SG_OK) goto fail;
     /* TLS on TCP; a unix socket is reachable only through its file, made 0600 */
     grpc_server_credentials *creds = tls && !is_unix ? tls : grpc_insecure_server_credentials_create();
     mode_t old_mask = umask(0177);

@@ -61,7 +61,7 @@ struct sv_service {
   sv_models *models;   /* --models DIR (models.c), or NULL */
   sv_auth *auth;       /* --auth-token-file (auth.c), or NULL */
   sv_admission *admission; /* requests per client session (admission.c) */
-  sv_shm *shm;             /* the local data path (shm.c), or NULL */
+  _Atomic(sv_shm *) shm;   /* the local data path (shm.c), or NULL; set once serving */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -615,6 +615,19 @@ static const char *first_unix_socket(const sv_config *cfg) {
   return NULL;
 }
 
+sg_code sv_service_start_shm(sv_service *sv, sg_error *err) {
+  const sv_config *cfg = sv->cfg;
+  const char *sock = first_unix_socket(cfg);
+  if (cfg->no_shm || atomic_load(&sv->shm) || !(cfg->shm_dir || sock)) return SG_OK;
+  char *dir = cfg->shm_dir ? sg_xstrdup(cfg->shm_dir) : sg_xasprintf("%s.shm", sock);
+  sv_shm *s = sv_shm_open(dir, cfg->max_session_handle_bytes, err);
+  free(dir);
+  if (!s) return err->code;
+  SG_INFO(0, "local data path: %s", sv_shm_dir(s));
+  atomic_store(&sv->shm, s);
+  return SG_OK;
+}
+
 sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   /* An explicitly named device must exist; `auto` falls back to the CPU. */
 #ifdef STAGD_HAVE_VULKAN
@@ -640,16 +653,6 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles, cfg->max_session_handle_bytes);
   sv->admission = sv_admission_new(cfg->max_session_requests);
-  const char *sock = first_unix_socket(cfg);
-  if (!cfg->no_shm && (cfg->shm_dir || sock)) {
-    char *dir = cfg->shm_dir ? sg_xstrdup(cfg->shm_dir) : sg_xasprintf("%s.shm", sock);
-    sv->shm = sv_shm_open(dir, cfg->max_session_handle_bytes, err);
-    free(dir);
-    if (!sv->shm) {
-      sv_service_destroy(sv);
-      return NULL;
-    }
-  }
   if ((cfg->auth_token_file && !(sv->auth = sv_auth_load(cfg->auth_token_file, err))) ||
       (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err)))) {
     sv_service_destroy(sv);
@@ -666,7 +669,7 @@ void sv_service_destroy(sv_service *sv) {
   sv_handles_free(sv->handles);
   sv_auth_free(sv->auth);
   sv_admission_free(sv->admission);
-  sv_shm_close(sv->shm);
+  sv_shm_close(atomic_load(&sv->shm));
   free(sv);
 }
 
@@ -689,7 +692,7 @@ void sv_service_gauges_get(sv_service *sv, sv_service_gauges *out) {
 sv_models *sv_service_models(sv_service *sv) { return sv->models; }
 sv_handles *sv_service_handles(sv_service *sv) { return sv->handles; }
 sv_admission *sv_service_admission(sv_service *sv) { return sv->admission; }
-sv_shm *sv_service_shm(sv_service *sv) { return sv->shm; }
+sv_shm *sv_service_shm(sv_service *sv) { return atomic_load(&sv->shm); }
 uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
 void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
 
@@ -698,7 +701,7 @@ void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true)
 void sv_service_expire_sessions(sv_service *sv) {
   uint64_t lease = sv->cfg->handle_lease_ms;
   if (!lease) return;
-  sv_shm_sweep_older(sv->shm, lease); /* files of clients that died between a call and its read */
+  sv_shm_sweep_older(atomic_load(&sv->shm), lease); /* files of clients that died between a call and its read */
   int sessions = 0;
   uint64_t n = sv_handles_expire(sv->handles, sg_now_ns(), lease * 1000000ULL, &sessions);
   if (sessions)
@@ -716,7 +719,7 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
     uint64_t cap = t0 + sv->cfg->deadline_ms * 1000000ULL;
     if (!call->deadline_ns || call->deadline_ns > cap) call->deadline_ns = cap;
   }
-  call->shm = call->local ? sv->shm : NULL;
+  call->shm = call->local ? atomic_load(&sv->shm) : NULL;
   atomic_fetch_add(&sv->in_flight, 1);
   atomic_fetch_add(&sv->requests_total, 1);
   sg_code rc;

@@ -166,6 +166,11 @@ void sv_admission_free(sv_admission *a);
 sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err);
 void sv_admission_leave(sv_admission *a, const char *key);
 sv_admission *sv_service_admission(sv_service *sv);
+/* Opens the local data path's directory (shm.c; --shm-dir, default the first unix
+ * socket's path + ".shm"; nothing with --no-shm or no unix socket). The gRPC transport
+ * calls it once no other daemon answers on its sockets (so a second daemon refused the
+ * socket never sweeps the first's files) and before it serves a call. */
+sg_code sv_service_start_shm(sv_service *sv, sg_error *err);
 /* The local data path's directory (shm.c), or NULL when off or no unix socket. */
 struct sv_shm *sv_service_shm(sv_service *sv);
 

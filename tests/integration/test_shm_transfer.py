@@ -213,3 +213,15 @@ def test_no_shm_turns_it_off(start_daemon, tmp_path, counted):
     with pytest.raises(stagd.InvalidArgument, match="no-shm"):
         put_named(c, "p-x")
     c.close()
+
+
+def test_second_daemon_on_the_socket_sweeps_nothing(served, shm_client, start_daemon):
+    d, directory, _ = served
+    keep = os.path.join(directory, "p-in-flight")
+    with open(keep, "wb") as f:
+        f.write(b"x")
+    sock = directory[:-len(".shm")]
+    with pytest.raises(AssertionError, match="already serving"):
+        start_daemon("--listen", f"unix:{sock}")
+    assert os.path.exists(keep)  # the serving daemon's transfer is untouched
+    os.unlink(keep)

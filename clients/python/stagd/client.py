@@ -307,7 +307,9 @@ class Client:
             v = self.call("Version")
             self._primitives = frozenset(v.primitives)
             self._max_message = v.max_message_bytes or (4 << 20)
-            self._shm = v.shm_dir if self._shm_wanted and os.path.isdir(v.shm_dir or "\0") else ""
+            # (a client that cannot write there, e.g. in another container, keeps to messages)
+            usable = self._shm_wanted and v.shm_dir and os.access(v.shm_dir, os.W_OK | os.X_OK)
+            self._shm = v.shm_dir if usable else ""
 
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""
