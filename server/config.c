@@ -105,7 +105,8 @@ static const opt options[] = {
      "TCP clients cannot choose it"},
     {"shm-dir", "STAGD_SHM_DIR", OPT_STRING, OFF(shm_dir), "DIR",
      "the local data path's private directory (created 0700): clients on the unix socket pass "
-     "large tensors through files there (default: the first unix --listen path + '.shm')"},
+     "large tensors through files there (default: stagd-UID-HASH.shm in $XDG_RUNTIME_DIR, else "
+     "/dev/shm, else the first unix --listen path + '.shm')"},
     {"no-shm", "STAGD_NO_SHM", OPT_BOOL, OFF(no_shm), NULL,
      "turn the local data path off: tensor payloads travel only inside messages"},
     {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,

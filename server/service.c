@@ -615,13 +615,35 @@ static const char *first_unix_socket(const sv_config *cfg) {
   return NULL;
 }
 
+/* The default directory: in memory (tmpfs: $XDG_RUNTIME_DIR, else /dev/shm) under a name
+ * made of the user and the socket's path, else next to the socket. A file system on disk
+ * works too, but its dirty-page throttling can stall a large Put for half a second. A
+ * candidate that cannot be used (someone else made that name) is skipped with a warning. */
+static sv_shm *open_default_shm(const sv_config *cfg, const char *sock, sg_error *err) {
+  char name[80];
+  snprintf(name, sizeof name, "stagd-%u-%016llx.shm", (unsigned)geteuid(),
+           (unsigned long long)sg_hash_bytes(sock, strlen(sock), 0x5a));
+  const char *run = getenv("XDG_RUNTIME_DIR");
+  char *candidates[3] = {run && *run == '/' ? sg_xasprintf("%s/%s", run, name) : NULL,
+                         access("/dev/shm", W_OK | X_OK) == 0 ? sg_xasprintf("/dev/shm/%s", name) : NULL,
+                         sg_xasprintf("%s.shm", sock)};
+  sv_shm *s = NULL;
+  for (int i = 0; i < 3; i++) {
+    if (!candidates[i] || s) continue;
+    sg_error_clear(err);
+    s = sv_shm_open(candidates[i], cfg->max_session_handle_bytes, err);
+    if (!s && i < 2) SG_WARN(0, "local data path: %s; trying the next place", err->message);
+  }
+  for (int i = 0; i < 3; i++) free(candidates[i]);
+  return s;
+}
+
 sg_code sv_service_start_shm(sv_service *sv, sg_error *err) {
   const sv_config *cfg = sv->cfg;
   const char *sock = first_unix_socket(cfg);
   if (cfg->no_shm || atomic_load(&sv->shm) || !(cfg->shm_dir || sock)) return SG_OK;
-  char *dir = cfg->shm_dir ? sg_xstrdup(cfg->shm_dir) : sg_xasprintf("%s.shm", sock);
-  sv_shm *s = sv_shm_open(dir, cfg->max_session_handle_bytes, err);
-  free(dir);
+  sv_shm *s = cfg->shm_dir ? sv_shm_open(cfg->shm_dir, cfg->max_session_handle_bytes, err)
+                           : open_default_shm(cfg, sock, err);
   if (!s) return err->code;
   SG_INFO(0, "local data path: %s", sv_shm_dir(s));
   atomic_store(&sv->shm, s);

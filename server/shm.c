@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +96,19 @@ static bool name_ok(const char *name) {
   return true;
 }
 
+/* Fresh pages faulted in by one call rather than one trap per page while the kernel
+ * copies into them (on a virtual machine the traps cost more than the copy). */
+static void populate(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t a = ((uintptr_t)p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+  uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* a refusal costs nothing */
+#else
+  (void)p, (void)n;
+#endif
+}
+
 /* Removes a named entry, an (empty) directory too: nothing a request names stays. */
 static void remove_entry(sv_shm *s, const char *name) {
   if (unlinkat(s->dirfd, name, 0) != 0 && errno == EISDIR) unlinkat(s->dirfd, name, AT_REMOVEDIR);
@@ -121,6 +135,7 @@ sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char
   else if ((uint64_t)st.st_size != (uint64_t)n)
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: shm file '%s' holds %lld bytes, the tensor needs %zu", path,
                       name, (long long)st.st_size, n);
+  if (!rc) populate(dst, n);
   for (size_t done = 0; !rc && done < n;) {
     ssize_t got = pread(fd, (char *)dst + done, n - done, (off_t)done);
     if (got < 0 && errno == EINTR) continue;

@@ -9,6 +9,7 @@
 # swept at start-up, removed at exit, refused when others may enter it; --no-shm turns
 # the path off.
 import os
+import pathlib
 import stat
 
 import harness
@@ -30,12 +31,14 @@ def served(stagd_bin, tmp_path_factory):
     unix, tcp = d.grpc_addrs
     clients = {"shm": stagd.Client(unix), "msg": stagd.Client(unix, shm=False),
                "tcp": stagd.Client(tcp)}
-    yield d, f"{sock}.shm", clients
+    directory = clients["shm"].shm_dir()
+    assert directory and clients["shm"].version().shm_dir == directory
+    yield d, directory, clients
     for c in clients.values():
         c.close()
     assert d.terminate() == 0
     assert not harness.sanitizer_reports(d.log.text())
-    assert not os.path.exists(f"{sock}.shm"), "the directory outlived the daemon"
+    assert not os.path.exists(directory), "the directory outlived the daemon"
 
 
 @pytest.fixture
@@ -87,6 +90,9 @@ def counted(monkeypatch):
 
 def test_directory_told_only_to_unix_clients(served, shm_client):
     _, directory, clients = served
+    # by default in memory when the machine has it ($XDG_RUNTIME_DIR or /dev/shm)
+    if not os.environ.get("XDG_RUNTIME_DIR") and os.access("/dev/shm", os.W_OK):
+        assert directory.startswith(f"/dev/shm/stagd-{os.geteuid()}-")
     assert clients["shm"].shm_dir() == directory
     assert clients["msg"].shm_dir() == ""
     assert clients["tcp"].version().shm_dir == ""  # not even told over TCP
@@ -124,10 +130,18 @@ def put_named(client, name, nbytes=1 << 20, dtype=5):
     return client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t)))
 
 
-def test_bad_names_and_files_refused(served, shm_client, tmp_path):
+@pytest.fixture
+def secret(shm_client):
+    """A file outside the directory, on its file system (a hard link can reach it)."""
+    _, directory = shm_client
+    path = pathlib.Path(os.path.dirname(directory)) / f"stagd-test-secret-{os.getpid()}"
+    path.write_bytes(b"\0" * (1 << 20))
+    yield path
+    path.unlink()
+
+
+def test_bad_names_and_files_refused(served, shm_client, secret):
     client, directory = shm_client
-    secret = tmp_path / "secret"
-    secret.write_bytes(b"\0" * (1 << 20))
     for name in ["../secret", f"..{os.sep}..{os.sep}etc{os.sep}passwd", str(secret), ".", "..", "a b",
                  "x" * 60, "no-such-file"]:
         with pytest.raises(stagd.InvalidArgument, match="shm"):
@@ -175,13 +189,14 @@ def test_unread_results_removed_with_the_session(served, shm_client):
 def test_unread_results_charged_to_the_session(start_daemon, tmp_path):
     d = start_daemon("--listen", f"unix:{tmp_path}/s.sock", "--max-session-handle-bytes", str(3 << 20))
     c = stagd.Client(d.addr)
+    directory = c.shm_dir()
     t = _put_array(c, np.ones(1 << 18, np.float32), "cpu")  # 1 MiB
     for _ in range(3):
         c.call("Fetch", {"ids": [t._id], "shm_min_bytes": 1})  # left unread: 3 MiB waiting
     with pytest.raises(stagd.ResourceExhausted, match="max-session-handle-bytes"):
         c.call("Fetch", {"ids": [t._id], "shm_min_bytes": 1})
     c.close()
-    assert os.listdir(f"{tmp_path}/s.sock.shm") == []
+    assert os.listdir(directory) == []
 
 
 def test_directory_swept_at_start_and_checked(start_daemon, tmp_path):
@@ -207,7 +222,7 @@ def test_directory_swept_at_start_and_checked(start_daemon, tmp_path):
 def test_no_shm_turns_it_off(start_daemon, tmp_path, counted):
     d = start_daemon("--listen", f"unix:{tmp_path}/s.sock", "--no-shm")
     c = stagd.Client(d.addr)
-    assert c.shm_dir() == "" and not os.path.exists(f"{tmp_path}/s.sock.shm")
+    assert c.shm_dir() == "" and c.version().shm_dir == ""
     round_trip(c, np.arange(1 << 18, dtype=np.float32))
     assert counted == {"put": 0, "take": 0}
     with pytest.raises(stagd.InvalidArgument, match="no-shm"):
@@ -220,7 +235,7 @@ def test_second_daemon_on_the_socket_sweeps_nothing(served, shm_client, start_da
     keep = os.path.join(directory, "p-in-flight")
     with open(keep, "wb") as f:
         f.write(b"x")
-    sock = directory[:-len(".shm")]
+    sock = d.addr[len("unix:"):]
     with pytest.raises(AssertionError, match="already serving"):
         start_daemon("--listen", f"unix:{sock}")
     assert os.path.exists(keep)  # the serving daemon's transfer is untouched
