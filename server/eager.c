@@ -355,6 +355,17 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
   return rc;
 }
 
+/* A Fetch that fails after some results went to shared-memory files: the reply is never
+ * sent, so nobody would read them. */
+static sg_code fetch_failed(sv_call *call, Stagd__V1__FetchReply *r, sg_code rc) {
+  for (size_t i = 0; call->shm && i < r->n_values; i++) {
+    const Stagd__V1__Value *v = r->values[i];
+    if (v && v->kind_case == STAGD__V1__VALUE__KIND_TENSOR && v->tensor->shm && *v->tensor->shm)
+      sv_shm_remove(call->shm, v->tensor->shm);
+  }
+  return rc;
+}
+
 sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
                    sg_error *err) {
   const Stagd__V1__FetchRequest *q = (const void *)req_;
@@ -365,13 +376,13 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
   call->shm_min_bytes = q->shm_min_bytes; /* used only when call->shm is set (a local caller) */
   for (size_t i = 0; i < q->n_ids; i++) {
     gr_value *v = sv_handles_get(h, &who, q->ids[i], NULL, err);
-    if (!v) return SG_NOT_FOUND;
+    if (!v) return fetch_failed(call, r, SG_NOT_FOUND);
     gr_value *cur = gr_value_kind_of(v) == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain(v);
     gr_value_release(v);
     /* tensors inline (a device-resident one downloaded once, its host copy cached) */
     sg_code rc = sv_value_from_gr(h, call, cur, "cpu", false, &r->values[r->n_values++], err);
     gr_value_release(cur);
-    if (rc) return rc;
+    if (rc) return fetch_failed(call, r, rc);
   }
   return SG_OK;
 }

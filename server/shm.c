@@ -114,6 +114,10 @@ static void remove_entry(sv_shm *s, const char *name) {
   if (unlinkat(s->dirfd, name, 0) != 0 && errno == EISDIR) unlinkat(s->dirfd, name, AT_REMOVEDIR);
 }
 
+void sv_shm_remove(sv_shm *s, const char *name) {
+  if (name_ok(name)) remove_entry(s, name);
+}
+
 sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char *path, sg_error *err) {
   if (!name_ok(name))
     return sg_error_set(err, SG_INVALID_ARGUMENT,

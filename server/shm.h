@@ -31,6 +31,8 @@ sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char
  * budget. */
 enum { SV_SHM_NAME_MAX = 48 };
 sg_code sv_shm_give(sv_shm *s, const char *session, const void *src, size_t n, char *name, sg_error *err);
+/* Removes the file `name` wrote by sv_shm_give (a reply that is never sent). */
+void sv_shm_remove(sv_shm *s, const char *name);
 /* Removes the files written for `session` (its end). */
 void sv_shm_end_session(sv_shm *s, const char *session);
 /* Removes files older than age_ms (a client that died between a call and its read). */

@@ -240,3 +240,11 @@ def test_second_daemon_on_the_socket_sweeps_nothing(served, shm_client, start_da
         start_daemon("--listen", f"unix:{sock}")
     assert os.path.exists(keep)  # the serving daemon's transfer is untouched
     os.unlink(keep)
+
+
+def test_failed_fetch_leaves_no_file(served, shm_client):
+    client, directory = shm_client
+    t = _put_array(client, np.ones(1 << 18, np.float32), "cpu")
+    with pytest.raises(stagd.NotFound):
+        client.call("Fetch", {"ids": [t._id, "cpu#" + "0" * 32], "shm_min_bytes": 1})
+    assert os.listdir(directory) == []  # the first result's file went with the reply
