@@ -39,6 +39,20 @@ sg_code sv_check_device(const char *device, sg_error *err) {
                       device);
 }
 
+/* The tensor a shared-memory file is read into, made once the file checked out. */
+typedef struct shm_dest {
+  kn_dtype dt;
+  int ndim;
+  const int64_t *shape;
+  kn_tensor *k;
+} shm_dest;
+
+static void *shm_alloc(void *ud) {
+  shm_dest *d = ud;
+  d->k = kn_tensor_empty(d->dt, d->ndim, d->shape); /* every byte read into it */
+  return d->k->data;
+}
+
 /* A Tensor message → a tensor value: its bytes from `data`, or (the local data path) from
  * the shared-memory file it names, read straight into the tensor's storage. */
 static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *path, gr_value **out, sg_error *err) {
@@ -60,13 +74,13 @@ static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *pa
                           "is only for clients on the daemon's unix socket, and off with --no-shm)",
                           path, t->shm);
     if (t->data.len) return bad_arg(err, path, "a tensor has both data and a shm file");
-    kn_tensor *k = kn_tensor_empty(dt, (int)t->n_shape, shape); /* every byte read below */
-    sg_code rc2 = sv_shm_take(shm, t->shm, k->data, (size_t)(n * kn_dtype_size(dt)), path, err);
+    shm_dest d = {dt, (int)t->n_shape, shape, NULL};
+    sg_code rc2 = sv_shm_take(shm, t->shm, (size_t)(n * kn_dtype_size(dt)), shm_alloc, &d, path, err);
     if (rc2) {
-      kn_tensor_release(k);
+      kn_tensor_release(d.k);
       return rc2;
     }
-    *out = gr_value_tensor(k);
+    *out = gr_value_tensor(d.k);
     return SG_OK;
   }
   if (t->data.len != n * kn_dtype_size(dt))

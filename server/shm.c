@@ -118,7 +118,8 @@ void sv_shm_remove(sv_shm *s, const char *name) {
   if (name_ok(name)) remove_entry(s, name);
 }
 
-sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char *path, sg_error *err) {
+sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *ud), void *ud, const char *path,
+                    sg_error *err) {
   if (!name_ok(name))
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "%s: shm name '%.64s' is not a file name of the shared-memory directory (letters, digits, "
@@ -139,6 +140,7 @@ sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char
   else if ((uint64_t)st.st_size != (uint64_t)n)
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: shm file '%s' holds %lld bytes, the tensor needs %zu", path,
                       name, (long long)st.st_size, n);
+  void *dst = rc ? NULL : alloc(ud);
   if (!rc) populate(dst, n);
   for (size_t done = 0; !rc && done < n;) {
     ssize_t got = pread(fd, (char *)dst + done, n - done, (off_t)done);

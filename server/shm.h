@@ -23,9 +23,12 @@ void sv_shm_close(sv_shm *s);
 const char *sv_shm_dir(const sv_shm *s);
 
 /* Reads the client's file `name` (exactly `n` bytes: a regular file of this uid with one
- * link, opened without following links) into dst and unlinks it. Bad names, links, other
- * files and wrong sizes are INVALID_ARGUMENT naming `path`; the file is removed anyway. */
-sg_code sv_shm_take(sv_shm *s, const char *name, void *dst, size_t n, const char *path, sg_error *err);
+ * link, opened without following links) into alloc(ud) — called only once the file
+ * checked out, so a declared size nobody wrote allocates nothing — and unlinks it. Bad
+ * names, links, other files and wrong sizes are INVALID_ARGUMENT naming `path`; the
+ * file is removed anyway. */
+sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *ud), void *ud, const char *path,
+                    sg_error *err);
 /* Writes n bytes into a new file for `session` (NULL: none) and puts its name (at most
  * SV_SHM_NAME_MAX bytes with the NUL) in name; RESOURCE_EXHAUSTED past the session's
  * budget. */

@@ -156,6 +156,10 @@ def test_bad_names_and_files_refused(served, shm_client, secret):
                       ("p-short", "1000 bytes")]:
         with pytest.raises(stagd.InvalidArgument, match=why):
             put_named(client, name)
+    with open(os.path.join(directory, "p-huge"), "wb") as f:
+        f.write(b"\0" * 1000)
+    with pytest.raises(stagd.InvalidArgument, match="1000 bytes"):  # checked before allocating
+        put_named(client, "p-huge", nbytes=1 << 30)
     assert secret.read_bytes() == b"\0" * (1 << 20)  # the target is untouched
     assert os.listdir(directory) == []  # each refused entry was removed
     assert client.is_serving()
