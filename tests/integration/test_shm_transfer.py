@@ -252,3 +252,27 @@ def test_failed_fetch_leaves_no_file(served, shm_client):
     with pytest.raises(stagd.NotFound):
         client.call("Fetch", {"ids": [t._id, "cpu#" + "0" * 32], "shm_min_bytes": 1})
     assert os.listdir(directory) == []  # the first result's file went with the reply
+
+
+def test_large_arguments_and_variables_take_the_path(start_daemon, tmp_path, counted):
+    # a message limit far below the arrays: only the files can carry them
+    d = start_daemon("--listen", f"unix:{tmp_path}/s.sock", "--max-message-bytes", str(128 << 10))
+    c = stagd.Client(d.addr)
+    previous = stagd._default_client
+    stagd.set_default_client(c)
+    try:
+        a = np.arange(1 << 18, dtype=np.float32)  # 1 MiB
+        t = stagd.constant(a)
+        assert np.array_equal((t + a).numpy(), a + a)  # an eager op's ndarray operand
+
+        @stagd.function
+        def twice(x):
+            return x * 2.0
+
+        assert np.array_equal(twice(a).numpy(), a * 2)  # a staged call's argument
+        v = stagd.Variable(a)
+        assert np.array_equal(v.numpy(), a)
+        assert counted["put"] >= 4 and counted["take"] >= 3
+    finally:
+        stagd.set_default_client(previous)
+        c.close()

@@ -190,7 +190,7 @@ def _arg_value(client, a, device, keep):
         return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
         arr = _to_array(a)
-        if _in_pieces(client, arr.nbytes):
+        if _put_first(client, arr.nbytes):
             t = _put_array(client, arr, device)
             keep.append(t)
             return _arg_value(client, t, device, keep)
@@ -226,6 +226,12 @@ def _piece_bytes(client):
 def _in_pieces(client, nbytes):
     """Whether nbytes of tensor data travel in pieces (small ones never ask the daemon)."""
     return nbytes > _MIN_PIECE and not _by_shm(client, nbytes) and nbytes > _piece_bytes(client)
+
+
+def _put_first(client, nbytes):
+    """Whether an array argument of nbytes is put first and passed as a handle (too large
+    for one message, or taking the local data path) rather than inside the request."""
+    return nbytes > _MIN_PIECE and (_by_shm(client, nbytes) or _in_pieces(client, nbytes))
 
 
 def _by_shm(client, nbytes):
@@ -651,8 +657,8 @@ class Variable(_Handle):
 
     def numpy(self):
         nbytes = int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
-        if _in_pieces(self._c, nbytes):
-            return self.read_value().numpy().copy()  # a snapshot, fetched in pieces
+        if _put_first(self._c, nbytes):
+            return self.read_value().numpy().copy()  # a snapshot, fetched by shm or in pieces
         reply = self._c.call("Fetch", {"ids": [self._id]})
         return _tensor_array(reply.values[0].tensor)
 
