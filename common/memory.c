@@ -25,6 +25,12 @@ struct sg_arena_block {
   _Alignas(16) unsigned char data[];
 };
 
+struct sg_arena_defer {
+  sg_arena_defer *next;
+  void (*fn)(void *);
+  void *arg;
+};
+
 static void out_of_memory(size_t size) {
   fprintf(stderr, "stagd: out of host memory allocating %zu bytes\n", size);
   abort();
@@ -110,6 +116,7 @@ enum { ARENA_DEFAULT_BLOCK = 64 * 1024, ARENA_ALIGN = 16 };
 
 void sg_arena_init(sg_arena *a, size_t block_size) {
   a->head = NULL;
+  a->defers = NULL;
   a->block_size = block_size ? block_size : ARENA_DEFAULT_BLOCK;
   a->bytes_allocated = 0;
 }
@@ -168,7 +175,23 @@ char *sg_arena_strndup(sg_arena *a, const char *s, size_t n) {
 
 char *sg_arena_strdup(sg_arena *a, const char *s) { return sg_arena_strndup(a, s, strlen(s)); }
 
+void sg_arena_on_free(sg_arena *a, void (*fn)(void *), void *arg) {
+  sg_arena_defer *d = sg_arena_alloc(a, sizeof *d);
+  d->fn = fn;
+  d->arg = arg;
+  d->next = a->defers;
+  a->defers = d;
+}
+
+/* Runs the callbacks before the blocks that hold their records go. */
+static void run_defers(sg_arena *a) {
+  sg_arena_defer *d = a->defers;
+  a->defers = NULL;
+  for (; d; d = d->next) d->fn(d->arg);
+}
+
 void sg_arena_reset(sg_arena *a) {
+  run_defers(a);
   /* Keep the newest block of the default size; free the rest. */
   sg_arena_block *keep = NULL;
   for (sg_arena_block *b = a->head, *next; b; b = next) {
@@ -188,6 +211,7 @@ void sg_arena_reset(sg_arena *a) {
 }
 
 void sg_arena_free(sg_arena *a) {
+  run_defers(a);
   for (sg_arena_block *b = a->head, *next; b; b = next) {
     next = b->next;
     free(b);

@@ -138,8 +138,10 @@ void sg_memory_tune_for_reuse(void);
 /* A bump allocator made of linked blocks. Allocation is O(1); everything is freed at
  * once by sg_arena_reset / sg_arena_free. Not thread-safe: one arena per request. */
 typedef struct sg_arena_block sg_arena_block;
+typedef struct sg_arena_defer sg_arena_defer;
 typedef struct sg_arena {
   sg_arena_block *head;   /* current block, newest first */
+  sg_arena_defer *defers; /* sg_arena_on_free callbacks, newest first */
   size_t block_size;      /* default size of new blocks */
   size_t bytes_allocated; /* sum of the sizes handed out (statistics) */
 } sg_arena;
@@ -149,6 +151,9 @@ void *sg_arena_alloc(sg_arena *a, size_t size);      /* 16-byte aligned, uniniti
 void *sg_arena_calloc(sg_arena *a, size_t n, size_t size);
 char *sg_arena_strdup(sg_arena *a, const char *s);
 char *sg_arena_strndup(sg_arena *a, const char *s, size_t n);
+/* fn(arg) runs when the arena is reset or freed (newest first): a reply that points
+ * into a tensor's storage keeps the tensor until the reply has been encoded. */
+void sg_arena_on_free(sg_arena *a, void (*fn)(void *), void *arg);
 void sg_arena_reset(sg_arena *a); /* frees all but one block, keeps the arena usable */
 void sg_arena_free(sg_arena *a);
 

@@ -47,6 +47,8 @@ void sv_admission_free(sv_admission *a) {
   free(a);
 }
 
+bool sv_admin_lane_reads_body(const sv_method *m) { return !strcmp(m->name, "Ping"); }
+
 bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len) {
   if (!strcmp(m->name, "Health.Check") || !strcmp(m->name, "Version") || !strcmp(m->name, "Stats")) return true;
   if (strcmp(m->name, "Ping")) return false;

@@ -103,6 +103,12 @@ static const opt options[] = {
     {"lsp-python", "STAGD_LSP_PYTHON", OPT_STRING, OFF(lsp_python), "PATH",
      "the interpreter of stagd/graph's Python helper (default $STAGD_PYTHON, else python3); "
      "TCP clients cannot choose it"},
+    {"shm-dir", "STAGD_SHM_DIR", OPT_STRING, OFF(shm_dir), "DIR",
+     "the local data path's private directory (created 0700): clients on the unix socket pass "
+     "large tensors through files there (default: stagd-UID-HASH.shm in $XDG_RUNTIME_DIR, else "
+     "/dev/shm, else the first unix --listen path + '.shm')"},
+    {"no-shm", "STAGD_NO_SHM", OPT_BOOL, OFF(no_shm), NULL,
+     "turn the local data path off: tensor payloads travel only inside messages"},
     {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,
      "tensor handles on Vulkan devices hold host copies: every eager op uploads its inputs "
      "and downloads its result (the pre-residency behaviour, for comparisons; default false)"},
@@ -153,6 +159,7 @@ void sv_config_free(sv_config *c) {
   free(c->tls_client_ca);
   free(c->auth_token_file);
   free(c->lsp_python);
+  free(c->shm_dir);
   memset(c, 0, sizeof *c);
 }
 

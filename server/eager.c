@@ -20,6 +20,7 @@
 
 #include "eager.h"
 #include "kn.h"
+#include "shm.h"
 
 static sg_code bad_arg(sg_error *err, const char *path, const char *what) {
   return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s", path, what);
@@ -38,7 +39,23 @@ sg_code sv_check_device(const char *device, sg_error *err) {
                       device);
 }
 
-static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value **out, sg_error *err) {
+/* The tensor a shared-memory file is read into, made once the file checked out. */
+typedef struct shm_dest {
+  kn_dtype dt;
+  int ndim;
+  const int64_t *shape;
+  kn_tensor *k;
+} shm_dest;
+
+static void *shm_alloc(void *ud) {
+  shm_dest *d = ud;
+  d->k = kn_tensor_empty(d->dt, d->ndim, d->shape); /* every byte read into it */
+  return d->k->data;
+}
+
+/* A Tensor message → a tensor value: its bytes from `data`, or (the local data path) from
+ * the shared-memory file it names, read straight into the tensor's storage. */
+static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *path, gr_value **out, sg_error *err) {
   if (t->dtype < STAGD__V1__DTYPE__DTYPE_BOOL || t->dtype > STAGD__V1__DTYPE__DTYPE_FLOAT64)
     return bad_arg(err, path, "tensor has no dtype");
   kn_dtype dt = (kn_dtype)(t->dtype - 1);
@@ -50,6 +67,22 @@ static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value 
   if (rc) return rc;
   uint64_t n = 1;
   for (size_t i = 0; i < t->n_shape; i++) n *= (uint64_t)shape[i];
+  if (t->shm && *t->shm) {
+    if (!shm)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "%s: a tensor in shared memory ('%.64s'), but this call has no local data path (it "
+                          "is only for clients on the daemon's unix socket, and off with --no-shm)",
+                          path, t->shm);
+    if (t->data.len) return bad_arg(err, path, "a tensor has both data and a shm file");
+    shm_dest d = {dt, (int)t->n_shape, shape, NULL};
+    sg_code rc2 = sv_shm_take(shm, t->shm, (size_t)(n * kn_dtype_size(dt)), shm_alloc, &d, path, err);
+    if (rc2) {
+      kn_tensor_release(d.k);
+      return rc2;
+    }
+    *out = gr_value_tensor(d.k);
+    return SG_OK;
+  }
   if (t->data.len != n * kn_dtype_size(dt))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: %s tensor of %llu elements needs %llu bytes, got %zu", path,
                         kn_dtype_name(dt), (unsigned long long)n, (unsigned long long)(n * kn_dtype_size(dt)),
@@ -60,11 +93,11 @@ static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value 
   return SG_OK;
 }
 
-static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+static sg_code value_in(sv_handles *h, sv_shm *shm, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
                         sg_error *err);
 
 /* A Record's fields in order; errors name the field's path (args[0].params.w). */
-static sg_code record_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Record *r, const char *path, int depth, gr_value **out,
+static sg_code record_in(sv_handles *h, sv_shm *shm, const sv_owner *who, const Stagd__V1__Record *r, const char *path, int depth, gr_value **out,
                          sg_error *err) {
   int n = (int)r->n_fields;
   gr_value **items = sg_xcalloc((size_t)(n ? n : 1), sizeof *items);
@@ -77,7 +110,7 @@ static sg_code record_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Re
     names[got] = f->name;
     snprintf(sub, sizeof sub, "%s.%s", path, *f->name ? f->name : "<empty name>");
     if (!f->value) rc = bad_arg(err, sub, "field without a value");
-    else rc = value_in(h, who, f->value, sub, depth + 1, &items[got], err);
+    else rc = value_in(h, shm, who, f->value, sub, depth + 1, &items[got], err);
   }
   if (rc) {
     for (int k = 0; k < got; k++) gr_value_release(items[k]);
@@ -89,7 +122,7 @@ static sg_code record_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Re
   return rc;
 }
 
-static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
+static sg_code value_in(sv_handles *h, sv_shm *shm, const sv_owner *who, const Stagd__V1__Value *v, const char *path, int depth, gr_value **out,
                         sg_error *err) {
   *out = NULL;
   if (depth > 64) return bad_arg(err, path, "values nest too deeply");
@@ -101,7 +134,7 @@ static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Val
   case STAGD__V1__VALUE__KIND_STRING_VALUE:
     if (!(*out = gr_value_string(v->string_value, err))) return sg_error_prefix(err, err->code, "%s", path);
     return SG_OK;
-  case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(v->tensor, path, out, err);
+  case STAGD__V1__VALUE__KIND_TENSOR: return tensor_in(shm, v->tensor, path, out, err);
   case STAGD__V1__VALUE__KIND_HANDLE: {
     gr_value *r = sv_handles_get(h, who, v->handle->id, NULL, err);
     if (!r) return sg_error_prefix(err, SG_NOT_FOUND, "%s", path);
@@ -114,7 +147,7 @@ static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Val
     char sub[256];
     for (int i = 0; i < n; i++) {
       snprintf(sub, sizeof sub, "%s.tuple[%d]", path, i);
-      sg_code rc = value_in(h, who, v->tuple->items[i], sub, depth + 1, &items[i], err);
+      sg_code rc = value_in(h, shm, who, v->tuple->items[i], sub, depth + 1, &items[i], err);
       if (rc) {
         for (int k = 0; k < i; k++) gr_value_release(items[k]);
         free(items);
@@ -125,7 +158,7 @@ static sg_code value_in(sv_handles *h, const sv_owner *who, const Stagd__V1__Val
     free(items);
     return SG_OK;
   }
-  case STAGD__V1__VALUE__KIND_RECORD: return record_in(h, who, v->record, path, depth, out, err);
+  case STAGD__V1__VALUE__KIND_RECORD: return record_in(h, shm, who, v->record, path, depth, out, err);
   default: return bad_arg(err, path, "empty Value");
   }
 }
@@ -135,7 +168,7 @@ sv_owner sv_call_owner(const sv_call *call) { return (sv_owner){call->session, c
 sg_code sv_value_to_gr(sv_handles *h, const sv_call *call, const Stagd__V1__Value *v, const char *path,
                        gr_value **out, sg_error *err) {
   sv_owner who = sv_call_owner(call);
-  return value_in(h, &who, v, path, 0, out, err);
+  return value_in(h, call->shm, &who, v, path, 0, out, err);
 }
 
 static Stagd__V1__Value *new_value(sv_call *call) {
@@ -154,7 +187,11 @@ static void fill_meta(sv_call *call, const gr_value *v, Stagd__V1__DType *dtype,
   for (int i = 0; i < nd; i++) (*shape)[i] = sh[i];
 }
 
-/* A tensor value (host or device-resident: downloaded once, cached) inline. */
+static void release_tensor(void *t) { kn_tensor_release(t); }
+
+/* A tensor value (host or device-resident: downloaded once, cached) inline. The reply
+ * points at the tensor's own storage, no copy: the call's arena holds a reference until
+ * the transport has encoded the reply (sg_arena_on_free). */
 static sg_code inline_tensor(sv_call *call, const gr_value *v, Stagd__V1__Value **out, sg_error *err) {
   kn_tensor *t;
   sg_code rc = gr_value_host_tensor(v, &t, err);
@@ -163,11 +200,19 @@ static sg_code inline_tensor(sv_call *call, const gr_value *v, Stagd__V1__Value 
   Stagd__V1__Tensor *m = sg_arena_alloc(call->arena, sizeof *m);
   stagd__v1__tensor__init(m);
   fill_meta(call, v, &m->dtype, &m->n_shape, &m->shape);
-  m->data.len = (size_t)t->size * kn_dtype_size(t->dtype);
-  /* a copy: the reply is packed after the handler has let go of its values */
-  m->data.data = sg_arena_alloc(call->arena, m->data.len ? m->data.len : 1);
-  if (m->data.len) memcpy(m->data.data, t->data, m->data.len);
-  kn_tensor_release(t);
+  size_t bytes = (size_t)t->size * kn_dtype_size(t->dtype);
+  if (call->shm && call->shm_min_bytes && bytes && bytes >= call->shm_min_bytes) {
+    /* the local data path: the bytes go to a file the client reads and removes */
+    char name[SV_SHM_NAME_MAX];
+    rc = sv_shm_give(call->shm, call->session, t->data, bytes, name, err);
+    kn_tensor_release(t);
+    if (rc) return rc;
+    m->shm = sg_arena_strdup(call->arena, name);
+  } else {
+    m->data.len = bytes;
+    m->data.data = t->data;
+    sg_arena_on_free(call->arena, release_tensor, t);
+  }
   r->kind_case = STAGD__V1__VALUE__KIND_TENSOR;
   r->tensor = m;
   *out = r;
@@ -324,6 +369,17 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
   return rc;
 }
 
+/* A Fetch that fails after some results went to shared-memory files: the reply is never
+ * sent, so nobody would read them. */
+static sg_code fetch_failed(sv_call *call, Stagd__V1__FetchReply *r, sg_code rc) {
+  for (size_t i = 0; call->shm && i < r->n_values; i++) {
+    const Stagd__V1__Value *v = r->values[i];
+    if (v && v->kind_case == STAGD__V1__VALUE__KIND_TENSOR && v->tensor->shm && *v->tensor->shm)
+      sv_shm_remove(call->shm, v->tensor->shm);
+  }
+  return rc;
+}
+
 sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
                    sg_error *err) {
   const Stagd__V1__FetchRequest *q = (const void *)req_;
@@ -331,15 +387,16 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
   sv_handles *h = sv_service_handles(sv);
   r->values = sg_arena_calloc(call->arena, q->n_ids ? q->n_ids : 1, sizeof *r->values);
   sv_owner who = sv_call_owner(call);
+  call->shm_min_bytes = q->shm_min_bytes; /* used only when call->shm is set (a local caller) */
   for (size_t i = 0; i < q->n_ids; i++) {
     gr_value *v = sv_handles_get(h, &who, q->ids[i], NULL, err);
-    if (!v) return SG_NOT_FOUND;
+    if (!v) return fetch_failed(call, r, SG_NOT_FOUND);
     gr_value *cur = gr_value_kind_of(v) == GR_VALUE_VARIABLE ? gr_value_variable_get(v) : gr_value_retain(v);
     gr_value_release(v);
     /* tensors inline (a device-resident one downloaded once, its host copy cached) */
     sg_code rc = sv_value_from_gr(h, call, cur, "cpu", false, &r->values[r->n_values++], err);
     gr_value_release(cur);
-    if (rc) return rc;
+    if (rc) return fetch_failed(call, r, rc);
   }
   return SG_OK;
 }
@@ -376,6 +433,7 @@ sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req_
   }
   if (q->end) {
     r->released = sv_handles_end_session(h, &who);
+    sv_shm_end_session(sv_service_shm(sv), call->session); /* results its client never read */
     SG_DEBUG(call->id, "session %s ended: %llu handles released", call->session, (unsigned long long)r->released);
   } else {
     r->handles = sv_handles_session_count(h, &who, NULL, NULL);

@@ -200,13 +200,37 @@ static bool authenticated(sv_grpc *g, const gcall *gc, sv_call *call) {
                                    &call->principal);
 }
 
+/* The request's bytes in one slice: a message that arrived in one uncompressed slice
+ * is that slice (a reference, no copy); else its slices joined once. */
+static grpc_slice request_bytes(grpc_byte_buffer *bb) {
+  if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+      bb->data.raw.slice_buffer.count == 1)
+    return grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
+  grpc_byte_buffer_reader r;
+  grpc_slice s = grpc_empty_slice();
+  if (grpc_byte_buffer_reader_init(&r, bb)) {
+    s = grpc_byte_buffer_reader_readall(&r);
+    grpc_byte_buffer_reader_destroy(&r);
+  }
+  return s;
+}
+
+/* Whether the client is on one of the daemon's unix sockets (the local data path). */
+static bool is_unix_peer(grpc_call *c) {
+  char *peer = grpc_call_get_peer(c);
+  bool local = peer && !strncmp(peer, "unix:", 5);
+  gpr_free(peer);
+  return local;
+}
+
 /* Runs on a worker: decode, invoke, start the batch that sends the reply. */
 static void run_call(void *arg) {
   gcall *gc = arg;
   sv_grpc *g = gc->g;
   sg_arena_init(&gc->arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(g->sv), &gc->arena, deadline_of(&gc->details.deadline), &gc->cancelled, NULL, 0};
+  sv_call call = {.id = sv_service_next_id(g->sv), .arena = &gc->arena, .deadline_ns = deadline_of(&gc->details.deadline), .cancelled = &gc->cancelled};
   call.session = metadata_value(gc, "stagd-session", &gc->arena);
+  call.local = is_unix_peer(gc->call);
   sg_error err = SG_ERROR_INIT;
   sg_buf out = SG_BUF_INIT;
   const char *path = (const char *)GRPC_SLICE_START_PTR(gc->details.method);
@@ -228,12 +252,7 @@ static void run_call(void *arg) {
   } else if (!gc->recv_buf) {
     rc = sg_error_set(&err, SG_INVALID_ARGUMENT, "%s: the client sent no request message", m->name);
   } else {
-    grpc_byte_buffer_reader r;
-    grpc_slice s = grpc_empty_slice();
-    if (grpc_byte_buffer_reader_init(&r, gc->recv_buf)) {
-      s = grpc_byte_buffer_reader_readall(&r);
-      grpc_byte_buffer_reader_destroy(&r);
-    }
+    grpc_slice s = request_bytes(gc->recv_buf);
     rc = sv_service_invoke_bytes(g->sv, m, &call, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s), &out, &err);
     grpc_slice_unref(s);
   }
@@ -247,7 +266,11 @@ static void run_call(void *arg) {
   memset(ops, 0, sizeof ops);
   size_t n = 0;
   if (rc == SG_OK) {
-    grpc_slice body = grpc_slice_from_copied_buffer(out.data ? out.data : "", out.len);
+    /* the packed reply itself, no copy: the slice frees it when gRPC has sent it */
+    size_t len = out.len;
+    char *packed = sg_buf_detach(&out, NULL);
+    grpc_slice body = len ? grpc_slice_new(packed, len, free) : grpc_empty_slice();
+    if (!len) free(packed);
     gc->send_buf = grpc_raw_byte_buffer_create(&body, 1);
     grpc_slice_unref(body);
     ops[n].op = GRPC_OP_SEND_MESSAGE;
@@ -300,12 +323,13 @@ static void dispatch(sv_grpc *g, gcall *gc) {
                                               GRPC_SLICE_LENGTH(gc->details.method));
   bool admin = false;
   if (m && gc->recv_buf) {
-    grpc_byte_buffer_reader r;
-    if (grpc_byte_buffer_reader_init(&r, gc->recv_buf)) {
-      grpc_slice s = grpc_byte_buffer_reader_readall(&r);
-      grpc_byte_buffer_reader_destroy(&r);
+    /* only a Ping's body matters here: a large Put is not joined on this thread */
+    if (sv_admin_lane_reads_body(m)) {
+      grpc_slice s = request_bytes(gc->recv_buf);
       admin = sv_admin_lane(m, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s));
       grpc_slice_unref(s);
+    } else {
+      admin = sv_admin_lane(m, NULL, 0);
     }
   }
   if (m && !admin) {
@@ -422,10 +446,14 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
 
   grpc_server_credentials *tls = NULL;
   if (cfg->tls_cert && !(tls = tls_credentials(cfg, err))) goto fail;
+  /* the sockets are ours (no other daemon answers on them) before the local data path's
+   * directory is swept, and the directory is ready before the first call is served */
+  for (size_t i = 0; i < addrs->len; i++)
+    if (!strncmp(addrs->items[i], "unix:", 5) && prepare_unix_path(addrs->items[i] + 5, err) != SG_OK) goto fail;
+  if (sv_service_start_shm(sv, err) != SG_OK) goto fail;
   for (size_t i = 0; i < addrs->len; i++) {
     const char *a = addrs->items[i];
     bool is_unix = !strncmp(a, "unix:", 5);
-    if (is_unix && prepare_unix_path(a + 5, err) != SG_OK) goto fail;
     /* TLS on TCP; a unix socket is reachable only through its file, made 0600 */
     grpc_server_credentials *creds = tls && !is_unix ? tls : grpc_insecure_server_credentials_create();
     mode_t old_mask = umask(0177);

@@ -361,7 +361,7 @@ static void run_job(void *arg) {
   sv_lsp *l = j->c->l;
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(l->sv), &arena, 0, &j->cancelled, NULL, 0};
+  sv_call call = {.id = sv_service_next_id(l->sv), .arena = &arena, .deadline_ns = 0, .cancelled = &j->cancelled};
   call.principal = j->c->principal;
   sg_error err = SG_ERROR_INIT;
   /* decode first so a params error is told apart from a handler error */

@@ -236,7 +236,7 @@ static cJSON *stage(sv_lsp_request *rq, const char *sexpr, const char *qual, con
   const sv_method *m = sv_method_by_name("Stage");
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL, 0};
+  sv_call call = {.id = sv_service_next_id(rq->sv), .arena = &arena, .deadline_ns = 0, .cancelled = rq->cancelled};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "sexpr", sexpr);
   sg_buf fn = SG_BUF_INIT;
@@ -286,7 +286,7 @@ static cJSON *stage_in_daemon(sv_lsp_request *rq, const char *qual, const char *
   const sv_method *m = sv_method_by_name("Stage");
   sg_arena arena;
   sg_arena_init(&arena, 16 * 1024);
-  sv_call call = {sv_service_next_id(rq->sv), &arena, 0, rq->cancelled, NULL, 0};
+  sv_call call = {.id = sv_service_next_id(rq->sv), .arena = &arena, .deadline_ns = 0, .cancelled = rq->cancelled};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddStringToObject(params, "source", rq->text.text ? rq->text.text : "");
   cJSON_AddStringToObject(params, "language", "SOURCE_LANGUAGE_PYTHON");

@@ -31,6 +31,7 @@
 #include "eager.h"
 #include "metrics.h"
 #include "models.h"
+#include "shm.h"
 #include "transport.h"
 
 #ifndef STAGD_VERSION
@@ -60,6 +61,7 @@ struct sv_service {
   sv_models *models;   /* --models DIR (models.c), or NULL */
   sv_auth *auth;       /* --auth-token-file (auth.c), or NULL */
   sv_admission *admission; /* requests per client session (admission.c) */
+  _Atomic(sv_shm *) shm;   /* the local data path (shm.c), or NULL; set once serving */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -94,6 +96,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->n_features = sizeof features / sizeof features[0];
   r->features = (char **)features;
   r->max_message_bytes = sv->cfg->max_message_bytes;
+  if (call->shm) r->shm_dir = (char *)sv_shm_dir(call->shm);
   size_t np = 0;
   while (gr_primitive_name(np)) np++;
   r->primitives = arena_array(call, np, sizeof *r->primitives);
@@ -605,6 +608,48 @@ const sv_method *sv_method_by_name(const char *name) {
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* The path of the first unix:PATH of --listen, or NULL. */
+static const char *first_unix_socket(const sv_config *cfg) {
+  for (size_t i = 0; i < cfg->listen.len; i++)
+    if (!strncmp(cfg->listen.items[i], "unix:", 5)) return cfg->listen.items[i] + 5;
+  return NULL;
+}
+
+/* The default directory: in memory (tmpfs: $XDG_RUNTIME_DIR, else /dev/shm) under a name
+ * made of the user and the socket's path, else next to the socket. A file system on disk
+ * works too, but its dirty-page throttling can stall a large Put for half a second. A
+ * candidate that cannot be used (someone else made that name) is skipped with a warning. */
+static sv_shm *open_default_shm(const sv_config *cfg, const char *sock, sg_error *err) {
+  char name[80];
+  snprintf(name, sizeof name, "stagd-%u-%016llx.shm", (unsigned)geteuid(),
+           (unsigned long long)sg_hash_bytes(sock, strlen(sock), 0x5a));
+  const char *run = getenv("XDG_RUNTIME_DIR");
+  char *candidates[3] = {run && *run == '/' ? sg_xasprintf("%s/%s", run, name) : NULL,
+                         access("/dev/shm", W_OK | X_OK) == 0 ? sg_xasprintf("/dev/shm/%s", name) : NULL,
+                         sg_xasprintf("%s.shm", sock)};
+  sv_shm *s = NULL;
+  for (int i = 0; i < 3; i++) {
+    if (!candidates[i] || s) continue;
+    sg_error_clear(err);
+    s = sv_shm_open(candidates[i], cfg->max_session_handle_bytes, err);
+    if (!s && i < 2) SG_WARN(0, "local data path: %s; trying the next place", err->message);
+  }
+  for (int i = 0; i < 3; i++) free(candidates[i]);
+  return s;
+}
+
+sg_code sv_service_start_shm(sv_service *sv, sg_error *err) {
+  const sv_config *cfg = sv->cfg;
+  const char *sock = first_unix_socket(cfg);
+  if (cfg->no_shm || atomic_load(&sv->shm) || !(cfg->shm_dir || sock)) return SG_OK;
+  sv_shm *s = cfg->shm_dir ? sv_shm_open(cfg->shm_dir, cfg->max_session_handle_bytes, err)
+                           : open_default_shm(cfg, sock, err);
+  if (!s) return err->code;
+  SG_INFO(0, "local data path: %s", sv_shm_dir(s));
+  atomic_store(&sv->shm, s);
+  return SG_OK;
+}
+
 sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   /* An explicitly named device must exist; `auto` falls back to the CPU. */
 #ifdef STAGD_HAVE_VULKAN
@@ -646,6 +691,7 @@ void sv_service_destroy(sv_service *sv) {
   sv_handles_free(sv->handles);
   sv_auth_free(sv->auth);
   sv_admission_free(sv->admission);
+  sv_shm_close(atomic_load(&sv->shm));
   free(sv);
 }
 
@@ -668,6 +714,7 @@ void sv_service_gauges_get(sv_service *sv, sv_service_gauges *out) {
 sv_models *sv_service_models(sv_service *sv) { return sv->models; }
 sv_handles *sv_service_handles(sv_service *sv) { return sv->handles; }
 sv_admission *sv_service_admission(sv_service *sv) { return sv->admission; }
+sv_shm *sv_service_shm(sv_service *sv) { return atomic_load(&sv->shm); }
 uint64_t sv_service_next_id(sv_service *sv) { return atomic_fetch_add(&sv->next_id, 1); }
 void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true); }
 
@@ -676,6 +723,7 @@ void sv_service_set_draining(sv_service *sv) { atomic_store(&sv->draining, true)
 void sv_service_expire_sessions(sv_service *sv) {
   uint64_t lease = sv->cfg->handle_lease_ms;
   if (!lease) return;
+  sv_shm_sweep_older(atomic_load(&sv->shm), lease); /* files of clients that died between a call and its read */
   int sessions = 0;
   uint64_t n = sv_handles_expire(sv->handles, sg_now_ns(), lease * 1000000ULL, &sessions);
   if (sessions)
@@ -693,6 +741,7 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
     uint64_t cap = t0 + sv->cfg->deadline_ms * 1000000ULL;
     if (!call->deadline_ns || call->deadline_ns > cap) call->deadline_ns = cap;
   }
+  call->shm = call->local ? atomic_load(&sv->shm) : NULL;
   atomic_fetch_add(&sv->in_flight, 1);
   atomic_fetch_add(&sv->requests_total, 1);
   sg_code rc;

@@ -56,6 +56,8 @@ typedef struct sv_config {
   uint64_t max_session_requests; /* requests in flight per client session (0: none) */
   uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
+  char *shm_dir;                /* --shm-dir: the local data path's directory (default SOCKET.shm) */
+  bool no_shm;                  /* --no-shm: tensor payloads only inside messages */
   bool listen_explicit;         /* some source named --listen */
   uint64_t max_session_handle_bytes; /* tensor bytes one session's handles may hold, all devices */
   /* security (docs/security.md) */
@@ -94,6 +96,9 @@ typedef struct sv_call {
   atomic_bool *cancelled;    /* set by the transport when the client gives up; may be NULL */
   const char *session;       /* the client's `stagd-session` metadata, or NULL (in arena) */
   uint64_t principal;        /* fingerprint of the caller's bearer token (0: no token checks) */
+  bool local;                /* the caller came over a unix socket (the local data path) */
+  struct sv_shm *shm;        /* set by sv_service_invoke for local callers when the path is on */
+  uint64_t shm_min_bytes;    /* a Fetch: tensors of this size and up go through shm (0: none) */
 } sv_call;
 
 typedef sg_code (*sv_handler)(sv_service *sv, sv_call *call, const ProtobufCMessage *req,
@@ -150,6 +155,9 @@ sg_code sv_service_invoke_json(sv_service *sv, const sv_method *m, sv_call *call
 /* admission.c: the admin lane (Health, Version, Stats, Ping without delay), given the
  * request's bytes; and the per-session count of requests running or queued. */
 bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len);
+/* Whether sv_admin_lane looks at m's request bytes (only Ping's): the others are not
+ * joined into one buffer on the completion-queue thread. */
+bool sv_admin_lane_reads_body(const sv_method *m);
 typedef struct sv_admission sv_admission;
 sv_admission *sv_admission_new(uint64_t limit); /* limit 0: none */
 void sv_admission_free(sv_admission *a);
@@ -158,6 +166,13 @@ void sv_admission_free(sv_admission *a);
 sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err);
 void sv_admission_leave(sv_admission *a, const char *key);
 sv_admission *sv_service_admission(sv_service *sv);
+/* Opens the local data path's directory (shm.c; --shm-dir, default the first unix
+ * socket's path + ".shm"; nothing with --no-shm or no unix socket). The gRPC transport
+ * calls it once no other daemon answers on its sockets (so a second daemon refused the
+ * socket never sweeps the first's files) and before it serves a call. */
+sg_code sv_service_start_shm(sv_service *sv, sg_error *err);
+/* The local data path's directory (shm.c), or NULL when off or no unix socket. */
+struct sv_shm *sv_service_shm(sv_service *sv);
 
 /* ----------------------------------------------------------------- pbjson */
 

@@ -242,7 +242,7 @@ static sg_code remote_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMess
 sg_code ctl_rpc_invoke(ctl_rpc *r, const sv_method *m, const ProtobufCMessage *req, sg_arena *arena,
                        ProtobufCMessage **reply, sg_error *err) {
   if (!r->local) return remote_invoke(r, m, req, arena, reply, err);
-  sv_call call = {sv_service_next_id(r->sv), arena, 0, NULL, NULL, 0};
+  sv_call call = {.id = sv_service_next_id(r->sv), .arena = arena, .deadline_ns = 0, .cancelled = NULL};
   if (r->timeout_s > 0) call.deadline_ns = sg_now_ns() + (uint64_t)(r->timeout_s * 1e9);
   return sv_service_invoke(r->sv, m, &call, req, reply, err);
 }

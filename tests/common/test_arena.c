@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* test_arena.c — arenas: alignment, large allocations, reset and reuse. */
+/* test_arena.c — arenas: alignment, large allocations, reset and reuse, callbacks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +82,29 @@ static void bulk_buffers_are_zeroed(void **state) {
   }
 }
 
+/* sg_arena_on_free: callbacks run at reset and at free, newest first, once each. */
+static char order[8];
+static size_t n_order;
+static void note(void *c) { order[n_order++] = *(const char *)c; }
+
+static void callbacks_run_at_reset_and_free(void **state) {
+  (void)state;
+  static const char a = 'a', b = 'b', c = 'c';
+  sg_arena ar;
+  sg_arena_init(&ar, 256);
+  n_order = 0;
+  sg_arena_on_free(&ar, note, (void *)&a);
+  sg_arena_on_free(&ar, note, (void *)&b);
+  sg_arena_reset(&ar);
+  assert_int_equal(n_order, 2);
+  assert_memory_equal(order, "ba", 2);
+  sg_arena_on_free(&ar, note, (void *)&c);
+  sg_arena_free(&ar);
+  sg_arena_free(&ar); /* a second free runs nothing again */
+  assert_int_equal(n_order, 3);
+  assert_int_equal(order[2], 'c');
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(allocations_are_aligned_and_distinct),
@@ -89,6 +112,7 @@ int main(void) {
       cmocka_unit_test(strdup_and_calloc),
       cmocka_unit_test(reset_reuses_memory),
       cmocka_unit_test(bulk_buffers_are_zeroed),
+      cmocka_unit_test(callbacks_run_at_reset_and_free),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@ SMALL_LIMIT = 128 << 10  # pieces of 64 KiB
 @pytest.fixture(scope="module")
 def small_client(stagd_bin):
     d = stagd.daemon.start(args=["--max-message-bytes", str(SMALL_LIMIT), "--workers", "2"])
-    c = stagd.Client(d.addr)
+    c = stagd.Client(d.addr, shm=False)  # the pieces, not the local data path (test_shm_transfer.py)
     previous = stagd._default_client
     stagd.set_default_client(c)
     yield c
@@ -89,7 +89,7 @@ def test_variables_in_pieces(small_client):
 
 def test_limit_below_a_piece_is_a_clear_error(stagd_bin):
     d = stagd.daemon.start(args=["--max-message-bytes", "1024"])
-    c = stagd.Client(d.addr)
+    c = stagd.Client(d.addr, shm=False)  # messages only: the limit applies
     try:
         stagd.set_default_client(c)
         with pytest.raises(stagd.ResourceExhausted) as e:

@@ -223,11 +223,19 @@ class Client:
 
     Security: tls_ca (a PEM file) makes the channel TLS, verifying the daemon's
     certificate; tls_cert/tls_key present this client's (mutual TLS); token (default
-    $STAGD_TOKEN) goes as `authorization: Bearer TOKEN` on every call."""
+    $STAGD_TOKEN) goes as `authorization: Bearer TOKEN` on every call.
+
+    shm: the local data path (docs/client.md): over a unix socket, tensors of at least
+    256 KiB go through files in the daemon's shared-memory directory instead of inside
+    messages. None (default): on unless $STAGD_SHM is 0; False: always in messages."""
 
     def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True, tls_ca=None, token=None,
-                 tls_cert=None, tls_key=None):
+                 tls_cert=None, tls_key=None, shm=None):
         self.addr = addr
+        if shm is None:
+            shm = os.environ.get("STAGD_SHM", "1") not in ("0", "false", "no", "off")
+        self._shm_wanted = bool(shm) and addr.startswith("unix:")
+        self._shm = None  # the daemon's shm directory (asked once, with Version), or ""
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(16).hex() if session else None
         token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
@@ -299,11 +307,21 @@ class Client:
             v = self.call("Version")
             self._primitives = frozenset(v.primitives)
             self._max_message = v.max_message_bytes or (4 << 20)
+            # (a client that cannot write there, e.g. in another container, keeps to messages)
+            usable = self._shm_wanted and v.shm_dir and os.access(v.shm_dir, os.W_OK | os.X_OK)
+            self._shm = v.shm_dir if usable else ""
 
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""
         self._version_facts()
         return self._max_message
+
+    def shm_dir(self):
+        """The daemon's shared-memory directory when this client uses the local data path
+        (a unix socket, the daemon's path on, shm not turned off here), else "" (asked
+        once, with Version)."""
+        self._version_facts()
+        return self._shm
 
     def primitives(self):
         """The names the daemon's S-expression reader takes as primitives (asked once, with

@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from . import context
+from . import context, shm
 from .client import ResourceExhausted, default_client
 from .runtime import indexing
 from .runtime.errors import StagingError
@@ -110,13 +110,17 @@ def flush_releases(client=None):
 
 # ----------------------------------------------------------------- values
 
-def _np_value(pb2, arr):
-    arr = np.asarray(arr, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+def _dtype_name(arr):
     name = str(arr.dtype)
     if name not in _DTYPE_NUMS:
         raise TypeError(f"stagd: NumPy dtype {arr.dtype} is not a stagd dtype "
                         f"({', '.join(_DTYPE_NUMS)})")
-    return pb2.Value(tensor=pb2.Tensor(dtype=_DTYPE_NUMS[name], shape=list(arr.shape),
+    return name
+
+
+def _np_value(pb2, arr):
+    arr = np.asarray(arr, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    return pb2.Value(tensor=pb2.Tensor(dtype=_DTYPE_NUMS[_dtype_name(arr)], shape=list(arr.shape),
                                        data=arr.tobytes()))
 
 
@@ -187,7 +191,7 @@ def _arg_value(client, a, device, keep):
         return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
         arr = _to_array(a)
-        if _in_pieces(client, arr.nbytes):
+        if _put_first(client, arr.nbytes):
             t = _put_array(client, arr, device)
             keep.append(t)
             return _arg_value(client, t, device, keep)
@@ -222,7 +226,18 @@ def _piece_bytes(client):
 
 def _in_pieces(client, nbytes):
     """Whether nbytes of tensor data travel in pieces (small ones never ask the daemon)."""
-    return nbytes > _MIN_PIECE and nbytes > _piece_bytes(client)
+    return nbytes > _MIN_PIECE and not _by_shm(client, nbytes) and nbytes > _piece_bytes(client)
+
+
+def _put_first(client, nbytes):
+    """Whether an array argument of nbytes is put first and passed as a handle (too large
+    for one message, or taking the local data path) rather than inside the request."""
+    return nbytes > _MIN_PIECE and (_by_shm(client, nbytes) or _in_pieces(client, nbytes))
+
+
+def _by_shm(client, nbytes):
+    """Whether nbytes of tensor data take the local data path (shm.py)."""
+    return nbytes >= shm.MIN_BYTES and bool(client.shm_dir())
 
 
 def _raw_op(client, device, op, *args):
@@ -234,6 +249,13 @@ def _raw_op(client, device, op, *args):
 
 def _put_array(client, arr, device):
     """A handle holding `arr` on `device` (one Put, or pieces joined in the daemon)."""
+    if _by_shm(client, arr.nbytes):
+        arr = np.asarray(arr, order="C")
+        pb2 = client.pb2
+        with shm.put_file(client.shm_dir(), arr) as name:
+            t = pb2.Tensor(dtype=_DTYPE_NUMS[_dtype_name(arr)], shape=list(arr.shape), shm=name)
+            reply = client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t), device=device))
+        return _wrap(reply.result, client)
     if not _in_pieces(client, arr.nbytes):
         reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
                                                          device=device))
@@ -269,6 +291,12 @@ def _fetch_array(client, hid, dtype, shape, device):
     """The value of handle `hid` as a new NumPy array (one Fetch, or slices of it)."""
     itemsize = np.dtype(dtype).itemsize
     size = int(np.prod(shape)) if shape else 1
+    if _by_shm(client, size * itemsize):
+        reply = client.call("Fetch", {"ids": [hid], "shm_min_bytes": shm.MIN_BYTES})
+        t = reply.values[0].tensor
+        if t.shm:
+            return shm.take_file(client.shm_dir(), t.shm, _DTYPE_NAMES[t.dtype], t.shape)
+        return _tensor_array(t)
     if not _in_pieces(client, size * itemsize):
         reply = client.call("Fetch", {"ids": [hid]})
         return _tensor_array(reply.values[0].tensor)
@@ -644,8 +672,8 @@ class Variable(_Handle):
                                "the next assign; use the Variable in tensor operations, or "
                                "float(v) / v.item() / `if v` in converted code (staged reads)")
         nbytes = int(np.prod(self.shape)) * np.dtype(self.dtype).itemsize
-        if _in_pieces(self._c, nbytes):
-            return self.read_value().numpy().copy()  # a snapshot, fetched in pieces
+        if _put_first(self._c, nbytes):
+            return self.read_value().numpy().copy()  # a snapshot, fetched by shm or in pieces
         reply = self._c.call("Fetch", {"ids": [self._id]})
         return _tensor_array(reply.values[0].tensor)
 
