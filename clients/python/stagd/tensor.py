@@ -3,7 +3,9 @@
 in the daemon), `stagd.constant`, `stagd.Variable`, `stagd.device`, and the op functions
 (`stagd.matmul`, `stagd.relu`, ...). See docs/client.md.
 
-Every op on a Tensor is one EagerOp RPC: the daemon runs the op-table primitive on the
+Every op on a Tensor is one eager op in the daemon — queued and sent in batches when the
+client can infer its result's dtype and shape (eager_queue.py, eager_infer.py), else one
+EagerOp RPC: the daemon runs the op-table primitive on the
 handles and answers with the result's handle, dtype and shape; data moves only on
 `.numpy()` (Fetch, cached: tensors are immutable). Handles are released when their
 Tensor is garbage-collected, in batches. Inside a staged trace (stagd.function) the
@@ -17,8 +19,9 @@ import threading
 
 import numpy as np
 
-from . import context
+from . import context, eager_queue
 from .client import ResourceExhausted, default_client
+from .eager_infer import infer
 from .runtime import indexing
 from .runtime.staged import Staged, apply
 
@@ -162,6 +165,9 @@ def _arg_value(client, a, device, keep):
     `device` in pieces first and passed as a handle (kept alive in `keep`)."""
     pb2 = client.pb2
     if isinstance(a, (Tensor, Variable)):
+        eq = a._c._eq
+        if eq is not None and eq.failed:
+            eq.check(a._id)  # the op that made it failed: never read as a value
         return pb2.Value(handle=pb2.TensorHandle(id=a._id))
     if isinstance(a, pb2.Value):
         return a
@@ -321,6 +327,13 @@ def eager(op, *args):
             break
     if client is None:
         client = default_client()
+    if eager_queue.enabled() and current_device() == "cpu":
+        meta = infer(op, args)
+        if meta is not None:
+            out = _queue_op(client, op, args, "cpu", meta)
+            if context.tapes:
+                context.record_op(op, args, out)
+            return out
     pb2 = client.pb2
     values, keep = _arg_values(client, args, current_device())
     req = pb2.EagerOpRequest(op=op, args=values, device=current_device())
@@ -330,6 +343,43 @@ def eager(op, *args):
     if context.tapes:
         context.record_op(op, args, out)
     return out
+
+
+def _queue_op(client, op, args, device, meta):
+    """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
+    meta None: the result is dropped (a Variable update) and None returned."""
+    q = client.eager_queue()
+    for a in args:  # an argument made by a failed op fails this op too, without sending
+        if q.failed and isinstance(a, _Handle) and a._id in q.failed:
+            if meta is None:
+                q.check(a._id)
+            t = _pending(client, device, meta)
+            q.failed[t._id] = q.failed[a._id]
+            return t
+    values, keep = _arg_values(client, args, device)
+    if meta is None:
+        q.push(op, values, device, "", 0, (), keep)
+        return None
+    t = _pending(client, device, meta)
+    q.push(op, values, device, t._id, _DTYPE_NUMS[meta[0]], meta[1], keep)
+    return t
+
+
+def _pending(client, device, meta):
+    """A Tensor for a queued op's result, under an id the client drew."""
+    t = object.__new__(Tensor)
+    t._c = client
+    t._id = eager_queue.new_id(device)
+    t.dtype, t.shape = meta[0], tuple(meta[1])
+    t.device = device
+    t._np = None
+    return t
+
+
+def set_eager_async(flag):
+    """Asynchronous eager ops on (the default) or off (every op one EagerOp call, as with
+    STAGD_EAGER_SYNC=1); docs/client.md "Asynchronous eager"."""
+    eager_queue.set_enabled(flag)
 
 
 def constant(value, dtype=None):
@@ -394,6 +444,10 @@ class Tensor(_Handle):
     def numpy(self):
         """The value as a NumPy array (one Fetch; cached)."""
         if self._np is None:
+            eq = self._c._eq
+            if eq is not None:  # queued ops run first; a failed one's result is an error
+                eq.sync()
+                eq.check(self._id)
             arr = _fetch_array(self._c, self._id, self.dtype, self.shape, self.device)
             arr.flags.writeable = False
             self._np = arr
@@ -583,10 +637,13 @@ class Variable(_Handle):
                 context.record_staged_read(self, out)
             return out
         client = self._c
-        reply = client.call("EagerOp", client.pb2.EagerOpRequest(
-            op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
-            device=self.device))
-        out = _wrap(reply.result, client)
+        if eager_queue.enabled() and self.device == "cpu":
+            out = _queue_op(client, "read", (self,), "cpu", (self.dtype, self.shape))
+        else:
+            reply = client.call("EagerOp", client.pb2.EagerOpRequest(
+                op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
+                device=self.device))
+            out = _wrap(reply.result, client)
         if context.tapes and self.trainable:
             context.record_read(self, out)
         return out
@@ -613,6 +670,9 @@ class Variable(_Handle):
             apply(op, self, value)
             return self
         client = self._c
+        if eager_queue.enabled() and self.device == "cpu":  # in order with the queued ops
+            _queue_op(client, op, (self, value), "cpu", None)
+            return self
         values, keep = _arg_values(client, (self, value), self.device)
         client.call("EagerOp", client.pb2.EagerOpRequest(op=op, args=values, device=self.device))
         del keep
