@@ -75,6 +75,7 @@ class EagerQueue:
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
         self.batches = 0   # EagerBatch calls made (tests, benchmarks)
+        self.sending = False  # a batch is in flight (releases wait: its ops may name them)
 
     def push(self, op, values, device, result_id, dtype_num, shape, keep=None):
         """Queues one op (values: its stagd.v1.Value arguments)."""
@@ -114,6 +115,7 @@ class EagerQueue:
         ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
         keep, self.keep = self.keep, []
         self.batches += 1
+        self.sending = True
         try:
             reply = self.client._call_now("EagerBatch", self.client.pb2.EagerBatchRequest(ops=ops))
         except StagdError as e:  # the batch did not run: every op of it failed
@@ -126,6 +128,7 @@ class EagerQueue:
             self.deferred = self.deferred or f0
             return
         finally:
+            self.sending = False
             del keep
         failures = {}
         for err in reply.errors:

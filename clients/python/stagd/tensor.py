@@ -78,7 +78,8 @@ def _release(client, hid):
     with _release_lock:
         pending = _pending_release.setdefault(client, [])
         pending.append(hid)
-        if len(pending) < RELEASE_BATCH:
+        eq = client._eq  # (a garbage collection inside a batch's call: after it)
+        if len(pending) < RELEASE_BATCH or (eq is not None and eq.sending):
             return
         ids = list(pending)
         pending.clear()
