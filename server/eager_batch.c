@@ -7,6 +7,7 @@
  * or shape is not the one the client inferred fails its op, so the client's metadata is
  * never silently wrong. An op that fails is reported by index, and so is every later op
  * that names the result of a failed op (its `cause`); the others still run, in order.
+ * Then the batch's release_ids are released (tensors the client dropped meanwhile).
  */
 #include <string.h>
 
@@ -109,6 +110,8 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
       failed_idx[nfailed++] = be->cause;
     }
   }
+  sv_owner who = sv_call_owner(call);
+  for (size_t i = 0; i < q->n_release_ids; i++) sv_handles_release(sv_service_handles(sv), &who, q->release_ids[i]);
   (void)err;
   return SG_OK;
 }

@@ -7,7 +7,8 @@ sent at once: it is appended to its Client's queue with a result id the client d
 it), and its Tensor is returned at once. The queue goes to the daemon as one
 EagerBatch call, in order, when a value is needed (every other call of the Client
 flushes first: Fetch for `.numpy()`/`float(t)`/printing, Execute for a staged call,
-Release, Session, ...) or when it holds `bound` ops.
+Session, ...) or when it holds `bound` ops. Handles of dropped Tensors are released by
+the next batch, after its ops.
 
 A failed op (and every later op that used its result) poisons its result ids: reading
 one raises the op's error, and the first failure of a batch is raised at the next sync
@@ -20,6 +21,7 @@ import sys
 import threading
 
 DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
+RELEASE_BOUND = 1024  # dropped handles that send a batch
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 _enabled = [os.environ.get("STAGD_EAGER_SYNC", "") in ("", "0")]
@@ -72,6 +74,7 @@ class EagerQueue:
         self.ops = []      # EagerBatchOp messages
         self.sites = []    # (file, line) of each op
         self.keep = []     # objects the queued ops need alive until they run
+        self.releases = []  # handle ids to release after the queued ops
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
         self.batches = 0   # EagerBatch calls made (tests, benchmarks)
@@ -90,6 +93,15 @@ class EagerQueue:
             if len(self.ops) >= self.bound:
                 self._send()
 
+    def release(self, hid):
+        """Releases `hid` after the queued ops (with the next batch)."""
+        with self.lock:
+            self.releases.append(hid)
+            if self.failed:
+                self.failed.pop(hid, None)
+            if len(self.releases) >= RELEASE_BOUND and not self.sending:  # (not from a GC inside _send)
+                self._send()
+
     def poisoned(self, hid):
         """The failure of the op that made `hid`, or None."""
         return self.failed.get(hid) if self.failed else None
@@ -103,7 +115,7 @@ class EagerQueue:
     def sync(self):
         """Sends the queued ops; raises the first failure not raised yet."""
         with self.lock:
-            if self.ops:
+            if self.ops or self.releases:
                 self._send()
             f, self.deferred = self.deferred, None
         if f is not None:
@@ -114,10 +126,11 @@ class EagerQueue:
         from .client import StagdError, error_class
         ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
         keep, self.keep = self.keep, []
+        releases, self.releases = self.releases, []
         self.batches += 1
         self.sending = True
         try:
-            reply = self.client._call_now("EagerBatch", self.client.pb2.EagerBatchRequest(ops=ops))
+            reply = self.client._call_now("EagerBatch", self.client.pb2.EagerBatchRequest(ops=ops, release_ids=releases))
         except StagdError as e:  # the batch did not run: every op of it failed
             f0 = None
             for i, o in enumerate(ops):
@@ -142,11 +155,6 @@ class EagerQueue:
             if rid:
                 self.failed[rid] = f
 
-    def forget(self, ids):
-        """Released ids are no longer poisoned (ids are never reused)."""
-        if self.failed:
-            for i in ids:
-                self.failed.pop(i, None)
 
 
 def _located(site, message):

@@ -75,11 +75,14 @@ class device:
 
 
 def _release(client, hid):
+    eq = client._eq
+    if eq is not None and eager_queue.enabled():  # after the queued ops, with the next batch
+        eq.release(hid)
+        return
     with _release_lock:
         pending = _pending_release.setdefault(client, [])
         pending.append(hid)
-        eq = client._eq  # (a garbage collection inside a batch's call: after it)
-        if len(pending) < RELEASE_BATCH or (eq is not None and eq.sending):
+        if len(pending) < RELEASE_BATCH:
             return
         ids = list(pending)
         pending.clear()
