@@ -375,6 +375,8 @@ class Client:
         if isinstance(variables, (str,)) or not isinstance(variables, (list, tuple)):
             variables = [variables]
         ids = [v if isinstance(v, str) else v._id for v in variables]
+        from .eager_queue import shared_ids
+        shared_ids.update(ids)  # their updates are sent at once from now on
         return self.call("Session", {"grant_ids": ids, "grant_to": session}).granted
 
     def end_session(self):

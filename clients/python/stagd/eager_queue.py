@@ -24,6 +24,10 @@ DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
 RELEASE_BOUND = 1024  # dropped handles that send a batch
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
+# Variables another session shares (granted by this process, or Variable.shared): an
+# update to one is sent at once, so the other session sees it as it would synchronously
+shared_ids = set()
+
 _enabled = [os.environ.get("STAGD_EAGER_SYNC", "") in ("", "0")]
 
 

@@ -615,6 +615,7 @@ class Variable(_Handle):
         cur = client.call("EagerOp", client.pb2.EagerOpRequest(op="read", args=[ref], device=device))
         h = cur.result.handle
         _release(client, h.id)  # the read's copy: only its dtype and shape were wanted
+        eager_queue.shared_ids.add(handle_id)
         meta = client.pb2.TensorHandle(id=handle_id, device=device, dtype=h.dtype, shape=h.shape, variable=True)
         return cls._from_handle(meta, client)
 
@@ -676,6 +677,8 @@ class Variable(_Handle):
         client = self._c
         if eager_queue.enabled() and self.device == "cpu":  # in order with the queued ops
             _queue_op(client, op, (self, value), "cpu", None)
+            if self._id in eager_queue.shared_ids:  # another session reads it: send now
+                client.sync()
             return self
         values, keep = _arg_values(client, (self, value), self.device)
         client.call("EagerOp", client.pb2.EagerOpRequest(op=op, args=values, device=self.device))
