@@ -28,7 +28,7 @@ import stagd  # noqa: E402
 def op_contenders(torch, n):
     x = stagd.constant(np.ones((4, 4), np.float32))
     y = stagd.constant(np.full((4, 4), 2.0, np.float32))
-    client = stagd.default_client()
+    client = x._c
 
     def run():
         for _ in range(n):
@@ -70,7 +70,7 @@ def mlp_contenders(torch, lr=0.01):
     w1, b1 = stagd.Variable(W1), stagd.Variable(np.zeros(64, np.float32))
     w2, b2 = stagd.Variable(W2), stagd.Variable(np.zeros(10, np.float32))
     params = [w1, b1, w2, b2]
-    client = stagd.default_client()
+    client = x._c
 
     def step():
         with stagd.GradientTape() as tape:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stagd
+import stagd.eager_queue
 from stagd.eager_infer import infer
 
 
@@ -26,7 +27,7 @@ def sync_mode():
 
 
 def queue(client):
-    return client.eager_queue()
+    return stagd.eager_queue.queue_of(client)
 
 
 # ------------------------------------------------ equal results, sync vs async
@@ -265,9 +266,9 @@ def test_session_end_runs_the_queued_ops(daemon):
     c = stagd.Client(daemon.addr)
     x = stagd.tensor._put_array(c, np.ones(2, np.float32), "cpu")
     y = x + 1.0
-    assert len(c.eager_queue().ops) == 1
+    assert len(stagd.eager_queue.queue_of(c).ops) == 1
     assert c.end_session() >= 2  # x and y, which existed
-    assert not c.eager_queue().ops
+    assert not stagd.eager_queue.queue_of(c).ops
     c.close()
 
 

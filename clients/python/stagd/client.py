@@ -215,6 +215,10 @@ _HANDLE_METHODS = frozenset(("Put", "EagerOp", "EagerBatch", "Execute", "RunMode
 # sends the queue first
 _NO_FLUSH = frozenset(("EagerBatch", "Put", "Version", "Health.Check", "Ping", "ListDevices", "Parse",
                        "Convert", "Stage", "Grad", "DumpGraph", "ListModels"))
+# Variables another session shares (granted by this process, or Variable.shared): an
+# eager update to one is sent at once (tensor.py), so the other session sees it as it
+# would synchronously
+shared_ids = set()
 _ending = [False]  # the atexit hook that ends sessions is registered
 
 
@@ -273,15 +277,8 @@ class Client:
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
         self._closed = False
-        self._eq = None  # the queue of asynchronous eager ops (eager_queue.py), made on first use
+        self._eq = None  # the queue of asynchronous eager ops (eager_queue.queue_of makes it)
         _live.add(self)
-
-    def eager_queue(self):
-        """This client's queue of asynchronous eager ops (made on first use)."""
-        if self._eq is None:
-            from .eager_queue import EagerQueue
-            self._eq = EagerQueue(self)
-        return self._eq
 
     def sync(self):
         """Runs the queued eager ops now; raises the first failure among them."""
@@ -375,8 +372,7 @@ class Client:
         if isinstance(variables, (str,)) or not isinstance(variables, (list, tuple)):
             variables = [variables]
         ids = [v if isinstance(v, str) else v._id for v in variables]
-        from .eager_queue import shared_ids
-        shared_ids.update(ids)  # their updates are sent at once from now on
+        shared_ids.update(ids)  # their eager updates are sent at once from now on
         return self.call("Session", {"grant_ids": ids, "grant_to": session}).granted
 
     def end_session(self):

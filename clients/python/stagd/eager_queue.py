@@ -20,13 +20,11 @@ import os
 import sys
 import threading
 
+from .client import StagdError, error_class
+
 DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
 RELEASE_BOUND = 1024  # dropped handles that send a batch
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-# Variables another session shares (granted by this process, or Variable.shared): an
-# update to one is sent at once, so the other session sees it as it would synchronously
-shared_ids = set()
 
 _enabled = [os.environ.get("STAGD_EAGER_SYNC", "") in ("", "0")]
 
@@ -66,6 +64,18 @@ class _Failure:
 
     def exception(self):
         return self.cls(self.message, self.code, self.reason)
+
+
+def queue_of(client):
+    """`client`'s queue (made on first use)."""
+    q = client._eq
+    if q is None:
+        with _make_lock:
+            q = client._eq = client._eq or EagerQueue(client)
+    return q
+
+
+_make_lock = threading.Lock()
 
 
 class EagerQueue:
@@ -127,7 +137,6 @@ class EagerQueue:
 
     def _send(self):
         """One EagerBatch of the queued ops (lock held); failures are recorded."""
-        from .client import StagdError, error_class
         ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
         keep, self.keep = self.keep, []
         releases, self.releases = self.releases, []

@@ -20,7 +20,8 @@ import threading
 import numpy as np
 
 from . import context, eager_queue
-from .client import ResourceExhausted, default_client
+from .client import ResourceExhausted, default_client, shared_ids
+from . import eager_infer
 from .eager_infer import infer
 from .runtime import indexing
 from .runtime.staged import Staged, apply
@@ -352,7 +353,7 @@ def eager(op, *args):
 def _queue_op(client, op, args, device, meta):
     """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
     meta None: the result is dropped (a Variable update) and None returned."""
-    q = client.eager_queue()
+    q = eager_queue.queue_of(client)
     for a in args:  # an argument made by a failed op fails this op too, without sending
         if q.failed and isinstance(a, _Handle) and a._id in q.failed:
             if meta is None:
@@ -577,6 +578,9 @@ class Tensor(_Handle):
             return constant(self.numpy())
 
 
+eager_infer.TENSOR_TYPES = (Tensor,)
+
+
 # ---------------------------------------------------------------- Variable
 
 class Variable(_Handle):
@@ -615,7 +619,7 @@ class Variable(_Handle):
         cur = client.call("EagerOp", client.pb2.EagerOpRequest(op="read", args=[ref], device=device))
         h = cur.result.handle
         _release(client, h.id)  # the read's copy: only its dtype and shape were wanted
-        eager_queue.shared_ids.add(handle_id)
+        shared_ids.add(handle_id)
         meta = client.pb2.TensorHandle(id=handle_id, device=device, dtype=h.dtype, shape=h.shape, variable=True)
         return cls._from_handle(meta, client)
 
@@ -677,7 +681,7 @@ class Variable(_Handle):
         client = self._c
         if eager_queue.enabled() and self.device == "cpu":  # in order with the queued ops
             _queue_op(client, op, (self, value), "cpu", None)
-            if self._id in eager_queue.shared_ids:  # another session reads it: send now
+            if self._id in shared_ids:  # another session reads it: send now
                 client.sync()
             return self
         values, keep = _arg_values(client, (self, value), self.device)
