@@ -213,8 +213,10 @@ def _methods(pb2):
 _HANDLE_METHODS = frozenset(("Put", "EagerOp", "EagerBatch", "Execute", "RunModel"))
 # calls that need no queued eager op to have run (eager_queue.py): every other call
 # sends the queue first
+# (Session: the renewing thread must not take a failure the user's next sync raises;
+# end_session syncs itself)
 _NO_FLUSH = frozenset(("EagerBatch", "Put", "Version", "Health.Check", "Ping", "ListDevices", "Parse",
-                       "Convert", "Stage", "Grad", "DumpGraph", "ListModels"))
+                       "Convert", "Stage", "Grad", "DumpGraph", "ListModels", "Session"))
 # Variables another session shares (granted by this process, or Variable.shared): an
 # eager update to one is sent at once (tensor.py), so the other session sees it as it
 # would synchronously
@@ -291,7 +293,7 @@ class Client:
         the method's request type, a dict of its fields, or None (empty). Queued eager
         ops are sent first (unless the method needs none of them)."""
         eq = self._eq
-        if eq is not None and (eq.ops or eq.deferred) and method_name not in _NO_FLUSH:
+        if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.sending) and method_name not in _NO_FLUSH:
             eq.sync()
         return self._call_now(method_name, request, timeout)
 

@@ -92,7 +92,7 @@ class EagerQueue:
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
         self.batches = 0   # EagerBatch calls made (tests, benchmarks)
-        self.sending = False  # a batch is in flight (releases wait: its ops may name them)
+        self.sending = False  # a batch is in flight (other calls wait for it: they come after its ops)
 
     def push(self, op, values, device, result_id, dtype_num, shape, keep=None):
         """Queues one op (values: its stagd.v1.Value arguments)."""
