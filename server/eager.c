@@ -316,13 +316,13 @@ sg_code sv_value_from_gr(sv_handles *h, sv_call *call, const gr_value *v, const 
 
 /* ---------------------------------------------------------------- handlers */
 
-static const char *device_of(const char *d) { return d && *d ? d : "cpu"; }
+const char *sv_device_or_cpu(const char *d) { return d && *d ? d : "cpu"; }
 
 sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
                  sg_error *err) {
   const Stagd__V1__PutRequest *q = (const void *)req_;
   Stagd__V1__PutReply *r = (void *)reply_;
-  const char *device = device_of(q->device);
+  const char *device = sv_device_or_cpu(q->device);
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
   if (!q->value) return sg_error_set(err, SG_INVALID_ARGUMENT, "Put: no value");
@@ -343,28 +343,35 @@ sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, Pr
 
 enum { MAX_EAGER_ARGS = 64 };
 
+sg_code sv_eager_run(sv_service *sv, sv_call *call, const char *op, Stagd__V1__Value *const *argv, size_t n_args,
+                     const char *device, gr_value **res, sg_error *err) {
+  *res = NULL;
+  if (n_args > MAX_EAGER_ARGS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s': %zu arguments, at most %d", op, n_args, MAX_EAGER_ARGS);
+  sv_handles *h = sv_service_handles(sv);
+  gr_value *args[MAX_EAGER_ARGS];
+  size_t got = 0;
+  sg_code rc = SG_OK;
+  for (; got < n_args; got++) {
+    char path[96];
+    snprintf(path, sizeof path, "op '%.32s' args[%zu]", op, got);
+    if ((rc = sv_value_to_gr(h, call, argv[got], path, &args[got], err))) break;
+  }
+  if (!rc) rc = gr_eager_op_keep(op, args, (int)n_args, device, !sv_service_config(sv)->host_handles, res, err);
+  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
+  return rc;
+}
+
 sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
                       sg_error *err) {
   const Stagd__V1__EagerOpRequest *q = (const void *)req_;
   Stagd__V1__EagerOpReply *r = (void *)reply_;
-  const char *device = device_of(q->device);
+  const char *device = sv_device_or_cpu(q->device);
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
-  if (q->n_args > MAX_EAGER_ARGS)
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "op '%s': %zu arguments, at most %d", q->op, q->n_args, MAX_EAGER_ARGS);
-  sv_handles *h = sv_service_handles(sv);
-  gr_value *args[MAX_EAGER_ARGS];
-  size_t got = 0;
-  for (; got < q->n_args; got++) {
-    char path[96];
-    snprintf(path, sizeof path, "op '%.32s' args[%zu]", q->op, got);
-    if ((rc = sv_value_to_gr(h, call, q->args[got], path, &args[got], err))) break;
-  }
   gr_value *res = NULL;
-  if (!rc)
-    rc = gr_eager_op_keep(q->op, args, (int)q->n_args, device, !sv_service_config(sv)->host_handles, &res, err);
-  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
-  if (!rc) rc = sv_value_from_gr(h, call, res, device, true, &r->result, err);
+  rc = sv_eager_run(sv, call, q->op, q->args, q->n_args, device, &res, err);
+  if (!rc) rc = sv_value_from_gr(sv_service_handles(sv), call, res, device, true, &r->result, err);
   gr_value_release(res);
   return rc;
 }

@@ -25,10 +25,20 @@ sg_code sv_value_from_gr(sv_handles *h, sv_call *call, const gr_value *v, const 
 /* NULL for "cpu", "auto", "vulkan" and "vulkan:N"; else a message naming the device. */
 sg_code sv_check_device(const char *device, sg_error *err);
 
+/* The request's device name, "cpu" when empty. */
+const char *sv_device_or_cpu(const char *device);
+/* Runs op-table primitive `op` on the decoded arguments on `device` (checked by the
+ * caller); *res: the result (the caller releases it). EagerOp and EagerBatch share it. */
+sg_code sv_eager_run(sv_service *sv, sv_call *call, const char *op, Stagd__V1__Value *const *argv, size_t n_args,
+                     const char *device, gr_value **res, sg_error *err);
+
 sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                  sg_error *err);
 sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                       sg_error *err);
+/* EagerBatch (eager_batch.c). */
+sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
+                         sg_error *err);
 sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                    sg_error *err);
 sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,

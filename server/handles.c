@@ -210,8 +210,19 @@ sg_code sv_handles_check_room(sv_handles *h, const char *device, const sv_owner 
   return rc;
 }
 
-sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, char *id_out,
-                       size_t cap, sg_error *err) {
+static bool parse_id(const char *id, uint64_t *n, uint64_t *tag);
+
+/* Stores v under `want` (a client-chosen id; NULL: a fresh random one) — see handles.h. */
+static sg_code put_as(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, const char *want,
+                      char *id_out, size_t cap, sg_error *err) {
+  uint64_t wn = 0, wtag = 0;
+  size_t dl = strlen(device);
+  if (want && (!parse_id(want, &wn, &wtag) || strncmp(want, device, dl) != 0 || want[dl] != '#')) {
+    gr_value_release(v);
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "result id '%s' is not DEVICE#HEX for device %s (32 hex digits, not all zero in "
+                        "the first 16)", want, device);
+  }
   if (gr_value_escape(v, err)) { /* variables inside it now outlive their request */
     gr_value_release(v);
     return err->code;
@@ -220,7 +231,11 @@ sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, g
   pthread_mutex_lock(&h->lock);
   int d = device_slot(h, device);
   int s = session_slot(h, who, sg_now_ns(), false);
-  sg_code rc = room(h, d, s, device, bytes, err);
+  void *taken;
+  sg_code rc = want && sg_map_get(&h->map, wn, &taken)
+                   ? sg_error_set(err, SG_ALREADY_EXISTS, "result id '%s' is already in use (ids are 128 random "
+                                  "bits chosen by the client, each used once)", want)
+                   : room(h, d, s, device, bytes, err);
   if (rc) {
     pthread_mutex_unlock(&h->lock);
     gr_value_release(v);
@@ -233,15 +248,29 @@ sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, g
   e->session = session_slot(h, who, sg_now_ns(), true);
   h->sessions[e->session].handles++;
   h->sessions[e->session].bytes += bytes;
-  void *taken;
-  do random_id(&e->n, &e->tag);
-  while (sg_map_get(&h->map, e->n, &taken));
+  if (want) {
+    e->n = wn;
+    e->tag = wtag;
+  } else {
+    do random_id(&e->n, &e->tag);
+    while (sg_map_get(&h->map, e->n, &taken));
+  }
   sg_map_put(&h->map, e->n, e);
   h->devs[d].count++;
   h->devs[d].bytes += bytes;
   pthread_mutex_unlock(&h->lock);
-  snprintf(id_out, cap, "%s#%016llx%016llx", device, (unsigned long long)e->n, (unsigned long long)e->tag);
+  if (id_out) snprintf(id_out, cap, "%s#%016llx%016llx", device, (unsigned long long)e->n, (unsigned long long)e->tag);
   return SG_OK;
+}
+
+sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, char *id_out,
+                       size_t cap, sg_error *err) {
+  return put_as(h, device, who, v, NULL, id_out, cap, err);
+}
+
+sg_code sv_handles_put_as(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, const char *id,
+                          sg_error *err) {
+  return put_as(h, device, who, v, id, NULL, 0, err);
 }
 
 /* "DEVICE#" + 32 hex digits → its two halves; false when malformed. */

@@ -35,6 +35,12 @@ void sv_handles_free(sv_handles *h);
 #define SV_HANDLE_ID_MAX 72
 sg_code sv_handles_put(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, char *id_out,
                        size_t cap, sg_error *err);
+/* As sv_handles_put, under `id`, chosen by the client (EagerBatch, docs/client.md
+ * "Asynchronous eager"): "DEVICE#" and 32 hex digits, DEVICE the handle's device.
+ * INVALID_ARGUMENT for a malformed id, ALREADY_EXISTS for one in use (anyone's: the
+ * client draws 128 random bits, so a clash means a reused id); v released on error. */
+sg_code sv_handles_put_as(sv_handles *h, const char *device, const sv_owner *who, gr_value *v, const char *id,
+                          sg_error *err);
 /* RESOURCE_EXHAUSTED (the same message as sv_handles_put) when `bytes` more on
  * `device` for `who` would pass a limit now: checked before device memory is taken. */
 sg_code sv_handles_check_room(sv_handles *h, const char *device, const sv_owner *who, uint64_t bytes, sg_error *err);

@@ -573,6 +573,7 @@ static const sv_method methods[] = {
     STAGD_METHOD(Ping, "ping", ping, h_ping),
     STAGD_METHOD(Put, "put", put, sv_h_put),
     STAGD_METHOD(EagerOp, "eagerOp", eager_op, sv_h_eager_op),
+    STAGD_METHOD(EagerBatch, "eagerBatch", eager_batch, sv_h_eager_batch),
     STAGD_METHOD(Fetch, "fetch", fetch, sv_h_fetch),
     STAGD_METHOD(Release, "release", release, sv_h_release),
     STAGD_METHOD(Session, "session", session, sv_h_session),

@@ -599,8 +599,15 @@ def test_released_handle_is_not_found(client):
     t = stagd.constant([1.0, 2.0])
     reply = client.call("Release", {"ids": [t._id]})
     assert reply.released == 1
-    with pytest.raises(stagd.NotFound, match=r"tensor handle 'cpu#[0-9a-f]{32}' was released"):
-        t + 1.0
+    stagd.set_eager_async(False)
+    try:  # synchronous: the op itself fails
+        with pytest.raises(stagd.NotFound, match=r"tensor handle 'cpu#[0-9a-f]{32}' was released"):
+            t + 1.0
+    finally:
+        stagd.set_eager_async(True)
+    u = t + 1.0  # queued: the error comes with the value (docs/client.md "Asynchronous eager")
+    with pytest.raises(stagd.NotFound, match=r"test_eager_client.py:\d+: op '\+' args\[0\]: tensor handle 'cpu#[0-9a-f]{32}' was released"):
+        u.numpy()
     with pytest.raises(stagd.NotFound, match="was released"):
         client.call("Fetch", {"ids": [t._id]})
     with pytest.raises(stagd.NotFound, match="not a tensor handle id"):

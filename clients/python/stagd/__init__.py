@@ -51,7 +51,7 @@ _TENSOR_NAMES = frozenset((
     "subtract", "multiply", "divide", "maximum", "minimum", "where", "exp", "log", "sqrt",
     "tanh", "sigmoid", "relu", "sin", "cos", "square", "transpose", "reshape", "cast",
     "reduce_sum", "reduce_mean", "softmax", "zeros", "ones", "random_normal",
-    "random_uniform", "dropout", "eye", "flush_releases", "stack", "concat"))
+    "random_uniform", "dropout", "eye", "flush_releases", "stack", "concat", "set_eager_async"))
 
 
 def __getattr__(name):
@@ -71,7 +71,7 @@ def __getattr__(name):
 
 __all__ = ["connect", "health", "version", "list_devices", "Client", "StagdError",
            "function", "init_scope", "py_func", "TensorSpec", "Tensor", "Variable",
-           "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client",
+           "constant", "device", "GradientTape", "grad", "Checkpoint", "set_default_client", "set_eager_async",
            "export", "load", "ScalarSpec", "run_model", "run_staged",
            "rep_fun", "set_element_type", "set_loop_options", "stage_source", "StagedSource",
            "DaemonUnavailable", "InvalidArgument", "NotFound", "DeadlineExceeded", "Cancelled",

@@ -177,6 +177,16 @@ def set_default_lookup(lookup):
     _default_lookup = lookup
 
 
+def error_class(code, reason=None):
+    """The StagdError subclass for a status code number (google.rpc.Code) and an optional
+    `stagd-reason`, as error_from_rpc picks it for a failed call."""
+    cls = next((c for c in _CODED if c.code.value[0] == code), StagdError)
+    by_reason = _REASONS.get(reason or None)
+    if by_reason is not None and issubclass(by_reason, cls):
+        cls = by_reason
+    return cls
+
+
 def default_client():
     """The default Client (the first use connects, or starts a private daemon)."""
     return _default_lookup()
@@ -200,7 +210,17 @@ def _methods(pb2):
     return out
 
 
-_HANDLE_METHODS = frozenset(("Put", "EagerOp", "Execute", "RunModel"))
+_HANDLE_METHODS = frozenset(("Put", "EagerOp", "EagerBatch", "Execute", "RunModel"))
+# calls that need no queued eager op to have run (eager_queue.py): every other call
+# sends the queue first
+# (Session: the renewing thread must not take a failure the user's next sync raises;
+# end_session syncs itself)
+_NO_FLUSH = frozenset(("EagerBatch", "Put", "Version", "Health.Check", "Ping", "ListDevices", "Parse",
+                       "Convert", "Stage", "Grad", "DumpGraph", "ListModels", "Session"))
+# Variables another session shares (granted by this process, or Variable.shared): an
+# eager update to one is sent at once (tensor.py), so the other session sees it as it
+# would synchronously
+shared_ids = set()
 _ending = [False]  # the atexit hook that ends sessions is registered
 
 
@@ -267,12 +287,25 @@ class Client:
         self._stubs = {}
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
         self._closed = False
+        self._eq = None  # the queue of asynchronous eager ops (eager_queue.queue_of makes it)
         _live.add(self)
+
+    def sync(self):
+        """Runs the queued eager ops now; raises the first failure among them."""
+        if self._eq is not None:
+            self._eq.sync()
 
     # -- generic ----------------------------------------------------------------
     def call(self, method_name, request=None, timeout=None):
         """Calls `method_name` ("Version", or "Health.Check"); `request` is a message of
-        the method's request type, a dict of its fields, or None (empty)."""
+        the method's request type, a dict of its fields, or None (empty). Queued eager
+        ops are sent first (unless the method needs none of them)."""
+        eq = self._eq
+        if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.sending) and method_name not in _NO_FLUSH:
+            eq.sync()
+        return self._call_now(method_name, request, timeout)
+
+    def _call_now(self, method_name, request=None, timeout=None):
         if self._closed:
             raise FailedPrecondition(f"stagd: {method_name} on {self!r}, which was closed "
                                      "(connect again, or set_default_client another)", None)
@@ -359,11 +392,16 @@ class Client:
         if isinstance(variables, (str,)) or not isinstance(variables, (list, tuple)):
             variables = [variables]
         ids = [v if isinstance(v, str) else v._id for v in variables]
+        shared_ids.update(ids)  # their eager updates are sent at once from now on
         return self.call("Session", {"grant_ids": ids, "grant_to": session}).granted
 
     def end_session(self):
         """Releases every handle this client made (its tensors become invalid) and stops
         renewing; a later handle opens the session again."""
+        try:
+            self.sync()  # the session's last ops (a Variable's last update) still run
+        except StagdError:
+            pass  # a failure nobody can read any more
         stop, self._keeper = self._keeper, None
         if stop is None:
             return 0

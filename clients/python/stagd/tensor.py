@@ -3,7 +3,9 @@
 in the daemon), `stagd.constant`, `stagd.Variable`, `stagd.device`, and the op functions
 (`stagd.matmul`, `stagd.relu`, ...). See docs/client.md.
 
-Every op on a Tensor is one EagerOp RPC: the daemon runs the op-table primitive on the
+Every op on a Tensor is one eager op in the daemon — queued and sent in batches when the
+client can infer its result's dtype and shape (eager_queue.py, eager_infer.py), else one
+EagerOp RPC: the daemon runs the op-table primitive on the
 handles and answers with the result's handle, dtype and shape; data moves only on
 `.numpy()` (Fetch, cached: tensors are immutable). Handles are released when their
 Tensor is garbage-collected, in batches. Inside a staged trace (stagd.function) the
@@ -17,8 +19,10 @@ import threading
 
 import numpy as np
 
-from . import context, shm
-from .client import ResourceExhausted, default_client
+from . import context, eager_queue, shm
+from .client import ResourceExhausted, default_client, shared_ids
+from . import eager_infer
+from .eager_infer import infer
 from .runtime import indexing
 from .runtime.errors import StagingError
 from .runtime.staged import Staged, apply, item_of
@@ -73,6 +77,10 @@ class device:
 
 
 def _release(client, hid):
+    eq = client._eq
+    if eq is not None and eager_queue.enabled():  # after the queued ops, with the next batch
+        eq.release(hid)
+        return
     with _release_lock:
         pending = _pending_release.setdefault(client, [])
         pending.append(hid)
@@ -167,6 +175,9 @@ def _arg_value(client, a, device, keep):
     `device` in pieces first and passed as a handle (kept alive in `keep`)."""
     pb2 = client.pb2
     if isinstance(a, (Tensor, Variable)):
+        eq = a._c._eq
+        if eq is not None and eq.failed:
+            eq.check(a._id)  # the op that made it failed: never read as a value
         return pb2.Value(handle=pb2.TensorHandle(id=a._id))
     if isinstance(a, pb2.Value):
         return a
@@ -350,6 +361,13 @@ def eager(op, *args):
             break
     if client is None:
         client = default_client()
+    if eager_queue.enabled() and current_device() == "cpu":
+        meta = infer(op, args)
+        if meta is not None:
+            out = _queue_op(client, op, args, "cpu", meta)
+            if context.tapes:
+                context.record_op(op, args, out)
+            return out
     pb2 = client.pb2
     values, keep = _arg_values(client, args, current_device())
     req = pb2.EagerOpRequest(op=op, args=values, device=current_device())
@@ -359,6 +377,43 @@ def eager(op, *args):
     if context.tapes:
         context.record_op(op, args, out)
     return out
+
+
+def _queue_op(client, op, args, device, meta):
+    """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
+    meta None: the result is dropped (a Variable update) and None returned."""
+    q = eager_queue.queue_of(client)
+    for a in args:  # an argument made by a failed op fails this op too, without sending
+        if q.failed and isinstance(a, _Handle) and a._id in q.failed:
+            if meta is None:
+                q.check(a._id)
+            t = _pending(client, device, meta)
+            q.failed[t._id] = q.failed[a._id]
+            return t
+    values, keep = _arg_values(client, args, device)
+    if meta is None:
+        q.push(op, values, device, "", 0, (), keep)
+        return None
+    t = _pending(client, device, meta)
+    q.push(op, values, device, t._id, _DTYPE_NUMS[meta[0]], meta[1], keep)
+    return t
+
+
+def _pending(client, device, meta):
+    """A Tensor for a queued op's result, under an id the client drew."""
+    t = object.__new__(Tensor)
+    t._c = client
+    t._id = eager_queue.new_id(device)
+    t.dtype, t.shape = meta[0], tuple(meta[1])
+    t.device = device
+    t._np = None
+    return t
+
+
+def set_eager_async(flag):
+    """Asynchronous eager ops on (the default) or off (every op one EagerOp call, as with
+    STAGD_EAGER_SYNC=1); docs/client.md "Asynchronous eager"."""
+    eager_queue.set_enabled(flag)
 
 
 def constant(value, dtype=None):
@@ -436,6 +491,10 @@ class Tensor(_Handle):
     def numpy(self):
         """The value as a NumPy array (one Fetch; cached)."""
         if self._np is None:
+            eq = self._c._eq
+            if eq is not None:  # queued ops run first; a failed one's result is an error
+                eq.sync()
+                eq.check(self._id)
             arr = _fetch_array(self._c, self._id, self.dtype, self.shape, self.device)
             arr.flags.writeable = False
             self._np = arr
@@ -549,6 +608,9 @@ class Tensor(_Handle):
             return constant(self.numpy())
 
 
+eager_infer.TENSOR_TYPES = (Tensor,)
+
+
 # ---------------------------------------------------------------- Variable
 
 class Variable(_Handle):
@@ -587,6 +649,7 @@ class Variable(_Handle):
         cur = client.call("EagerOp", client.pb2.EagerOpRequest(op="read", args=[ref], device=device))
         h = cur.result.handle
         _release(client, h.id)  # the read's copy: only its dtype and shape were wanted
+        shared_ids.add(handle_id)
         meta = client.pb2.TensorHandle(id=handle_id, device=device, dtype=h.dtype, shape=h.shape, variable=True)
         return cls._from_handle(meta, client)
 
@@ -613,10 +676,13 @@ class Variable(_Handle):
                 context.record_staged_read(self, out)
             return out
         client = self._c
-        reply = client.call("EagerOp", client.pb2.EagerOpRequest(
-            op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
-            device=self.device))
-        out = _wrap(reply.result, client)
+        if eager_queue.enabled() and self.device == "cpu":
+            out = _queue_op(client, "read", (self,), "cpu", (self.dtype, self.shape))
+        else:
+            reply = client.call("EagerOp", client.pb2.EagerOpRequest(
+                op="read", args=[client.pb2.Value(handle=client.pb2.TensorHandle(id=self._id))],
+                device=self.device))
+            out = _wrap(reply.result, client)
         if context.tapes and self.trainable:
             context.record_read(self, out)
         return out
@@ -650,6 +716,11 @@ class Variable(_Handle):
             apply(op, self, value)
             return self
         client = self._c
+        if eager_queue.enabled() and self.device == "cpu":  # in order with the queued ops
+            _queue_op(client, op, (self, value), "cpu", None)
+            if self._id in shared_ids:  # another session reads it: send now
+                client.sync()
+            return self
         values, keep = _arg_values(client, (self, value), self.device)
         client.call("EagerOp", client.pb2.EagerOpRequest(op=op, args=values, device=self.device))
         del keep

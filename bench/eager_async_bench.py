@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: Apache-2.0
+"""eager_async_bench.py — asynchronous eager ops (docs/client.md "Asynchronous eager")
+against synchronous ones (one EagerOp RPC each, STAGD_EAGER_SYNC=1) and PyTorch eager
+on the CPU, ratios printed (issue 23):
+
+  1. one eager op, `x + y` on 4x4 float32: ms per op over a run of `--ops` ops and one
+     sync at the end (the queue flushes every 256 ops on the way).
+  2. the eager MLP training step (32x64 -> 64 tanh -> 10, mean squared error, SGD):
+     GradientTape over Variables, the step's ops and updates queued and sent at the
+     step's end (one sync per step: the loss is read every step), against PyTorch
+     autograd with the same sizes.
+
+Run (the release build is the fair one):
+    STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python OMP_WAIT_POLICY=PASSIVE \\
+      /usr/bin/python3 bench/eager_async_bench.py [--threads N] [--ops N] [--steps N] [--rounds N]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import peers  # noqa: E402
+import stagd  # noqa: E402
+
+
+def op_contenders(torch, n):
+    x = stagd.constant(np.ones((4, 4), np.float32))
+    y = stagd.constant(np.full((4, 4), 2.0, np.float32))
+    client = x._c
+
+    def run():
+        for _ in range(n):
+            z = x + y
+        client.sync()
+        return z
+
+    def sync_run():
+        stagd.set_eager_async(False)
+        try:
+            for _ in range(n):
+                x + y
+        finally:
+            stagd.set_eager_async(True)
+
+    out = {"async": run, "sync": sync_run}
+    if torch is not None:
+        tx, ty = torch.ones(4, 4), torch.full((4, 4), 2.0)
+
+        def torch_run():
+            for _ in range(n):
+                tx + ty
+        out["torch"] = torch_run
+    return out
+
+
+def mlp_data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((32, 64)).astype(np.float32)
+    Y = rng.standard_normal((32, 10)).astype(np.float32)
+    W1 = (rng.standard_normal((64, 64)) * 0.1).astype(np.float32)
+    W2 = (rng.standard_normal((64, 10)) * 0.1).astype(np.float32)
+    return X, Y, W1, W2
+
+
+def mlp_contenders(torch, lr=0.01):
+    X, Y, W1, W2 = mlp_data()
+    x, y = stagd.constant(X), stagd.constant(Y)
+    w1, b1 = stagd.Variable(W1), stagd.Variable(np.zeros(64, np.float32))
+    w2, b2 = stagd.Variable(W2), stagd.Variable(np.zeros(10, np.float32))
+    params = [w1, b1, w2, b2]
+    client = x._c
+
+    def step():
+        with stagd.GradientTape() as tape:
+            h = stagd.tanh(x @ w1 + b1)
+            d = h @ w2 + b2 - y
+            loss = stagd.reduce_mean(d * d)
+        for p, g in zip(params, tape.gradient(loss, params)):
+            p.assign_sub(g * lr)
+        client.sync()
+        return loss
+
+    def sync_step():
+        stagd.set_eager_async(False)
+        try:
+            step()
+        finally:
+            stagd.set_eager_async(True)
+
+    out = {"async": step, "sync": sync_step}
+    if torch is not None:
+        tp = [torch.tensor(a, requires_grad=True) for a in (W1, np.zeros(64, np.float32), W2,
+                                                            np.zeros(10, np.float32))]
+        tx, ty = torch.tensor(X), torch.tensor(Y)
+
+        def torch_step():
+            h = torch.tanh(tx @ tp[0] + tp[1])
+            d = h @ tp[2] + tp[3] - ty
+            loss = (d * d).mean()
+            grads = torch.autograd.grad(loss, tp)
+            with torch.no_grad():
+                for p, g in zip(tp, grads):
+                    p -= g * lr
+            return loss
+        out["torch"] = torch_step
+    return out
+
+
+def show(title, res, per):
+    print(title)
+    for k, secs in res.items():
+        print(f"  {k:8s} {peers.median(secs) / per * 1e6:10.2f} us  "
+              f"({min(secs) / per * 1e6:.2f}-{max(secs) / per * 1e6:.2f})")
+    a = peers.median(res["async"])
+    print(f"  async vs sync: {peers.median(res['sync']) / a:.1f}x faster")
+    if "torch" in res:
+        t = peers.median(res["torch"])
+        print(f"  async / torch time: {a / t:.1f}x   (torch/async throughput: {t / a:.2f}x)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=peers.default_threads())
+    ap.add_argument("--ops", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    torch = peers.import_torch(a.threads)
+    with peers.daemon(a.threads):
+        print(f"{a.threads} threads, {peers.load()}")
+        res = peers.alternate(op_contenders(torch, a.ops), a.rounds, 1)
+        show(f"one eager op, x + y on 4x4 float32 (per op, {a.ops} ops a run)", res, a.ops)
+        res = peers.alternate(mlp_contenders(torch), a.rounds, a.steps)
+        show("eager MLP step, 32x64 -> 64 tanh -> 10, SGD (per step)", res, 1)
+
+
+if __name__ == "__main__":
+    main()

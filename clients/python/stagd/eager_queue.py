@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: Apache-2.0
+"""eager_queue.py — asynchronous eager ops (docs/client.md "Asynchronous eager").
+
+An eager op whose result dtype and shape the client can infer (eager_infer.py) is not
+sent at once: it is appended to its Client's queue with a result id the client drew
+(128 random bits, "DEVICE#HEX", owned by the client's session once the daemon stores
+it), and its Tensor is returned at once. The queue goes to the daemon as one
+EagerBatch call, in order, when a value is needed (every other call of the Client
+flushes first: Fetch for `.numpy()`/`float(t)`/printing, Execute for a staged call,
+Session, ...) or when it holds `bound` ops. Handles of dropped Tensors are released by
+the next batch, after its ops.
+
+A failed op (and every later op that used its result) poisons its result ids: reading
+one raises the op's error, and the first failure of a batch is raised at the next sync
+point, as the exception class the synchronous call would have raised, its message
+starting with the user's file:line of the op. STAGD_EAGER_SYNC=1 (or
+stagd.set_eager_async(False)) turns queueing off.
+"""
+import os
+import sys
+import threading
+
+from .client import StagdError, error_class
+
+DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
+RELEASE_BOUND = 1024  # dropped handles that send a batch
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+_enabled = [os.environ.get("STAGD_EAGER_SYNC", "") in ("", "0")]
+
+
+def set_enabled(flag):
+    """Turns asynchronous eager on or off for every client (pending ops are flushed by
+    the next sync point either way)."""
+    _enabled[0] = bool(flag)
+
+
+def enabled():
+    return _enabled[0]
+
+
+def user_site():
+    """(file, line) of the innermost caller outside the stagd package."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+
+def new_id(device):
+    b = os.urandom(16)
+    if not any(b[:8]):  # the daemon refuses a zero first half
+        b = b"\x01" + b[1:]
+    return f"{device}#{b.hex()}"
+
+
+class _Failure:
+    """What makes the exception of a failed op: a new one at each raise."""
+
+    __slots__ = ("cls", "message", "code", "reason")
+
+    def __init__(self, cls, message, code, reason):
+        self.cls, self.message, self.code, self.reason = cls, message, code, reason
+
+    def exception(self):
+        return self.cls(self.message, self.code, self.reason)
+
+
+def queue_of(client):
+    """`client`'s queue (made on first use)."""
+    q = client._eq
+    if q is None:
+        with _make_lock:
+            q = client._eq = client._eq or EagerQueue(client)
+    return q
+
+
+_make_lock = threading.Lock()
+
+
+class EagerQueue:
+    """One Client's queue of eager ops not yet sent."""
+
+    def __init__(self, client, bound=DEFAULT_BOUND):
+        self.client = client
+        self.bound = bound
+        self.lock = threading.RLock()
+        self.ops = []      # EagerBatchOp messages
+        self.sites = []    # (file, line) of each op
+        self.keep = []     # objects the queued ops need alive until they run
+        self.releases = []  # handle ids to release after the queued ops
+        self.failed = {}   # poisoned result id → _Failure
+        self.deferred = None  # the first failure not raised yet
+        self.batches = 0   # EagerBatch calls made (tests, benchmarks)
+        self.sending = False  # a batch is in flight (other calls wait for it: they come after its ops)
+
+    def push(self, op, values, device, result_id, dtype_num, shape, keep=None):
+        """Queues one op (values: its stagd.v1.Value arguments)."""
+        site = user_site()
+        msg = self.client.pb2.EagerBatchOp(op=op, args=values, device=device, result_id=result_id,
+                                           dtype=dtype_num, shape=shape)
+        with self.lock:
+            self.ops.append(msg)
+            self.sites.append(site)
+            if keep:
+                self.keep.append(keep)
+            if len(self.ops) >= self.bound:
+                self._send()
+
+    def release(self, hid):
+        """Releases `hid` after the queued ops (with the next batch)."""
+        with self.lock:
+            self.releases.append(hid)
+            if self.failed:
+                self.failed.pop(hid, None)
+            if len(self.releases) >= RELEASE_BOUND and not self.sending:  # (not from a GC inside _send)
+                self._send()
+
+    def poisoned(self, hid):
+        """The failure of the op that made `hid`, or None."""
+        return self.failed.get(hid) if self.failed else None
+
+    def check(self, hid):
+        """Raises the failure of the op that made `hid`, if it failed."""
+        f = self.poisoned(hid)
+        if f is not None:
+            raise f.exception()
+
+    def sync(self):
+        """Sends the queued ops; raises the first failure not raised yet."""
+        with self.lock:
+            if self.ops or self.releases:
+                self._send()
+            f, self.deferred = self.deferred, None
+        if f is not None:
+            raise f.exception()
+
+    def _send(self):
+        """One EagerBatch of the queued ops (lock held); failures are recorded."""
+        ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
+        keep, self.keep = self.keep, []
+        releases, self.releases = self.releases, []
+        self.batches += 1
+        self.sending = True
+        try:
+            reply = self.client._call_now("EagerBatch", self.client.pb2.EagerBatchRequest(ops=ops, release_ids=releases))
+        except StagdError as e:  # the batch did not run: every op of it failed
+            f0 = None
+            for i, o in enumerate(ops):
+                f = _Failure(type(e), _located(sites[i], e.details), e.code, e.reason)
+                f0 = f0 or f
+                if o.result_id:
+                    self.failed[o.result_id] = f
+            self.deferred = self.deferred or f0
+            return
+        finally:
+            self.sending = False
+            del keep
+        failures = {}
+        for err in reply.errors:
+            cause = err.cause
+            f = failures.get(cause)
+            if f is None:
+                cls = error_class(err.code, err.reason)
+                f = failures[cause] = _Failure(cls, _located(sites[cause], err.message), cls.code, err.reason or None)
+                self.deferred = self.deferred or f
+            rid = ops[err.index].result_id
+            if rid:
+                self.failed[rid] = f
+
+
+
+def _located(site, message):
+    return f"{site[0]}:{site[1]}: {message}"

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * eager_batch.c — EagerBatch (docs/client.md "Asynchronous eager"): the Python client
+ * queues eager ops and sends them here many at a time. The ops run in order, each as
+ * one EagerOp would (sv_eager_run); a result is stored under the id the client chose
+ * for it (sv_handles_put_as), so later ops name it like any handle. A result whose dtype
+ * or shape is not the one the client inferred fails its op, so the client's metadata is
+ * never silently wrong. An op that fails is reported by index, and so is every later op
+ * that names the result of a failed op (its `cause`); the others still run, in order.
+ * Then the batch's release_ids are released (tensors the client dropped meanwhile).
+ */
+#include <string.h>
+
+#include "eager.h"
+
+enum { MAX_BATCH_OPS = 4096, MAX_SCAN_DEPTH = 64 };
+
+/* The batch index of the failed op whose result `v` names (through tuples and records),
+ * or -1. failed_ids[k] is the result id of failed op failed_idx[k]. */
+static int failed_cause(const Stagd__V1__Value *v, char *const *failed_ids, const uint32_t *failed_idx, size_t n,
+                        int depth) {
+  if (!n || depth > MAX_SCAN_DEPTH) return -1;
+  switch (v->kind_case) {
+  case STAGD__V1__VALUE__KIND_HANDLE:
+    for (size_t k = 0; k < n; k++)
+      if (!strcmp(v->handle->id, failed_ids[k])) return (int)failed_idx[k];
+    return -1;
+  case STAGD__V1__VALUE__KIND_TUPLE:
+    for (size_t i = 0; i < v->tuple->n_items; i++) {
+      int c = failed_cause(v->tuple->items[i], failed_ids, failed_idx, n, depth + 1);
+      if (c >= 0) return c;
+    }
+    return -1;
+  case STAGD__V1__VALUE__KIND_RECORD:
+    for (size_t i = 0; i < v->record->n_fields; i++) {
+      const Stagd__V1__Value *f = v->record->fields[i]->value;
+      int c = f ? failed_cause(f, failed_ids, failed_idx, n, depth + 1) : -1;
+      if (c >= 0) return c;
+    }
+    return -1;
+  default: return -1;
+  }
+}
+
+/* INTERNAL unless `res` is a tensor of the dtype and shape the client inferred. */
+static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res, sg_error *err) {
+  int dt, nd;
+  const int64_t *sh;
+  if (!gr_value_tensor_meta(res, &dt, &nd, &sh))
+    return sg_error_set(err, SG_INTERNAL, "op '%s': the result is not a tensor, so it cannot be queued (the client "
+                        "should have run it synchronously)", o->op);
+  bool same = (int)o->dtype == dt + 1 && (size_t)nd == o->n_shape;
+  for (int i = 0; same && i < nd; i++) same = sh[i] == o->shape[i];
+  if (same) return SG_OK;
+  return sg_error_set(err, SG_INTERNAL, "op '%s': the client inferred dtype %d and %zu dimensions for its result, "
+                      "the daemon computed dtype %d and %d dimensions (a client inference bug; set "
+                      "STAGD_EAGER_SYNC=1 to work around it)", o->op, (int)o->dtype - 1, o->n_shape, dt, nd);
+}
+
+/* One op: run, check, store. */
+static sg_code run_one(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o, sg_error *err) {
+  const char *device = sv_device_or_cpu(o->device);
+  sg_code rc = sv_check_device(device, err);
+  if (rc) return rc;
+  gr_value *res = NULL;
+  if ((rc = sv_eager_run(sv, call, o->op, o->args, o->n_args, device, &res, err))) return rc;
+  if (*o->result_id && !(rc = check_meta(o, res, err))) {
+    sv_owner who = sv_call_owner(call);
+    return sv_handles_put_as(sv_service_handles(sv), device, &who, res, o->result_id, err);
+  }
+  gr_value_release(res);
+  return rc;
+}
+
+sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                         sg_error *err) {
+  const Stagd__V1__EagerBatchRequest *q = (const void *)req_;
+  Stagd__V1__EagerBatchReply *r = (void *)reply_;
+  if (q->n_ops > MAX_BATCH_OPS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "EagerBatch: %zu ops, at most %d per batch", q->n_ops, MAX_BATCH_OPS);
+  size_t n = q->n_ops ? q->n_ops : 1;
+  char **failed_ids = sg_arena_calloc(call->arena, n, sizeof *failed_ids);
+  uint32_t *failed_idx = sg_arena_calloc(call->arena, n, sizeof *failed_idx);
+  r->errors = sg_arena_calloc(call->arena, n, sizeof *r->errors);
+  size_t nfailed = 0;
+  for (size_t i = 0; i < q->n_ops; i++) {
+    const Stagd__V1__EagerBatchOp *o = q->ops[i];
+    int cause = -1;
+    for (size_t a = 0; a < o->n_args && cause < 0; a++)
+      cause = failed_cause(o->args[a], failed_ids, failed_idx, nfailed, 0);
+    sg_error e = SG_ERROR_INIT;
+    sg_code rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
+                                           "op '%s' uses the result of op %d of the batch, which failed", o->op, cause)
+                            : run_one(sv, call, o, &e);
+    if (!rc) {
+      r->ran++;
+      continue;
+    }
+    Stagd__V1__EagerBatchError *be = sg_arena_alloc(call->arena, sizeof *be);
+    stagd__v1__eager_batch_error__init(be);
+    be->index = (uint32_t)i;
+    be->code = (int32_t)rc;
+    be->message = sg_arena_strdup(call->arena, e.message ? e.message : "failed");
+    if (e.reason) be->reason = (char *)sg_reason_name(e.reason);
+    be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
+    r->errors[r->n_errors++] = be;
+    sg_error_clear(&e);
+    if (*o->result_id && rc != SG_ALREADY_EXISTS) { /* an id in use still names its own value */
+      failed_ids[nfailed] = o->result_id;
+      failed_idx[nfailed++] = be->cause;
+    }
+  }
+  sv_owner who = sv_call_owner(call);
+  for (size_t i = 0; i < q->n_release_ids; i++) sv_handles_release(sv_service_handles(sv), &who, q->release_ids[i]);
+  (void)err;
+  return SG_OK;
+}

@@ -1,0 +1,308 @@
+# SPDX-License-Identifier: Apache-2.0
+# Asynchronous eager ops (docs/client.md "Asynchronous eager"): ops queued by the client
+# and sent as EagerBatch calls give the synchronous results; the client's inferred
+# dtypes and shapes are the daemon's; failures surface at the next sync point with the
+# user's line, poison dependent ops and are never read as values; every sync point
+# flushes; Variables keep their order; the queue bound and two threads.
+import threading
+
+import numpy as np
+import pytest
+
+import stagd
+import stagd.eager_queue
+from stagd.eager_infer import infer
+
+
+@pytest.fixture(scope="module", autouse=True)
+def client(default_client):
+    return default_client
+
+
+@pytest.fixture
+def sync_mode():
+    stagd.set_eager_async(False)
+    yield
+    stagd.set_eager_async(True)
+
+
+def queue(client):
+    return stagd.eager_queue.queue_of(client)
+
+
+# ------------------------------------------------ equal results, sync vs async
+
+def mlp_steps():
+    rng = np.random.default_rng(0)
+    x = stagd.constant(rng.standard_normal((8, 6)).astype(np.float32))
+    y = stagd.constant(rng.standard_normal((8, 3)).astype(np.float32))
+    w1 = stagd.Variable(rng.standard_normal((6, 5)).astype(np.float32))
+    w2 = stagd.Variable(rng.standard_normal((5, 3)).astype(np.float32))
+    losses = []
+    for _ in range(3):
+        with stagd.GradientTape() as tape:
+            h = stagd.tanh(x @ w1)
+            d = h @ w2 - y
+            loss = stagd.reduce_mean(d * d)
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(g1 * 0.1)
+        w2.assign_sub(g2 * 0.1)
+        losses.append(loss.numpy())
+    return [np.array(losses), w1.numpy(), w2.numpy()]
+
+
+def elementwise_program():
+    a = stagd.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = stagd.constant(np.array([1.0, -2.0, 3.0, 0.5], dtype=np.float32))
+    i = stagd.constant(np.arange(6, dtype=np.int32))
+    c = stagd.exp(a * 0.1) - b / 2.0 + stagd.maximum(a, b) ** 2.0
+    m = (c > 3.0)
+    s = stagd.reduce_sum(c, 1) + stagd.reduce_mean(c)
+    r = stagd.reshape(stagd.transpose(c), (2, -1))
+    k = stagd.cast(i // 4 + i % 3 - 1, "float64") / 3
+    return [c.numpy(), m.numpy(), s.numpy(), r.numpy(), k.numpy(), (i * 2 + 1).numpy(),
+            stagd.sigmoid(i).numpy(), stagd.softmax(a, 1).numpy(), float(c[1, 2])]
+
+
+def variable_program():
+    v = stagd.Variable(np.zeros(3, np.float32))
+    reads = []
+    for k in range(4):
+        reads.append(v.read_value())
+        v.assign_add(np.float32(1.0))
+        t = v.read_value() * 2.0
+        v.assign(t)
+    reads.append(v.read_value())
+    return [r.numpy() for r in reads] + [v.numpy()]
+
+
+@pytest.mark.parametrize("program", [mlp_steps, elementwise_program, variable_program])
+def test_async_results_equal_sync_results(client, program):
+    stagd.set_eager_async(False)
+    try:
+        want = program()
+    finally:
+        stagd.set_eager_async(True)
+    before = queue(client).batches
+    got = program()
+    assert queue(client).batches > before  # it did run through EagerBatch
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_variable_updates_keep_their_order(client):
+    v = stagd.Variable(0.0)
+    seen = []
+    for k in range(5):
+        seen.append(v.read_value())
+        v.assign_add(1.0)
+    v.assign(v.read_value() * 10.0)
+    assert len(queue(client).ops) > 0  # all still queued
+    assert [float(s) for s in seen] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert float(v.numpy()) == 50.0
+
+
+# ------------------------------------------------------------ shape inference
+
+def _table():
+    f32 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f64 = np.arange(3, dtype=np.float64)
+    i32 = np.arange(6, dtype=np.int32).reshape(2, 3)
+    i64 = np.arange(3, dtype=np.int64)
+    col = np.ones((2, 1), np.float32)
+    vec = np.ones(3, np.float32)
+    m34 = np.ones((3, 4), np.float32)
+    c = stagd.constant
+    return [
+        ("+", (c(f32), c(col))), ("-", (c(f32), 1)), ("*", (c(f32), 2.5)), ("/", (c(i32), c(i32))),
+        ("/", (c(f32), 3)), ("//", (c(i32), 2)), ("%", (c(i64), 3)), ("**", (c(f32), 2.0)),
+        ("+", (c(i32), 2.5)), ("maximum", (c(f32), c(vec))), ("minimum", (c(i64), c(i64))),
+        ("<", (c(f32), c(col))), ("==", (c(i32), 3)), ("!=", (c(f64), 1.0)), (">=", (2, c(f32))),
+        ("-", (1.0, c(i32))), ("neg", (c(i32),)), ("abs", (c(f64),)), ("relu", (c(f32),)),
+        ("exp", (c(f32),)), ("log", (c(i32),)), ("tanh", (c(f64),)), ("sigmoid", (c(i64),)),
+        ("matmul", (c(f32), c(m34))), ("matmul", (c(vec), c(m34))), ("matmul", (c(f32), c(vec))),
+        ("matmul", (c(vec), c(vec))), ("sum", (c(f32),)), ("sum", (c(f32), 1)), ("mean", (c(f32), -2)),
+        ("mean", (c(f64),)), ("softmax", (c(f32), 1)), ("transpose", (c(f32),)),
+        ("reshape", (c(f32), (3, 2))), ("reshape", (c(f32), (-1,))), ("reshape", (c(i32), (1, -1, 2))),
+        ("cast", (c(f32), "int64")), ("cast", (c(i32), "bool")), ("zeros", ((2, 5), "float64")),
+        ("ones", ((0, 3), "int32")),
+    ]
+
+
+def test_client_inference_equals_the_daemon_on_a_table(client, sync_mode):
+    for op, args in _table():
+        got = infer(op, args)
+        assert got is not None, (op, args)
+        daemon = stagd.tensor.eager(op, *args)  # synchronous: the daemon's own metadata
+        assert got == (daemon.dtype, daemon.shape), (op, [getattr(a, "shape", a) for a in args])
+
+
+def test_what_the_client_cannot_infer_runs_synchronously(client):
+    a = stagd.constant(np.ones((2, 3), np.float32))
+    b = stagd.constant(np.ones((4,), np.float32))
+    h = stagd.constant(np.ones((3,), np.float16))
+    assert infer("+", (a, b)) is None  # does not broadcast
+    assert infer("matmul", (a, a)) is None  # inner dims differ
+    assert infer("reshape", (a, (4, -1))) is None
+    assert infer("sum", (a, 2)) is None
+    assert infer("*", (h, 2.0)) is None  # float16: not inferred
+    for bad in (lambda: a + b, lambda: stagd.matmul(a, a), lambda: stagd.reshape(a, (4, -1))):
+        stagd.set_eager_async(False)
+        try:
+            with pytest.raises(stagd.StagdError) as sync_err:
+                bad()
+        finally:
+            stagd.set_eager_async(True)
+        with pytest.raises(stagd.StagdError) as async_err:
+            bad()  # raised at the op itself, as today
+        assert type(async_err.value) is type(sync_err.value)
+        assert async_err.value.details == sync_err.value.details
+    assert (h * 2.0).shape == (3,)  # synchronous, answered by the daemon
+
+
+# ------------------------------------------------------------------- failures
+
+def test_failure_surfaces_at_the_next_sync_with_its_line(start_daemon):
+    d = start_daemon("--listen", "127.0.0.1:0", "--max-session-handle-bytes", "4096")
+    c = stagd.Client(d.addr)
+    prev = stagd._default_client
+    stagd.set_default_client(c)
+    try:
+        small = stagd.zeros((4,))
+        big = stagd.zeros((2000,)); line = _line()  # noqa: E702 (8000 bytes: over the limit)
+        after = big + 1.0  # depends on the failed op
+        fine = small + 1.0  # does not
+        assert big.shape == (2000,) and after.dtype == "float32"  # no round trip, no error yet
+        with pytest.raises(stagd.ResourceExhausted, match=rf"test_eager_async.py:{line}: .*session's handle memory limit"):
+            fine.numpy()  # the next sync point raises the batch's failure ...
+        np.testing.assert_array_equal(fine.numpy(), np.ones(4, np.float32))  # ... once
+        for t in (big, after, after * 2.0):  # never readable, every time
+            with pytest.raises(stagd.ResourceExhausted, match=rf"test_eager_async.py:{line}:"):
+                t.numpy()
+        with pytest.raises(stagd.ResourceExhausted):
+            stagd.matmul(stagd.reshape(after, (1, 2000)), stagd.reshape(after, (2000, 1)))
+            float(after)
+        assert float(stagd.reduce_sum(small + 2.0)) == 8.0
+    finally:
+        stagd.set_default_client(prev)
+        c.close()
+
+
+def _line():
+    import sys
+    return sys._getframe(1).f_lineno
+
+
+def test_failed_op_poisons_dependent_ops_in_the_same_batch(client):
+    t = stagd.constant([1.0, 2.0])
+    client.call("Release", {"ids": [t._id]})
+    u = t * 3.0; line = _line()  # noqa: E702
+    v = stagd.exp(u) + 1.0
+    w = stagd.constant([5.0]) + 1.0
+    assert len(queue(client).ops) == 4  # one batch
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_async.py:{line}: op '\*'"):
+        client.sync()
+    np.testing.assert_array_equal(w.numpy(), [6.0])
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_async.py:{line}:"):
+        v.numpy()
+    assert client.health() == "SERVING"
+
+
+def test_daemon_refuses_a_wrong_inferred_shape_and_a_reused_id(client):
+    pb2 = client.pb2
+    x = stagd.constant([1.0, 2.0])
+    client.sync()
+    arg = pb2.Value(handle=pb2.TensorHandle(id=x._id))
+    wrong = pb2.EagerBatchOp(op="neg", args=[arg], result_id="cpu#" + "1" * 32, dtype=5, shape=[3])
+    taken = pb2.EagerBatchOp(op="neg", args=[arg], result_id=x._id, dtype=5, shape=[2])
+    bad_id = pb2.EagerBatchOp(op="neg", args=[arg], result_id="vulkan:0#" + "2" * 32, dtype=5, shape=[2])
+    dep = pb2.EagerBatchOp(op="neg", args=[pb2.Value(handle=pb2.TensorHandle(id="cpu#" + "1" * 32))],
+                           result_id="cpu#" + "3" * 32, dtype=5, shape=[2])
+    reply = client.call("EagerBatch", pb2.EagerBatchRequest(ops=[wrong, taken, bad_id, dep]))
+    assert reply.ran == 0
+    errs = {e.index: e for e in reply.errors}
+    assert errs[0].code == 13 and "client inferred" in errs[0].message
+    assert errs[1].code == 6 and "already in use" in errs[1].message
+    assert errs[2].code == 3 and "not DEVICE#HEX for device cpu" in errs[2].message
+    assert errs[3].cause == 0 and "uses the result of op 0" in errs[3].message
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])  # the taken id still names x
+
+
+# ------------------------------------------------------------------ sync points
+
+def test_every_sync_point_flushes(client, tmp_path):
+    q = queue(client)
+    x = stagd.constant([[1.5, 2.0], [3.0, 4.0]])
+    v = stagd.Variable([1.0, 2.0])
+
+    @stagd.function
+    def double(t):
+        return t * 2.0
+
+    points = {
+        "numpy": lambda t: t.numpy(), "bool": lambda t: bool(t[0, 0] > 0.0),
+        "float": lambda t: float(t[0, 0]), "int": lambda t: int(stagd.cast(t[0, 0], "int32")),
+        "item": lambda t: t[0, 0].item(), "repr": repr, "str": str,
+        "function": lambda t: double(t), "variable fetch": lambda t: v.numpy(),
+        "release": lambda t: stagd.flush_releases(client), "sync": lambda t: client.sync(),
+    }
+    for name, point in points.items():
+        stagd.flush_releases(client)  # (64 released handles send a Release: a sync point)
+        t = x + 1.0
+        v.assign_add([1.0, 1.0])
+        assert len(q.ops) >= 2, name
+        point(t)
+        assert not q.ops, name
+    ckpt = stagd.Checkpoint(v=v)
+    v.assign_add([1.0, 1.0])
+    ckpt.save(str(tmp_path / "ck"))
+    assert not q.ops
+    np.testing.assert_array_equal(v.numpy(), [13.0, 14.0])
+
+
+def test_session_end_runs_the_queued_ops(daemon):
+    c = stagd.Client(daemon.addr)
+    x = stagd.tensor._put_array(c, np.ones(2, np.float32), "cpu")
+    y = x + 1.0
+    assert len(stagd.eager_queue.queue_of(c).ops) == 1
+    assert c.end_session() >= 2  # x and y, which existed
+    assert not stagd.eager_queue.queue_of(c).ops
+    c.close()
+
+
+def test_more_ops_than_the_queue_bound(client):
+    q = queue(client)
+    before = q.batches
+    x = stagd.constant(np.zeros(3, np.float32))
+    n = q.bound * 3 + 7
+    for _ in range(n):
+        x = x + 1.0
+    assert q.batches - before >= 3  # flushed by the bound, without a sync point
+    np.testing.assert_array_equal(x.numpy(), np.full(3, n, np.float32))
+
+
+def test_two_threads_share_one_client(client):
+    v = stagd.Variable(0.0)
+    out, errors = {}, []
+
+    def work(k):
+        try:
+            t = stagd.constant(np.full(4, k, np.float32))
+            for _ in range(300):
+                t = t * 1.0 + 1.0
+                v.assign_add(1.0)
+            out[k] = t.numpy()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (10, 20)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    np.testing.assert_array_equal(out[10], np.full(4, 310, np.float32))
+    np.testing.assert_array_equal(out[20], np.full(4, 320, np.float32))
+    assert float(v.numpy()) == 600.0
