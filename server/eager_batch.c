@@ -89,9 +89,12 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
     for (size_t a = 0; a < o->n_args && cause < 0; a++)
       cause = failed_cause(o->args[a], failed_ids, failed_idx, nfailed, 0);
     sg_error e = SG_ERROR_INIT;
-    sg_code rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
-                                           "op '%s' uses the result of op %d of the batch, which failed", o->op, cause)
-                            : run_one(sv, call, o, &e);
+    /* a cancelled or late call runs no more ops: each left fails with that reason */
+    sg_code rc = sg_watch_poll("running an EagerBatch", &e);
+    if (!rc)
+      rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
+                                     "op '%s' uses the result of op %d of the batch, which failed", o->op, cause)
+                      : run_one(sv, call, o, &e);
     if (!rc) {
       r->ran++;
       continue;
