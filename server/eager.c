@@ -55,6 +55,7 @@ static sg_code tensor_in(const Stagd__V1__Tensor *t, const char *path, gr_value 
                         kn_dtype_name(dt), (unsigned long long)n, (unsigned long long)(n * kn_dtype_size(dt)),
                         t->data.len);
   kn_tensor *k = kn_tensor_empty(dt, (int)t->n_shape, shape); /* every byte copied below */
+  if (!k) return sg_error_prefix(err, kn_alloc_error(err), "%s", path);
   if (t->data.len) memcpy(k->data, t->data.data, t->data.len);
   *out = gr_value_tensor(k);
   return SG_OK;
