@@ -58,6 +58,7 @@ typedef struct sv_config {
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   bool listen_explicit;         /* some source named --listen */
   uint64_t max_session_handle_bytes; /* tensor bytes one session's handles may hold, all devices */
+  uint64_t max_session_bytes;  /* one session's handles and running requests' tensors (0: none) */
   /* security (docs/security.md) */
   char *tls_cert, *tls_key;     /* --tls-cert/--tls-key PEM files: TLS on gRPC and LSP TCP */
   char *tls_client_ca;          /* --tls-client-ca: clients must present a certificate it signed */
@@ -153,10 +154,16 @@ bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len);
 typedef struct sv_admission sv_admission;
 sv_admission *sv_admission_new(uint64_t limit); /* limit 0: none */
 void sv_admission_free(sv_admission *a);
-/* Counts one more request of session key (NULL: not counted); RESOURCE_EXHAUSTED
- * naming max-session-requests when the session is at the limit. */
-sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err);
-void sv_admission_leave(sv_admission *a, const char *key);
+/* Counts one more request of its caller: the session (principal, session) as handles
+ * own data, or for a call without a session name its principal's anonymous bucket
+ * (with tokens) or, without tokens, its peer's host (`peer` as gRPC spells it,
+ * "ipv4:HOST:PORT"; the port is dropped, so new connections share the count).
+ * RESOURCE_EXHAUSTED naming max-session-requests when that caller is at the limit;
+ * else SG_OK and *key (malloc'd, NULL when nothing was counted) for
+ * sv_admission_leave, which frees it. */
+sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *session, const char *peer,
+                           char **key, sg_error *err);
+void sv_admission_leave(sv_admission *a, char *key);
 sv_admission *sv_service_admission(sv_service *sv);
 
 /* ----------------------------------------------------------------- pbjson */

@@ -9,6 +9,7 @@ build's hook STAGD_TEST_FAIL_ALLOC_ABOVE=N (kernels/pool.c): every tensor buffer
 than N bytes fails as malloc would. A release daemon under `prlimit --as` takes the same
 path (docs/daemon.md "Host memory")."""
 import json
+import time
 import struct
 
 import grpc
@@ -73,4 +74,48 @@ def test_host_allocation_failure_is_resource_exhausted(start_daemon, pb2, health
     h = rpc(ch, "Put", pb2.PutRequest(value=pb2.Value(tensor=small)), pb2.PutReply).result.handle.id
     assert h
     _serves(ch, pb2, health_pb2)
+    ch.close()
+
+
+HOLD = ("(def hold (n k) (getitem (while (lambda (i x) (< i k)) "
+        "(lambda (i x) (tuple (+ i 1) x)) (tuple 0 (ones (tuple n)))) 0))")
+SUM = "(def f (n) (sum (+ (ones (tuple n)) 1.0)))"
+
+
+def _call(ch, pb2, method, req, reply, session):
+    stub = ch.unary_unary(f"/stagd.v1.Stagd/{method}", request_serializer=req.SerializeToString,
+                          response_deserializer=reply.FromString)
+    return stub.future(req, timeout=30, metadata=(("stagd-session", session),))
+
+
+def test_max_session_bytes_bounds_one_session_not_another(start_daemon, pb2):
+    # 8 MB per session; no per-request budget, so only the session's bound can refuse
+    d = start_daemon("--listen", "127.0.0.1:0", "--workers", "3", "--deadline-ms", "0",
+                     "--max-request-bytes", "0", "--max-session-bytes", "8000000")
+    ch = grpc.insecure_channel(d.addr)
+    hold, f = _stage(ch, pb2, HOLD), _stage(ch, pb2, SUM)
+
+    def run_f(session):
+        return _call(ch, pb2, "Execute", pb2.ExecuteRequest(graph_id=f, args_json="[400000]"),
+                     pb2.ExecuteReply, session).result(timeout=30)
+
+    # session a's running request holds 5 MB; its next one needs 6.4 MB more
+    looping = _call(ch, pb2, "Execute", pb2.ExecuteRequest(graph_id=hold, args_json="[625000, 1000000000000]"),
+                    pb2.ExecuteReply, "a")
+    time.sleep(0.5)
+    try:
+        msg = _fails(lambda: run_f("a"))
+        assert "max-session-bytes" in msg and "over its budget of 8000000 bytes" in msg
+        # session b is not starved by a
+        assert json.loads(run_f("b").result_json)["data"] == [800000.0]
+    finally:
+        looping.cancel()
+    time.sleep(0.5)
+    assert json.loads(run_f("a").result_json)["data"] == [800000.0]
+    # the session's handles count too: a 5 MB handle of c leaves c no room for 6.4 MB
+    data = struct.pack("<625000d", *([0.0] * 625000))
+    t = pb2.Tensor(dtype=pb2.DTYPE_FLOAT64, shape=[625000], data=data)
+    _call(ch, pb2, "Put", pb2.PutRequest(value=pb2.Value(tensor=t)), pb2.PutReply, "c").result(timeout=30)
+    assert "max-session-bytes" in _fails(lambda: run_f("c"))
+    assert json.loads(run_f("b").result_json)["data"] == [800000.0]
     ch.close()
