@@ -100,7 +100,10 @@ static const opt options[] = {
      "'authorization: Bearer TOKEN', LSP TCP initializationOptions.token"},
     {"insecure", NULL, OPT_BOOL, OFF(insecure), NULL,
      "serve a non-loopback --listen/--lsp-listen address without TLS and tokens (anyone who "
-     "can connect may use the daemon); refused otherwise"},
+     "can connect may use the daemon), or --metrics-listen without tokens; refused otherwise"},
+    {"lsp-max-requests", "STAGD_LSP_MAX_REQUESTS", OPT_UINT, OFF(lsp_max_requests), "N",
+     "requests one LSP connection may have sent and not yet had answered; one more is the "
+     "JSON-RPC error -32803 'server busy'; 0 = no limit (default 64)"},
     {"lsp-allow-python", "STAGD_LSP_ALLOW_PYTHON", OPT_BOOL, OFF(lsp_allow_python), NULL,
      "let stagd/graph run the document's code in the Python helper for LSP TCP clients too "
      "(stdio clients always may: they are the daemon's own user)"},
@@ -143,6 +146,7 @@ void sv_config_init(sv_config *c) {
   c->handle_lease_ms = 300000;
   c->max_session_handle_bytes = 1ULL << 30;
   c->max_session_bytes = 8ULL << 30;
+  c->lsp_max_requests = 64;
   c->models_poll_ms = 2000;
 }
 

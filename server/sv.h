@@ -65,6 +65,7 @@ typedef struct sv_config {
   char *auth_token_file;        /* --auth-token-file: bearer tokens, one per line (SIGHUP reloads) */
   bool insecure;                /* --insecure: serve non-loopback addresses without TLS+tokens */
   bool lsp_allow_python;        /* --lsp-allow-python: stagd/graph may run the helper for TCP clients */
+  uint64_t lsp_max_requests;    /* requests one LSP connection may have unanswered (0: none) */
   char *lsp_python;             /* --lsp-python: the helper's interpreter (operator's choice) */
 } sv_config;
 
