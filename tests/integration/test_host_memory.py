@@ -102,16 +102,38 @@ def test_max_session_bytes_bounds_one_session_not_another(start_daemon, pb2):
     # session a's running request holds 5 MB; its next one needs 6.4 MB more
     looping = _call(ch, pb2, "Execute", pb2.ExecuteRequest(graph_id=hold, args_json="[625000, 1000000000000]"),
                     pb2.ExecuteReply, "a")
-    time.sleep(0.5)
     try:
-        msg = _fails(lambda: run_f("a"))
-        assert "max-session-bytes" in msg and "over its budget of 8000000 bytes" in msg
+        # once the loop holds its tensor, a's next request takes the session past its
+        # bound: one of a's two requests stops (whichever checks first), naming the flag
+        deadline = time.monotonic() + 20
+        refused = None
+        while refused is None:
+            try:
+                run_f("a")
+            except grpc.RpcError as e:
+                refused = e
+            if looping.done() and refused is None:
+                try:
+                    looping.result()
+                except grpc.RpcError as e:
+                    refused = e
+            assert refused is not None or time.monotonic() < deadline, "session a was never held to its bound"
+            time.sleep(0.05)
+        assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.details()
+        assert "max-session-bytes" in refused.details() and "over its budget of 8000000 bytes" in refused.details()
         # session b is not starved by a
         assert json.loads(run_f("b").result_json)["data"] == [800000.0]
     finally:
         looping.cancel()
-    time.sleep(0.5)
-    assert json.loads(run_f("a").result_json)["data"] == [800000.0]
+    # once the loop is over its bytes go back to a
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            assert json.loads(run_f("a").result_json)["data"] == [800000.0]
+            break
+        except grpc.RpcError as e:
+            assert "max-session-bytes" in e.details() and time.monotonic() < deadline, e.details()
+            time.sleep(0.1)
     # the session's handles count too: a 5 MB handle of c leaves c no room for 6.4 MB
     data = struct.pack("<625000d", *([0.0] * 625000))
     t = pb2.Tensor(dtype=pb2.DTYPE_FLOAT64, shape=[625000], data=data)
