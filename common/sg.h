@@ -321,6 +321,14 @@ uint64_t sg_wall_ms(void);   /* wall clock, ms since the epoch */
  * flag and its budget of tensor bytes. A thread has at most one current watch; loops
  * that can run long (converter, staging, inference, optimizer, executors, device
  * waits) poll it at their back-edges and between ops. */
+/* A budget several requests share (one client session's, server/session_memory.c):
+ * the tensor bytes its running requests hold now, and their bound. */
+typedef struct sg_share {
+  atomic_uint_fast64_t live; /* the sum of its watches' live_bytes */
+  uint64_t max;              /* 0 = none */
+  const char *flag;          /* the option that sets max, for errors */
+} sg_share;
+
 typedef struct sg_watch {
   uint64_t deadline_ns; /* sg_now_ns() clock; 0 = none */
   atomic_bool *cancel;  /* set by the transport when the client gives up; NULL = none */
@@ -328,6 +336,11 @@ typedef struct sg_watch {
   uint64_t live_bytes;  /* charged and not yet refunded */
   uint64_t peak_bytes;
   uint64_t serial;      /* set by sg_watch_enter: which request a charge belongs to */
+  /* the session budget its charges also count against (NULL: none; a watch entered
+   * inside one with a share inherits it), and the bytes the session held elsewhere
+   * (its handles) when the request began: share_base + share->live ≤ share->max */
+  sg_share *share;
+  uint64_t share_base;
 } sg_watch;
 /* Makes w the calling thread's current watch; returns the one to restore. */
 sg_watch *sg_watch_enter(sg_watch *w);
@@ -343,9 +356,11 @@ bool sg_watch_stopped(void);
 /* Tensor bytes: charge returns the token to refund with (0: nothing charged). */
 uint64_t sg_watch_charge(size_t bytes);
 void sg_watch_refund(uint64_t token, size_t bytes);
-/* Whether `bytes` more fit in the current watch's budget (true without one). */
+/* Whether `bytes` more fit in the current watch's budget and its share's (true
+ * without one). */
 bool sg_watch_fits(size_t bytes);
-/* SG_RESOURCE_EXHAUSTED naming max-request-bytes when `more` bytes do not fit. */
+/* SG_RESOURCE_EXHAUSTED naming max-request-bytes, or the share's flag, when `more`
+ * bytes do not fit. */
 sg_code sg_watch_check_memory(size_t more, sg_error *err);
 
 #endif /* STAGD_COMMON_SG_H */

@@ -12,7 +12,11 @@
  *
  * Memory: tensors allocated while a watch with a budget is current are charged to it
  * (kernels/tensor.c) and refunded when released on the same thread while it is still
- * current; the executor checks the balance between instructions.
+ * current; the executor checks the balance between instructions. A watch with a share
+ * (a client session's budget over all its running requests) charges and refunds the
+ * share by the same amounts, and takes what it still holds off the share when it is
+ * left: results that outlive the request are then counted where they are kept (the
+ * handle store), not as running intermediates.
  */
 #include <stdio.h>
 
@@ -24,11 +28,19 @@ static atomic_uint_fast64_t next_serial = 1;
 sg_watch *sg_watch_enter(sg_watch *w) {
   sg_watch *prev = current;
   w->serial = atomic_fetch_add(&next_serial, 1);
+  if (!w->share && prev && prev->share) {
+    w->share = prev->share;
+    w->share_base = prev->share_base;
+  }
   current = w;
   return prev;
 }
 
-void sg_watch_leave(sg_watch *prev) { current = prev; }
+void sg_watch_leave(sg_watch *prev) {
+  sg_watch *w = current;
+  if (w && w->share && w->live_bytes) atomic_fetch_sub(&w->share->live, w->live_bytes);
+  current = prev;
+}
 
 sg_watch *sg_watch_current(void) { return current; }
 
@@ -53,28 +65,52 @@ bool sg_watch_stopped(void) { return stop_code(current) != SG_OK; }
 
 uint64_t sg_watch_charge(size_t bytes) {
   sg_watch *w = current;
-  if (!w || !w->max_bytes) return 0;
+  if (!w || (!w->max_bytes && !w->share)) return 0;
   w->live_bytes += bytes;
   if (w->live_bytes > w->peak_bytes) w->peak_bytes = w->live_bytes;
+  if (w->share) atomic_fetch_add_explicit(&w->share->live, bytes, memory_order_relaxed);
   return w->serial;
 }
 
 void sg_watch_refund(uint64_t serial, size_t bytes) {
   sg_watch *w = current;
   if (!serial || !w || w->serial != serial) return; /* charged to a request now over */
-  w->live_bytes = w->live_bytes > bytes ? w->live_bytes - bytes : 0;
+  size_t r = w->live_bytes < bytes ? w->live_bytes : bytes;
+  w->live_bytes -= r;
+  if (w->share) atomic_fetch_sub_explicit(&w->share->live, r, memory_order_relaxed);
+}
+
+static bool request_fits(const sg_watch *w, size_t bytes) {
+  return !w->max_bytes || (bytes <= w->max_bytes && w->live_bytes <= w->max_bytes - bytes);
+}
+
+/* the session's handles, its running requests' tensors and `bytes` more */
+static uint64_t share_total(const sg_watch *w, size_t bytes) {
+  return w->share_base + atomic_load_explicit(&w->share->live, memory_order_relaxed) + bytes;
+}
+
+static bool share_fits(const sg_watch *w, size_t bytes) {
+  return !w->share || !w->share->max || share_total(w, bytes) <= w->share->max;
 }
 
 bool sg_watch_fits(size_t bytes) {
   const sg_watch *w = current;
-  return !w || !w->max_bytes || (bytes <= w->max_bytes && w->live_bytes <= w->max_bytes - bytes);
+  return !w || (request_fits(w, bytes) && share_fits(w, bytes));
 }
 
 sg_code sg_watch_check_memory(size_t more, sg_error *err) {
   const sg_watch *w = current;
-  if (sg_watch_fits(more)) return SG_OK;
-  return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
-                      "the request's tensors would take %llu bytes, over its budget of %llu bytes "
-                      "(max-request-bytes)",
-                      (unsigned long long)(w->live_bytes + more), (unsigned long long)w->max_bytes);
+  if (!w) return SG_OK;
+  if (!request_fits(w, more))
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                        "the request's tensors would take %llu bytes, over its budget of %llu bytes "
+                        "(max-request-bytes)",
+                        (unsigned long long)(w->live_bytes + more), (unsigned long long)w->max_bytes);
+  if (!share_fits(w, more))
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                        "the client session's tensors (its handles and the tensors of its running "
+                        "requests) would take %llu bytes, over its budget of %llu bytes (%s)",
+                        (unsigned long long)share_total(w, more), (unsigned long long)w->share->max,
+                        w->share->flag);
+  return SG_OK;
 }

@@ -313,6 +313,7 @@ sg_code kn_binary(kn_binop op, const kn_tensor *a, const kn_tensor *b, kn_tensor
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_binop_result(op, a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_empty(rt, n, shape);
+  if (!o) return kn_alloc_error(err);
   *out = o;
   if (o->size == 0 || fast_f32(op, a, b, o)) return SG_OK;
   kn_dtype p = kn_promote(a->dtype, b->dtype);
@@ -399,10 +400,10 @@ static void unary_range(void *ctx, int64_t k0, int64_t k1) {
 sg_code kn_unary(kn_unop op, const kn_tensor *a, kn_tensor **out, sg_error *err) {
   kn_dtype rt = kn_unop_result(op, a->dtype);
   kn_tensor *o = kn_tensor_empty(rt, a->ndim, a->shape);
+  if (!o) return kn_alloc_error(err);
   *out = o;
   unary_job j = {op, a, o};
   kn_parallel_for(a->size, unary_range, &j);
-  (void)err;
   return SG_OK;
 }
 
@@ -463,6 +464,7 @@ sg_code kn_where(const kn_tensor *c, const kn_tensor *a, const kn_tensor *b, kn_
   if (kn_check_shape(n, shape, err)) return err->code;
   kn_dtype rt = kn_promote(a->dtype, b->dtype);
   kn_tensor *o = kn_tensor_empty(rt, n, shape);
+  if (!o) return kn_alloc_error(err);
   *out = o;
   if (o->size == 0) return SG_OK; /* where_range divides by each dimension */
   where_job J = {.c = c, .a = a, .b = b, .o = o, .n = n, .shape = shape,

@@ -207,7 +207,12 @@ sg_code kn_matmul_t(const kn_tensor *a0, const kn_tensor *b0, int trans, kn_tens
   kn_tensor *a = a0->dtype == rt ? (kn_tensor *)a0 : kn_cast(a0, rt);
   kn_tensor *b = b0->dtype == rt ? (kn_tensor *)b0 : kn_cast(b0, rt);
   /* every path below writes all of C (BLAS with beta 0, the loops zero it first) */
-  kn_tensor *o = kn_tensor_empty(rt, ond, oshape);
+  kn_tensor *o = a && b ? kn_tensor_empty(rt, ond, oshape) : NULL;
+  if (!o) {
+    if (a && a != a0) kn_tensor_release(a);
+    if (b && b != b0) kn_tensor_release(b);
+    return kn_alloc_error(err);
+  }
   size_t es = kn_dtype_size(rt);
   for (int64_t bi = 0; bi < nbatch; bi++) {
     /* batch index → offsets into a and b (broadcast) */

@@ -327,6 +327,7 @@ sg_code kn_reduce(kn_reduce_op op, const kn_tensor *a, bool has_axis, int axis,
                         "tensor)");
   kn_dtype rt = kn_reduce_result(op, a->dtype);
   kn_tensor *o = kn_tensor_new(rt, on, oshape);
+  if (!o) return kn_alloc_error(err);
   red_job J = {.op = op, .a = a, .o = o, .len = len, .inner = inner,
                .fdom = kn_dtype_is_float(a->dtype) || op == KN_MEAN};
   int64_t nout = outer * inner;
@@ -397,6 +398,7 @@ sg_code kn_softmax(const kn_tensor *a, int axis, bool log_, kn_tensor **out, sg_
   for (int i = axis + 1; i < a->ndim; i++) inner *= a->shape[i];
   kn_dtype rt = kn_dtype_is_float(a->dtype) ? a->dtype : KN_FLOAT64;
   kn_tensor *o = kn_tensor_new(rt, a->ndim, a->shape);
+  if (!o) return kn_alloc_error(err);
   softmax_job J = {.a = a, .o = o, .len = len, .inner = inner, .log_ = log_};
   int64_t lines = outer * inner;
   if (a->size < KN_PARALLEL_MIN || lines < 2) softmax_lines(&J, 0, lines);

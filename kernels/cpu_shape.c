@@ -67,6 +67,7 @@ sg_code kn_transpose(const kn_tensor *a, const int *perm, int nperm, kn_tensor *
   }
   for (int i = 0; i < n; i++) oshape[i] = a->shape[p[i]];
   kn_tensor *o = kn_tensor_new(a->dtype, n, oshape);
+  if (!o) return kn_alloc_error(err);
   size_t es = kn_dtype_size(a->dtype);
   *out = o;
   if (n == 2 && p[0] == 1) {
@@ -145,6 +146,7 @@ sg_code kn_concat(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_err
     dt = kn_promote(dt, ts[i]->dtype);
   }
   kn_tensor *o = kn_tensor_new(dt, nd, shape);
+  if (!o) return kn_alloc_error(err);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; d++) outer *= shape[d];
   for (int d = axis + 1; d < nd; d++) inner *= shape[d];
@@ -152,6 +154,10 @@ sg_code kn_concat(kn_tensor *const *ts, int n, int axis, kn_tensor **out, sg_err
   int64_t off = 0;
   for (int i = 0; i < n; i++) {
     kn_tensor *t = ts[i]->dtype == dt ? ts[i] : kn_cast(ts[i], dt);
+    if (!t) {
+      kn_tensor_release(o);
+      return kn_alloc_error(err);
+    }
     int64_t chunk = t->shape[axis] * inner;
     for (int64_t po = 0; po < outer; po++)
       memcpy((char *)o->data + (po * shape[axis] * inner + off) * es,
@@ -224,6 +230,7 @@ sg_code kn_slice(const kn_tensor *a, int axis, int64_t start, int64_t stop, int6
     return SG_OK;
   }
   kn_tensor *o = kn_tensor_new(a->dtype, a->ndim, shape);
+  if (!o) return kn_alloc_error(err);
   for (int64_t po = 0; po < outer; po++)
     for (int64_t j = 0; j < cnt; j++)
       memcpy((char *)o->data + ((po * cnt + j) * inner) * es,
@@ -261,7 +268,11 @@ sg_code kn_slice_update(const kn_tensor *x, const kn_tensor *v, int axis, int64_
   if (!broadcast_strides(v, x->ndim, shape, vstride)) return kn_slice_misfit(err, v->ndim, v->shape, x->ndim, shape);
   for (int d = x->ndim - 1; d >= 0; d--) xstride[d] = s, s *= x->shape[d];
   kn_tensor *vc = v->dtype == x->dtype ? kn_tensor_retain((kn_tensor *)v) : kn_cast(v, x->dtype);
-  kn_tensor *o = kn_tensor_copy(x);
+  kn_tensor *o = vc ? kn_tensor_copy(x) : NULL;
+  if (!o) {
+    if (vc) kn_tensor_release(vc);
+    return kn_alloc_error(err);
+  }
   size_t es = kn_dtype_size(x->dtype);
   int64_t total = 1, idx[KN_MAX_DIMS] = {0};
   for (int d = 0; d < x->ndim; d++) total *= shape[d];
@@ -302,6 +313,7 @@ sg_code kn_gather(const kn_tensor *a, const kn_tensor *idx, int axis, kn_tensor 
   }
   if (kn_check_shape(nd, shape, err)) return err->code;
   kn_tensor *o = kn_tensor_new(a->dtype, nd, shape);
+  if (!o) return kn_alloc_error(err);
   size_t es = kn_dtype_size(a->dtype);
   for (int64_t po = 0; po < outer; po++)
     for (int64_t j = 0; j < idx->size; j++) {
@@ -330,6 +342,7 @@ sg_code kn_one_hot(const kn_tensor *idx, int64_t depth, kn_tensor **out, sg_erro
   }
   if (kn_check_shape(idx->ndim + 1, shape, err)) return err->code;
   kn_tensor *o = kn_tensor_new(KN_FLOAT32, idx->ndim + 1, shape);
+  if (!o) return kn_alloc_error(err);
   for (int64_t j = 0; j < idx->size; j++) {
     int64_t i = kn_get_i64(idx, j);
     if (i < 0) i += depth;
@@ -345,6 +358,7 @@ sg_code kn_index(const kn_tensor *a, int64_t i, kn_tensor **out, sg_error *err) 
   if (i < -len || i >= len) return kn_err_index(err, "getitem", i, 0, len);
   if (i < 0) i += len;
   kn_tensor *o = kn_tensor_new(a->dtype, a->ndim - 1, a->shape + 1);
+  if (!o) return kn_alloc_error(err);
   size_t es = kn_dtype_size(a->dtype);
   memcpy(o->data, (const char *)a->data + i * o->size * es, (size_t)o->size * es);
   *out = o;
@@ -355,7 +369,7 @@ sg_code kn_index(const kn_tensor *a, int64_t i, kn_tensor **out, sg_error *err) 
  * buffer already zeroed stays as it is for +0). */
 kn_tensor *kn_fill(kn_dtype dt, int ndim, const int64_t *shape, double v) {
   kn_tensor *o = kn_tensor_new(dt, ndim, shape);
-  if ((v == 0 && !signbit(v)) || o->size == 0) return o;
+  if (!o || (v == 0 && !signbit(v)) || o->size == 0) return o;
   kn_set_f64(o, 0, v);
   size_t total = (size_t)o->size * kn_dtype_size(dt), done = kn_dtype_size(dt);
   char *d = o->data;
@@ -374,6 +388,7 @@ sg_code kn_arange(double start, double stop, double step, kn_dtype dt, kn_tensor
   int64_t n = c > 0 ? (int64_t)c : 0;
   if (n > KN_MAX_ELEMENTS) return sg_error_set(err, SG_RESOURCE_EXHAUSTED, "arange: too many elements");
   kn_tensor *o = kn_tensor_new(dt, 1, &n);
+  if (!o) return kn_alloc_error(err);
   for (int64_t i = 0; i < n; i++) {
     if (kn_dtype_is_float(dt)) kn_set_f64(o, i, start + (double)i * step);
     else kn_set_i64(o, i, (int64_t)start + i * (int64_t)step);
@@ -393,6 +408,7 @@ static double unif(uint64_t *s) { return (double)(splitmix(s) >> 11) * (1.0 / 90
 
 kn_tensor *kn_random(bool normal, uint64_t seed, kn_dtype dt, int ndim, const int64_t *shape) {
   kn_tensor *o = kn_tensor_new(dt, ndim, shape);
+  if (!o) return NULL;
   uint64_t s = seed;
   for (int64_t i = 0; i < o->size; i++) {
     double v;

@@ -67,7 +67,11 @@ float kn_f16_to_f32(uint16_t h);
 #endif
 /* SG_OK when a tensor of this shape may be created, else fills err. */
 sg_code kn_check_shape(int ndim, const int64_t *shape, sg_error *err);
-/* New tensor with zeroed data. ndim may be 0 (a scalar). */
+/* New tensor with zeroed data. ndim may be 0 (a scalar).
+ * NULL when the host has no memory for its data (a buffer of KN_POOL_MIN bytes or
+ * more; smaller ones abort like any bookkeeping allocation): every maker of a tensor
+ * (kn_tensor_empty, _copy, kn_cast, kn_fill, kn_random, the kernels) passes that on,
+ * the kernels as SG_RESOURCE_EXHAUSTED through kn_alloc_error. */
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape);
 /* The same with its data not filled: for kernels that write every element. (The test
  * build, with AddressSanitizer, fills it with 0xff bytes: NaN, -1, true.) */
@@ -78,7 +82,8 @@ kn_tensor *kn_tensor_empty(kn_dtype dt, int ndim, const int64_t *shape);
  * their class, up to STAGD_POOL_MB (default 256) MiB in all; smaller ones are plain
  * malloc/free. A failed allocation empties the pool and retries. */
 #define KN_POOL_MIN ((size_t)4096)
-void *kn_pool_alloc(size_t bytes);      /* not zeroed; aborts when memory is exhausted */
+/* not zeroed; NULL when memory is exhausted (below KN_POOL_MIN: aborts) */
+void *kn_pool_alloc(size_t bytes);
 void kn_pool_free(void *p, size_t bytes); /* bytes: as passed to kn_pool_alloc */
 void kn_pool_trim(void);                  /* frees every cached buffer */
 typedef struct kn_pool_stats {
@@ -98,6 +103,9 @@ static inline kn_tensor *kn_tensor_retain(kn_tensor *t) {
 }
 void kn_tensor_release(kn_tensor *t);
 kn_tensor *kn_tensor_copy(const kn_tensor *t);
+/* SG_RESOURCE_EXHAUSTED "out of host memory allocating N bytes for a DTYPE tensor of
+ * shape (...)", naming the calling thread's last failed tensor allocation. */
+sg_code kn_alloc_error(sg_error *err);
 bool kn_tensor_same_shape(const kn_tensor *a, const kn_tensor *b);
 
 /* Element access as double / int64 (converting from the storage dtype). */

@@ -11,8 +11,11 @@
  * quarter of a buffer is slack. A buffer is cached on release while the pool holds at
  * most its bound (STAGD_POOL_MB, default 256 MiB; 0 turns the pool off) and no single
  * buffer larger than a quarter of the bound is kept. When an allocation fails the pool
- * is emptied and the allocation retried before the daemon gives up (memory pressure);
- * kn_pool_trim empties it on demand. Cached buffers are poisoned for AddressSanitizer,
+ * is emptied and the allocation retried; if that fails too, kn_pool_alloc returns NULL
+ * and the tensor's maker reports RESOURCE_EXHAUSTED (tensor.c); kn_pool_trim empties
+ * it on demand. The test build reads STAGD_TEST_FAIL_ALLOC_ABOVE=N: every buffer of
+ * more than N bytes then fails, so tests reach that path without exhausting memory
+ * (AddressSanitizer's shadow reservations make a lowered RLIMIT_AS unusable there). Cached buffers are poisoned for AddressSanitizer,
  * so a use after release is still reported in the test build.
  */
 #include <pthread.h>
@@ -40,12 +43,17 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pool_buf *free_list[NCLASSES];
 static size_t bound;   /* bytes the pool may hold */
+static size_t fail_above; /* the test build's STAGD_TEST_FAIL_ALLOC_ABOVE; 0: off */
 static kn_pool_stats stats;
 
 static void init(void) {
   const char *v = getenv("STAGD_POOL_MB");
   bound = (size_t)256 << 20;
   if (v && *v) bound = (size_t)strtoull(v, NULL, 10) << 20;
+#if defined(__SANITIZE_ADDRESS__)
+  const char *f = getenv("STAGD_TEST_FAIL_ALLOC_ABOVE");
+  if (f && *f) fail_above = (size_t)strtoull(f, NULL, 10);
+#endif
 }
 
 /* The class of a buffer of `bytes` (≥ KN_POOL_MIN) and the bytes that class holds. */
@@ -77,16 +85,19 @@ void kn_pool_trim(void) {
 }
 
 static void *fresh(size_t bytes) {
+  if (fail_above && bytes > fail_above) return NULL;
   void *p = malloc(bytes);
   if (!p) { /* memory pressure: give back what the pool holds and try once more */
     kn_pool_trim();
-    p = sg_xmalloc(bytes);
+    p = malloc(bytes);
+    if (!p) return NULL;
   }
   sg_advise_bulk(p, bytes);
   return p;
 }
 
 void *kn_pool_alloc(size_t bytes) {
+  /* below a page, a failure means bookkeeping would fail next: sg_xmalloc aborts */
   if (bytes < KN_POOL_MIN) return sg_xmalloc(bytes);
   pthread_once(&once, init);
   size_t cb;

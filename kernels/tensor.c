@@ -120,16 +120,45 @@ int64_t kn_shape_copy(int64_t *dst, const int64_t *shape, int ndim) {
   return size;
 }
 
-/* A tensor whose storage comes from the pool (pool.c), not yet filled. */
+/* The calling thread's last tensor whose data could not be allocated (kn_alloc_error). */
+static _Thread_local struct {
+  size_t bytes;
+  kn_dtype dtype;
+  int ndim;
+  int64_t shape[KN_MAX_DIMS];
+} failed;
+
+sg_code kn_alloc_error(sg_error *err) {
+  sg_buf b = SG_BUF_INIT;
+  kn_put_shape(&b, failed.ndim, failed.shape);
+  sg_code c = sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                           "out of host memory allocating %zu bytes for a %s tensor of shape %s",
+                           failed.bytes, kn_dtype_name(failed.dtype), b.data);
+  sg_buf_free(&b);
+  return c;
+}
+
+/* A tensor whose storage comes from the pool (pool.c), not yet filled; NULL when the
+ * host has no memory for it (recorded for kn_alloc_error). */
 static kn_tensor *tensor_alloc(kn_dtype dt, int ndim, const int64_t *shape, size_t *bytes) {
+  int64_t size = 1;
+  for (int i = 0; i < ndim; i++) size *= shape[i];
+  *bytes = (size_t)size * dtype_sizes[dt];
+  void *data = kn_pool_alloc(*bytes);
+  if (!data) {
+    failed.bytes = *bytes;
+    failed.dtype = dt;
+    kn_shape_copy(failed.shape, shape, ndim);
+    failed.ndim = ndim;
+    return NULL;
+  }
   kn_tensor *t = sg_xmalloc(sizeof *t);
   atomic_init(&t->refcount, 1);
   t->dtype = dt;
   t->ndim = ndim;
   t->size = kn_shape_copy(t->shape, shape, ndim);
   for (int i = ndim; i < KN_MAX_DIMS; i++) t->shape[i] = 1;
-  *bytes = (size_t)t->size * dtype_sizes[dt];
-  t->data = kn_pool_alloc(*bytes);
+  t->data = data;
   t->base = NULL;
   t->charge = sg_watch_charge(*bytes);
   return t;
@@ -138,13 +167,14 @@ static kn_tensor *tensor_alloc(kn_dtype dt, int ndim, const int64_t *shape, size
 kn_tensor *kn_tensor_new(kn_dtype dt, int ndim, const int64_t *shape) {
   size_t bytes;
   kn_tensor *t = tensor_alloc(dt, ndim, shape, &bytes);
-  memset(t->data, 0, bytes);
+  if (t) memset(t->data, 0, bytes);
   return t;
 }
 
 kn_tensor *kn_tensor_empty(kn_dtype dt, int ndim, const int64_t *shape) {
   size_t bytes;
   kn_tensor *t = tensor_alloc(dt, ndim, shape, &bytes);
+  if (!t) return NULL;
 #if defined(__SANITIZE_ADDRESS__)
   /* the test build: NaN / -1 in every element a kernel forgets to write, so the tests
    * that compare with NumPy see it */
@@ -193,6 +223,7 @@ void kn_tensor_release(kn_tensor *t) {
 
 kn_tensor *kn_tensor_copy(const kn_tensor *t) {
   kn_tensor *c = kn_tensor_empty(t->dtype, t->ndim, t->shape);
+  if (!c) return NULL;
   memcpy(c->data, t->data, (size_t)t->size * dtype_sizes[t->dtype]);
   return c;
 }
@@ -266,6 +297,7 @@ void kn_put_shape(sg_buf *b, int ndim, const int64_t *shape) {
 
 kn_tensor *kn_cast(const kn_tensor *a, kn_dtype dt) {
   kn_tensor *o = kn_tensor_empty(dt, a->ndim, a->shape);
+  if (!o) return NULL;
   if (a->dtype == dt) {
     memcpy(o->data, a->data, (size_t)a->size * dtype_sizes[dt]);
   } else if (kn_dtype_is_float(a->dtype)) {

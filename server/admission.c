@@ -6,9 +6,13 @@
  * own (a small pool of its own in grpc.c), so a daemon whose workers are all busy
  * with long requests still answers its health checks.
  *
- * Sessions: a client session (its `stagd-session` metadata; calls without one are not
- * counted) may have at most max-session-requests requests running or queued at once; one more is
- * RESOURCE_EXHAUSTED naming the flag, answered at once. Admin-lane calls do not count.
+ * Sessions: a caller may have at most max-session-requests requests running or queued
+ * at once; one more is RESOURCE_EXHAUSTED naming the flag, answered at once. A caller
+ * is a client session keyed as ownership keys it (handles.c): its `stagd-session`
+ * name under its principal (the token's fingerprint), so one name under two tokens
+ * is two callers. Calls without a session name count under their principal's
+ * anonymous bucket with tokens, under their peer's host without, so leaving the name
+ * out does not escape the limit. Admin-lane calls do not count.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -72,23 +76,53 @@ static session_count *entry(sv_admission *a, const char *key, uint64_t *hash, bo
   return c;
 }
 
-sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err) {
-  if (!a->limit || !key) return SG_OK;
+/* "HOST" of gRPC's "ipv4:HOST:PORT" / "ipv6:[HOST]:PORT"; other peers (unix:PATH) whole. */
+static size_t peer_host_len(const char *peer) {
+  size_t n = strlen(peer);
+  if (strncmp(peer, "ipv4:", 5) && strncmp(peer, "ipv6:", 5)) return n;
+  const char *colon = strrchr(peer, ':');
+  return colon && colon > peer + 4 ? (size_t)(colon - peer) : n;
+}
+
+sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *session, const char *peer,
+                           char **key, sg_error *err) {
+  *key = NULL;
+  if (!a->limit) return SG_OK;
+  sg_buf k = SG_BUF_INIT;
+  if (session) sg_buf_printf(&k, "s%016llx:%s", (unsigned long long)principal, session);
+  else if (principal) sg_buf_printf(&k, "p%016llx", (unsigned long long)principal);
+  else if (peer) sg_buf_printf(&k, "h%.*s", (int)peer_host_len(peer), peer);
+  else sg_buf_puts(&k, "h?");
   pthread_mutex_lock(&a->mu);
   uint64_t h;
-  session_count *c = entry(a, key, &h, true);
+  session_count *c = entry(a, k.data, &h, true);
   bool ok = c->n < a->limit;
   if (ok) c->n++;
   pthread_mutex_unlock(&a->mu);
-  if (ok) return SG_OK;
-  return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
-                      "client session '%s' already has %llu requests running or queued, the limit "
-                      "(max-session-requests)",
-                      key, (unsigned long long)a->limit);
+  if (ok) {
+    *key = sg_buf_detach(&k, NULL);
+    return SG_OK;
+  }
+  if (session)
+    sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                 "client session '%s' already has %llu requests running or queued, the limit "
+                 "(max-session-requests)",
+                 session, (unsigned long long)a->limit);
+  else
+    sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                 "calls without a stagd-session %s already have %llu requests running or queued, the "
+                 "limit (max-session-requests; send a session name per client)",
+                 principal ? "under this token" : "from this address", (unsigned long long)a->limit);
+  sg_buf_free(&k);
+  return SG_RESOURCE_EXHAUSTED;
 }
 
-void sv_admission_leave(sv_admission *a, const char *key) {
-  if (!a->limit || !key) return;
+void sv_admission_leave(sv_admission *a, char *key) {
+  if (!key) return;
+  if (!a->limit) {
+    free(key);
+    return;
+  }
   pthread_mutex_lock(&a->mu);
   uint64_t h;
   session_count *c = entry(a, key, &h, false);
@@ -98,4 +132,5 @@ void sv_admission_leave(sv_admission *a, const char *key) {
     free(c);
   }
   pthread_mutex_unlock(&a->mu);
+  free(key);
 }

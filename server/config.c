@@ -74,8 +74,8 @@ static const opt options[] = {
      "tensor bytes one request's program may hold at once (its intermediates); more is "
      "RESOURCE_EXHAUSTED naming this flag; 0 = no limit (default 4294967296)"},
     {"max-session-requests", "STAGD_MAX_SESSION_REQUESTS", OPT_UINT, OFF(max_session_requests), "N",
-     "requests one client session (its stagd-session metadata; calls without it are not "
-     "counted) may "
+     "requests one client session (its stagd-session metadata under its token; calls "
+     "without it count per token, or per client address without tokens) may "
      "have running or queued at once; more are RESOURCE_EXHAUSTED naming this flag; health, "
      "ping, stats and version do not count; 0 = no limit (default 16)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
@@ -86,6 +86,10 @@ static const opt options[] = {
     {"max-session-handle-bytes", "STAGD_MAX_SESSION_HANDLE_BYTES", OPT_UINT, OFF(max_session_handle_bytes), "N",
      "tensor bytes the handles of one client session may hold, over all devices, so that one "
      "client cannot take the whole --max-handle-bytes (default 1073741824)"},
+    {"max-session-bytes", "STAGD_MAX_SESSION_BYTES", OPT_UINT, OFF(max_session_bytes), "N",
+     "tensor bytes one client session may hold at once: its handles and the tensors of all "
+     "its running requests; more is RESOURCE_EXHAUSTED naming this flag; 0 = no limit "
+     "(default 8589934592)"},
     {"tls-cert", "STAGD_TLS_CERT", OPT_STRING, OFF(tls_cert), "FILE",
      "serve gRPC and LSP TCP over TLS with this PEM certificate (chain); needs --tls-key"},
     {"tls-key", "STAGD_TLS_KEY", OPT_STRING, OFF(tls_key), "FILE", "the PEM private key of --tls-cert"},
@@ -96,7 +100,10 @@ static const opt options[] = {
      "'authorization: Bearer TOKEN', LSP TCP initializationOptions.token"},
     {"insecure", NULL, OPT_BOOL, OFF(insecure), NULL,
      "serve a non-loopback --listen/--lsp-listen address without TLS and tokens (anyone who "
-     "can connect may use the daemon); refused otherwise"},
+     "can connect may use the daemon), or --metrics-listen without tokens; refused otherwise"},
+    {"lsp-max-requests", "STAGD_LSP_MAX_REQUESTS", OPT_UINT, OFF(lsp_max_requests), "N",
+     "requests one LSP connection may have sent and not yet had answered; one more is the "
+     "JSON-RPC error -32803 'server busy'; 0 = no limit (default 64)"},
     {"lsp-allow-python", "STAGD_LSP_ALLOW_PYTHON", OPT_BOOL, OFF(lsp_allow_python), NULL,
      "let stagd/graph run the document's code in the Python helper for LSP TCP clients too "
      "(stdio clients always may: they are the daemon's own user)"},
@@ -144,6 +151,8 @@ void sv_config_init(sv_config *c) {
   c->max_session_requests = 16;
   c->handle_lease_ms = 300000;
   c->max_session_handle_bytes = 1ULL << 30;
+  c->max_session_bytes = 8ULL << 30;
+  c->lsp_max_requests = 64;
   c->models_poll_ms = 2000;
 }
 

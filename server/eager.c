@@ -50,7 +50,7 @@ typedef struct shm_dest {
 static void *shm_alloc(void *ud) {
   shm_dest *d = ud;
   d->k = kn_tensor_empty(d->dt, d->ndim, d->shape); /* every byte read into it */
-  return d->k->data;
+  return d->k ? d->k->data : NULL;                  /* NULL: out of host memory */
 }
 
 /* A Tensor message → a tensor value: its bytes from `data`, or (the local data path) from
@@ -77,7 +77,8 @@ static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *pa
     shm_dest d = {dt, (int)t->n_shape, shape, NULL};
     sg_code rc2 = sv_shm_take(shm, t->shm, (size_t)(n * kn_dtype_size(dt)), shm_alloc, &d, path, err);
     if (rc2) {
-      kn_tensor_release(d.k);
+      if (d.k) kn_tensor_release(d.k);
+      else if (rc2 == SG_RESOURCE_EXHAUSTED) return sg_error_prefix(err, kn_alloc_error(err), "%s", path);
       return rc2;
     }
     *out = gr_value_tensor(d.k);
@@ -88,6 +89,7 @@ static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *pa
                         kn_dtype_name(dt), (unsigned long long)n, (unsigned long long)(n * kn_dtype_size(dt)),
                         t->data.len);
   kn_tensor *k = kn_tensor_empty(dt, (int)t->n_shape, shape); /* every byte copied below */
+  if (!k) return sg_error_prefix(err, kn_alloc_error(err), "%s", path);
   if (t->data.len) memcpy(k->data, t->data.data, t->data.len);
   *out = gr_value_tensor(k);
   return SG_OK;

@@ -256,11 +256,8 @@ static void run_call(void *arg) {
     rc = sv_service_invoke_bytes(g->sv, m, &call, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s), &out, &err);
     grpc_slice_unref(s);
   }
-  if (gc->admitted) {
-    sv_admission_leave(sv_service_admission(g->sv), gc->admitted);
-    free(gc->admitted);
-    gc->admitted = NULL;
-  }
+  sv_admission_leave(sv_service_admission(g->sv), gc->admitted);
+  gc->admitted = NULL;
 
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
@@ -335,15 +332,15 @@ static void dispatch(sv_grpc *g, gcall *gc) {
   if (m && !admin) {
     sg_arena a;
     sg_arena_init(&a, 512);
-    const char *session = metadata_value(gc, "stagd-session", &a); /* none: not counted */
-    char *key = session ? sg_xstrdup(session) : NULL;
-    sg_arena_free(&a);
-    if (sv_admission_enter(sv_service_admission(g->sv), key, &gc->refused) == SG_OK) {
-      gc->admitted = key;
-    } else {
-      free(key);
+    const char *session = metadata_value(gc, "stagd-session", &a);
+    sv_call who = {0};
+    (void)authenticated(g, gc, &who); /* the principal; a bad token is refused later */
+    char *peer = grpc_call_get_peer(gc->call);
+    if (sv_admission_enter(sv_service_admission(g->sv), who.principal, session, peer, &gc->admitted,
+                           &gc->refused) != SG_OK)
       admin = true; /* the refusal is answered at once */
-    }
+    gpr_free(peer);
+    sg_arena_free(&a);
   }
   sv_pool_submit(admin ? g->admin_pool : g->pool, run_call, gc);
 }

@@ -202,6 +202,14 @@ static sg_code room(sv_handles *h, int d, int s, const char *device, uint64_t by
   return rc;
 }
 
+uint64_t sv_handles_session_bytes(sv_handles *h, const sv_owner *who) {
+  pthread_mutex_lock(&h->lock);
+  int s = session_slot(h, who, sg_now_ns(), false);
+  uint64_t bytes = s >= 0 ? h->sessions[s].bytes : 0;
+  pthread_mutex_unlock(&h->lock);
+  return bytes;
+}
+
 sg_code sv_handles_check_room(sv_handles *h, const char *device, const sv_owner *who, uint64_t bytes, sg_error *err) {
   pthread_mutex_lock(&h->lock);
   int s = session_slot(h, who, sg_now_ns(), false);

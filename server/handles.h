@@ -71,6 +71,16 @@ uint64_t sv_handles_end_session(sv_handles *h, const sv_owner *who);
 /* Releases the handles of every session not renewed for lease_ns; how many (and, in
  * *sessions_out, how many sessions ended). */
 uint64_t sv_handles_expire(sv_handles *h, uint64_t now, uint64_t lease_ns, int *sessions_out);
+/* Tensor bytes the handles of `who`'s session hold, over all devices. */
+uint64_t sv_handles_session_bytes(sv_handles *h, const sv_owner *who);
+/* session_memory.c: the budget shared by one session's running requests and its
+ * handles (--max-session-bytes; max 0: none, enter returns NULL). enter is called as a
+ * request of `who` starts, leave with its result as it ends. */
+typedef struct sv_session_memory sv_session_memory;
+sv_session_memory *sv_session_memory_new(uint64_t max);
+void sv_session_memory_free(sv_session_memory *m);
+sg_share *sv_session_memory_enter(sv_session_memory *m, const sv_owner *who);
+void sv_session_memory_leave(sv_session_memory *m, sg_share *s);
 /* Handles held by `who`'s session (0 when unknown or NULL); live sessions and the
  * handles expired leases released since start. */
 uint64_t sv_handles_session_count(sv_handles *h, const sv_owner *who, int *live_sessions, uint64_t *expired);

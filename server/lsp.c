@@ -17,6 +17,14 @@
  * only if no newer text arrived meanwhile (an older analysis still running is marked
  * cancelled and its result dropped). See docs/lsp.md.
  *
+ * Admission (docs/lsp.md "Admission"): LSP jobs run on a pool of their own (the
+ * --workers count, at least 4 threads, started with the first job), never on gRPC's.
+ * A connection may have --lsp-max-requests requests unanswered at once; one more is
+ * answered at once with RequestFailed (-32803) "server busy". Of its jobs at most half
+ * the pool (at least two) run at once, the rest wait in the connection's own queue, so
+ * a slow request does not hold up the next one on its connection, and one
+ * connection's slow or flooding requests leave threads to the others.
+ *
  * Bad input never stops a session: garbage between messages is reported (-32700)
  * and skipped up to the next Content-Length header; an oversized message is
  * reported (-32600) and its body skipped; invalid JSON (-32700), malformed requests
@@ -58,6 +66,7 @@ enum {
   RPC_SERVER_NOT_INITIALIZED = -32002,
   RPC_SERVER_ERROR = -32000,
   RPC_REQUEST_CANCELLED = -32800,
+  RPC_REQUEST_FAILED = -32803, /* LSP 3.17: the request was refused (server busy) */
   DEFAULT_DEBOUNCE_MS = 20,
   DEFAULT_STAGE_TIMEOUT_MS = 30000,
 };
@@ -68,7 +77,8 @@ typedef struct job job;
 struct sv_lsp {
   uv_loop_t *loop;
   sv_service *sv;
-  sv_pool *pool;
+  sv_pool *pool;              /* LSP jobs' own, created with the first */
+  int pool_threads;
   sv_lsp_hooks hooks;
   uv_async_t done_async;
   pthread_mutex_t done_mu;
@@ -103,6 +113,9 @@ struct conn {
   lsp_framer frame;         /* bytes read, cut into messages */
   bool initialized, shutdown_requested, eof, closing, close_started;
   int pending;        /* requests running on workers */
+  int requests;       /* client requests unanswered (in `running`): the busy limit */
+  int on_pool;        /* jobs submitted to the pool and not back yet */
+  job *wait_head, *wait_tail; /* jobs waiting for the connection's share of workers */
   int handles_open;
   sg_map running;     /* id hash → job*, for $/cancelRequest */
   sv_docs docs;       /* open documents of this session */
@@ -159,6 +172,50 @@ struct job {
 
 static void conn_maybe_close(conn *c);
 static void conn_free(conn *c);
+static void run_job(void *arg);
+
+enum { LSP_MIN_THREADS = 4 };
+
+/* Jobs one connection may have on the pool at once: half of it, at least two. */
+static int pool_share(const conn *c) {
+  int w = c->l->pool_threads / 2;
+  return w > 2 ? w : 2;
+}
+
+/* Runs j on the pool now, or queues it behind the connection's running jobs. */
+static void conn_submit(conn *c, job *j) {
+  sv_lsp *l = c->l;
+  if (!l->pool) {
+    int w = sv_service_config(l->sv)->workers;
+    l->pool_threads = w > LSP_MIN_THREADS ? w : LSP_MIN_THREADS;
+    l->pool = sv_pool_create(l->pool_threads);
+  }
+  if (c->on_pool < pool_share(c)) {
+    c->on_pool++;
+    sv_pool_submit(c->l->pool, run_job, j);
+    return;
+  }
+  j->next = NULL;
+  if (c->wait_tail) c->wait_tail->next = j;
+  else c->wait_head = j;
+  c->wait_tail = j;
+}
+
+/* A job of c came back from the pool: the next waiting one takes its place. */
+static void conn_job_back(conn *c) {
+  c->on_pool--;
+  while (c->wait_head && c->on_pool < pool_share(c)) {
+    job *j = c->wait_head;
+    c->wait_head = j->next;
+    if (!c->wait_head) c->wait_tail = NULL;
+    j->next = NULL;
+    c->on_pool++;
+    sv_pool_submit(c->l->pool, run_job, j);
+  }
+}
+
+/* Whether c may take one more request; else answers it "server busy" (-32803). */
+static bool conn_admit(conn *c, const cJSON *id);
 static void lsp_check_drained(sv_lsp *l);
 
 /* -------------------------------------------------------------- writing */
@@ -436,10 +493,11 @@ static void answer_parked(conn *c, job *a) {
       if (atomic_load(&p->cancelled)) send_error(c, p->id, RPC_REQUEST_CANCELLED, "Request cancelled");
       else send_raw_result(c, p->id, a->code_json);
       sg_map_remove(&c->running, p->id_hash);
+      c->requests--;
       c->pending--;
       job_free(p);
     } else {
-      sv_pool_submit(c->l->pool, run_job, p);
+      conn_submit(c, p);
     }
   }
   a->parked = NULL;
@@ -524,9 +582,11 @@ static void on_jobs_done(uv_async_t *a) {
       if (doc && doc->gen == j->gen) record_staging(c, doc, j);
       conn_send_text(c, j->reply, j->reply_len);
       sg_map_remove(&c->running, j->id_hash);
+      c->requests--;
     }
     c->pending--;
     job_free(j);
+    conn_job_back(c);
     conn_maybe_close(c);
     j = next;
   }
@@ -620,7 +680,7 @@ static void start_analysis(conn *c, sv_doc *doc) {
   j->style = c->style;
   doc->analysis = j;
   c->pending++;
-  sv_pool_submit(c->l->pool, run_job, j);
+  conn_submit(c, j);
 }
 
 static void analyse_if_dirty(sv_doc *doc, void *ud) {
@@ -786,8 +846,20 @@ static bool default_conversion(conn *c, const cJSON *params) {
 
 /* A language-feature request: checks the document, then runs it on the pool over a
  * copy of the text (stagd/convertedCode may be answered from the document's analysis). */
+static bool conn_admit(conn *c, const cJSON *id) {
+  uint64_t limit = sv_service_config(c->l->sv)->lsp_max_requests;
+  if (!limit || (uint64_t)c->requests < limit) return true;
+  bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
+  send_error(c, id_ok ? id : NULL, RPC_REQUEST_FAILED,
+             "server busy: this connection already has %llu requests unanswered, the limit "
+             "(lsp-max-requests); wait for their answers or cancel some",
+             (unsigned long long)limit);
+  return false;
+}
+
 static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id, const cJSON *params) {
   const char *name = feat->method;
+  if (!conn_admit(c, id)) return;
   if (!cJSON_IsObject(params)) {
     bool id_ok = !cJSON_IsString(id) || sg_utf8_valid(id->valuestring, strlen(id->valuestring), NULL);
     send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object with textDocument.uri", name);
@@ -840,13 +912,15 @@ static void submit_feature(conn *c, const sv_lsp_feature *feat, const cJSON *id,
       j->park_next = a->parked;
       a->parked = j;
       sg_map_put(&c->running, j->id_hash, j);
+      c->requests++;
       c->pending++;
       return;
     }
   }
   sg_map_put(&c->running, j->id_hash, j);
+  c->requests++;
   c->pending++;
-  sv_pool_submit(c->l->pool, run_job, j);
+  conn_submit(c, j);
 }
 
 static void handle_message(conn *c, const char *body, size_t len) {
@@ -988,6 +1062,7 @@ static void handle_message(conn *c, const char *body, size_t len) {
     send_error(c, id_ok ? id : NULL, RPC_INVALID_PARAMS, "Invalid params: '%s' takes an object", name);
     goto done;
   }
+  if (!conn_admit(c, id)) goto done;
   job *j = sg_xcalloc(1, sizeof *j);
   j->c = c;
   j->m = m;
@@ -995,8 +1070,9 @@ static void handle_message(conn *c, const char *body, size_t len) {
   j->params = params ? cJSON_Duplicate(params, 1) : NULL;
   j->id_hash = id_hash(id);
   sg_map_put(&c->running, j->id_hash, j);
+  c->requests++;
   c->pending++;
-  sv_pool_submit(c->l->pool, run_job, j);
+  conn_submit(c, j);
 done:
   cJSON_Delete(msg);
 }
@@ -1289,11 +1365,10 @@ sg_code sv_lsp_listen(sv_lsp *l, const char *addr, sg_error *err) {
 
 /* ------------------------------------------------------------- lifecycle */
 
-sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_pool *pool, sv_lsp_hooks hooks) {
+sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_lsp_hooks hooks) {
   sv_lsp *l = sg_xcalloc(1, sizeof *l);
   l->loop = loop;
   l->sv = sv;
-  l->pool = pool;
   l->hooks = hooks;
   pthread_mutex_init(&l->done_mu, NULL);
   uv_async_init(loop, &l->done_async, on_jobs_done);
@@ -1340,6 +1415,7 @@ void sv_lsp_cancel_all(sv_lsp *l) {
 
 void sv_lsp_destroy(sv_lsp *l) {
   if (!l) return;
+  if (l->pool) sv_pool_destroy(l->pool); /* idle by now: the loop drained every connection */
   free(l->listeners);
   sv_tls_ctx_free(l->tls);
   pthread_mutex_destroy(&l->done_mu);

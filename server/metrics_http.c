@@ -4,6 +4,11 @@
  * exposition (metrics.c). HTTP is libmicrohttpd's (Debian's libmicrohttpd12): its own
  * polling thread parses requests, so the daemon's loop and workers never see them.
  * Other paths are 404, other methods 405; a scrape holds no lock the service needs.
+ *
+ * Security (docs/security.md "Metrics"): with --auth-token-file a scrape must carry
+ * `Authorization: Bearer TOKEN` with one of the daemon's tokens (the same check as
+ * gRPC's), else 401 with `WWW-Authenticate: Bearer`; without tokens a non-loopback
+ * address is refused at start unless --insecure.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -14,7 +19,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "auth.h"
 #include "metrics.h"
+#include "transport.h"
 
 struct sv_metrics_http {
   struct MHD_Daemon *mhd;
@@ -29,6 +36,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, char *bo
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (status == MHD_HTTP_UNAUTHORIZED) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stagd\"");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   enum MHD_Result ok = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
@@ -53,6 +61,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (*upload_data_size) { /* a body on a GET: read and drop it */
     *upload_data_size = 0;
     return MHD_YES;
+  }
+  sv_auth *auth = sv_service_auth(h->sv);
+  if (auth) { /* before anything else, the path included */
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    uint64_t principal;
+    if (!v || !sv_auth_check_bearer(auth, v, strlen(v), &principal))
+      return text(c, MHD_HTTP_UNAUTHORIZED,
+                  "this daemon requires a bearer token: send 'Authorization: Bearer TOKEN' with a token "
+                  "from its --auth-token-file (Prometheus: authorization.credentials_file)\n");
   }
   if (strcmp(url, "/metrics") != 0)
     return text(c, MHD_HTTP_NOT_FOUND, "stagd serves its metrics at /metrics\n");
@@ -114,6 +131,15 @@ sv_metrics_http *sv_metrics_http_start(sv_service *sv, const char *addr, sg_erro
   struct sockaddr_storage sa;
   socklen_t salen;
   if (!resolve(addr, &sa, &salen, err)) return NULL;
+  /* plain HTTP: tokens protect it, else loopback only */
+  if (!sv_service_auth(sv) && !sv_service_config(sv)->insecure && !sv_addr_is_local(addr)) {
+    sg_error_set(err, SG_INVALID_ARGUMENT,
+                 "--metrics-listen %s is reachable from other machines: require tokens there with "
+                 "--auth-token-file FILE, bind it to a loopback address, or pass --insecure to serve it "
+                 "unprotected on a network you trust (docs/security.md)",
+                 addr);
+    return NULL;
+  }
   sv_metrics_http *h = sg_xcalloc(1, sizeof *h);
   h->sv = sv;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;

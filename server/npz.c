@@ -99,7 +99,8 @@ static sg_code parse_npy(const uint8_t *p, size_t n, const char *path, const cha
   size_t bytes = (size_t)elems * kn_dtype_size(dt);
   if (bytes != n - off - hlen) /* checked before allocating what the header claims */
     return bad(err, path, member, "data size does not match the header's dtype and shape");
-  kn_tensor *t = kn_tensor_new(dt, ndim, shape);
+  kn_tensor *t = kn_tensor_empty(dt, ndim, shape); /* every byte copied below */
+  if (!t) return kn_alloc_error(err);
   memcpy(t->data, p + off + hlen, bytes);
   *out = t;
   return SG_OK;

@@ -62,6 +62,7 @@ struct sv_service {
   sv_auth *auth;       /* --auth-token-file (auth.c), or NULL */
   sv_admission *admission; /* requests per client session (admission.c) */
   _Atomic(sv_shm *) shm;   /* the local data path (shm.c), or NULL; set once serving */
+  sv_session_memory *session_memory; /* --max-session-bytes (session_memory.c) */
 };
 
 enum { GRAPH_CACHE_CAPACITY = 1024 };
@@ -676,6 +677,7 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles, cfg->max_session_handle_bytes);
   sv->admission = sv_admission_new(cfg->max_session_requests);
+  sv->session_memory = sv_session_memory_new(cfg->max_session_bytes);
   if ((cfg->auth_token_file && !(sv->auth = sv_auth_load(cfg->auth_token_file, err))) ||
       (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err)))) {
     sv_service_destroy(sv);
@@ -693,6 +695,7 @@ void sv_service_destroy(sv_service *sv) {
   sv_auth_free(sv->auth);
   sv_admission_free(sv->admission);
   sv_shm_close(atomic_load(&sv->shm));
+  sv_session_memory_free(sv->session_memory);
   free(sv);
 }
 
@@ -757,9 +760,13 @@ sg_code sv_service_invoke(sv_service *sv, const sv_method *m, sv_call *call,
     sv_handles_touch(sv->handles, &who, t0);
     /* the converter, staging and the executors below poll it (common/watch.c) */
     sg_watch w = {.deadline_ns = call->deadline_ns, .cancel = call->cancelled};
+    /* and charge the session's budget (--max-session-bytes), its handles' bytes first */
+    if ((w.share = sv_session_memory_enter(sv->session_memory, &who)))
+      w.share_base = sv_handles_session_bytes(sv->handles, &who);
     sg_watch *prev = sg_watch_enter(&w);
     rc = m->handler(sv, call, req, r, err);
     sg_watch_leave(prev);
+    sv_session_memory_leave(sv->session_memory, w.share);
     if (rc != SG_OK && (!err || !err->message)) sg_error_set(err, rc, "%s failed", m->name);
   }
   uint64_t dt = sg_now_ns() - t0;

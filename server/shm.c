@@ -141,6 +141,8 @@ sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: shm file '%s' holds %lld bytes, the tensor needs %zu", path,
                       name, (long long)st.st_size, n);
   void *dst = rc ? NULL : alloc(ud);
+  if (!rc && !dst && n) /* the caller names the allocation that failed */
+    rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED, "%s: no memory for the tensor in shm file '%s'", path, name);
   if (!rc) populate(dst, n);
   for (size_t done = 0; !rc && done < n;) {
     ssize_t got = pread(fd, (char *)dst + done, n - done, (off_t)done);

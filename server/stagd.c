@@ -132,6 +132,8 @@ static void on_sighup(uv_signal_t *s, int signum) {
 
 /* Says which addresses anyone on the network may use without TLS and tokens. */
 static void warn_exposed(const sv_config *c) {
+  if (c->metrics_listen && !c->auth_token_file && !sv_addr_is_local(c->metrics_listen))
+    SG_WARN(0, "--insecure: metrics on %s are served to the network without tokens", c->metrics_listen);
   if (c->tls_cert && c->auth_token_file) return;
   const sv_strlist *lists[2] = {&c->listen, &c->lsp_listen};
   for (int k = 0; k < 2; k++)
@@ -204,7 +206,7 @@ int main(int argc, char **argv) {
   d.sighup.data = &d;
   uv_signal_start(&d.sighup, on_sighup, SIGHUP);
   warn_exposed(&d.cfg);
-  d.lsp = sv_lsp_create(d.loop, d.sv, d.pool, (sv_lsp_hooks){on_stdio_exit, on_lsp_drained, &d});
+  d.lsp = sv_lsp_create(d.loop, d.sv, (sv_lsp_hooks){on_stdio_exit, on_lsp_drained, &d});
 
   int rc = 0;
   if (d.cfg.listen.len) {

@@ -60,12 +60,14 @@ typedef struct sv_config {
   bool no_shm;                  /* --no-shm: tensor payloads only inside messages */
   bool listen_explicit;         /* some source named --listen */
   uint64_t max_session_handle_bytes; /* tensor bytes one session's handles may hold, all devices */
+  uint64_t max_session_bytes;  /* one session's handles and running requests' tensors (0: none) */
   /* security (docs/security.md) */
   char *tls_cert, *tls_key;     /* --tls-cert/--tls-key PEM files: TLS on gRPC and LSP TCP */
   char *tls_client_ca;          /* --tls-client-ca: clients must present a certificate it signed */
   char *auth_token_file;        /* --auth-token-file: bearer tokens, one per line (SIGHUP reloads) */
   bool insecure;                /* --insecure: serve non-loopback addresses without TLS+tokens */
   bool lsp_allow_python;        /* --lsp-allow-python: stagd/graph may run the helper for TCP clients */
+  uint64_t lsp_max_requests;    /* requests one LSP connection may have unanswered (0: none) */
   char *lsp_python;             /* --lsp-python: the helper's interpreter (operator's choice) */
 } sv_config;
 
@@ -161,10 +163,16 @@ bool sv_admin_lane_reads_body(const sv_method *m);
 typedef struct sv_admission sv_admission;
 sv_admission *sv_admission_new(uint64_t limit); /* limit 0: none */
 void sv_admission_free(sv_admission *a);
-/* Counts one more request of session key (NULL: not counted); RESOURCE_EXHAUSTED
- * naming max-session-requests when the session is at the limit. */
-sg_code sv_admission_enter(sv_admission *a, const char *key, sg_error *err);
-void sv_admission_leave(sv_admission *a, const char *key);
+/* Counts one more request of its caller: the session (principal, session) as handles
+ * own data, or for a call without a session name its principal's anonymous bucket
+ * (with tokens) or, without tokens, its peer's host (`peer` as gRPC spells it,
+ * "ipv4:HOST:PORT"; the port is dropped, so new connections share the count).
+ * RESOURCE_EXHAUSTED naming max-session-requests when that caller is at the limit;
+ * else SG_OK and *key (malloc'd, NULL when nothing was counted) for
+ * sv_admission_leave, which frees it. */
+sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *session, const char *peer,
+                           char **key, sg_error *err);
+void sv_admission_leave(sv_admission *a, char *key);
 sv_admission *sv_service_admission(sv_service *sv);
 /* Opens the local data path's directory (shm.c; --shm-dir, default the first unix
  * socket's path + ".shm"; nothing with --no-shm or no unix socket). The gRPC transport

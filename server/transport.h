@@ -47,7 +47,7 @@ typedef struct sv_lsp_hooks {
   void *ud;
 } sv_lsp_hooks;
 
-sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_pool *pool, sv_lsp_hooks hooks);
+sv_lsp *sv_lsp_create(uv_loop_t *loop, sv_service *sv, sv_lsp_hooks hooks);
 sg_code sv_lsp_serve_stdio(sv_lsp *l, sg_error *err);
 sg_code sv_lsp_listen(sv_lsp *l, const char *addr, sg_error *err);
 /* Stops listening; connections close once their pending requests are answered. */

@@ -109,6 +109,7 @@ bool gr_fused_run(const gr_code *c, int pc, const gr_val *slots, const gr_val *e
   }
   if (!shape || shape->size == 0) return false;
   kn_tensor *r = kn_tensor_empty(KN_FLOAT32, shape->ndim, shape->shape);
+  if (!r) return false; /* no memory: op by op, whose first result reports it */
   kn_fused_f32(steps, n, ins, r->data, r->size);
   atomic_fetch_add_explicit(&fused_runs, 1, memory_order_relaxed);
   *out = gv_tensor(r);

@@ -73,10 +73,16 @@ static sg_code zeros_like(gr_ctx *ctx, const gr_val *v, gr_val *out, sg_error *e
   switch (v->tag) {
   case GV_FLOAT: *out = gv_float(0.0); return SG_OK;
   case GV_INT: *out = gv_int(0); return SG_OK;
-  case GV_TENSOR:
-    *out = v->u.t->dtype == KN_BOOL ? gv_none()
-                                    : gv_tensor(kn_fill(v->u.t->dtype, v->u.t->ndim, v->u.t->shape, 0.0));
+  case GV_TENSOR: {
+    if (v->u.t->dtype == KN_BOOL) {
+      *out = gv_none();
+      return SG_OK;
+    }
+    kn_tensor *z = kn_fill(v->u.t->dtype, v->u.t->ndim, v->u.t->shape, 0.0);
+    if (!z) return kn_alloc_error(err);
+    *out = gv_tensor(z);
     return SG_OK;
+  }
   case GV_TUPLE:
   case GV_RECORD: return each_item(ctx, gr_op_lookup("zeros_like"), v, v, NULL, out, err);
   default: *out = gv_none(); return SG_OK;
@@ -121,7 +127,7 @@ static sg_code sum_like(const gr_op *op, const gr_val *g, const gr_val *x, gr_va
     }
     kn_tensor *gt = gv_to_tensor(g, float_dt(x->u.t->dtype) ? x->u.t->dtype : KN_FLOAT64), *r;
     kn_tensor *z = kn_fill(gt->dtype, x->u.t->ndim, x->u.t->shape, 0.0);
-    sg_code rc = kn_binary(KN_ADD, z, gt, &r, err);
+    sg_code rc = z ? kn_binary(KN_ADD, z, gt, &r, err) : kn_alloc_error(err);
     kn_tensor_release(z);
     kn_tensor_release(gt);
     if (!rc) *out = gv_tensor(r);
@@ -164,8 +170,11 @@ static sg_code sum_like(const gr_op *op, const gr_val *g, const gr_val *x, gr_va
   }
   if (!rc && float_dt(x->u.t->dtype) && float_dt(cur->dtype) && cur->dtype != x->u.t->dtype) {
     kn_tensor *r = kn_cast(cur, x->u.t->dtype);
-    kn_tensor_release(cur);
-    cur = r;
+    if (!r) rc = kn_alloc_error(err);
+    else {
+      kn_tensor_release(cur);
+      cur = r;
+    }
   }
   if (rc) {
     kn_tensor_release(cur);
@@ -204,7 +213,7 @@ static sg_code expand_like(const gr_op *op, const gr_val *g, const gr_val *x, co
     gt = r;
   }
   kn_tensor *z = kn_fill(dt, xt->ndim, xt->shape, 0.0);
-  sg_code rc = kn_binary(KN_ADD, z, gt, &r, err);
+  sg_code rc = z ? kn_binary(KN_ADD, z, gt, &r, err) : kn_alloc_error(err);
   kn_tensor_release(z);
   kn_tensor_release(gt);
   if (!rc) *out = gv_tensor(r);
@@ -273,7 +282,9 @@ static sg_code slice_grad(const gr_op *op, gr_val *args, int n, gr_val *out, sg_
     }
     if (gr_int_arg(op, &args[i], &v[i - 2], err)) return err->code;
   }
-  kn_tensor *z = zeros_for(xt, &args[1]), *g = gv_to_tensor(&args[1], z->dtype), *r;
+  kn_tensor *z = zeros_for(xt, &args[1]), *r;
+  if (!z) return kn_alloc_error(err);
+  kn_tensor *g = gv_to_tensor(&args[1], z->dtype);
   sg_code rc = kn_slice_update(z, g, (int)v[3], v[0], v[1], v[2], has[0], has[1], &r, err);
   kn_tensor_release(z);
   kn_tensor_release(g);
@@ -288,10 +299,11 @@ static sg_code gather_grad(const gr_op *op, gr_val *args, gr_val *out, sg_error 
   if (gr_int_arg(op, &args[3], &axis, err)) return err->code;
   if (axis < 0) axis += xt->ndim;
   if (axis < 0 || axis >= xt->ndim) return adj_err(err, op, "axis out of range");
+  kn_tensor *r = zeros_for(xt, &args[1]);
+  if (!r) return kn_alloc_error(err);
   kn_tensor *idx = gv_to_tensor(&args[2], KN_INT64);
   int64_t outer, inner, len = xt->shape[axis];
   split_at(xt, (int)axis, &outer, &inner);
-  kn_tensor *r = zeros_for(xt, &args[1]);
   sg_code rc = SG_OK;
   for (int64_t o = 0; o < outer && !rc; o++)
     for (int64_t j = 0; j < idx->size && !rc; j++) {

@@ -28,7 +28,8 @@ static sg_code bad(sg_error *err, const gr_op *op, const char *fmt, const char *
 static bool is_num(const gr_val *v) { return gv_is_scalar(v) || v->tag == GV_TENSOR; }
 
 /* A binary operand as a tensor of dtype dt: a Python scalar as a 0-d tensor, a tensor
- * cast when its dtype differs (a weak 0-d tensor next to an array). */
+ * cast when its dtype differs (a weak 0-d tensor next to an array). Only 0-d tensors
+ * are made, below KN_POOL_MIN bytes, so this never fails (kn.h). */
 static kn_tensor *operand_as(const gr_val *v, kn_dtype dt) {
   if (v->tag == GV_TENSOR && v->u.t->dtype != dt) return kn_cast(v->u.t, dt);
   return gv_to_tensor(v, dt);
@@ -187,14 +188,10 @@ sg_code gr_cpu_cast(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
   if (dtype_arg(op, &args[1], &dt, err)) return err->code;
   if (!is_num(&args[0])) return bad(err, op, "expected a number or tensor, got a %s", gv_type_name(&args[0]));
   kn_tensor *t = gv_to_tensor(&args[0], gr_strong_dtype(&args[0]));
-  if (args[0].tag == GV_TENSOR) {
-    kn_tensor_release(t);
-    t = args[0].u.t;
-    *out = gv_tensor(kn_cast(t, dt));
-    return SG_OK;
-  }
-  *out = gv_tensor(kn_cast(t, dt));
+  kn_tensor *r = kn_cast(t, dt);
   kn_tensor_release(t);
+  if (!r) return kn_alloc_error(err);
+  *out = gv_tensor(r);
   return SG_OK;
 }
 
@@ -363,7 +360,9 @@ sg_code gr_cpu_fill(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *o
     dti = 2;
   }
   if (n > dti && dtype_arg(op, &args[dti], &dt, err)) return err->code;
-  *out = gv_tensor(kn_fill(dt, nd, sh, value));
+  kn_tensor *r = kn_fill(dt, nd, sh, value);
+  if (!r) return kn_alloc_error(err);
+  *out = gv_tensor(r);
   return SG_OK;
 }
 
@@ -391,7 +390,9 @@ sg_code gr_cpu_random(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   if (gr_int_arg(op, &args[1], &seed, err)) return err->code;
   if (n > 2 && dtype_arg(op, &args[2], &dt, err)) return err->code;
   if (!kn_dtype_is_float(dt)) return bad(err, op, "dtype must be a float type%s", "");
-  *out = gv_tensor(kn_random(op->code != 0, (uint64_t)seed, dt, nd, sh));
+  kn_tensor *r = kn_random(op->code != 0, (uint64_t)seed, dt, nd, sh);
+  if (!r) return kn_alloc_error(err);
+  *out = gv_tensor(r);
   return SG_OK;
 }
 

@@ -352,6 +352,7 @@ static sg_code to_value(const jv *v, gr_module *m, sg_arena *a, gr_val *out, sg_
     if (count_leaves(v) == 0 || v->n == 0) allbool = false;
     kn_dtype dt = allbool ? KN_BOOL : anyfloat ? KN_FLOAT32 : KN_INT64;
     kn_tensor *t = kn_tensor_new(dt, ndim, shape);
+    if (!t) return kn_alloc_error(err);
     int64_t k = 0;
     if (flatten(v, t, &k, true, err)) {
       kn_tensor_release(t);
@@ -407,6 +408,7 @@ static sg_code to_value(const jv *v, gr_module *m, sg_arena *a, gr_val *out, sg_
         return sg_error_set(err, SG_INVALID_ARGUMENT, "tensor data has %lld elements, shape needs %lld",
                             (long long)leaves, (long long)size);
       kn_tensor *t = kn_tensor_new(d, sh->n, shape);
+      if (!t) return kn_alloc_error(err);
       int64_t k = 0;
       if (flatten(data, t, &k, false, err)) {
         kn_tensor_release(t);

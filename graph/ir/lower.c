@@ -538,6 +538,13 @@ static gr_node *lower_tensor_literal(lowerer *L, const sx *x) {
     return NULL;
   }
   kn_tensor *t = kn_tensor_new(dt, dims->u.list.n, shape);
+  if (!t) {
+    sg_error e = SG_ERROR_INIT;
+    kn_alloc_error(&e);
+    err_at(L, x, e.code, "tensor literal: %s", e.message);
+    sg_error_clear(&e);
+    return NULL;
+  }
   for (int64_t i = 0; i < size; i++) {
     const sx *v = x->u.list.items[3 + i];
     if (v->kind == SX_INT) kn_set_i64(t, i, v->u.i);

@@ -264,6 +264,10 @@ static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, s
   for (int i = 0; i < gn; i++) gsize *= gs[i];
   if (gsize != outer * m * inner || m == 0 || len == 0) return SG_OK;
   kn_tensor *norm = kn_tensor_new(KN_INT64, 1, &m);
+  if (!norm) {
+    *done = true;
+    return kn_alloc_error(err);
+  }
   for (int64_t j = 0; j < m; j++) {
     int64_t q = kn_get_i64(idx, j);
     if (q < 0) q += len;

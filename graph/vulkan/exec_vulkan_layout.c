@@ -167,7 +167,14 @@ static sg_code slice_update(struct gr_vk_exec *x, gr_dtensor *da, const gr_val *
       (v->tag == GV_DEVICE && (!gr_vkx_tensor_dtype(v, &vdt) || vdt != dt)))
     return SG_OK; /* a device V of another dtype: the CPU kernel casts it */
   /* a host tensor of another dtype is cast before its upload */
-  gr_val hv = v->tag == GV_TENSOR && v->u.t->dtype != dt ? gv_tensor(kn_cast(v->u.t, dt)) : gv_retain(*v);
+  gr_val hv;
+  if (v->tag == GV_TENSOR && v->u.t->dtype != dt) {
+    kn_tensor *c = kn_cast(v->u.t, dt);
+    if (!c) return kn_alloc_error(err);
+    hv = gv_tensor(c);
+  } else {
+    hv = gv_retain(*v);
+  }
   sg_code rc = gr_vkx_operand_as(x, &hv, dt, &dv, &tv, err);
   gv_release(hv);
   if (rc) return rc;
@@ -257,6 +264,7 @@ static sg_code host_indices(struct gr_vk_exec *x, gr_val *v, int64_t len, kn_ten
   const kn_tensor *t = v->tag == GV_DEVICE ? v->u.d->host : v->u.t;
   if (len > (int64_t)UINT32_MAX) return SG_OK;
   kn_tensor *o = kn_tensor_new(KN_INT32, t->ndim, t->shape);
+  if (!o) return kn_alloc_error(err);
   for (int64_t j = 0; j < t->size; j++) {
     int64_t i = kn_get_i64(t, j);
     if (i < -len || i >= len) {

@@ -338,6 +338,7 @@ sg_code gr_vkx_download(struct gr_vk_exec *x, gr_dtensor *d, sg_error *err) {
   x->st.downloads++;
   x->st.download_bytes += (uint64_t)d->size * kn_dtype_size(d->dtype);
   kn_tensor *t = kn_tensor_empty(d->dtype, d->ndim, d->shape); /* the download fills it */
+  if (!t) return kn_alloc_error(err);
   if (d->size) rc = kn_vk_download(x->vk, d->db->buf, 0, t->data, (uint64_t)d->size * kn_dtype_size(d->dtype), err);
   if (rc) {
     kn_tensor_release(t);

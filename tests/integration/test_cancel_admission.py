@@ -27,8 +27,8 @@ def _stage(ch, pb2, src, session=None):
     return stub(pb2.StageRequest(sexpr=src), timeout=30, metadata=md).graph_id
 
 
-def _execute_future(ch, pb2, gid, args_json, session=None, timeout=None):
-    md = (("stagd-session", session),) if session else None
+def _execute_future(ch, pb2, gid, args_json, session=None, timeout=None, token=None):
+    md = ((("stagd-session", session),) if session else ()) + ((("authorization", f"Bearer {token}"),) if token else ())
     stub = ch.unary_unary("/stagd.v1.Stagd/Execute", request_serializer=pb2.ExecuteRequest.SerializeToString,
                           response_deserializer=pb2.ExecuteReply.FromString)
     return stub.future(pb2.ExecuteRequest(graph_id=gid, args_json=args_json), timeout=timeout, metadata=md)
@@ -137,6 +137,61 @@ def test_one_session_is_held_to_max_session_requests(start_daemon, pb2):
     time.sleep(0.3)
     # the greedy session's slots came back
     assert _execute_future(ch, pb2, gid, "[3]", session="greedy").result(timeout=10).result_json == "3"
+    ch.close()
+
+
+def test_calls_without_a_session_count_under_their_address(start_daemon, pb2):
+    d = start_daemon("--listen", "127.0.0.1:0", "--workers", "3", "--deadline-ms", "0",
+                     "--max-session-requests", "2")
+    ch = grpc.insecure_channel(d.addr)
+    gid = _stage(ch, pb2, LOOP)
+    futs = [_execute_future(ch, pb2, gid, "[1000000000000]") for _ in range(2)]
+    time.sleep(0.5)
+    try:
+        # a new connection from the same address is the same caller
+        ch2 = grpc.insecure_channel(d.addr, options=[("grpc.use_local_subchannel_pool", 1)])
+        with pytest.raises(grpc.RpcError) as e:
+            _execute_future(ch2, pb2, gid, "[1]").result(timeout=10)
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "without a stagd-session from this address" in e.value.details()
+        assert "max-session-requests" in e.value.details()
+        ch2.close()
+        # a named session is another caller
+        assert _execute_future(ch, pb2, gid, "[7]", session="named").result(timeout=10).result_json == "7"
+    finally:
+        for f in futs:
+            f.cancel()
+    _wait_log(d, r"CANCELLED", count=2)
+    time.sleep(0.3)
+    assert _execute_future(ch, pb2, gid, "[3]").result(timeout=10).result_json == "3"
+    ch.close()
+
+
+def test_session_limit_is_keyed_by_token_and_name(start_daemon, pb2, tmp_path):
+    tokens = ["a" * 32, "b" * 32]
+    (tmp_path / "tokens").write_text("\n".join(tokens) + "\n")
+    d = start_daemon("--listen", "127.0.0.1:0", "--workers", "4", "--deadline-ms", "0",
+                     "--max-session-requests", "2", "--auth-token-file", str(tmp_path / "tokens"))
+    ch = grpc.insecure_channel(d.addr)
+    md = (("authorization", f"Bearer {tokens[0]}"),)
+    stub = ch.unary_unary("/stagd.v1.Stagd/Stage", request_serializer=pb2.StageRequest.SerializeToString,
+                          response_deserializer=pb2.StageReply.FromString)
+    gid = stub(pb2.StageRequest(sexpr=LOOP), timeout=30, metadata=md).graph_id
+    futs = [_execute_future(ch, pb2, gid, "[1000000000000]", session="shared", token=tokens[0]) for _ in range(2)]
+    time.sleep(0.5)
+    try:
+        with pytest.raises(grpc.RpcError) as e:
+            _execute_future(ch, pb2, gid, "[1]", session="shared", token=tokens[0]).result(timeout=10)
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "'shared'" in e.value.details()
+        # the same name under another token is another session: its own count
+        assert _execute_future(ch, pb2, gid, "[5]", session="shared",
+                               token=tokens[1]).result(timeout=10).result_json == "5"
+        # and calls without a name under the first token have a count of their own too
+        assert _execute_future(ch, pb2, gid, "[6]", token=tokens[0]).result(timeout=10).result_json == "6"
+    finally:
+        for f in futs:
+            f.cancel()
+    _wait_log(d, r"CANCELLED", count=2)
     ch.close()
 
 

@@ -239,3 +239,30 @@ def test_bad_log_format_is_a_startup_error():
     res = subprocess.run([harness.stagd_bin(), "--log-format", "yaml"], capture_output=True, text=True,
                          env=harness.base_env(), timeout=30)
     assert res.returncode == 2 and "--log-format: log-format expects text or json, got 'yaml'" in res.stderr
+
+
+def test_metrics_need_the_bearer_token_when_the_daemon_has_tokens(start_daemon, tmp_path):
+    token = "m" * 40
+    (tmp_path / "tokens").write_text(token + "\n")
+    d = _metrics_daemon(start_daemon, "--auth-token-file", str(tmp_path / "tokens"))
+    for headers in ({}, {"Authorization": "Bearer " + "x" * 40}, {"Authorization": token}):
+        for url in (d.metrics_url, d.metrics_url.replace("/metrics", "/other")):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10)
+            assert e.value.code == 401 and e.value.headers.get("WWW-Authenticate") == 'Bearer realm="stagd"'
+            assert "--auth-token-file" in e.value.read().decode()
+    req = urllib.request.Request(d.metrics_url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 200 and "stagd_build_info" in r.read().decode()
+
+
+def test_metrics_on_the_network_need_tokens_or_insecure(start_daemon):
+    res = subprocess.run([harness.stagd_bin(), "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"],
+                         capture_output=True, text=True, env=harness.base_env(), timeout=30)
+    assert res.returncode == 2, res.stderr
+    assert "--metrics-listen 0.0.0.0:0 is reachable from other machines" in res.stderr
+    assert "--auth-token-file" in res.stderr and "--insecure" in res.stderr
+    d = start_daemon("--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0", "--insecure")
+    d.log.wait_for(re.compile(r"metrics on 0\.0\.0\.0:0 are served to the network without tokens"),
+                   harness.START_TIMEOUT, 1)
+    assert "served to the network without tokens" in d.log.text()
