@@ -141,3 +141,27 @@ def test_max_session_bytes_bounds_one_session_not_another(start_daemon, pb2):
     assert "max-session-bytes" in _fails(lambda: run_f("c"))
     assert json.loads(run_f("b").result_json)["data"] == [800000.0]
     ch.close()
+
+
+def test_a_shared_memory_put_the_host_cannot_hold_is_resource_exhausted(start_daemon, tmp_path):
+    """The local data path (docs/client.md): a Put whose file is read straight into a new
+    tensor gets the same error when that tensor cannot be allocated, the file is removed,
+    and the daemon serves on."""
+    import os
+
+    import numpy as np
+
+    import stagd
+    from stagd.tensor import _put_array
+    env = harness.base_env(STAGD_TEST_FAIL_ALLOC_ABOVE=LIMIT)
+    d = start_daemon("--listen", f"unix:{tmp_path}/s.sock", "--max-request-bytes", "0", env=env)
+    c = stagd.Client(d.addr)
+    directory = c.shm_dir()
+    assert directory
+    big = np.full(BIG, 1.5)
+    with pytest.raises(stagd.ResourceExhausted, match=f"out of host memory allocating {BIG * 8} bytes"):
+        _put_array(c, big, "cpu")
+    assert os.listdir(directory) == []
+    small = np.arange(4.0)
+    np.testing.assert_array_equal(_put_array(c, small, "cpu").numpy(), small)
+    c.close()
