@@ -11,8 +11,10 @@
  * is a client session keyed as ownership keys it (handles.c): its `stagd-session`
  * name under its principal (the token's fingerprint), so one name under two tokens
  * is two callers. Calls without a session name count under their principal's
- * anonymous bucket with tokens, under their peer's host without, so leaving the name
- * out does not escape the limit. Admin-lane calls do not count.
+ * anonymous bucket with tokens, under their peer's host without, held to
+ * max-unnamed-requests (larger: every process of a host that sends no session shares
+ * the bucket), so leaving the name out does not escape a bound. Admin-lane calls do
+ * not count.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,13 +31,15 @@ typedef struct session_count {
 struct sv_admission {
   pthread_mutex_t mu;
   sg_map counts; /* hash of the key → session_count */
-  uint64_t limit;
+  uint64_t limit;   /* per named session */
+  uint64_t unnamed; /* per token or address, calls without a session */
 };
 
-sv_admission *sv_admission_new(uint64_t limit) {
+sv_admission *sv_admission_new(uint64_t limit, uint64_t unnamed) {
   sv_admission *a = sg_xcalloc(1, sizeof *a);
   pthread_mutex_init(&a->mu, NULL);
   a->limit = limit;
+  a->unnamed = unnamed;
   return a;
 }
 
@@ -87,7 +91,8 @@ static size_t peer_host_len(const char *peer) {
 sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *session, const char *peer,
                            char **key, sg_error *err) {
   *key = NULL;
-  if (!a->limit) return SG_OK;
+  uint64_t limit = session ? a->limit : a->unnamed;
+  if (!limit) return SG_OK;
   sg_buf k = SG_BUF_INIT;
   if (session) sg_buf_printf(&k, "s%016llx:%s", (unsigned long long)principal, session);
   else if (principal) sg_buf_printf(&k, "p%016llx", (unsigned long long)principal);
@@ -96,7 +101,7 @@ sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *sess
   pthread_mutex_lock(&a->mu);
   uint64_t h;
   session_count *c = entry(a, k.data, &h, true);
-  bool ok = c->n < a->limit;
+  bool ok = c->n < limit;
   if (ok) c->n++;
   pthread_mutex_unlock(&a->mu);
   if (ok) {
@@ -107,22 +112,18 @@ sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *sess
     sg_error_set(err, SG_RESOURCE_EXHAUSTED,
                  "client session '%s' already has %llu requests running or queued, the limit "
                  "(max-session-requests)",
-                 session, (unsigned long long)a->limit);
+                 session, (unsigned long long)limit);
   else
     sg_error_set(err, SG_RESOURCE_EXHAUSTED,
                  "calls without a stagd-session %s already have %llu requests running or queued, the "
-                 "limit (max-session-requests; send a session name per client)",
-                 principal ? "under this token" : "from this address", (unsigned long long)a->limit);
+                 "limit (max-unnamed-requests; send a session name per client)",
+                 principal ? "under this token" : "from this address", (unsigned long long)limit);
   sg_buf_free(&k);
   return SG_RESOURCE_EXHAUSTED;
 }
 
 void sv_admission_leave(sv_admission *a, char *key) {
   if (!key) return;
-  if (!a->limit) {
-    free(key);
-    return;
-  }
   pthread_mutex_lock(&a->mu);
   uint64_t h;
   session_count *c = entry(a, key, &h, false);

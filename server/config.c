@@ -74,10 +74,13 @@ static const opt options[] = {
      "tensor bytes one request's program may hold at once (its intermediates); more is "
      "RESOURCE_EXHAUSTED naming this flag; 0 = no limit (default 4294967296)"},
     {"max-session-requests", "STAGD_MAX_SESSION_REQUESTS", OPT_UINT, OFF(max_session_requests), "N",
-     "requests one client session (its stagd-session metadata under its token; calls "
-     "without it count per token, or per client address without tokens) may "
+     "requests one client session (its stagd-session metadata under its token) may "
      "have running or queued at once; more are RESOURCE_EXHAUSTED naming this flag; health, "
      "ping, stats and version do not count; 0 = no limit (default 16)"},
+    {"max-unnamed-requests", "STAGD_MAX_UNNAMED_REQUESTS", OPT_UINT, OFF(max_unnamed_requests), "N",
+     "the same for calls without a stagd-session: counted per token, or per client address "
+     "without tokens (many processes of one host, e.g. stagctl calls, share it); "
+     "0 = no limit (default 256)"},
     {"max-handles", "STAGD_MAX_HANDLES", OPT_UINT, OFF(max_handles), "N",
      "live tensor handles per device (default 1000000)"},
     {"handle-lease-ms", "STAGD_HANDLE_LEASE_MS", OPT_UINT, OFF(handle_lease_ms), "N",
@@ -149,6 +152,7 @@ void sv_config_init(sv_config *c) {
   c->max_handles = 1000000;
   c->max_request_bytes = 4ULL << 30;
   c->max_session_requests = 16;
+  c->max_unnamed_requests = 256;
   c->handle_lease_ms = 300000;
   c->max_session_handle_bytes = 1ULL << 30;
   c->max_session_bytes = 8ULL << 30;

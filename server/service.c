@@ -676,7 +676,7 @@ sv_service *sv_service_create(const sv_config *cfg, sg_error *err) {
   sv->stats = sg_xcalloc(sv_method_count(), sizeof *sv->stats);
   sv->graphs = gr_cache_new(GRAPH_CACHE_CAPACITY);
   sv->handles = sv_handles_new(cfg->max_handle_bytes, cfg->max_handles, cfg->max_session_handle_bytes);
-  sv->admission = sv_admission_new(cfg->max_session_requests);
+  sv->admission = sv_admission_new(cfg->max_session_requests, cfg->max_unnamed_requests);
   sv->session_memory = sv_session_memory_new(cfg->max_session_bytes);
   if ((cfg->auth_token_file && !(sv->auth = sv_auth_load(cfg->auth_token_file, err))) ||
       (cfg->models_dir && !(sv->models = sv_models_open(cfg->models_dir, cfg->models_poll_ms, err)))) {

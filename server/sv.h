@@ -54,6 +54,7 @@ typedef struct sv_config {
   uint64_t max_handles;         /* live handles per device */
   uint64_t max_request_bytes;   /* tensors one request's program holds at once (0: none) */
   uint64_t max_session_requests; /* requests in flight per client session (0: none) */
+  uint64_t max_unnamed_requests; /* the same for calls without a session, per token or address */
   uint64_t handle_lease_ms;     /* a session's handles go after this long unrenewed (0: never) */
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   char *shm_dir;                /* --shm-dir: the local data path's directory (default SOCKET.shm) */
@@ -161,13 +162,16 @@ bool sv_admin_lane(const sv_method *m, const uint8_t *data, size_t len);
  * joined into one buffer on the completion-queue thread. */
 bool sv_admin_lane_reads_body(const sv_method *m);
 typedef struct sv_admission sv_admission;
-sv_admission *sv_admission_new(uint64_t limit); /* limit 0: none */
+/* limit: requests per named session; unnamed: per token or client address for calls
+ * without a session name (0: none) */
+sv_admission *sv_admission_new(uint64_t limit, uint64_t unnamed);
 void sv_admission_free(sv_admission *a);
 /* Counts one more request of its caller: the session (principal, session) as handles
  * own data, or for a call without a session name its principal's anonymous bucket
  * (with tokens) or, without tokens, its peer's host (`peer` as gRPC spells it,
  * "ipv4:HOST:PORT"; the port is dropped, so new connections share the count).
- * RESOURCE_EXHAUSTED naming max-session-requests when that caller is at the limit;
+ * RESOURCE_EXHAUSTED naming max-session-requests (max-unnamed-requests for calls without
+ * a session name) when that caller is at its limit;
  * else SG_OK and *key (malloc'd, NULL when nothing was counted) for
  * sv_admission_leave, which frees it. */
 sg_code sv_admission_enter(sv_admission *a, uint64_t principal, const char *session, const char *peer,

@@ -142,7 +142,7 @@ def test_one_session_is_held_to_max_session_requests(start_daemon, pb2):
 
 def test_calls_without_a_session_count_under_their_address(start_daemon, pb2):
     d = start_daemon("--listen", "127.0.0.1:0", "--workers", "3", "--deadline-ms", "0",
-                     "--max-session-requests", "2")
+                     "--max-session-requests", "1", "--max-unnamed-requests", "2")
     ch = grpc.insecure_channel(d.addr)
     gid = _stage(ch, pb2, LOOP)
     futs = [_execute_future(ch, pb2, gid, "[1000000000000]") for _ in range(2)]
@@ -154,7 +154,7 @@ def test_calls_without_a_session_count_under_their_address(start_daemon, pb2):
             _execute_future(ch2, pb2, gid, "[1]").result(timeout=10)
         assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "without a stagd-session from this address" in e.value.details()
-        assert "max-session-requests" in e.value.details()
+        assert "max-unnamed-requests" in e.value.details()
         ch2.close()
         # a named session is another caller
         assert _execute_future(ch, pb2, gid, "[7]", session="named").result(timeout=10).result_json == "7"

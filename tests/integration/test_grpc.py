@@ -138,11 +138,8 @@ def test_unix_socket_listener(start_daemon, pb2, health_pb2, tmp_path):
 def test_concurrent_calls(fresh_daemon, pb2):
     n = 20
     with grpc.insecure_channel(fresh_daemon.addr) as ch:
-        def one(i):  # 20 clients: calls without a session would share one count per address
-            stub = ch.unary_unary("/stagd.v1.Stagd/Ping", request_serializer=pb2.PingRequest.SerializeToString,
-                                  response_deserializer=pb2.PingReply.FromString)
-            return stub(pb2.PingRequest(payload=f"p{i}", delay_ms=100), timeout=10,
-                        metadata=(("stagd-session", f"client{i}"),)).payload
+        def one(i):  # no session: one address's bucket, under --max-unnamed-requests (256)
+            return rpc(ch, "Ping", pb2.PingRequest(payload=f"p{i}", delay_ms=100), pb2.PingReply).payload
 
         t = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(n) as ex:
