@@ -48,7 +48,7 @@ def main():
         """Answers EagerOp and Execute with a fresh 4x4 float32 handle."""
 
         def __init__(self):
-            self.pb2, self.n = pb2, 0
+            self.pb2, self.n, self._eq = pb2, 0, None  # _eq: no queued eager ops
 
         def handle(self, variable=False):
             self.n += 1
@@ -68,6 +68,9 @@ def main():
 
     stub = Stub()
     stagd.set_default_client(stub)
+    # the eager lines measure the synchronous path (one EagerOp per op): the queued
+    # path's per-op cost is bench/eager_async_bench.py's
+    stagd.set_eager_async(False)
     x = stagd.Tensor._from_handle(stub.handle().handle, stub)
     y = stagd.Tensor._from_handle(stub.handle().handle, stub)
     v = stagd.Variable._from_handle(stub.handle(True).handle, stub)
@@ -80,7 +83,9 @@ def main():
     conc = sys.modules["stagd.function"].ConcreteFunction("add_one", ["a"], [], "(def add_one (a) (+ a 1.0))",
                                  {}, None)
     conc.graph_id = "g"
-    f._concrete[f._key(f._bind((x,), {}))] = conc
+    conc.guards = sys.modules["stagd.guards"].Guards()  # none: the trace always holds
+    values = f._bind((x,), {})
+    f._concrete[f._key(f._parts(values))] = [conc]
     request = pb2.EagerOpRequest(op="+", device="cpu")
 
     def with_tape(fn):

@@ -26,6 +26,34 @@ static void blas_threads(void) {
     openblas_set_num_threads(kn_cpu_threads());
 }
 #define BLAS_INIT() pthread_once(&blas_once, blas_threads)
+
+/* GEMV and threads (docs/daemon.md "Threads"): OpenBLAS splits a GEMV of 9,216 matrix
+ * elements or more over its threads, and below GEMV_SERIAL_MAX waking them costs more
+ * than it saves (a 128x128 GEMV: 2.7 us with two threads, 0.8 us on one; the TreeRNN of
+ * bench/treernn_bench.py is made of such products). A GEMV of that middle size runs on
+ * the calling thread, as chunks of outputs (a multiple of 16) each small enough that
+ * OpenBLAS keeps it serial. Every output is still one OpenBLAS dot product over the
+ * whole reduction; its last bits can differ from the threaded call's, as OpenBLAS's own
+ * results differ between thread counts. */
+enum { GEMV_BLAS_SERIAL = 9216, GEMV_SERIAL_MAX = 1 << 16 };
+
+/* y = op(A) x for row-major A (rows x cols, leading dimension lda), op = transpose when
+ * trans: what cblas_?gemv(CblasRowMajor, ...) computes with alpha 1, beta 0. */
+#define GEMV_CHUNKED(NAME, T, GEMV)                                                          \
+  static void NAME(bool trans, int rows, int cols, const T *a, int lda, const T *x, T *y) {  \
+    int outs = trans ? cols : rows, red = trans ? rows : cols;                               \
+    int chunk = (GEMV_BLAS_SERIAL - 1) / red / 16 * 16;                                      \
+    int64_t total = (int64_t)rows * cols;                                                    \
+    if (total < GEMV_BLAS_SERIAL || total >= GEMV_SERIAL_MAX || chunk < 16) chunk = outs;    \
+    for (int o = 0; o < outs; o += chunk) {                                                  \
+      int len = outs - o < chunk ? outs - o : chunk;                                         \
+      if (trans) GEMV(CblasRowMajor, CblasTrans, rows, len, 1, a + o, lda, x, 1, 0, y + o, 1); \
+      else GEMV(CblasRowMajor, CblasNoTrans, len, cols, 1, a + (int64_t)o * lda, lda, x, 1, 0, \
+                y + o, 1);                                                                   \
+    }                                                                                        \
+  }
+GEMV_CHUNKED(sgemv, float, cblas_sgemv)
+GEMV_CHUNKED(dgemv, double, cblas_dgemv)
 #endif
 
 const char *kn_blas_name(void) {
@@ -122,10 +150,8 @@ static void sgemm(int trans, int64_t m, int64_t n, int64_t k, const float *a, co
 #ifdef KN_HAVE_CBLAS
   BLAS_INIT();
   if (m && n && k && (m == 1 || n == 1)) { /* a vector: GEMV, no packing (NumPy does so) */
-    if (m == 1) cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)(tb ? n : k),
-                            (int)(tb ? k : n), 1.0f, b, (int)(tb ? k : n), a, 1, 0.0f, c, 1);
-    else cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)(ta ? k : m),
-                     (int)(ta ? m : k), 1.0f, a, (int)(ta ? m : k), b, 1, 0.0f, c, 1);
+    if (m == 1) sgemv(!tb, (int)(tb ? n : k), (int)(tb ? k : n), b, (int)(tb ? k : n), a, c);
+    else sgemv(ta, (int)(ta ? k : m), (int)(ta ? m : k), a, (int)(ta ? m : k), b, c);
     return;
   }
   if (m && n && k) {
@@ -151,10 +177,8 @@ static void dgemm(int trans, int64_t m, int64_t n, int64_t k, const double *a, c
 #ifdef KN_HAVE_CBLAS
   BLAS_INIT();
   if (m && n && k && (m == 1 || n == 1)) {
-    if (m == 1) cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)(tb ? n : k),
-                            (int)(tb ? k : n), 1.0, b, (int)(tb ? k : n), a, 1, 0.0, c, 1);
-    else cblas_dgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, (int)(ta ? k : m),
-                     (int)(ta ? m : k), 1.0, a, (int)(ta ? m : k), b, 1, 0.0, c, 1);
+    if (m == 1) dgemv(!tb, (int)(tb ? n : k), (int)(tb ? k : n), b, (int)(tb ? k : n), a, c);
+    else dgemv(ta, (int)(ta ? k : m), (int)(ta ? m : k), a, (int)(ta ? m : k), b, c);
     return;
   }
   if (m && n && k) {

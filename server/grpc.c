@@ -5,8 +5,8 @@
  * One thread drives a completion queue. For each call it keeps one request_call
  * outstanding, then per call: a batch that sends initial metadata and receives the
  * request, a batch that waits for the client to close (so cancellation is seen while
- * the handler runs), and — after a worker has run the handler — a batch that sends
- * the reply and the status. A call's memory is freed when both of its own batches
+ * the handler runs), and — after the handler ran (on a worker; the admin lane's quick
+ * calls on this thread, see dispatch) — a batch that sends the reply and the status. A call's memory is freed when both of its own batches
  * have completed (reference count 2).
  *
  * Shutdown: sv_grpc_shutdown stops accepting; calls in flight finish; when the
@@ -73,7 +73,6 @@ struct gcall {
 struct sv_grpc {
   sv_service *sv;
   sv_pool *pool;
-  sv_pool *admin_pool; /* Health, Version, Stats, quick Ping, refusals (admission.c) */
   grpc_server *server;
   grpc_completion_queue *cq;
   pthread_t thread;
@@ -223,7 +222,8 @@ static bool is_unix_peer(grpc_call *c) {
   return local;
 }
 
-/* Runs on a worker: decode, invoke, start the batch that sends the reply. */
+/* Runs on a worker (the admin lane: on the completion-queue thread): decode, invoke,
+ * start the batch that sends the reply. */
 static void run_call(void *arg) {
   gcall *gc = arg;
   sv_grpc *g = gc->g;
@@ -314,7 +314,10 @@ static void on_new(sv_grpc *g, gcall *gc, bool ok) {
 }
 
 /* Which lane a received call runs in, and whether its session may start one more
- * (admission.c). Runs on the completion-queue thread. */
+ * (admission.c). Runs on the completion-queue thread, and so do the admin lane's calls
+ * (Health, Version, Stats, a Ping that does not wait, refusals): their handlers never
+ * block, so they answer without a hop to another thread, and while every worker is
+ * busy. Every other call goes to the workers. */
 static void dispatch(sv_grpc *g, gcall *gc) {
   const sv_method *m = sv_method_by_grpc_path((const char *)GRPC_SLICE_START_PTR(gc->details.method),
                                               GRPC_SLICE_LENGTH(gc->details.method));
@@ -342,7 +345,8 @@ static void dispatch(sv_grpc *g, gcall *gc) {
     gpr_free(peer);
     sg_arena_free(&a);
   }
-  sv_pool_submit(admin ? g->admin_pool : g->pool, run_call, gc);
+  if (admin) run_call(gc);
+  else sv_pool_submit(g->pool, run_call, gc);
 }
 
 static void *cq_main(void *arg) {
@@ -473,7 +477,6 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
   if (tls) grpc_server_credentials_release(tls);
   tls = NULL;
   grpc_server_start(g->server);
-  g->admin_pool = sv_pool_create(2);
   request_new(g);
   if (pthread_create(&g->thread, NULL, cq_main, g) != 0) {
     sg_error_set(err, SG_INTERNAL, "cannot start the gRPC thread");
@@ -483,7 +486,6 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
     atomic_store(&g->shutting_down, true);
     g->on_stopped = NULL;
     cq_main(g);
-    sv_pool_destroy(g->admin_pool);
     grpc_server_destroy(g->server);
     grpc_completion_queue_destroy(g->cq);
     free(g);
@@ -516,7 +518,6 @@ void sv_grpc_destroy(sv_grpc *g) {
   if (!g) return;
   sv_grpc_shutdown(g);
   if (g->thread_started) pthread_join(g->thread, NULL);
-  sv_pool_destroy(g->admin_pool);
   grpc_server_destroy(g->server);
   grpc_completion_queue_destroy(g->cq);
   free(g);

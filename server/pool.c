@@ -2,7 +2,8 @@
 /*
  * pool.c — a fixed set of worker threads fed by a FIFO queue. Transports hand
  * decoded requests to the pool so neither the event loop nor the gRPC
- * completion-queue thread ever runs a handler.
+ * completion-queue thread runs a handler that may block (the gRPC admin lane's quick
+ * calls are the exception, grpc.c).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -688,16 +688,20 @@ static void softmax_matches_double_formula(void **state) {
 
 /* Vector x matrix and matrix x vector (GEMV, no sgemm packing) with every transpose
  * flag, float32 and float64, against the product computed in long double: small
- * integers, so every order of summation is exact. */
+ * integers, so every order of summation is exact. Sizes: one GEMV OpenBLAS runs
+ * serially, and middle sizes the kernel splits into chunks of outputs on the calling
+ * thread (cpu_matmul.c), with a last chunk shorter than the others. */
 static void gemv_shapes_match_naive(void **state) {
   (void)state;
   sg_error e = SG_ERROR_INIT;
   static const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64};
+  static const int64_t sizes[][3] = {{37, 29, 41}, {300, 41, 150}, {150, 200, 300}, {20, 1000, 20}};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
   for (size_t d = 0; d < 2; d++)
     for (int trans = 0; trans < 4; trans++)
       for (int vec_left = 0; vec_left < 2; vec_left++) {
         bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
-        int64_t m = vec_left ? 1 : 37, k = 29, n = vec_left ? 41 : 1;
+        int64_t m = vec_left ? 1 : sizes[si][0], k = sizes[si][1], n = vec_left ? sizes[si][2] : 1;
         int64_t sa[2] = {ta ? k : m, ta ? m : k}, sb[2] = {tb ? n : k, tb ? k : n};
         kn_tensor *a = kn_tensor_new(dts[d], 2, sa), *b = kn_tensor_new(dts[d], 2, sb), *o;
         for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7) % 13) - 6);
