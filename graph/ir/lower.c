@@ -294,10 +294,41 @@ static bool needs_box(const sx *body, const char *name) {
   return u.set_in_fn || (u.set && u.used_in_fn);
 }
 
+/* let -> '(' 'let' NAME EXPR { NAME EXPR } BODY ')' with more than one binding:
+ * sequential bindings, each exactly as if nested — (let a A b B BODY) is
+ * (let a A (let b B BODY)), effects kept in order — so a staged trace of thousands of
+ * operations stays a few levels deep (the reader refuses nesting deeper than
+ * GR_MAX_NESTING, and so would one `let` per level). */
+static gr_node *lower_let_chain(lowerer *L, const sx *x, gr_graph *g, binding *env) {
+  int n = x->u.list.n, nb = (n - 2) / 2;
+  for (int i = 1; i < n - 1; i += 2)
+    if (x->u.list.items[i]->kind != SX_SYM) {
+      err_at(L, x->u.list.items[i], SG_INVALID_ARGUMENT, "expected (let NAME EXPR [NAME EXPR ...] BODY)");
+      return NULL;
+    }
+  gr_node **vals = sg_xcalloc((size_t)nb, sizeof(gr_node *));
+  for (int k = 0; k < nb; k++) {
+    const sx *name = x->u.list.items[1 + 2 * k];
+    gr_node *v = reserved_name(L, name) ? NULL : lower_expr(L, x->u.list.items[2 + 2 * k], g, env);
+    if (!v) {
+      free(vals);
+      return NULL;
+    }
+    if (v->kind != GR_CONST && !v->name) v->name = name->u.sym;
+    env = bind(L, env, name->u.sym, v, g);
+    vals[k] = v;
+  }
+  gr_node *body = lower_expr(L, x->u.list.items[n - 1], g, env);
+  for (int k = nb - 1; body && k >= 0; k--) body = keep_alive_(L, g, vals[k], body, x, true);
+  free(vals);
+  return body;
+}
+
 /* let -> '(' 'let' NAME EXPR BODY ')' ; var -> '(' 'var' NAME INIT BODY ')' */
 static gr_node *lower_let(lowerer *L, const sx *x, gr_graph *g, binding *env, bool is_var) {
+  if (!is_var && x->u.list.n > 4 && x->u.list.n % 2 == 0) return lower_let_chain(L, x, g, env);
   if (x->u.list.n != 4 || x->u.list.items[1]->kind != SX_SYM) {
-    err_at(L, x, SG_INVALID_ARGUMENT, is_var ? "expected (var NAME INIT BODY)" : "expected (let NAME EXPR BODY)");
+    err_at(L, x, SG_INVALID_ARGUMENT, is_var ? "expected (var NAME INIT BODY)" : "expected (let NAME EXPR [NAME EXPR ...] BODY)");
     return NULL;
   }
   if (reserved_name(L, x->u.list.items[1])) return NULL;

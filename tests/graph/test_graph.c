@@ -182,11 +182,43 @@ static void language_features(void **state) {
   /* variables */
   expect_result("(def main (a) (let v (variable 1) (begin (assign_add v a) (assign_add v a) (read v))))",
                 "[5]", "11");
+  /* the flat let: sequential bindings, a later one sees the earlier ones and shadows */
+  expect_result("(def main (a) (let b (+ a 1) c (* b 10) b (- c b) (tuple b c)))", "[2]", "{\"tuple\":[27,30]}");
+  expect_result("(def main (a)\n (let\n  b (+ a 1)\n  c (* b b)\n  c))", "[3]", "16");
+  expect_result("(def main (a) (let v (variable 1) u (assign_add v a) w (assign_add v a) (read v)))", "[5]", "11");
+}
+
+/* A flat let of thousands of bindings (an unrolled loop as the client writes it) stages
+ * and runs; the same chain as nested lets is the located nesting error. */
+static void long_flat_let(void **state) {
+  (void)state;
+  enum { N = 5000 };
+  sg_buf flat = SG_BUF_INIT, nested = SG_BUF_INIT;
+  sg_buf_puts(&flat, "(def f (x) (let\n");
+  sg_buf_puts(&nested, "(def f (x) ");
+  for (int i = 0; i < N; i++) {
+    char prev[16] = "x";
+    if (i) snprintf(prev, sizeof prev, "t%d", i - 1);
+    sg_buf_printf(&flat, "t%d (+ %s 1)\n", i, prev);
+    sg_buf_printf(&nested, "(let t%d (+ %s 1) ", i, prev);
+  }
+  sg_buf_printf(&flat, "t%d))", N - 1);
+  sg_buf_printf(&nested, "t%d", N - 1);
+  for (int i = 0; i < N; i++) sg_buf_putc(&nested, ')');
+  sg_buf_putc(&nested, ')');
+  expect_result(flat.data, "[2]", "5002");
+  expect_error(nested.data, "[2]", SG_INVALID_ARGUMENT, 0, 0, "nest", 0);
+  sg_buf_free(&flat);
+  sg_buf_free(&nested);
 }
 
 static void effects_in_order(void **state) {
-  const char *src = "(def main (a) (begin (print 1) (let u (print a) (print (+ a 1))) (print \"done\") a))";
+  /* nested and flat lets order their effects alike */
+  const char *srcs[] = {"(def main (a) (begin (print 1) (let u (print a) (print (+ a 1))) (print \"done\") a))",
+                        "(def main (a) (begin (print 1) (let u (print a) w (print (+ a 1)) w) (print \"done\") a))"};
+  for (int k = 0; k < 2; k++)
   for (int no_opt = 0; no_opt < 2; no_opt++) {
+    const char *src = srcs[k];
     gr_stage_options so = {.no_optimize = no_opt};
     char *res, *printed;
     sg_error e = SG_ERROR_INIT;
@@ -229,6 +261,10 @@ static void bad_input_is_located(void **state) {
   expect_error("(def f (x) (* x 2))", "[[1, [2]]]", SG_INVALID_ARGUMENT, 0, 0, "rectangular", 0);
   expect_error("(def f (x) (// x 0))", "[1]", SG_INVALID_ARGUMENT, 1, 12, "division", 0);
   expect_error("", "[]", SG_INVALID_ARGUMENT, 0, 0, "empty program", 0);
+  /* a flat let needs NAME EXPR pairs and a body */
+  expect_error("(def f (x) (let a 1 b x))", "[1]", SG_INVALID_ARGUMENT, 1, 12, "expected (let NAME EXPR [NAME EXPR ...] BODY)", 0);
+  expect_error("(def f (x) (let a 1 (b) 2 a))", "[1]", SG_INVALID_ARGUMENT, 1, 21, "expected (let NAME EXPR", 0);
+  expect_error("(def f (x) (let a 1 b (+ a y) b))", "[1]", SG_INVALID_ARGUMENT, 1, 28, "unknown name 'y'", 0);
   /* deep nesting is an error, not a stack overflow */
   sg_buf b = SG_BUF_INIT;
   sg_buf_puts(&b, "(def f (x) ");
@@ -350,6 +386,7 @@ static void defs_named_like_primitives(void **state) {
   expect_error("(def prim:exp (x) x)", "[1]", SG_INVALID_ARGUMENT, 1, 6, "reserved for primitives", 0);
   expect_error("(def f (prim:x) prim:x)", "[1]", SG_INVALID_ARGUMENT, 1, 9, "reserved", 0);
   expect_error("(def f (x) (let prim:y x prim:y))", "[1]", SG_INVALID_ARGUMENT, 1, 17, "reserved", 0);
+  expect_error("(def f (x) (let y x prim:z y z))", "[1]", SG_INVALID_ARGUMENT, 1, 21, "reserved", 0);
   expect_error("(def f (x) (let* ((prim:y x)) x))", "[1]", SG_INVALID_ARGUMENT, 1, 20, "reserved", 0);
   expect_error("(def f (x) (begin (def prim:g (y) y) x))", "[1]", SG_INVALID_ARGUMENT, 1, 24, "reserved", 0);
 }
@@ -704,7 +741,8 @@ int main(void) {
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
       cmocka_unit_test(weak_0d_inference),
-      cmocka_unit_test(effects_in_order),      cmocka_unit_test(bad_input_is_located),
+      cmocka_unit_test(effects_in_order),
+      cmocka_unit_test(long_flat_let),      cmocka_unit_test(bad_input_is_located),
       cmocka_unit_test(error_reasons),
       cmocka_unit_test(limits),
       cmocka_unit_test(dumps_round_trip),      cmocka_unit_test(cache_threads),

@@ -29,7 +29,6 @@ import inspect
 import itertools
 import re
 import sys
-import textwrap
 import types
 import warnings
 import weakref
@@ -41,7 +40,7 @@ from .client import NotFound, StagdError, default_client
 from .context import init_scope
 from .runtime import flow, speculation
 from .runtime import sexpr as _sx
-from .runtime.calls import tracing_client, unshadow
+from .runtime.calls import def_source, tracing_client, unshadow
 from .runtime.errors import StagingError, _code_maps, add_location_notes
 from .runtime.staged import Staged, apply
 
@@ -55,16 +54,10 @@ def _source(fn):
     (BODY)` with BODY at its own lines, found through its code object's positions."""
     if fn.__name__ == "<lambda>":
         return _lambda_source(fn)
-    lines, first = inspect.getsourcelines(fn)
-    src = textwrap.dedent("".join(lines))
-    tree = ast.parse(src)
-    node = tree.body[0]
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    src = def_source(fn)
+    if src is None:
         raise TypeError(f"stagd.function: {fn!r} is not defined by a def statement")
-    lines = src.splitlines(keepends=True)
-    for i in range(node.lineno - 1):
-        lines[i] = "\n"
-    return "\n" * max(first - 1, 0) + "".join(lines), fn.__name__
+    return src, fn.__name__
 
 
 def _lambda_source(fn):
@@ -769,12 +762,9 @@ def _reraise_located(e, conc):
     if not m:
         return
     line, col = int(m.group(2)), int(m.group(3))
-    lines = conc.program.split("\n")
-    if not 1 <= line <= len(lines):
-        return
-    # the failing node sits in the expression of the last `(let NAME` opened before it
-    found = re.findall(r"\(let (\S+) ", lines[line - 1][:max(col - 1, 0)])
-    loc = _sx.locations.get(found[-1]) if found else None
+    # the failing node sits in the expression of the binding that holds its position
+    name = _sx.binding_at(conc.program, line, col)
+    loc = _sx.locations.get(name) if name else None
     if loc is None:
         return
     filename, lineno = loc

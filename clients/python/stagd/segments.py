@@ -12,6 +12,8 @@ staged if/while) can cut it.
 """
 import re
 
+from .runtime import sexpr as _sx
+
 _TOKEN = re.compile(r"[^\s()]+")
 
 
@@ -47,11 +49,6 @@ def _tokens(exprs):
     return out
 
 
-def _body(bindings, result):
-    out = result
-    for name, expr in reversed(bindings):
-        out = f"(let {name} {expr} {out})"
-    return out
 
 
 def build(base_name, params, cuts, last_bindings, result_expr):
@@ -79,7 +76,7 @@ def build(base_name, params, cuts, last_bindings, result_expr):
         used = (_tokens(exprs) | set(carried)) & defined_anywhere
         live_in = sorted(used - defined - pset)
         name = f"{base_name}__seg{i}"
-        text = f"(def {name} ({' '.join(params + live_in)}) {_body(bindings, ret)})"
+        text = f"(def {name} ({' '.join(params + live_in)}) {_sx.let_body(bindings, ret)})"
         segs[i] = Segment(name, text, live_in, n_args, carried, cut)
         need_after = set(live_in)
     return segs

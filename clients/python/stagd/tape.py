@@ -184,9 +184,8 @@ class GradientTape:
         params = " ".join(s for s, _ in self._params)
         # only the bindings the target depends on (dead ones would stage as `seq`)
         kept = _sx.backward_slice(target_sym, self._bindings, _SYMBOL)
-        body = f"(sum {target_sym})"  # a target of several numbers: its sum's gradient, as TF
-        for s, e in kept:
-            body = f"(let {s} {e} {body})"
+        # a target of several numbers: its sum's gradient, as TF
+        body = _sx.let_body(list(reversed(kept)), f"(sum {target_sym})")
         name = f"tape{len(self._params)}_{abs(hash((params, body))) % (1 << 40):x}"
         fdef = f"(def {name} ({params}) {body})"
         idx = " ".join(str(i) for i in wrt)

@@ -72,9 +72,8 @@ def gradient(tape, target, sources, single):
         return None if single else [None] * len(srcs)
     others = [s for s in free if s not in cut]
     params = wrt + others
-    body = f"(sum {target.sexpr})"  # a target of several numbers: its sum's gradient, as TF
-    for s, e in kept:
-        body = f"(let {s} {e} {body})"
+    # a target of several numbers: its sum's gradient, as TF
+    body = _sx.let_body(list(reversed(kept)), f"(sum {target.sexpr})")
     import hashlib  # loads OpenSSL (~7 ms): not at `import stagd`
     digest = hashlib.sha1(f"{params}{body}".encode()).hexdigest()[:10]
     name = f"tapeg{len(params)}_{digest}"

@@ -7,6 +7,7 @@
 #    staged arguments is converted on the fly (through the Convert RPC, or the
 #    converter set with `set_converter`), so its control flow stages too.
 # Plain arguments always get a plain Python call.
+import ast
 import contextvars
 import functools
 import inspect
@@ -175,13 +176,9 @@ def _convert(fn):
     twin = None
     if _convertible(fn):
         try:
-            src = textwrap.dedent(inspect.getsource(fn))
-            lines = src.splitlines(keepends=True)
-            node = __import__("ast").parse(src).body[0]
-            for i in range(node.lineno - 1):  # decorators: the twin is the bare function
-                lines[i] = "\n"
+            src = def_source(fn)
             filename = inspect.getsourcefile(fn) or "<stagd converted_call>"
-            code = (convert or _default_convert)("".join(lines), filename)
+            code = (convert or _default_convert)(src, filename) if src is not None else None
             if code:
                 ns = dict(fn.__globals__)
                 exec(compile(code, filename, "exec"), ns)
@@ -198,6 +195,22 @@ def _convert(fn):
             twin = None
     _converted[fn] = twin
     return twin
+
+
+def def_source(fn):
+    """fn's dedented source with its decorators blanked (the converted twin is the bare
+    function), at its line numbers in its file — blank lines before it — so the
+    converter's source map, its diagnostics and tracebacks of the converted code name
+    the file's lines; None when fn is not defined by a def statement."""
+    lines, first = inspect.getsourcelines(fn)
+    src = textwrap.dedent("".join(lines))
+    node = ast.parse(src).body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    lines = src.splitlines(keepends=True)
+    for i in range(node.lineno - 1):
+        lines[i] = "\n"
+    return "\n" * max(first - 1, 0) + "".join(lines)
 
 
 def _global_names(code):

@@ -70,6 +70,45 @@ def add_def(text):
     _defs.append(text)
 
 
+# A body of more bindings than this is written in the flat form, one binding a line:
+# `(let n1 e1 (let n2 e2 … R))` nests one level per binding, and the daemon refuses
+# S-expressions nested deeper than 1,000 levels (a long unrolled loop has thousands).
+FLAT_LET_MIN = 32
+
+
+def let_body(bindings, result):
+    """The text binding [(name, expr)] in order around `result`: nested lets
+    `(let n1 e1 (let n2 e2 … RESULT))` for a few, else the flat form
+    `(let\nn1 e1\nn2 e2\n…\nRESULT)`, which the daemon reads as the same nesting
+    (docs/sexpr.md)."""
+    if not bindings:
+        return result
+    if len(bindings) < FLAT_LET_MIN:
+        out = result
+        for name, expr in reversed(bindings):
+            out = f"(let {name} {expr} {out})"
+        return out
+    return "(let\n" + "".join(f"{name} {expr}\n" for name, expr in bindings) + result + ")"
+
+
+_LET_OPEN = re.compile(r"\(let (\S+) ")
+_LINE_BINDING = re.compile(r"\s*([^\s()]+) ")
+
+
+def binding_at(text, line, col):
+    """The name of the binding whose expression holds position (line, col) (1-based) of
+    the S-expression `text` — the last nested `(let NAME` opened before it on its line,
+    else the binding the line starts (the flat form) — or None."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    found = _LET_OPEN.findall(lines[line - 1][:max(col - 1, 0)])
+    if found:
+        return found[-1]
+    m = _LINE_BINDING.match(lines[line - 1])
+    return m.group(1) if m else None
+
+
 def fresh(prefix="t"):
     """A new symbol; `$` keeps it apart from every Python identifier."""
     _counter[0] += 1
@@ -155,12 +194,10 @@ class Builder:
         return name
 
     def close(self, result):
-        """`(let n1 e1 (let n2 e2 … RESULT))` around the result expression text; for the
+        """The bindings around the result expression text (let_body); for the
         outermost builder, inside `(begin DEF… …)` when @rep_fun calls staged defs
         (a def inside `begin` is visible to the rest of it, itself included)."""
-        out = result
-        for name, expr in reversed(self.bindings):
-            out = f"(let {name} {expr} {out})"
+        out = let_body(self.bindings, result)
         if _defs and _stack and _stack[0] is self:
             out = "(begin " + " ".join(_defs) + " " + out + ")"
             _defs.clear()

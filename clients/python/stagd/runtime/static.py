@@ -107,11 +107,8 @@ def _probe(target, depth):
         else:
             params.append(f"({sym} {t[1:-1]})")
     keep = set(needed)
-    body = f"(let {_PROBE} (tuple {target}) {_PROBE})"
-    for name in reversed([n for n in order if n in keep]):
-        body = f"(let {name} {bindings[name]} {body})"
-    for name, expr in reversed(pre):
-        body = f"(let {name} {expr} {body})"
+    body = _sx.let_body(list(pre) + [(n, bindings[n]) for n in order if n in keep]
+                        + [(_PROBE, f"(tuple {target})")], _PROBE)
     defs = []
     for b in stack:
         if b.probe_defs:
