@@ -21,19 +21,30 @@
 #include <stdio.h>
 #include "gr_ir.h"
 
+/* A scope is a chain of bindings, innermost first (`next`). Lookups do not walk it: a
+ * staged trace binds thousands of names in one def, and every form's head is looked up
+ * (a walk per form made lowering quadratic). Instead the lowerer indexes bindings by
+ * name (`same`: the previous binding of that name, in any chain), and a candidate is in
+ * scope when it is an ancestor of the scope, found in O(log n) through skew-binary jump
+ * pointers (`depth`, `jump`). `vars` links the unboxed vars for `if`. */
 typedef struct binding {
   const char *name;
   gr_node *node;
   gr_graph *graph; /* graph where it was bound */
   bool is_var;
   bool boxed; /* var held in a `variable` cell (set! from a nested function) */
+  int depth;  /* bindings above it in its chain */
   struct binding *next;
+  struct binding *jump; /* an ancestor, for ancestor queries */
+  struct binding *same; /* the binding of the same name made before it */
+  struct binding *vars; /* the nearest unboxed var above it */
 } binding;
 
 typedef struct lowerer {
   gr_module *m;
   sg_error *err;
   sg_map toplevel; /* interned name → gr_graph* */
+  sg_map names;    /* interned name → the newest binding of that name */
   int depth;
   int nlambda;
 } lowerer;
@@ -67,7 +78,22 @@ static binding *bind(lowerer *L, binding *env, const char *name, gr_node *n, gr_
   b->node = n;
   b->graph = g;
   b->next = env;
+  b->depth = env ? env->depth + 1 : 0;
+  /* jump twice as far as the parent's jump when its last two jumps were equal */
+  const binding *j = env ? env->jump : NULL;
+  b->jump = j && j->jump && env->depth - j->depth == j->depth - j->jump->depth ? j->jump : env;
+  void *prev = NULL;
+  sg_map_get(&L->names, (uintptr_t)name, &prev);
+  b->same = prev;
+  sg_map_put(&L->names, (uintptr_t)name, b);
+  b->vars = !env ? NULL : env->is_var && !env->boxed ? env : env->vars;
   return b;
+}
+
+/* Whether b is env or above it in env's chain. */
+static bool in_scope(const binding *env, const binding *b) {
+  while (env && env->depth > b->depth) env = env->jump && env->jump->depth >= b->depth ? env->jump : env->next;
+  return env == b;
 }
 
 /* Names starting with GR_PRIM_PREFIX cannot be defined or bound (located error). */
@@ -78,9 +104,12 @@ static bool reserved_name(lowerer *L, const sx *name) {
   return true;
 }
 
-static binding *lookup(binding *env, const char *name) {
-  for (; env; env = env->next)
-    if (env->name == name) return env;
+/* The innermost binding of (interned) name in scope env, or NULL. */
+static binding *lookup(lowerer *L, binding *env, const char *name) {
+  void *v;
+  if (!env || !sg_map_get(&L->names, (uintptr_t)name, &v)) return NULL;
+  for (binding *b = v; b; b = b->same)
+    if (in_scope(env, b)) return b;
   return NULL;
 }
 
@@ -390,7 +419,7 @@ static gr_node *lower_set(lowerer *L, const sx *x, gr_graph *g, binding *env) {
     err_at(L, x, SG_INVALID_ARGUMENT, "expected (set! NAME EXPR)");
     return NULL;
   }
-  binding *b = lookup(env, x->u.list.items[1]->u.sym);
+  binding *b = lookup(L, env, x->u.list.items[1]->u.sym);
   if (!b || !b->is_var) {
     err_at(L, x->u.list.items[1], SG_INVALID_ARGUMENT, "set! of '%s', which is not a var",
            x->u.list.items[1]->u.sym);
@@ -426,11 +455,10 @@ static gr_node *lower_if(lowerer *L, const sx *x, gr_graph *g, binding *env) {
   /* the unboxed vars visible here, and their nodes before the branches */
   SG_VEC(binding *) vars = {0};
   SG_VEC(gr_node *) before = {0}, after[2] = {{0}, {0}};
-  for (binding *b = env; b; b = b->next)
-    if (b->is_var && !b->boxed) {
-      sg_vec_push(&vars, b);
-      sg_vec_push(&before, b->node);
-    }
+  for (binding *b = env && env->is_var && !env->boxed ? env : env ? env->vars : NULL; b; b = b->vars) {
+    sg_vec_push(&vars, b);
+    sg_vec_push(&before, b->node);
+  }
   gr_node *br[2], *outs[2];
   gr_graph *hs[2];
   for (int k = 0; k < 2; k++) {
@@ -599,7 +627,7 @@ static gr_node *lower_symbol(lowerer *L, const sx *x, gr_graph *g, binding *env,
            x->u.sym + strlen(GR_PRIM_PREFIX));
     return NULL;
   }
-  binding *b = lookup(env, x->u.sym);
+  binding *b = lookup(L, env, x->u.sym);
   if (b) {
     if (b->boxed) {
       gr_node *in[2] = {prim_const(L, gr_op_lookup("read"), x), b->node};
@@ -697,7 +725,7 @@ static gr_node *lower_expr(lowerer *L, const sx *x, gr_graph *g, binding *env) {
   }
   gr_node *r;
   const sx *h = x->u.list.items[0];
-  bool shadowed = h->kind == SX_SYM && lookup(env, h->u.sym);
+  bool shadowed = h->kind == SX_SYM && lookup(L, env, h->u.sym);
   if (h->kind != SX_SYM || shadowed) r = lower_call(L, x, g, env);
   else if (sx_is_sym(h, "lambda")) r = lower_lambda(L, x, g, env);
   else if (sx_is_sym(h, "let")) r = lower_let(L, x, g, env, false);
@@ -771,5 +799,6 @@ sg_code gr_lower(gr_module *m, sx **forms, int nforms, const char *entry_name,
   }
   free(gs);
   sg_map_free(&L.toplevel);
+  sg_map_free(&L.names);
   return rc;
 }

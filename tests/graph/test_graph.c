@@ -186,6 +186,16 @@ static void language_features(void **state) {
   expect_result("(def main (a) (let b (+ a 1) c (* b 10) b (- c b) (tuple b c)))", "[2]", "{\"tuple\":[27,30]}");
   expect_result("(def main (a)\n (let\n  b (+ a 1)\n  c (* b b)\n  c))", "[3]", "16");
   expect_result("(def main (a) (let v (variable 1) u (assign_add v a) w (assign_add v a) (read v)))", "[5]", "11");
+  /* scopes (lookups go through an index by name, lower.c): an inner binding shadows
+   * and then goes out of scope, a lambda's parameter shadows the def's, and a name
+   * bound in a sibling scope — made later, so first in the index — is not visible */
+  expect_result("(def main (a) (let x 1 (tuple (let x 2 x) x)))", "[0]", "{\"tuple\":[2,1]}");
+  expect_result("(def main (x) (let f (lambda (x) (* x 10)) (tuple (f 2) x)))", "[5]", "{\"tuple\":[20,5]}");
+  expect_result("(def main (a) (let x a (tuple (let x 7 y (* x 2) y) (let z 3 (+ x z)))))", "[1]",
+                "{\"tuple\":[14,4]}");
+  expect_error("(def main (a) (tuple (let b 1 b) (let c 2 b)))", "[0]", SG_INVALID_ARGUMENT, 1, 43,
+               "unknown name 'b'", 0);
+  expect_error("(def main (a) (tuple ((lambda (q) q) 1) q))", "[0]", SG_INVALID_ARGUMENT, 1, 41, "unknown name 'q'", 0);
 }
 
 /* A flat let of thousands of bindings (an unrolled loop as the client writes it) stages
