@@ -9,9 +9,9 @@ faster), stagd's daemon-side Execute time (Stats RPC), and checks the gradients 
     node(inner) = tanh((node(left) + node(right)) @ W)
     loss        = sum(node(root));   stagd: ((grad loss 0 1) W U tree)
 
-The tree is a nested record argument built once (the client's record building, which
-the issue measures separately, is not in the loop): each call is one Execute of the
-same prepared request.
+The tree is a nested record argument built once: each call is one Execute of the same
+prepared request. What building it costs the client is printed on its own line (a
+model that gets a new tree every step pays it each time).
 
 Run (a release build is the fair one):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python \\
@@ -81,6 +81,9 @@ def main():
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(peers.daemon(a.threads))
         call, gW = staged_call(client, W0, U0, tree)
+        from stagd.tensor import _arg_value  # (before the torch leaves replace the arrays)
+        build = peers.alternate({"tree": lambda: _arg_value(client, tree, "cpu", [])}, a.rounds, a.calls)
+        print(peers.row("client: building the tree argument", build["tree"]))
         contenders = {"stagd": call}
         for name, other in peers.also_daemons(stack, a.threads, a.also):
             contenders[name] = staged_call(other, W0, U0, tree)[0]

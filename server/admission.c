@@ -2,9 +2,9 @@
 /*
  * admission.c — which requests may start: the admin lane and the per-session limit.
  *
- * Lanes: Health, Version, Stats and Ping without a delay answer from a lane of their
- * own (a small pool of its own in grpc.c), so a daemon whose workers are all busy
- * with long requests still answers its health checks.
+ * Lanes: Health, Version, Stats and Ping without a delay are the admin lane: they never
+ * block, and grpc.c runs them on its completion-queue thread, so a daemon whose workers
+ * are all busy with long requests still answers its health checks.
  *
  * Sessions: a caller may have at most max-session-requests requests running or queued
  * at once; one more is RESOURCE_EXHAUSTED naming the flag, answered at once. A caller

@@ -160,6 +160,13 @@ def test_python_client_passes_dicts_as_records(daemon):
         ident = client.call("Stage", {"sexpr": "(def ident (x) x)"}).graph_id
         req = pb2.ExecuteRequest(graph_id=ident, args=[_arg_value(client, {"a": 1, "s": "x"}, "cpu", [])])
         assert _wrap(client.call("Execute", req).result, client) == {"a": 1, "s": "x"}
+        # nested tuples and records (filled in place, tensor.py _fill_nested), empty
+        # ones included, come back as they went
+        nested = {"e": (), "r": {}, "t": (1, {"u": (2.5, None, "s"), "v": {}}, ((),)), "b": True}
+        req = pb2.ExecuteRequest(graph_id=ident, args=[_arg_value(client, nested, "cpu", [])])
+        assert _wrap(client.call("Execute", req).result, client) == nested
+        with pytest.raises(TypeError, match="field names must be strings"):
+            _arg_value(client, ({"a": {2: 1.0}},), "cpu", [])
     finally:
         client.close()
 

@@ -191,13 +191,10 @@ def _arg_value(client, a, device, keep):
         return pb2.Value(string_value=a)
     if a is None:
         return pb2.Value(none=True)
-    if isinstance(a, tuple):
-        return pb2.Value(tuple=pb2.Tuple(items=[_arg_value(client, x, device, keep) for x in a]))
-    if isinstance(a, dict):  # a record, fields in the dict's order
-        if not all(isinstance(k, str) for k in a):
-            raise TypeError(f"stagd: record field names must be strings: {list(a)!r}")
-        return pb2.Value(record=pb2.Record(fields=[
-            pb2.Field(name=k, value=_arg_value(client, x, device, keep)) for k, x in a.items()]))
+    if isinstance(a, (tuple, dict)):
+        v = pb2.Value()
+        _fill_nested(client, v, a, device, keep)
+        return v
     if isinstance(a, np.generic):
         return _arg_value(client, a.item(), device, keep)
     if isinstance(a, (np.ndarray, list)):
@@ -208,6 +205,33 @@ def _arg_value(client, a, device, keep):
             return _arg_value(client, t, device, keep)
         return _np_value(pb2, arr)
     raise TypeError(f"stagd: cannot pass a {type(a).__name__} to an op: {a!r}")
+
+
+def _fill_nested(client, v, a, device, keep):
+    """Fills Value v with tuple or record (dict, fields in its order) a, in place: a
+    message passed to a protobuf constructor is copied, so building a tree bottom-up
+    copied every subtree once per level above it (a 64-leaf tree record: 7 ms)."""
+    if isinstance(a, tuple):
+        v.tuple.SetInParent()
+        items = v.tuple.items
+        for x in a:
+            _fill_item(client, items.add(), x, device, keep)
+        return
+    if not all(isinstance(k, str) for k in a):
+        raise TypeError(f"stagd: record field names must be strings: {list(a)!r}")
+    v.record.SetInParent()
+    fields = v.record.fields
+    for k, x in a.items():
+        f = fields.add()
+        f.name = k
+        _fill_item(client, f.value, x, device, keep)
+
+
+def _fill_item(client, v, x, device, keep):
+    if isinstance(x, (tuple, dict)):
+        _fill_nested(client, v, x, device, keep)
+    else:
+        v.CopyFrom(_arg_value(client, x, device, keep))
 
 
 def _arg_values(client, args, device):
