@@ -54,45 +54,6 @@ enum { GEMV_BLAS_SERIAL = 9216, GEMV_SERIAL_MAX = 1 << 16 };
   }
 GEMV_CHUNKED(sgemv, float, cblas_sgemv)
 GEMV_CHUNKED(dgemv, double, cblas_dgemv)
-
-/* GEMM and threads, the same way: OpenBLAS threads a GEMM above 262,144 multiply-adds;
- * below GEMM_SERIAL_MAX the calling thread runs it as chunks each under that bound —
- * column blocks of C when op(A) is the smaller operand (each chunk packs A again), row
- * blocks otherwise (each packs B again). Alone, OpenBLAS's two threads win from about
- * 1M multiply-adds on (a 16x128 @ 128x512 product: 26.7 us threaded, 28.4 us chunked);
- * inside a request they lose: its threads spin in sched_yield between products and take
- * the core the kernel pool and the next ops need (bench/lstm_bench.py, whose products
- * are of that size: 31.9 -> 21.6 ms a step). Above GEMM_SERIAL_MAX (128x128x128 and up)
- * OpenBLAS threads as before. Like OpenBLAS's own results across thread counts, last
- * bits can differ from one threaded call; they depend on the shape only. */
-enum { GEMM_BLAS_SERIAL = 262144, GEMM_SERIAL_MAX = 1 << 21 };
-
-#define GEMM_CHUNKED(NAME, T, GEMM)                                                           \
-  static void NAME(bool ta, bool tb, int m, int n, int k, const T *a, const T *b, T *c) {    \
-    int lda = ta ? m : k, ldb = tb ? k : n;                                                   \
-    CBLAS_TRANSPOSE oa = ta ? CblasTrans : CblasNoTrans, ob = tb ? CblasTrans : CblasNoTrans; \
-    int64_t mnk = (int64_t)m * n * k;                                                         \
-    int64_t col_chunk = GEMM_BLAS_SERIAL / ((int64_t)m * k);                                  \
-    int64_t row_chunk = GEMM_BLAS_SERIAL / ((int64_t)n * k);                                  \
-    bool by_cols = (int64_t)m * k <= (int64_t)k * n ? col_chunk >= 16 : row_chunk < 16;        \
-    int64_t chunk = by_cols ? col_chunk / 16 * 16 : row_chunk / 16 * 16;                      \
-    if (mnk <= GEMM_BLAS_SERIAL || mnk >= GEMM_SERIAL_MAX || chunk < 16) {                    \
-      GEMM(CblasRowMajor, oa, ob, m, n, k, 1, a, lda, b, ldb, 0, c, n);                       \
-      return;                                                                                 \
-    }                                                                                         \
-    int outs = by_cols ? n : m;                                                               \
-    for (int o = 0; o < outs; o += (int)chunk) {                                              \
-      int len = outs - o < chunk ? outs - o : (int)chunk;                                     \
-      if (by_cols)                                                                            \
-        GEMM(CblasRowMajor, oa, ob, m, len, k, 1, a, lda, b + (tb ? (int64_t)o * ldb : o), ldb, \
-             0, c + o, n);                                                                    \
-      else                                                                                    \
-        GEMM(CblasRowMajor, oa, ob, len, n, k, 1, a + (ta ? o : (int64_t)o * lda), lda, b, ldb, \
-             0, c + (int64_t)o * n, n);                                                       \
-    }                                                                                         \
-  }
-GEMM_CHUNKED(sgemm_blas, float, cblas_sgemm)
-GEMM_CHUNKED(dgemm_blas, double, cblas_dgemm)
 #endif
 
 const char *kn_blas_name(void) {
@@ -194,7 +155,9 @@ static void sgemm(int trans, int64_t m, int64_t n, int64_t k, const float *a, co
     return;
   }
   if (m && n && k) {
-    sgemm_blas(ta, tb, (int)m, (int)n, (int)k, a, b, c);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, 1.0f, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0f, c,
+                (int)n);
     return;
   }
   memset(c, 0, (size_t)(m * n) * sizeof(float));
@@ -219,7 +182,9 @@ static void dgemm(int trans, int64_t m, int64_t n, int64_t k, const double *a, c
     return;
   }
   if (m && n && k) {
-    dgemm_blas(ta, tb, (int)m, (int)n, (int)k, a, b, c);
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)k, 1.0, a, (int)(ta ? m : k), b, (int)(tb ? k : n), 0.0, c,
+                (int)n);
     return;
   }
 #endif

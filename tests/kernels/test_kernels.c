@@ -686,53 +686,39 @@ static void softmax_matches_double_formula(void **state) {
   kn_tensor_release(a);
 }
 
-/* op(A) @ op(B) for an m x k by k x n product, with every transpose flag, float32 and
- * float64, against the product's exact value: small integers, so every order of
- * summation gives it. */
-static void matmul_matches_naive(int64_t m, int64_t k, int64_t n) {
-  sg_error e = SG_ERROR_INIT;
-  static const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64};
-  for (size_t d = 0; d < 2; d++)
-    for (int trans = 0; trans < 4; trans++) {
-      bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
-      int64_t sa[2] = {ta ? k : m, ta ? m : k}, sb[2] = {tb ? n : k, tb ? k : n};
-      kn_tensor *a = kn_tensor_new(dts[d], 2, sa), *b = kn_tensor_new(dts[d], 2, sb), *o;
-      for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7) % 13) - 6);
-      for (int64_t i = 0; i < b->size; i++) kn_set_f64(b, i, (double)((i * 5) % 11) - 5);
-      assert_int_equal(kn_matmul_t(a, b, trans, &o, &e), SG_OK);
-      assert_int_equal(o->shape[0], m);
-      assert_int_equal(o->shape[1], n);
-      for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-          double want = 0;
-          for (int64_t q = 0; q < k; q++)
-            want += kn_get_f64(a, ta ? q * m + i : i * k + q) * kn_get_f64(b, tb ? j * k + q : q * n + j);
-          assert_true(kn_get_f64(o, i * n + j) == want);
-        }
-      kn_tensor_release(a), kn_tensor_release(b), kn_tensor_release(o);
-    }
-  sg_error_clear(&e);
-}
-
-/* Vector x matrix and matrix x vector (GEMV, no sgemm packing): one GEMV OpenBLAS runs
+/* Vector x matrix and matrix x vector (GEMV, no sgemm packing) with every transpose
+ * flag, float32 and float64, against the product computed in long double: small
+ * integers, so every order of summation is exact. Sizes: one GEMV OpenBLAS runs
  * serially, and middle sizes the kernel splits into chunks of outputs on the calling
  * thread (cpu_matmul.c), with a last chunk shorter than the others. */
 static void gemv_shapes_match_naive(void **state) {
   (void)state;
+  sg_error e = SG_ERROR_INIT;
+  static const kn_dtype dts[] = {KN_FLOAT32, KN_FLOAT64};
   static const int64_t sizes[][3] = {{37, 29, 41}, {300, 41, 150}, {150, 200, 300}, {20, 1000, 20}};
-  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
-    matmul_matches_naive(1, sizes[si][1], sizes[si][2]);
-    matmul_matches_naive(sizes[si][0], sizes[si][1], 1);
-  }
-}
-
-/* Products of a middle size, which cpu_matmul.c runs on the calling thread in chunks of
- * columns or rows of C (and one it cannot chunk). */
-static void gemm_chunks_match_naive(void **state) {
-  (void)state;
-  static const int64_t sizes[][3] = {{16, 128, 520}, {520, 64, 16}, {16, 2000, 40}, {8, 8, 8}};
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
-    matmul_matches_naive(sizes[si][0], sizes[si][1], sizes[si][2]);
+  for (size_t d = 0; d < 2; d++)
+    for (int trans = 0; trans < 4; trans++)
+      for (int vec_left = 0; vec_left < 2; vec_left++) {
+        bool ta = trans & KN_MATMUL_TRANS_A, tb = trans & KN_MATMUL_TRANS_B;
+        int64_t m = vec_left ? 1 : sizes[si][0], k = sizes[si][1], n = vec_left ? sizes[si][2] : 1;
+        int64_t sa[2] = {ta ? k : m, ta ? m : k}, sb[2] = {tb ? n : k, tb ? k : n};
+        kn_tensor *a = kn_tensor_new(dts[d], 2, sa), *b = kn_tensor_new(dts[d], 2, sb), *o;
+        for (int64_t i = 0; i < a->size; i++) kn_set_f64(a, i, (double)((i * 7) % 13) - 6);
+        for (int64_t i = 0; i < b->size; i++) kn_set_f64(b, i, (double)((i * 5) % 11) - 5);
+        assert_int_equal(kn_matmul_t(a, b, trans, &o, &e), SG_OK);
+        assert_int_equal(o->shape[0], m);
+        assert_int_equal(o->shape[1], n);
+        for (int64_t i = 0; i < m; i++)
+          for (int64_t j = 0; j < n; j++) {
+            double want = 0;
+            for (int64_t q = 0; q < k; q++)
+              want += kn_get_f64(a, ta ? q * m + i : i * k + q) * kn_get_f64(b, tb ? j * k + q : q * n + j);
+            assert_true(kn_get_f64(o, i * n + j) == want);
+          }
+        kn_tensor_release(a), kn_tensor_release(b), kn_tensor_release(o);
+      }
+  sg_error_clear(&e);
 }
 
 /* Random float32 chains through kn_fused_f32 against the same ops one by one through
@@ -855,7 +841,6 @@ int main(void) {
       cmocka_unit_test(softmax_matches_double_formula),
       cmocka_unit_test(parallel_loops_from_threads),
       cmocka_unit_test(gemv_shapes_match_naive),
-      cmocka_unit_test(gemm_chunks_match_naive),
       cmocka_unit_test(fused_chains_match_unfused),
       cmocka_unit_test(pool_reuses_within_bound),
   };
