@@ -21,6 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+import mlp_step  # noqa: E402
 import peers  # noqa: E402
 import stagd  # noqa: E402
 
@@ -55,30 +56,12 @@ def op_contenders(torch, n):
     return out
 
 
-def mlp_data(seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((32, 64)).astype(np.float32)
-    Y = rng.standard_normal((32, 10)).astype(np.float32)
-    W1 = (rng.standard_normal((64, 64)) * 0.1).astype(np.float32)
-    W2 = (rng.standard_normal((64, 10)) * 0.1).astype(np.float32)
-    return X, Y, W1, W2
-
-
-def mlp_contenders(torch, lr=0.01):
-    X, Y, W1, W2 = mlp_data()
-    x, y = stagd.constant(X), stagd.constant(Y)
-    w1, b1 = stagd.Variable(W1), stagd.Variable(np.zeros(64, np.float32))
-    w2, b2 = stagd.Variable(W2), stagd.Variable(np.zeros(10, np.float32))
-    params = [w1, b1, w2, b2]
+def mlp_contenders(torch, lr=mlp_step.LR):
+    x, y, params = mlp_step.stagd_setup(stagd)
     client = x._c
 
     def step():
-        with stagd.GradientTape() as tape:
-            h = stagd.tanh(x @ w1 + b1)
-            d = h @ w2 + b2 - y
-            loss = stagd.reduce_mean(d * d)
-        for p, g in zip(params, tape.gradient(loss, params)):
-            p.assign_sub(g * lr)
+        loss = mlp_step.stagd_step(stagd, x, y, params, lr)
         client.sync()
         return loss
 
@@ -91,20 +74,7 @@ def mlp_contenders(torch, lr=0.01):
 
     out = {"async": step, "sync": sync_step}
     if torch is not None:
-        tp = [torch.tensor(a, requires_grad=True) for a in (W1, np.zeros(64, np.float32), W2,
-                                                            np.zeros(10, np.float32))]
-        tx, ty = torch.tensor(X), torch.tensor(Y)
-
-        def torch_step():
-            h = torch.tanh(tx @ tp[0] + tp[1])
-            d = h @ tp[2] + tp[3] - ty
-            loss = (d * d).mean()
-            grads = torch.autograd.grad(loss, tp)
-            with torch.no_grad():
-                for p, g in zip(tp, grads):
-                    p -= g * lr
-            return loss
-        out["torch"] = torch_step
+        out["torch"] = mlp_step.torch_step(torch, lr)
     return out
 
 

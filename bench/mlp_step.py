@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """mlp_step.py — the small MLP training step the eager and one-call benchmarks share
 (step_bench.py, eager_async_bench.py): its data (32×64 inputs, 64 tanh units, 10
-outputs, fixed seed) and the same step in PyTorch eager, the named baseline."""
+outputs, fixed seed), the step on stagd tensors (eager, or traced by stagd.function),
+and the same step in PyTorch eager, the named baseline."""
 import numpy as np
 
 LR = 0.01
@@ -15,6 +16,27 @@ def mlp_data(seed=0):
     W1 = (rng.standard_normal((64, 64)) * 0.1).astype(np.float32)
     W2 = (rng.standard_normal((64, 10)) * 0.1).astype(np.float32)
     return X, Y, W1, W2
+
+
+def stagd_setup(stagd):
+    """(x, y, params): the data as stagd constants and the four Variables, on the
+    default client."""
+    X, Y, W1, W2 = mlp_data()
+    params = [stagd.Variable(W1), stagd.Variable(np.zeros(64, np.float32)),
+              stagd.Variable(W2), stagd.Variable(np.zeros(10, np.float32))]
+    return stagd.constant(X), stagd.constant(Y), params
+
+
+def stagd_step(stagd, x, y, params, lr=LR):
+    """One SGD step on stagd values (a GradientTape, Variable updates); the loss."""
+    w1, b1, w2, b2 = params
+    with stagd.GradientTape() as tape:
+        h = stagd.tanh(x @ w1 + b1)
+        d = h @ w2 + b2 - y
+        loss = stagd.reduce_mean(d * d)
+    for p, g in zip(params, tape.gradient(loss, params)):
+        p.assign_sub(g * lr)
+    return loss
 
 
 def torch_step(torch, lr=LR):

@@ -23,30 +23,16 @@ import time
 
 import numpy as np
 
+import mlp_step
 import peers
 import stagd
-from mlp_step import LR, mlp_data, torch_step
 
 def staged_step(client):
     """(step, loss of the first call): a stagd.function of the whole training step on
     daemon `client`, its own Variables."""
     stagd.set_default_client(client)
-    X, Y, W1, W2 = mlp_data()
-    x, y = stagd.constant(X), stagd.constant(Y)
-    params = [stagd.Variable(W1), stagd.Variable(np.zeros(64, np.float32)),
-              stagd.Variable(W2), stagd.Variable(np.zeros(10, np.float32))]
-
-    def step(x, y):
-        w1, b1, w2, b2 = params
-        with stagd.GradientTape() as tape:
-            h = stagd.tanh(x @ w1 + b1)
-            d = h @ w2 + b2 - y
-            loss = stagd.reduce_mean(d * d)
-        for p, g in zip(params, tape.gradient(loss, params)):
-            p.assign_sub(g * LR)
-        return loss
-
-    fn = stagd.function(step, client=client)
+    x, y, params = mlp_step.stagd_setup(stagd)
+    fn = stagd.function(lambda x, y: mlp_step.stagd_step(stagd, x, y, params), client=client)
     first = float(fn(x, y).numpy())
     return (lambda: fn(x, y)), first
 
@@ -94,7 +80,7 @@ def main():
             contenders[name] = staged_step(other)[0]
         stagd.set_default_client(client)
         if torch is not None:
-            ts = torch_step(torch)
+            ts = mlp_step.torch_step(torch)
             tfirst = float(ts())
             print(f"  first loss: stagd {first:.6f}, torch {tfirst:.6f}"
                   + ("" if abs(first - tfirst) <= 1e-5 * max(1.0, abs(tfirst)) else "  DIFFER"))
