@@ -323,6 +323,28 @@ static bool needs_box(const sx *body, const char *name) {
   return u.set_in_fn || (u.set && u.used_in_fn);
 }
 
+/* nb sequential bindings names[k] = exprs[k] (each seen by the later ones and by
+ * body_x), then the body, with the bound values kept alive around it: as `let` does
+ * (as_let: effects in program order, any non-constant value takes the name) or as
+ * `let*` does (only unused values kept, only applications named). */
+static gr_node *lower_bindings(lowerer *L, gr_graph *g, binding *env, const sx **names, const sx **exprs,
+                               int nb, const sx *body_x, const sx *at, bool as_let) {
+  gr_node **vals = sg_xcalloc((size_t)nb + 1, sizeof(gr_node *));
+  gr_node *body = NULL;
+  int k = 0;
+  for (; k < nb; k++) {
+    gr_node *v = reserved_name(L, names[k]) ? NULL : lower_expr(L, exprs[k], g, env);
+    if (!v) break;
+    if (!v->name && (as_let ? v->kind != GR_CONST : v->kind == GR_APPLY)) v->name = names[k]->u.sym;
+    env = bind(L, env, names[k]->u.sym, v, g);
+    vals[k] = v;
+  }
+  if (k == nb) body = lower_expr(L, body_x, g, env);
+  for (k = nb - 1; body && k >= 0; k--) body = keep_alive_(L, g, vals[k], body, at, as_let);
+  free(vals);
+  return body;
+}
+
 /* let -> '(' 'let' NAME EXPR { NAME EXPR } BODY ')' with more than one binding:
  * sequential bindings, each exactly as if nested — (let a A b B BODY) is
  * (let a A (let b B BODY)), effects kept in order — so a staged trace of thousands of
@@ -330,27 +352,19 @@ static bool needs_box(const sx *body, const char *name) {
  * GR_MAX_NESTING, and so would one `let` per level). */
 static gr_node *lower_let_chain(lowerer *L, const sx *x, gr_graph *g, binding *env) {
   int n = x->u.list.n, nb = (n - 2) / 2;
-  for (int i = 1; i < n - 1; i += 2)
-    if (x->u.list.items[i]->kind != SX_SYM) {
-      err_at(L, x->u.list.items[i], SG_INVALID_ARGUMENT, "expected (let NAME EXPR [NAME EXPR ...] BODY)");
-      return NULL;
-    }
-  gr_node **vals = sg_xcalloc((size_t)nb, sizeof(gr_node *));
+  const sx **parts = sg_xcalloc((size_t)(2 * nb), sizeof(sx *));
   for (int k = 0; k < nb; k++) {
-    const sx *name = x->u.list.items[1 + 2 * k];
-    gr_node *v = reserved_name(L, name) ? NULL : lower_expr(L, x->u.list.items[2 + 2 * k], g, env);
-    if (!v) {
-      free(vals);
+    parts[k] = x->u.list.items[1 + 2 * k];
+    parts[nb + k] = x->u.list.items[2 + 2 * k];
+    if (parts[k]->kind != SX_SYM) {
+      err_at(L, parts[k], SG_INVALID_ARGUMENT, "expected (let NAME EXPR [NAME EXPR ...] BODY)");
+      free(parts);
       return NULL;
     }
-    if (v->kind != GR_CONST && !v->name) v->name = name->u.sym;
-    env = bind(L, env, name->u.sym, v, g);
-    vals[k] = v;
   }
-  gr_node *body = lower_expr(L, x->u.list.items[n - 1], g, env);
-  for (int k = nb - 1; body && k >= 0; k--) body = keep_alive_(L, g, vals[k], body, x, true);
-  free(vals);
-  return body;
+  gr_node *r = lower_bindings(L, g, env, parts, parts + nb, nb, x->u.list.items[n - 1], x, true);
+  free(parts);
+  return r;
 }
 
 /* let -> '(' 'let' NAME EXPR BODY ')' ; var -> '(' 'var' NAME INIT BODY ')' */
@@ -386,31 +400,21 @@ static gr_node *lower_let_star(lowerer *L, const sx *x, gr_graph *g, binding *en
     return NULL;
   }
   const sx *bs = x->u.list.items[1];
-  gr_node **vals = sg_xcalloc((size_t)bs->u.list.n + 1, sizeof(gr_node *));
-  for (int i = 0; i < bs->u.list.n; i++) {
+  int nb = bs->u.list.n;
+  const sx **parts = sg_xcalloc((size_t)(2 * nb) + 1, sizeof(sx *));
+  for (int i = 0; i < nb; i++) {
     const sx *bd = bs->u.list.items[i];
     if (bd->kind != SX_LIST || bd->u.list.n != 2 || bd->u.list.items[0]->kind != SX_SYM) {
-      free(vals);
+      free(parts);
       err_at(L, bd, SG_INVALID_ARGUMENT, "expected a binding (NAME EXPR)");
       return NULL;
     }
-    if (reserved_name(L, bd->u.list.items[0])) {
-      free(vals);
-      return NULL;
-    }
-    gr_node *v = lower_expr(L, bd->u.list.items[1], g, env);
-    if (!v) {
-      free(vals);
-      return NULL;
-    }
-    vals[i] = v;
-    if (v->kind == GR_APPLY && !v->name) v->name = bd->u.list.items[0]->u.sym;
-    env = bind(L, env, bd->u.list.items[0]->u.sym, v, g);
+    parts[i] = bd->u.list.items[0];
+    parts[nb + i] = bd->u.list.items[1];
   }
-  gr_node *body = lower_expr(L, x->u.list.items[2], g, env);
-  for (int i = bs->u.list.n - 1; body && i >= 0; i--) body = keep_alive(L, g, vals[i], body, x);
-  free(vals);
-  return body;
+  gr_node *r = lower_bindings(L, g, env, parts, parts + nb, nb, x->u.list.items[2], x, false);
+  free(parts);
+  return r;
 }
 
 /* set! -> '(' 'set!' NAME EXPR ')' */
