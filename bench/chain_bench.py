@@ -10,7 +10,11 @@ whether stagd's result equals NumPy's bit for bit.
 Run (a release build is the fair one; --env STAGD_FUSE=0 runs the chain op by op):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python \\
       /usr/bin/python3 bench/chain_bench.py [--n 1048576] [--rounds 7] [--threads T] \\
-      [--also unfused=:STAGD_FUSE=0] [--also before=OLD/server/stagd]
+      [--also unfused=:STAGD_FUSE=0] [--also before=OLD/server/stagd] [--device vulkan:0]
+
+--device runs stagd's chain there (its input resident on the device, the result read
+back each call; on a Vulkan device the chain is one generated kernel, and with
+--also unfused=:STAGD_FUSE=0 one dispatch per op).
 """
 import argparse
 import contextlib
@@ -47,11 +51,14 @@ def main():
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--threads", type=int, default=peers.default_threads())
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the daemon")
+    ap.add_argument("--device", help="stagd's device (default: the daemon's)")
     peers.add_also_arg(ap)
     a = ap.parse_args()
     torch = peers.import_torch(a.threads)
     x0 = np.random.default_rng(0).standard_normal(a.n).astype(np.float32)
     with contextlib.ExitStack() as stack:
+        if a.device:
+            stack.enter_context(stagd.device(a.device))
         client = stack.enter_context(peers.daemon(a.threads, dict(kv.split("=", 1) for kv in a.env)))
         contenders = {"stagd": staged_call(client, x0, check=True),
                       "numpy": lambda: chain(np, x0)}
@@ -62,7 +69,8 @@ def main():
             xt = torch.from_numpy(x0)
             contenders["torch"] = lambda: chain(torch, xt)
         res, daemon_ms = peers.measure(client, contenders, a.rounds, a.calls)
-        peers.report(f"10-op chain on {a.n} float32", a.threads, res, daemon_ms,
+        peers.report(f"10-op chain on {a.n} float32" + (f" (stagd on {a.device})" if a.device else ""),
+                     a.threads, res, daemon_ms,
                      "stagd.function (one Execute)", peers=["numpy", "torch"] + [
                          s.split("=", 1)[0] for s in a.also])
 

@@ -115,6 +115,11 @@ static void devices(sg_buf *out) {
   one(out, "cpu_fallbacks_total", "counter",
       "Primitives of Vulkan executions that ran on the CPU (no Vulkan kernel for them).",
       (double)d.cpu_fallbacks);
+  one(out, "fused_chains_total", "counter",
+      "Chains of elementwise ops run on the CPU as one pass (one kernel, no intermediate tensors).",
+      (double)d.cpu_fused);
+  one(out, "vulkan_fused_chains_total", "counter",
+      "Chains of elementwise ops run on a Vulkan device as one generated kernel.", (double)d.vulkan_fused);
 }
 
 /* Resident set size and CPU seconds of this process, from /proc/self. */

@@ -9,6 +9,8 @@
  *     subgroup variant and the shared-memory one on each device, vs the CPU backend;
  *   - a float16 elementwise chain and float16 reductions/softmax: float16 kernels vs the
  *     cast path (bench_f16_chain.c);
+ *   - an 11-op float32 elementwise chain as one generated kernel vs one dispatch per
+ *     op, and its bandwidth as a share of a one-op kernel's (bench_fused_chain.c);
  *   - per-dispatch cost inside one command buffer and per-submission cost (µs);
  *   - per-graph cost: a staged one-op graph and an MLP forward pass executed through
  *     gr_execute_json on the CPU backend and on each device (µs per request).
@@ -16,6 +18,7 @@
  *        bench_vulkan --matmul-variants [--quick] [--sizes N,N,..] [--no-cpu] [--reps N]
  *          (each matmul variant: see bench_matmul_variants.c)
  *        bench_vulkan --mlp B,D0,..,Dn [--reps N]   (a staged MLP forward: bench_mlp.c)
+ *        bench_vulkan --fused-chain [--quick]   (only the fused chain, every device)
  * bench/vulkan/compare.py adds NumPy's figures to the same run, torch_compare.py
  * PyTorch's (scripts/gpu-run.sh on a GPU).
  */
@@ -280,7 +283,7 @@ static bool int_list(const char *s, int64_t *out, int max, int *n) {
 
 int main(int argc, char **argv) {
   sg_memory_tune_for_reuse(); /* as the daemon does */
-  bool quick = false, variants = false, no_cpu = false;
+  bool quick = false, variants = false, no_cpu = false, fused_only = false;
   int naive_max = 1024, max_n = 2048, reps = 0, nsizes = 0, nmlp = 0;
   int64_t sizes64[16], mlp[16];
   for (int i = 1; i < argc; i++) {
@@ -290,6 +293,8 @@ int main(int argc, char **argv) {
       variants = true;
     else if (strcmp(argv[i], "--no-cpu") == 0)
       no_cpu = true;
+    else if (strcmp(argv[i], "--fused-chain") == 0)
+      fused_only = true;
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
       reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc &&
@@ -306,7 +311,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_vulkan [--quick] [--naive-max N] [--max N]\n"
                       "       bench_vulkan --matmul-variants [--quick] [--sizes N,N,..] "
                       "[--no-cpu] [--reps N]\n"
-                      "       bench_vulkan --mlp B,D0,..,Dn [--reps N]\n");
+                      "       bench_vulkan --mlp B,D0,..,Dn [--reps N]\n"
+                      "       bench_vulkan --fused-chain [--quick]\n");
       return 2;
     }
   }
@@ -320,6 +326,8 @@ int main(int argc, char **argv) {
                            .with_cpu = !no_cpu, .reps = reps};
     return bench_matmul_variants(&o);
   }
+  if (fused_only)
+    return bench_fused_chain_all(quick);
   int sizes[] = {256, 512, 1024, 2048, 4096};
   nsizes = 0;
   while (nsizes < 5 && sizes[nsizes] <= (quick ? 512 : max_n))
@@ -404,6 +412,7 @@ int main(int argc, char **argv) {
            (long long)sm_rows, (long long)sm_cols, d, sm, sm / cpu_sm,
            devs[d].subgroup_arithmetic ? "subgroup variant" : "shared-memory variant");
     bench_f16_chain(ctx, (int)d, quick);
+    bench_fused_chain(ctx, (int)d, quick);
     if (devs[d].subgroup_arithmetic) {
       kn_vk_options shared = {.no_subgroup_ops = true};
       kn_vk_context *c2;

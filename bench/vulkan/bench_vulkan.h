@@ -40,5 +40,10 @@ int bench_mlp(const int64_t *dims, int ndims, int reps);
  * one float16 dispatch per op vs the cast path (cast, float32 kernel, cast back) it
  * replaced (bench_f16_chain.c). */
 void bench_f16_chain(kn_vk_context *ctx, int device, bool quick);
+/* An 11-op float32 elementwise chain as one generated kernel vs one dispatch per op,
+ * and the fused kernel's bandwidth against a one-op kernel's (bench_fused_chain.c). */
+void bench_fused_chain(kn_vk_context *ctx, int device, bool quick);
+/* bench_fused_chain on every device; the exit status. */
+int bench_fused_chain_all(bool quick);
 
 #endif /* STAGD_BENCH_VULKAN_H */

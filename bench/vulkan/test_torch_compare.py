@@ -49,6 +49,14 @@ FAKE_TORCH = textwrap.dedent('''
         return _t(np.asarray(a) @ np.asarray(b))
     def relu(x):
         return _t(np.maximum(x, 0))
+    def abs(x):
+        return _t(np.abs(x))
+    def sqrt(x):
+        return _t(np.sqrt(x))
+    def tanh(x):
+        return _t(np.tanh(x))
+    def neg(x):
+        return _t(-np.asarray(x))
     def softmax(x, dim):
         e = np.exp(x - x.max(axis=dim, keepdims=True))
         return _t(e / e.sum(axis=dim, keepdims=True))
@@ -133,8 +141,13 @@ def main():
     for r in mlp[1:]:
         err = float(r.split(" | ")[3])
         check(err < 1e-5, "no torch: %s within 1e-5 of the CPU backend" % r.split(" | ")[0], r)
+    fused = table_rows(md, "## Fused elementwise chain")
+    check([r.split(" | ")[1] for r in fused] == ["tanh (11 ops)", "arith (11 ops)"],
+          "no torch: a fused-chain row per chain", md)
+    check("from op by op" not in md, "no torch: the fused chains have the bits of op by op", md)
     log = open(os.path.join(tmp, "a.log")).read()
-    check("mmv float32 128x128x128" in log and "mlp 32x64x64x10" in log, "log holds raw lines")
+    check("mmv float32 128x128x128" in log and "mlp 32x64x64x10" in log and "--fused-chain" in log,
+          "log holds raw lines")
 
     # Bench output as the real one prints it (the cases below test the Python side).
     canned = os.path.join(tmp, "canned_bench")
@@ -143,7 +156,9 @@ def main():
                 "mlp 32x64x64x10  cpu  0.1 ms  3.0 GFLOPS\n"
                 "mlp 32x64x64x10  vulkan:0 resident  2.0 ms  0.15 GFLOPS  (rel err 1.0e-07 vs "
                 "CPU backend)\nmlp 32x64x64x10  vulkan:0 host  3.0 ms  0.10 GFLOPS  (rel err "
-                "1.0e-07 vs CPU backend)\nX\n;; *) echo '# vulkan:0  Canned GPU'\n"
+                "1.0e-07 vs CPU backend)\nX\n;; *--fused-chain*) echo 'tanh chain (11 ops) f32 "
+                "n=1024 vulkan:0  fused    2.000 ms (4.10 GB/s, 80% of one-op), op by op   "
+                "9.000 ms (11 dispatches): fused 4.50x; bits equal';; *) echo '# vulkan:0  Canned GPU'\n"
                 "for dt in float32 float16; do for n in 64 128; do\n"
                 "echo \"mmv $dt ${n}x${n}x${n}  vulkan:0 auto=tiled  1.50 GFLOPS\"; done; done;; esac\n")
     os.chmod(canned, 0o755)
@@ -163,6 +178,10 @@ def main():
         check(float(cells[-2]) > 0 and float(cells[-1]) > 0,
               "fake torch: MLP %s ratio" % cells[0], r)
     check("Goal" not in md, "no goal line without n = 4096")
+    chain = table_rows(md, "## Fused elementwise chain")
+    cells = chain[0].strip("|").split(" | ") if chain else []
+    check(len(chain) == 1 and cells[3] == "2.000" and cells[5] == "80%" and float(cells[-2]) > 0
+          and float(cells[-1].rstrip("x")) > 0, "fake torch: the chain gets PyTorch's time and ratio", md)
 
     # 2b. PyTorch failing half way: the stagd figures stay, the failure is named, exit 1.
     p = run([canned, "--quick", "--out", out], broken)
@@ -193,6 +212,16 @@ def main():
           "off the CPU backend by 2.0e-02" in md and
           "a matmul variant failed: out of device memory" in md,
           "failing bench, failed variant, wrong MLP: exit 1, each named", md)
+    differ = os.path.join(tmp, "differ_bench")
+    with open(differ, "w") as f:
+        f.write("#!/bin/sh\ncase \"$*\" in *--fused-chain*) echo 'arith chain (11 ops) f32 n=1024 "
+                "vulkan:0  fused    1.000 ms (8.20 GB/s, 90% of one-op), op by op   9.000 ms (11 "
+                "dispatches): fused 9.00x; bits DIFFER'; exit 1;; *) echo '# vulkan:0  GPU';; esac\n")
+    os.chmod(differ, 0o755)
+    p = run([differ, "--quick", "--out", out], no_torch)
+    md = open(out).read()
+    check(p.returncode == 1 and "fused arith chain on vulkan:0: bits DIFFER from op by op" in md
+          and "fused chain: exit status 1" in md, "fused chain with other bits: exit 1, named", md)
     p = run([bad, "--quick", "--out", out], fake)
     md = open(out).read()
     check(p.returncode == 1 and "No stagd matmul figures; cuBLAS alone" in md and

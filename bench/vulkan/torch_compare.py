@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""torch_compare.py — stagd's Vulkan matmul and staged MLP forward beside PyTorch on the
-same GPU, in one run, written as a markdown table (issue #6; scripts/gpu-run.sh runs it
+"""torch_compare.py — stagd's Vulkan matmul, staged MLP forward and fused elementwise
+chain beside PyTorch on the same GPU, in one run, written as a markdown table (issue #6; scripts/gpu-run.sh runs it
 on a lent GPU, docs/performance.md "Running the GPU figures").
 
   stagd:  BENCH --matmul-variants --sizes S --no-cpu --reps R   (every matmul variant,
           float32 and float16 squares) and BENCH --mlp B,D0,..,Dn --reps R (the staged
-          forward pass, resident and from the host, checked against the CPU backend);
+          forward pass, resident and from the host, checked against the CPU backend) and
+          BENCH --fused-chain (an 11-op float32 chain as one generated kernel vs one
+          dispatch per op, its bandwidth against a one-op kernel's, bits checked);
   torch:  torch.matmul on cuda for the same products (float32 with TF32 off, float16)
-          and the same MLP, each the best of R runs timed with CUDA events after a
-          warm-up; the host-to-host pass is timed with the host clock.
+          and the same MLP and chain, each the best of R runs timed with CUDA events
+          after a warm-up; the host-to-host pass is timed with the host clock.
 
 PyTorch is optional: without torch or without CUDA the table holds the stagd figures
 alone and says why (so this also runs on lavapipe: --quick, tested by
-test_torch_compare.py). Exits 1 when a bench run fails or a staged MLP result is off
-the CPU backend's by more than 1e-3 (relative), else 0.
+test_torch_compare.py). Exits 1 when a bench run fails, a staged MLP result is off
+the CPU backend's by more than 1e-3 (relative) or a fused chain's bits differ from its
+ops one by one, else 0.
 
 Usage: torch_compare.py BENCH [--quick] [--out FILE.md] [--sizes N,N,..]
                         [--mlp B,D0,..,Dn] [--reps R] [--timeout SECONDS]
@@ -35,6 +38,8 @@ MLP_TOLERANCE = 1e-3
 
 DEVICE_RE = re.compile(r"# (vulkan:\d+)\s+(.*)$")
 MMV_RE = re.compile(r"mmv (\w+)\s+(\d+)x(\d+)x(\d+)\s+(vulkan:\d+) (\S+)\s+([\d.]+) GFLOPS")
+FUSED_RE = re.compile(r"(tanh|arith) chain \((\d+) ops\) f32 n=(\d+) (vulkan:\d+)\s+fused\s+([\d.]+) ms "
+                      r"\(([\d.]+) GB/s, (\d+)% of one-op\), op by op\s+([\d.]+) ms.*bits (\w+)")
 MLP_RE = re.compile(r"mlp (\S+)\s+(cpu|vulkan:\d+ \w+)\s+([\d.]+) ms\s+([\d.]+) GFLOPS"
                     r"(?:\s+\(rel err ([\d.e+-]+))?")
 
@@ -98,6 +103,13 @@ def parse(lines):
     return devices, mmv, mlp
 
 
+def parse_fused(lines):
+    return [{"chain": m.group(1), "ops": int(m.group(2)), "n": int(m.group(3)), "device": m.group(4),
+             "ms": float(m.group(5)), "gbs": float(m.group(6)), "share": int(m.group(7)),
+             "plain_ms": float(m.group(8)), "bits": m.group(9)}
+            for m in (FUSED_RE.search(x) for x in lines) if m]
+
+
 class Torch:
     """PyTorch on CUDA, or why not (self.why)."""
 
@@ -142,6 +154,17 @@ class Torch:
         b = torch.rand(n, n, device="cuda", dtype=dt) - 0.5
         ms = self.best_ms(lambda: torch.matmul(a, b), reps)
         return 2.0 * n ** 3 / (ms / 1e3) / 1e9
+
+    def chain_ms(self, n, tanh, reps):
+        """bench_fused_chain.c's chain (tanh, or neg in its place) on n float32, eager."""
+        torch = self.torch
+        x = torch.rand(n, device="cuda") * 6 - 3
+        act = torch.tanh if tanh else torch.neg
+
+        def chain():
+            y = torch.abs(x * 1.5 + 0.5) * x - 0.25
+            return act(torch.sqrt(torch.abs(y) + 1.0) * 2.0) + x
+        return self.best_ms(chain, reps)
 
     def mlp_ms(self, dims, reps):
         """(resident ms, host ms) for the forward pass bench_mlp.c stages, float32."""
@@ -213,7 +236,20 @@ def matmul_table(mmv):
     return out
 
 
-def markdown(args, devices, mmv, mlp, torch, problems, elapsed):
+def fused_table(fused):
+    out = ["", "## Fused elementwise chain (float32; `bench_vulkan --fused-chain`)", "",
+           "| device | chain | n | fused ms | GB/s | share of a one-op kernel | op by op ms | "
+           "fused is | PyTorch eager ms | x PyTorch |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in fused:
+        ref = r.get("torch")
+        out.append("| %s | %s (%d ops) | %d | %.3f | %.1f | %d%% | %.3f | %s | %s | %s |" % (
+            r["device"], r["chain"], r["ops"], r["n"], r["ms"], r["gbs"], r["share"], r["plain_ms"],
+            ratio(r["plain_ms"] / r["ms"]), fmt(ref, "%.3f"), ratio(ref / r["ms"] if ref else None)))
+    return out
+
+
+def markdown(args, devices, mmv, mlp, torch, problems, elapsed, fused=()):
     out = ["# stagd Vulkan vs PyTorch (issue #6)", ""]
     out.append("- command: `%s`" % " ".join(["bench/vulkan/torch_compare.py"] + sys.argv[1:]))
     out.append("- date: %s; host: %s, %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -241,6 +277,8 @@ def markdown(args, devices, mmv, mlp, torch, problems, elapsed):
     out += ["", "x cuBLAS and x PyTorch are speed ratios (above 1: stagd faster). "
             "'resident': inputs already on the device, result left there; 'host': host "
             "arrays in, host array out (uploads and download included).", ""]
+    if fused:
+        out += fused_table(fused) + [""]
     return "\n".join(out)
 
 
@@ -263,6 +301,9 @@ def torch_figures(torch, args, mmv, mlp):
             r["torch"] = resident
         elif r["who"].endswith("host"):
             r["torch"] = host
+    for r in args.fused:
+        r["torch"] = torch.chain_ms(r["n"], r["chain"] == "tanh", args.reps)
+        print("torch %s chain n=%d %.3f ms" % (r["chain"], r["n"], r["torch"]), flush=True)
     return gflops
 
 
@@ -292,6 +333,13 @@ def main():
     more, why = run_bench([args.bench, "--mlp", args.mlp] + reps, args.timeout, log)
     if why:
         problems.append("MLP forward: " + why)
+    chain, why = run_bench([args.bench, "--fused-chain"] + (["--quick"] if args.quick else []),
+                           args.timeout, log)
+    if why:
+        problems.append("fused chain: " + why)
+    args.fused = parse_fused(chain)
+    problems += ["fused %s chain on %s: bits %s from op by op" % (r["chain"], r["device"], r["bits"])
+                 for r in args.fused if r["bits"] != "equal"]
     devices, mmv, mlp = parse(lines + more)
     if not devices:
         problems.append("the bench found no Vulkan device: %s" %
@@ -313,7 +361,7 @@ def main():
         except Exception as e:  # keep the stagd figures whatever PyTorch does
             problems.append("PyTorch run failed: %s: %s" % (type(e).__name__, e))
 
-    text = markdown(args, devices, mmv, mlp, torch, problems, time.monotonic() - t0)
+    text = markdown(args, devices, mmv, mlp, torch, problems, time.monotonic() - t0, args.fused)
     print("\n" + text)
     if args.out:
         with open(args.out, "w") as f:

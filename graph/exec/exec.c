@@ -102,11 +102,18 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   gr_val av_local[LOCAL_ARGS];
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
-    if (in->fuse && !ctx->backend && fuse_on() &&
-        gr_fused_run(c, pc, slots, env, &slots[c->instrs[pc + in->fuse].dst])) {
-      for (int s = pc; s <= pc + in->fuse; s++) release_dead(c, s, slots, nargs);
-      pc += in->fuse;
-      continue;
+    if (in->fuse && fuse_on()) {
+      bool done;
+      rc = gr_fused_run(ctx, c, pc, slots, env, &slots[c->instrs[pc + in->fuse].dst], &done, err);
+      if (rc) {
+        locate(ctx, err, in->node);
+        break;
+      }
+      if (done) {
+        for (int s = pc; s <= pc + in->fuse; s++) release_dead(c, s, slots, nargs);
+        pc += in->fuse;
+        continue;
+      }
     }
     gr_val *av = in->nargs <= LOCAL_ARGS ? av_local : sg_xmalloc(sizeof(gr_val) * in->nargs);
     for (int k = 0; k < in->nargs; k++) av[k] = *resolve(c, slots, env, in->args[k]);

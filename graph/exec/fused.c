@@ -10,13 +10,13 @@
  * CPU, gr_fused_run looks at the operands: if every tensor among them is float32 of one
  * shape and the others are Python numbers (weak, so float32 too, as NumPy's rules
  * make them), the whole chain runs as one kn_fused_f32 pass — one output tensor, no
- * intermediate ones, the same bits as the steps one by one. Otherwise (other dtypes,
- * broadcasting, a device backend) nothing happens and the interpreter runs the steps as
- * they are, so errors, dtypes and locations stay exactly those of the unfused code.
+ * intermediate ones, the same bits as the steps one by one. On a device the backend
+ * gets the same plan (gr_backend.fused; Vulkan: one generated shader per chain,
+ * graph/vulkan/exec_vulkan_fused.c). Otherwise (other dtypes, broadcasting, no fused
+ * kernel) nothing happens and the interpreter runs the steps as they are, so errors,
+ * dtypes and locations stay exactly those of the unfused code.
  */
 #include "fused.h"
-
-enum { MAX_CHAIN = 32 };
 
 static atomic_uint_fast64_t fused_runs;
 
@@ -55,7 +55,7 @@ void gr_fuse_mark(gr_code *c) {
   for (int pc = 0; pc < c->ninstr;) {
     int end = pc;
     if (as_step(&c->instrs[pc], &st))
-      while (end + 1 < c->ninstr && end + 1 - pc < MAX_CHAIN - 1 &&
+      while (end + 1 < c->ninstr && end + 1 - pc < GR_FUSED_MAX - 1 &&
              as_step(&c->instrs[end + 1], &st) && links(c, end, end + 1))
         end++;
     c->instrs[pc].fuse = (uint16_t)(end - pc);
@@ -71,16 +71,19 @@ static bool weak_scalar(const gr_val *v, float *out) {
   return true;
 }
 
-bool gr_fused_run(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_val *out) {
+static bool is_tensor(const gr_val *v) {
+  return v->tag == GV_TENSOR || v->tag == GV_DEVICE || v->tag == GV_RESIDENT;
+}
+
+/* The chain at pc as steps over operands; false when it is not one (a step with no
+ * tensor operand, an operand neither a tensor nor a Python number). */
+static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_fused *f) {
   const gr_instr *first = &c->instrs[pc];
-  int n = first->fuse + 1;
-  kn_fused_step steps[MAX_CHAIN];
-  kn_fused_input ins[2 * MAX_CHAIN];
-  int nin = 0;
-  const kn_tensor *shape = NULL;
-  for (int s = 0; s < n; s++) {
+  f->nsteps = first->fuse + 1;
+  f->nvals = 0;
+  for (int s = 0; s < f->nsteps; s++) {
     const gr_instr *in = &c->instrs[pc + s];
-    if (!as_step(in, &steps[s])) return false;
+    if (!as_step(in, &f->steps[s])) return false;
     int ops[2] = {-1, -1}, tensors = 0;
     for (int k = 0; k < in->nargs; k++) {
       gr_operand o = in->args[k];
@@ -89,29 +92,51 @@ bool gr_fused_run(const gr_code *c, int pc, const gr_val *slots, const gr_val *e
         continue; /* -1: the previous step's result */
       }
       const gr_val *v = gr_operand_val(c, slots, env, o);
-      kn_fused_input *fi = &ins[nin];
-      if (v->tag == GV_TENSOR) {
-        const kn_tensor *t = v->u.t;
-        if (t->dtype != KN_FLOAT32 || (shape && !kn_tensor_same_shape(t, shape))) return false;
-        shape = t;
-        fi->data = t->data;
-        tensors++;
-      } else if (weak_scalar(v, &fi->scalar)) {
-        fi->data = NULL;
-      } else {
-        return false;
-      }
-      ops[k] = nin++;
+      int i = f->nvals;
+      f->vals[i] = v;
+      f->is_scalar[i] = !is_tensor(v);
+      if (is_tensor(v)) tensors++;
+      else if (!weak_scalar(v, &f->scalar[i])) return false;
+      ops[k] = f->nvals++;
     }
     if (tensors == 0) return false; /* Python arithmetic on two numbers */
-    steps[s].a = ops[0];
-    steps[s].b = ops[1];
+    f->steps[s].a = ops[0];
+    f->steps[s].b = ops[1];
+  }
+  return true;
+}
+
+/* f on the CPU: every tensor operand a host float32 tensor of one non-empty shape */
+static bool run_cpu(const gr_fused *f, gr_val *out) {
+  kn_fused_input ins[2 * GR_FUSED_MAX];
+  const kn_tensor *shape = NULL;
+  for (int i = 0; i < f->nvals; i++) {
+    if (f->is_scalar[i]) {
+      ins[i] = (kn_fused_input){.data = NULL, .scalar = f->scalar[i]};
+      continue;
+    }
+    const gr_val *v = f->vals[i];
+    if (v->tag != GV_TENSOR) return false;
+    const kn_tensor *t = v->u.t;
+    if (t->dtype != KN_FLOAT32 || (shape && !kn_tensor_same_shape(t, shape))) return false;
+    shape = t;
+    ins[i] = (kn_fused_input){.data = t->data};
   }
   if (!shape || shape->size == 0) return false;
   kn_tensor *r = kn_tensor_empty(KN_FLOAT32, shape->ndim, shape->shape);
   if (!r) return false; /* no memory: op by op, whose first result reports it */
-  kn_fused_f32(steps, n, ins, r->data, r->size);
+  kn_fused_f32(f->steps, f->nsteps, ins, r->data, r->size);
   atomic_fetch_add_explicit(&fused_runs, 1, memory_order_relaxed);
   *out = gv_tensor(r);
   return true;
+}
+
+sg_code gr_fused_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots, const gr_val *env,
+                     gr_val *out, bool *done, sg_error *err) {
+  gr_fused f;
+  *done = false;
+  if (!plan(c, pc, slots, env, &f)) return SG_OK;
+  if (ctx->backend) return ctx->backend->fused ? ctx->backend->fused(ctx, &f, out, done, err) : SG_OK;
+  *done = run_cpu(&f, out);
+  return SG_OK;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fused.h — elementwise chains of the executor's compiled code (fused.c), private to
- * exec/: compile.c marks them, exec.c runs each marked chain in one pass.
+ * exec/: compile.c marks them, exec.c runs each marked chain in one pass (on the CPU
+ * here, on a device through gr_backend.fused).
  */
 #ifndef STAGD_GRAPH_EXEC_FUSED_H
 #define STAGD_GRAPH_EXEC_FUSED_H
@@ -20,9 +21,11 @@ static inline const gr_val *gr_operand_val(const gr_code *c, const gr_val *slots
 
 /* Sets instrs[pc].fuse on the first instruction of each chain (needs c->last_use). */
 void gr_fuse_mark(gr_code *c);
-/* Runs the chain that starts at pc in one pass when its operands allow (float32
- * tensors of one shape and Python scalars): *out is the last step's value and true is
- * returned. false: nothing was done, the steps run one by one. */
-bool gr_fused_run(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_val *out);
+/* Runs the chain that starts at pc in one pass when its operands allow: on the CPU
+ * (float32 tensors of one shape and Python numbers) or through the request's backend
+ * (gr_backend.fused). *done: it ran, *out is the last step's value. *done false with
+ * SG_OK: nothing was done, the steps run one by one; an error is the device's. */
+sg_code gr_fused_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots, const gr_val *env,
+                     gr_val *out, bool *done, sg_error *err);
 
 #endif

@@ -22,6 +22,19 @@ typedef sg_code (*gr_cpu_fn)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, 
 extern const gr_cpu_fn gr_cpu_kernels[GR_FAM_COUNT];
 static inline gr_cpu_fn gr_cpu_kernel(const gr_op *op) { return gr_cpu_kernels[op->family]; }
 
+/* An elementwise chain about to run as one pass (fused.c): its steps (kn_fused_step,
+ * each operand -1 for the previous step's value or an index into vals) and operands,
+ * each a tensor value (unchecked: the runner checks its dtype and shape) or a Python
+ * number, whose float32 value is scalar[i]. */
+enum { GR_FUSED_MAX = 32 };
+typedef struct gr_fused {
+  int nsteps, nvals;
+  kn_fused_step steps[GR_FUSED_MAX];
+  const gr_val *vals[2 * GR_FUSED_MAX];
+  bool is_scalar[2 * GR_FUSED_MAX];
+  float scalar[2 * GR_FUSED_MAX];
+} gr_fused;
+
 /* A device backend for one request (installed in the context by the backend when the
  * request starts; vulkan/gr_vulkan.h). */
 typedef struct gr_backend {
@@ -30,6 +43,9 @@ typedef struct gr_backend {
   /* A control-flow predicate *v (owned) computed on the device, read back as a host
    * tensor; anything else is left alone. */
   sg_code (*predicate)(gr_ctx *ctx, gr_val *v, sg_error *err);
+  /* Runs chain f as one pass on the device when its operands allow: *out (the last
+   * step's value) and *done set; *done false: the steps run one by one. NULL: never. */
+  sg_code (*fused)(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err);
 } gr_backend;
 
 /* ------------------------------------------------------------ compiled code */
@@ -98,8 +114,9 @@ static inline sg_code gr_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n,
 /* CANCELLED, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED (max-request-bytes) when the
  * request must stop; loops in kernels call it at their back-edges. */
 sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
-/* How many elementwise chains ran as one fused pass (fused.c) since the process began;
- * STAGD_FUSE=0 runs every chain op by op. */
+/* How many elementwise chains ran as one fused pass on the CPU (fused.c) since the
+ * process began (a device's own: gr_vk_stats.fused); STAGD_FUSE=0 runs every chain op
+ * by op. */
 uint64_t gr_exec_fused_chains(void);
 
 /* ------------------------------------------- all-or-nothing variables (txn.c)

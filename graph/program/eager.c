@@ -190,6 +190,8 @@ void gr_device_stats_get(gr_device_stats *out) {
   out->submits = st.submits;
   out->dispatches = st.dispatches;
   out->cpu_fallbacks = st.cpu_fallbacks;
+  out->vulkan_fused = st.fused;
+  out->cpu_fused = gr_exec_fused_chains();
   gr_vk_resident_stats(&out->resident_bytes, &out->resident_buffers);
 }
 

@@ -150,13 +150,14 @@ sg_code gr_value_host_tensor(const gr_value *v, struct kn_tensor **out, sg_error
  * are uploaded once and become device-resident; on the CPU v itself. Out of device
  * memory is RESOURCE_EXHAUSTED naming the device. */
 sg_code gr_value_to_device(gr_value *v, const char *device, gr_value **out, sg_error *err);
-/* Host ↔ device traffic of the Vulkan executor since the process started, and the
- * device memory held by resident tensors now. */
+/* Host ↔ device traffic of the Vulkan executor since the process started, the device
+ * memory held by resident tensors now, and the fused elementwise chains run. */
 typedef struct gr_device_stats {
   uint64_t uploads, downloads, upload_bytes, download_bytes;
   uint64_t resident_bytes, resident_buffers;
   uint64_t requests, submits, dispatches; /* requests run on Vulkan, their command buffers and kernels */
   uint64_t cpu_fallbacks;                 /* primitives of Vulkan requests run on the CPU */
+  uint64_t vulkan_fused, cpu_fused;       /* elementwise chains run as one pass (docs/graph.md) */
 } gr_device_stats;
 void gr_device_stats_get(gr_device_stats *out);
 /* Bytes of tensor data a value holds (a variable: its current value; a device-resident

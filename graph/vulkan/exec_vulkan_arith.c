@@ -12,7 +12,7 @@
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
 
-static int vk_binop(int code) {
+int gr_vkx_binop(int code) {
   switch (code) {
   case KN_ADD: return KN_VK_ADD;
   case KN_SUB: return KN_VK_SUB;
@@ -57,7 +57,7 @@ static int elementwise_elem(struct gr_vk_exec *x, kn_dtype dt) {
 }
 
 bool gr_vkx_binary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
-  int et = elementwise_elem(x, dt), vop = vk_binop(code);
+  int et = elementwise_elem(x, dt), vop = gr_vkx_binop(code);
   kn_dtype rt = kn_binop_result((kn_binop)code, dt, dt);
   if (et < 0) return false;
   if (vk_cmpop(code) >= 0) return rt == KN_BOOL;
@@ -69,7 +69,7 @@ static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   struct gr_vk_exec *x = gr_vkx(ctx);
   if (n == 1) /* unary minus */
     return gr_vk_unary.run(ctx, gr_op_lookup("neg"), args, 1, out, done, err);
-  int vop = vk_binop(op->code), cop = vk_cmpop(op->code);
+  int vop = gr_vkx_binop(op->code), cop = vk_cmpop(op->code);
   const gr_val *a = &args[0], *b = &args[1];
   kn_dtype dt, dt2;
   bool ka = gr_vkx_tensor_dtype(a, &dt), kb = gr_vkx_tensor_dtype(b, &dt2);
@@ -107,7 +107,7 @@ static sg_code run_binary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   return rc;
 }
 
-static int vk_unop(int code) {
+int gr_vkx_unop(int code) {
   switch (code) {
   case KN_NEG: return KN_VK_NEG;
   case KN_ABS: return KN_VK_ABS;
@@ -124,7 +124,7 @@ static int vk_unop(int code) {
 }
 
 bool gr_vkx_unary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt) {
-  int et = elementwise_elem(x, dt), vop = vk_unop(code);
+  int et = elementwise_elem(x, dt), vop = gr_vkx_unop(code);
   if (et < 0) return false;
   if (code == KN_NOT) return true;
   return vop >= 0 && kn_vk_unary_supported((kn_vk_elem)et, (kn_vk_unop)vop) &&
@@ -135,7 +135,7 @@ static sg_code run_unary(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_v
                          bool *done, sg_error *err) {
   (void)n;
   struct gr_vk_exec *x = gr_vkx(ctx);
-  int vop = vk_unop(op->code);
+  int vop = gr_vkx_unop(op->code);
   bool is_not = op->code == KN_NOT;
   kn_dtype dt;
   if ((vop < 0 && !is_not) || !gr_vkx_tensor_dtype(&args[0], &dt)) return SG_OK;

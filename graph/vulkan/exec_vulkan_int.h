@@ -6,7 +6,7 @@
  *   exec_vulkan.c            begin/end, the backend hooks, dispatch, the Vulkan column
  *   exec_vulkan_resident.c   resident tensors and variables on the device
  *   exec_vulkan_dtype.c      NumPy promotion around a recorder
- *   exec_vulkan_arith.c, _layout.c, _adjoint.c, _random.c   the recorders
+ *   exec_vulkan_arith.c, _layout.c, _adjoint.c, _random.c, _fused.c   the recorders
  *   exec_vulkan_request.c    requests, contexts, buffers, batches, transfers
  */
 #ifndef STAGD_GRAPH_EXEC_VULKAN_INT_H
@@ -44,6 +44,9 @@ bool gr_vkr_wants(const gr_op *op, const gr_val *args, int n);
 sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, bool kernel, gr_val *args, int n, gr_val *out,
                     sg_error *err);
 struct gr_vk_exec;
+/* Resident tensor r as x's request reads it (*out owned): its buffer borrowed as a
+ * device tensor, or a host copy when r lives on another device. */
+sg_code gr_vkr_import(struct gr_vk_exec *x, gr_resident *r, gr_val *out, sg_error *err);
 /* *v (owned) kept on x's device: its tensors, in tuples, records and closures too,
  * become resident; anything else is left alone. */
 sg_code gr_vkr_keep(struct gr_vk_exec *x, gr_val *v, sg_error *err);
@@ -168,6 +171,12 @@ sg_code gr_vkx_finish(gr_dtensor *r, sg_code rc, gr_val *out, bool *done);
  * operands (the operand) of dtype dt and a result of the kernel's own rules. */
 bool gr_vkx_binary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt);
 bool gr_vkx_unary_kernel(struct gr_vk_exec *x, int code, kn_dtype dt);
+/* The kernels' op (kn_vk_binop / kn_vk_unop) of a kn_binop / kn_unop code; -1: none
+ * (exec_vulkan_arith.c). */
+int gr_vkx_binop(int code);
+int gr_vkx_unop(int code);
+/* The backend's fused-chain hook (gr_backend.fused; exec_vulkan_fused.c). */
+sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err);
 /* exec_vulkan_dtype.c: *out = d cast to dtype dt (a new device tensor, one dispatch). */
 sg_code gr_vkx_cast_to(struct gr_vk_exec *x, gr_dtensor *d, kn_dtype dt, gr_dtensor **out,
                        sg_error *err);

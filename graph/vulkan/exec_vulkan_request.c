@@ -399,11 +399,11 @@ sg_code gr_vkx_end(struct gr_vk_exec *x, gr_val *result, sg_code rc, sg_error *e
     *result = gv_none();
   }
   SG_DEBUG(0, "vulkan:%d request: %llu dispatches in %llu submissions, %llu uploads, %llu downloads, "
-              "%llu buffers (%llu outputs reused), %llu ops on the CPU", x->device,
+              "%llu buffers (%llu outputs reused), %llu ops on the CPU, %llu fused chains", x->device,
            (unsigned long long)x->st.dispatches, (unsigned long long)x->st.submits,
            (unsigned long long)x->st.uploads, (unsigned long long)x->st.downloads,
            (unsigned long long)x->st.buffers, (unsigned long long)x->st.reused,
-           (unsigned long long)x->st.cpu_fallbacks);
+           (unsigned long long)x->st.cpu_fallbacks, (unsigned long long)x->st.fused);
   pthread_mutex_lock(&stats_lock);
   totals.requests++;
   totals.dispatches += x->st.dispatches;
@@ -413,6 +413,7 @@ sg_code gr_vkx_end(struct gr_vk_exec *x, gr_val *result, sg_code rc, sg_error *e
   totals.buffers += x->st.buffers;
   totals.reused += x->st.reused;
   totals.cpu_fallbacks += x->st.cpu_fallbacks;
+  totals.fused += x->st.fused;
   totals.upload_bytes += x->st.upload_bytes;
   totals.download_bytes += x->st.download_bytes;
   pthread_mutex_unlock(&stats_lock);

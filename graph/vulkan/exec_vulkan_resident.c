@@ -78,7 +78,7 @@ static gr_dtensor *borrow(struct gr_vk_exec *x, gr_resident *r) {
   return gr_vkx_dt_new(x, db, r->dtype, r->ndim, r->shape);
 }
 
-static sg_code import(struct gr_vk_exec *x, gr_resident *r, gr_val *out, sg_error *err) {
+sg_code gr_vkr_import(struct gr_vk_exec *x, gr_resident *r, gr_val *out, sg_error *err) {
   if (r->rb->device != x->device || r->rb->vk != x->vk) {
     kn_tensor *t;
     sg_code rc = resident_host(r, &t, err);
@@ -195,7 +195,7 @@ sg_code gr_vkr_prim(gr_ctx *ctx, const gr_op *op, bool kernel, gr_val *args, int
     tmp[i] = gv_none();
     if (args[i].tag != GV_RESIDENT) continue;
     if (kernel) {
-      rc = import(gr_vkx(ctx), args[i].u.r, &tmp[i], err);
+      rc = gr_vkr_import(gr_vkx(ctx), args[i].u.r, &tmp[i], err);
     } else {
       tmp[i] = gv_retain(args[i]);
       rc = gv_resident_to_host(&tmp[i], err);

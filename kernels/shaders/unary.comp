@@ -6,6 +6,7 @@
 // exp/log/tanh/sin/cos only for float32: float64 uses f64_math.glsl; integer types lack
 // them and the launcher (kn_vk_unary_typed) refuses those ops.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #define T int64_t
@@ -13,13 +14,11 @@
 #define T int
 #elif defined(KN_F64)
 #define T double
-#extension GL_GOOGLE_include_directive : require
 #include "f64_math.glsl"
 #elif defined(KN_F16)
 #define T float
 #define S uint
 #define KN_F32
-#extension GL_GOOGLE_include_directive : require
 #include "half.glsl"
 #else
 #define T float
@@ -34,60 +33,16 @@ layout(std430, binding = 0) readonly buffer A { S a[]; };
 layout(std430, binding = 1) writeonly buffer C { S c[]; };
 layout(push_constant) uniform P { uint n; } pc;
 
-T apply(uint op, T x) {
-  switch (op) {
-  case 0u: return -x;
-#ifdef KN_F32
-  case 1u: return exp(x);
-  case 2u: return log(x);
-  case 3u: {
-    // |x| < 1/4: the odd series to x^13 (the next term is below 1e-11 of the value);
-    // 1 - e^{-2|x|} cancelled there, losing ~20 ulps near 0.03, which an iterated tanh
-    // accumulated (vkdiff seed 11079). Above: exp of a negative argument (no overflow),
-    // a cancellation factor of at most 2.5.
-    float ax = abs(x);
-    if (ax < 0.25) {
-      float x2 = x * x;
-      float p = 21844.0 / 6081075.0;
-      p = p * x2 - 1382.0 / 155925.0;
-      p = p * x2 + 62.0 / 2835.0;
-      p = p * x2 - 17.0 / 315.0;
-      p = p * x2 + 2.0 / 15.0;
-      p = p * x2 - 1.0 / 3.0;
-      return x + x * x2 * p;
-    }
-    float e = exp(-2.0 * ax);
-    return sign(x) * (1.0 - e) / (1.0 + e);
-  }
-  case 7u: return 1.0 / (1.0 + exp(-x));
-  case 10u: return sin(x);
-  case 11u: return cos(x);
-#elif defined(KN_F64)
-  case 1u: return f64_exp(x);
-  case 2u: return f64_log(x);
-  case 3u: return f64_tanh(x);
-  case 7u: return f64_sigmoid(x);
-  case 10u: return f64_sin(x);
-  case 11u: return f64_cos(x);
-#endif
-#if defined(KN_F32) || defined(KN_F64)
-  case 5u: return sqrt(x);
-#endif
-  case 4u: return x >= T(0) || x != x ? x : T(0);  // np.maximum(x, 0): NaN and -0 kept
-  case 6u: return abs(x);
-  case 8u: return x * x;
-  default: return T(1) / x;
-  }
-}
+#include "unary_ops.glsl"
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 #ifdef KN_F16
   for (uint w = gl_GlobalInvocationID.x; w < pc.n / 2u + (pc.n & 1u); w += stride)
-    c[w] = half_pack(apply(OP, HALF_LOAD(a, 2u * w)),
-                     2u * w + 1u < pc.n ? apply(OP, HALF_LOAD(a, 2u * w + 1u)) : 0.0);
+    c[w] = half_pack(unary_apply(OP, HALF_LOAD(a, 2u * w)),
+                     2u * w + 1u < pc.n ? unary_apply(OP, HALF_LOAD(a, 2u * w + 1u)) : 0.0);
 #else
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride)
-    c[i] = apply(OP, a[i]);
+    c[i] = unary_apply(OP, a[i]);
 #endif
 }

@@ -239,7 +239,7 @@ size_t kn_vk_batch_barrier_count(const kn_vk_batch *b);
  * this to place barriers), push constants are up to 128 bytes, spec[] fills
  * specialization constants 0..nspec-1 (constant 0..2 are the workgroup size). */
 #define KN_VK_MAX_BINDINGS 8
-#define KN_VK_MAX_SPEC 8
+#define KN_VK_MAX_SPEC 40 /* fused.comp: workgroup, step count, broadcasts, 32 steps */
 #define KN_VK_PUSH_BYTES 128
 
 typedef struct kn_vk_binding {
@@ -359,6 +359,29 @@ sg_code kn_vk_binary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_binop op, kn_vk
                            kn_vk_buffer *out, sg_error *err);
 sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_buffer *a,
                           kn_vk_buffer *out, int64_t n, sg_error *err);
+/* A chain of float32 elementwise ops in one dispatch (fused.comp: one pipeline per
+ * chain, specialised from one module): step s computes op(a) (unary: a kn_vk_unop)
+ * or op(a, b) (a kn_vk_binop); an operand is KN_VK_FUSED_PREV (the previous step's
+ * value; not in step 0), 0..nins-1 (ins[k]) or KN_VK_FUSED_SCALAR(k) (scalars[k], the
+ * same for every element). ins[k] holds in_sizes[k] floats (in_sizes NULL: all n): n,
+ * or a divisor of n, broadcast along the leading dimensions (element i reads
+ * ins[k][i % in_sizes[k]]: NumPy's broadcasting of a shape that is a suffix of the
+ * output's). out[0, n) gets the last step's values: the bits the ops give one by one
+ * (kn_vk_unary / kn_vk_binary, which read each operand from memory: no optimisation of
+ * the driver's reaches across steps or sees a step's two operands as one value). At
+ * most KN_VK_FUSED_STEPS steps, KN_VK_FUSED_INPUTS buffers (at least one) and
+ * KN_VK_FUSED_SCALARS scalars; SG_INVALID_ARGUMENT otherwise. */
+enum { KN_VK_FUSED_STEPS = 32, KN_VK_FUSED_INPUTS = 7, KN_VK_FUSED_SCALARS = 16 };
+#define KN_VK_FUSED_PREV (-1)
+#define KN_VK_FUSED_SCALAR(k) (KN_VK_FUSED_INPUTS + (k))
+typedef struct kn_vk_fused_step {
+  bool unary;
+  int op;
+  int a, b;
+} kn_vk_fused_step;
+sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nsteps,
+                        kn_vk_buffer *const *ins, const int64_t *in_sizes, int nins, const float *scalars,
+                        int nscalars, kn_vk_buffer *out, int64_t n, sg_error *err);
 /* out = the transposition of `a` (shape s, elements of elem_bytes = 1, 2, 4 or 8 bytes,
  * copied as bits): out's dim i is s's dim perm[i]. */
 sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,

@@ -13,7 +13,13 @@ cases run through two `gr_tool batch` processes, one with fusion and one without
 outputs (exit status, result JSON, errors) must be identical — the float printer is
 exact, so equal text is equal bits.
 
-Usage: fusediff.py PATH/TO/gr_tool [--seeds A:B] [--show SEED]
+With --device vulkan:N the same programs run on that Vulkan device, where a chain is one
+generated kernel (graph/vulkan/exec_vulkan_fused.c) and op by op is one dispatch per
+op: the results must again be identical, and the executor's counters must show that
+chains did run fused (--min-fused of the programs, or the test fails: a fusion that
+silently stopped happening would otherwise pass).
+
+Usage: fusediff.py PATH/TO/gr_tool [--seeds A:B] [--device D] [--min-fused F] [--show SEED]
 """
 import argparse
 import json
@@ -85,20 +91,34 @@ def case(seed):
     return src, json.dumps([enc(a) for a in args])
 
 
-def run_all(tool, cases, fuse):
+def without_stats(line):
+    """(the case's answer without the Vulkan counters, its count of fused chains)"""
+    r = json.loads(line)
+    kept, fused = [], 0
+    for ln in r["stderr"].splitlines(keepends=True):
+        if ln.startswith("vk_stats "):
+            fused += json.loads(ln[len("vk_stats "):])["fused"]
+        else:
+            kept.append(ln)
+    r["stderr"] = "".join(kept)
+    return json.dumps(r, sort_keys=True), fused
+
+
+def run_all(tool, cases, fuse, device):
     env = dict(os.environ)
     env["STAGD_FUSE"] = "1" if fuse else "0"
     data = bytearray()
     for src, args in cases:
         s, a = src.encode(), args.encode()
         data += f"case {len(s)} {len(a)}\n".encode() + s + a
-    p = subprocess.run([tool, "batch"], input=bytes(data), stdout=subprocess.PIPE, env=env,
+    cmd = [tool, "batch"] + (["--device", device, "--stats"] if device != "cpu" else [])
+    p = subprocess.run(cmd, input=bytes(data), stdout=subprocess.PIPE, env=env,
                        timeout=600, check=False)
     lines = p.stdout.decode().splitlines()
     if len(lines) != len(cases):
         sys.exit(f"fusediff: gr_tool batch (STAGD_FUSE={env['STAGD_FUSE']}) answered "
                  f"{len(lines)} of {len(cases)} cases (exit {p.returncode})")
-    return lines
+    return [without_stats(ln) for ln in lines]
 
 
 def main():
@@ -106,6 +126,9 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("--seeds", default="0:200")
     ap.add_argument("--show", type=int)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--min-fused", type=float, default=0.0,
+                    help="fraction of the programs that must have run a fused chain")
     a = ap.parse_args()
     if a.show is not None:
         print(case(a.show)[0])
@@ -113,15 +136,25 @@ def main():
     lo, hi = map(int, a.seeds.split(":"))
     seeds = list(range(lo, hi))
     cases = [case(s) for s in seeds]
-    fused = run_all(a.tool, cases, True)
-    plain = run_all(a.tool, cases, False)
+    fused_runs = run_all(a.tool, cases, True, a.device)
+    plain_runs = run_all(a.tool, cases, False, a.device)
+    fused = [f for f, _ in fused_runs]
+    plain = [p for p, _ in plain_runs]
+    nfused = sum(1 for _, k in fused_runs if k)
+    if any(k for _, k in plain_runs):
+        print("fusediff: STAGD_FUSE=0 still fused chains")
+        return 1
     bad = [s for s, f, p in zip(seeds, fused, plain) if f != p]
     ok = sum(1 for f in fused if json.loads(f)["rc"] == 0)
     for s in bad[:5]:
         i = seeds.index(s)
         print(f"seed {s}: fused and op-by-op results differ\n{cases[i][0]}\n"
               f"fused:    {fused[i][:400]}\nop by op: {plain[i][:400]}")
-    print(f"fusediff: {len(seeds)} programs ({ok} ran without error), {len(bad)} mismatched")
+    print(f"fusediff: {len(seeds)} programs on {a.device} ({ok} ran without error), "
+          f"{len(bad)} mismatched" + (f", {nfused} ran a fused kernel" if a.device != "cpu" else ""))
+    if nfused < a.min_fused * len(seeds):
+        print(f"fusediff: fewer than {a.min_fused:.0%} of the programs ran a fused kernel")
+        return 1
     if ok < len(seeds) // 2:
         print("fusediff: too few programs ran; the generator is broken")
         return 1

@@ -34,11 +34,13 @@ typedef struct tool_opts {
 static void print_vk_stats(sg_buf *eb, const gr_vk_stats *st) {
   sg_buf_printf(eb,
                 "vk_stats {\"requests\":%llu,\"dispatches\":%llu,\"submits\":%llu,\"uploads\":%llu,"
-                "\"downloads\":%llu,\"buffers\":%llu,\"reused\":%llu,\"cpu_fallbacks\":%llu}\n",
+                "\"downloads\":%llu,\"buffers\":%llu,\"reused\":%llu,\"cpu_fallbacks\":%llu,"
+                "\"fused\":%llu}\n",
                 (unsigned long long)st->requests, (unsigned long long)st->dispatches,
                 (unsigned long long)st->submits, (unsigned long long)st->uploads,
                 (unsigned long long)st->downloads, (unsigned long long)st->buffers,
-                (unsigned long long)st->reused, (unsigned long long)st->cpu_fallbacks);
+                (unsigned long long)st->reused, (unsigned long long)st->cpu_fallbacks,
+                (unsigned long long)st->fused);
 }
 
 /* The counters since `before` (one case of a batch sees only its own work). */
@@ -53,6 +55,7 @@ static gr_vk_stats stats_since(const gr_vk_stats *before) {
   st.buffers -= before->buffers;
   st.reused -= before->reused;
   st.cpu_fallbacks -= before->cpu_fallbacks;
+  st.fused -= before->fused;
   return st;
 }
 

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import time
 import urllib.error
@@ -115,6 +116,25 @@ def test_metrics_count_handles_sessions_and_vulkan_traffic(start_daemon):
     assert after["stagd_vulkan_downloads_total"] > s["stagd_vulkan_downloads_total"]
     assert after["stagd_cpu_fallbacks_total"] == s["stagd_cpu_fallbacks_total"] + 1
     assert after['stagd_requests_total{method="Execute",code="INVALID_ARGUMENT"}'] == 1
+    # an elementwise chain runs as one pass: one generated kernel on the device, one loop
+    # on the CPU; each is counted where it ran
+    chain = _call(d.addr, "Stage", pb2.StageRequest(sexpr="(def g (a) (sqrt (+ (* a a) 1.0)))"),
+                  pb2.StageReply)
+    for device in ("vulkan:0", "cpu"):
+        reply = _call(d.addr, "Execute", pb2.ExecuteRequest(graph_id=chain.graph_id, args_json="[[3.0, 0.0]]",
+                                                            device=device), pb2.ExecuteReply)
+        assert json.loads(reply.result_json)["data"] == [struct.unpack("f", struct.pack("f", 10.0 ** 0.5))[0], 1.0]
+    fused = _samples(_get(d.metrics_url)[2])
+    assert fused["stagd_vulkan_fused_chains_total"] == after["stagd_vulkan_fused_chains_total"] + 1
+    assert fused["stagd_fused_chains_total"] == after["stagd_fused_chains_total"] + 1
+    # a resident argument (a handle on the device) is borrowed by the fused kernel too
+    three = pb2.Value(tensor=pb2.Tensor(dtype=pb2.DTYPE_FLOAT32, shape=[2], data=struct.pack("2f", 3.0, 0.0)))
+    h = _call(d.addr, "Put", pb2.PutRequest(value=three, device="vulkan:0"), pb2.PutReply, md).result
+    reply = _call(d.addr, "Execute", pb2.ExecuteRequest(graph_id=chain.graph_id, args=[h], device="vulkan:0"),
+                  pb2.ExecuteReply, md)
+    assert json.loads(reply.result_json)["data"] == [struct.unpack("f", struct.pack("f", 10.0 ** 0.5))[0], 1.0]
+    resident = _samples(_get(d.metrics_url)[2])
+    assert resident["stagd_vulkan_fused_chains_total"] == fused["stagd_vulkan_fused_chains_total"] + 1
 
 
 def test_metrics_endpoint_answers_only_get_metrics(start_daemon):

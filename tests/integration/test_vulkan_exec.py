@@ -99,6 +99,59 @@ def test_control_flow_on_vulkan_equals_cpu(vk_channel, pb2, src, shapes):
         assert same(got, want), (sign, got, want)
 
 
+# (x * 1.5 + y) through tanh, squares, a clamp, exp, sigmoid, sqrt: one chain; the
+# `(- t t)` step is NaN where t is, never 0
+CHAIN = """
+(def chain (x y)
+  (let t (tanh (+ (* x 1.5) y))
+  (let u (maximum (- 1.0 (* t t)) 0.25)
+  (sqrt (sigmoid (/ (exp (+ u (- y y))) 3))))))
+"""
+
+
+def same_bits(a, b):
+    """Equal bits, a NaN matching any NaN (an op on two NaNs returns either one: IEEE 754
+    leaves the choice open, and two compilations of one op may choose differently)."""
+    nan = np.isnan(a)
+    return (a.shape == b.shape and np.array_equal(nan, np.isnan(b))
+            and np.array_equal(a[~nan].view(np.uint32), b[~nan].view(np.uint32)))
+
+
+def f32_value(pb2, a):
+    return pb2.Value(tensor=pb2.Tensor(dtype=pb2.DTYPE_FLOAT32, shape=list(a.shape), data=a.tobytes()))
+
+
+def chain_with_resident_y(ch, pb2, x, y):
+    """CHAIN on vulkan:0 with x sent in the request and y a resident handle there."""
+    h = rpc(ch, "Put", pb2.PutRequest(value=f32_value(pb2, y), device="vulkan:0"), pb2.PutReply).result
+    r = rpc(ch, "Execute", pb2.ExecuteRequest(graph_id=stage(ch, pb2, CHAIN), args=[f32_value(pb2, x), h],
+                                              device="vulkan:0"), pb2.ExecuteReply, timeout=VK_TIMEOUT)
+    return dec(json.loads(r.result_json))
+
+
+def test_fused_chain_on_vulkan_has_the_bits_of_op_by_op(start_daemon, tmp_path, vk_channel, pb2):
+    """One generated kernel (the daemon's default) against one dispatch per op
+    (STAGD_FUSE=0): the same bits for every element, NaN and infinities included, with
+    the operands in the request or resident on the device."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(70001) * 4).astype(np.float32)
+    y = (rng.standard_normal(70001) * 4).astype(np.float32)
+    y[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    env = harness.base_env(XDG_CACHE_HOME=str(tmp_path / "cache0"), STAGD_FUSE="0")
+    plain_d = start_daemon("--listen", "127.0.0.1:0", env=env)
+    with grpc.insecure_channel(plain_d.addr) as plain_ch:
+        want = execute(plain_ch, pb2, stage(plain_ch, pb2, CHAIN), [x, y], "vulkan:0")
+        want_resident = chain_with_resident_y(plain_ch, pb2, x, y)
+    got = execute(vk_channel, pb2, stage(vk_channel, pb2, CHAIN), [x, y], "vulkan:0")
+    assert got.dtype == np.float32 and got.shape == x.shape
+    assert same_bits(got, want)
+    assert np.isnan(got[:3]).all()  # y - y is NaN for NaN and infinities
+    resident = chain_with_resident_y(vk_channel, pb2, x, y)
+    assert same_bits(resident, want_resident) and same_bits(resident, want)
+    cpu = execute(vk_channel, pb2, stage(vk_channel, pb2, CHAIN), [x, y], "cpu")
+    assert cpu.dtype == got.dtype and np.allclose(got, cpu, rtol=2e-5, atol=2e-5, equal_nan=True)
+
+
 def test_cpu_fallback_is_logged_once(vk_daemon, vk_channel, pb2):
     # concat of mixed dtypes has no GPU kernel, so it runs on the CPU between device ops
     x = np.linspace(-2, 2, 12, dtype="float64").reshape(4, 3)

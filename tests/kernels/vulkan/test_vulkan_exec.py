@@ -57,14 +57,26 @@ def case(name, src, args, expect=None):
 
 f32 = lambda *s: rng.standard_normal(s).astype("float32")
 
-# a whole MLP forward pass: one command buffer, one read-back, nothing on the CPU
+# a whole MLP forward pass: one command buffer, one read-back, nothing on the CPU; the
+# first bias add and relu are one fused kernel (the second bias add is a chain of one)
 case("mlp", "(def mlp (x w1 b1 w2 b2) (softmax (+ (matmul (relu (+ (matmul x w1) b1)) w2) b2)))",
      [f32(8, 16), f32(16, 32), f32(32), f32(32, 10), f32(10)],
-     {"dispatches": lambda v: v == 6, "submits": lambda v: v == 1, "downloads": lambda v: v == 1,
-      "uploads": lambda v: v == 5, "cpu_fallbacks": lambda v: v == 0})
+     {"dispatches": lambda v: v == 5, "fused": lambda v: v == 1, "submits": lambda v: v == 1,
+      "downloads": lambda v: v == 1, "uploads": lambda v: v == 5, "cpu_fallbacks": lambda v: v == 0})
 # dead intermediates give their buffers to later kernels of the same region
-case("liveness", "(def f (x) (exp (tanh (exp (tanh (exp (tanh x)))))))", [f32(64, 64)],
+# (transposes between the elementwise ops: a chain of them would be one fused kernel)
+case("liveness", "(def f (x) (exp (transpose (tanh (transpose (exp (transpose x)))))))", [f32(64, 64)],
      {"dispatches": lambda v: v == 6, "buffers": lambda v: v <= 3, "reused": lambda v: v >= 4})
+# an elementwise chain is one generated kernel: one output buffer, numbers as push
+# constants (no uploads for them), a bias row read in place; a column broadcast runs op
+# by op
+case("fused chain", "(def f (x y) (sqrt (+ (exp (tanh (* x 1.5))) y)))", [f32(64, 64), np.abs(f32(64, 64))],
+     {"dispatches": lambda v: v == 1, "fused": lambda v: v == 1, "uploads": lambda v: v == 2,
+      "buffers": lambda v: v == 3})
+case("bias row chain", "(def f (x b) (tanh (+ (* x 1.5) b)))", [f32(8, 4), f32(1, 4)],
+     {"dispatches": lambda v: v == 1, "fused": lambda v: v == 1, "uploads": lambda v: v == 2})
+case("column broadcast chain runs op by op", "(def f (x b) (tanh (+ (* x 1.5) b)))", [f32(8, 4), f32(8, 1)],
+     {"dispatches": lambda v: v == 3, "fused": lambda v: v == 0, "cpu_fallbacks": lambda v: v == 0})
 # transposes on the device (4- and 8-byte elements, any permutation)
 case("matmul by a transpose", "(def f (x w) (matmul x (transpose w)))", [f32(5, 7), f32(3, 7)],
      {"dispatches": lambda v: v == 2, "cpu_fallbacks": lambda v: v == 0})
@@ -73,8 +85,9 @@ for dt in ["float32", "float64", "int32", "int64"]:
     case(f"transpose {dt}", "(def f (a) (transpose (neg a) (tuple 2 0 -1 1)))", [a],
          {"dispatches": lambda v: v == 2, "cpu_fallbacks": lambda v: v == 0})
 # a host tensor read by several kernels is uploaded once per request
+# (a * a, then exp, - and + as one fused kernel)
 case("upload once", "(def f (a) (+ (* a a) (- (exp a) a)))", [f32(4, 4)],
-     {"uploads": lambda v: v == 1, "dispatches": lambda v: v == 4, "downloads": lambda v: v == 1})
+     {"uploads": lambda v: v == 1, "dispatches": lambda v: v == 2, "downloads": lambda v: v == 1})
 # reductions along each axis, and over everything
 x3 = f32(3, 4, 5)
 for op in ["sum", "mean", "max", "min"]:

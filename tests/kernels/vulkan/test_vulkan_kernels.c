@@ -2,7 +2,8 @@
 /*
  * test_vulkan_kernels.c — every embedded kernel against a straightforward C reference
  * on random inputs: broadcasting binary ops (size-1 dims, scalars, empty tensors),
- * unary ops, reductions (sum, max, min, mean; NaN rows) along each axis and their
+ * unary ops, fused chains (the bits of the same ops one by one) and their refusals,
+ * reductions (sum, max, min, mean; NaN rows) along each axis and their
  * refusals, softmax and log_softmax along each axis (with
  * and without subgroup operations), matmul at odd sizes and batched with broadcasting,
  * the matmul kernel selection policy; several dependent dispatches in one batch
@@ -160,6 +161,177 @@ static void unary_ops(void **state) {
       kn_vk_buffer_destroy(bo);
     }
   }
+}
+
+/* ------------------------------------------------------------ fused chains */
+
+/* One random chain: steps over prev / nins buffers / nsc scalars (step 0 reads no prev,
+ * and buffer 0). */
+static int random_chain(kn_vk_fused_step *st, int nsteps, int nins, int nsc) {
+  for (int s = 0; s < nsteps; s++) {
+    bool unary = vt_randf(0, 1) < 0.45f;
+    int op = (int)vt_randf(0, unary ? KN_VK_NUNOPS : KN_VK_NBINOPS);
+    int pick[2];
+    for (int k = 0; k < 2; k++) {
+      float r = vt_randf(0, 1);
+      if (s > 0 && (k == 0 || r < 0.2f)) pick[k] = KN_VK_FUSED_PREV;
+      else if (r < 0.7f || nsc == 0) pick[k] = (int)vt_randf(0, (float)nins);
+      else pick[k] = KN_VK_FUSED_SCALAR((int)vt_randf(0, (float)nsc));
+    }
+    if (vt_randf(0, 1) < 0.3f) { int t = pick[0]; pick[0] = pick[1]; pick[1] = t; }
+    if (s > 0 && unary) pick[0] = KN_VK_FUSED_PREV; /* a unary step continues the chain */
+    /* step 0 reads buffer 0 (never broadcast): every step's value has the output's shape */
+    if (s == 0 && pick[0] != 0 && (unary || pick[1] != 0)) pick[vt_randf(0, 1) < 0.5f || unary ? 0 : 1] = 0;
+    st[s] = (kn_vk_fused_step){.unary = unary, .op = op, .a = pick[0], .b = unary ? 0 : pick[1]};
+  }
+  return nsteps;
+}
+
+/* The chain's steps as one kn_vk_unary / kn_vk_binary dispatch each over [rows, cols]
+ * (buffers with bc[k] set are [cols] rows, scalars 0-d buffers: both broadcast), the last
+ * writing out. */
+static void chain_op_by_op(kn_vk_context *ctx, const kn_vk_fused_step *st, int nsteps,
+                           kn_vk_buffer **ins, const bool *bc, kn_vk_buffer **sc, kn_vk_buffer *out,
+                           size_t rows, size_t cols) {
+  size_t n = rows * cols;
+  kn_vk_buffer *tmp[2];
+  VT_OK(kn_vk_buffer_create(ctx, n * 4, &tmp[0], err));
+  VT_OK(kn_vk_buffer_create(ctx, n * 4, &tmp[1], err));
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  kn_vk_shape full = {2, {(int64_t)rows, (int64_t)cols}}, row = {1, {(int64_t)cols}}, zero = {0, {0}};
+  kn_vk_buffer *prev = NULL;
+  for (int s = 0; s < nsteps; s++) {
+    kn_vk_buffer *dst = s == nsteps - 1 ? out : tmp[s & 1];
+    kn_vk_buffer *opnd[2];
+    for (int k = 0; k < 2; k++) {
+      int o = k ? st[s].b : st[s].a;
+      opnd[k] = o == KN_VK_FUSED_PREV ? prev : o < KN_VK_FUSED_INPUTS ? ins[o] : sc[o - KN_VK_FUSED_INPUTS];
+    }
+    if (st[s].unary) {
+      VT_OK(kn_vk_unary(bt, (kn_vk_unop)st[s].op, opnd[0], dst, (int64_t)n, err));
+    } else {
+      const kn_vk_shape *sh[2];
+      for (int k = 0; k < 2; k++) {
+        int o = k ? st[s].b : st[s].a;
+        sh[k] = o >= KN_VK_FUSED_INPUTS ? &zero : o >= 0 && bc[o] ? &row : &full;
+      }
+      VT_OK(kn_vk_binary(bt, (kn_vk_binop)st[s].op, opnd[0], sh[0], opnd[1], sh[1], dst, err));
+    }
+    prev = dst;
+  }
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  kn_vk_buffer_destroy(tmp[0]);
+  kn_vk_buffer_destroy(tmp[1]);
+}
+
+/* Random chains of every float32 op, fused and op by op: the same bits, every element
+ * (signed zeros included; NaN as NaN), at sizes around the workgroup, with some
+ * buffers broadcast rows of the [rows, cols] output. */
+static void fused_chains_match_op_by_op(void **state) {
+  kn_vk_context *ctx = *state;
+  size_t shapes[][2] = {{1, 1}, {3, 85}, {257, 1}, {64, 64}};
+  for (int c = 0; c < 48; c++) {
+    size_t rows = shapes[c % 4][0], cols = shapes[c % 4][1], n = rows * cols;
+    bool bc[KN_VK_FUSED_INPUTS];
+    int64_t sizes[KN_VK_FUSED_INPUTS];
+    int nins = 1 + c % KN_VK_FUSED_INPUTS, nsc = c % 5 == 0 ? 0 : 1 + c % 4;
+    int nsteps = c == 47 ? KN_VK_FUSED_STEPS : 1 + (int)vt_randf(0, 12);
+    kn_vk_fused_step st[KN_VK_FUSED_STEPS];
+    random_chain(st, nsteps, nins, nsc);
+    kn_vk_buffer *ins[KN_VK_FUSED_INPUTS], *sc[KN_VK_FUSED_SCALARS], *fused, *plain;
+    float scalars[KN_VK_FUSED_SCALARS];
+    for (int k = 0; k < nins; k++) {
+      bc[k] = k > 0 && (c + k) % 3 == 0;
+      sizes[k] = (int64_t)(bc[k] ? cols : n);
+      float *a = vt_random((size_t)sizes[k], -3.0f, 3.0f);
+      if (sizes[k] > 4) a[1] = 0.0f, a[2] = -0.0f, a[3] = NAN;
+      ins[k] = vt_buffer_from(ctx, a, (size_t)sizes[k]);
+      free(a);
+    }
+    for (int k = 0; k < nsc; k++) {
+      scalars[k] = k == 1 ? 2.0f : vt_randf(-4.0f, 4.0f);
+      sc[k] = vt_buffer_from(ctx, &scalars[k], 1);
+    }
+    VT_OK(kn_vk_buffer_create(ctx, n * 4, &fused, err));
+    VT_OK(kn_vk_buffer_create(ctx, n * 4, &plain, err));
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    bool any_bc = false; /* (in_sizes NULL: every buffer holds n) */
+    for (int k = 0; k < nins; k++) any_bc |= bc[k] && cols != n;
+    VT_OK(kn_vk_fused_f32(bt, st, nsteps, ins, any_bc || c % 2 ? sizes : NULL, nins, scalars, nsc, fused,
+                          (int64_t)n, err));
+    assert_int_equal(kn_vk_batch_dispatch_count(bt), 1);
+    VT_OK(kn_vk_batch_submit(bt, 0, err));
+    chain_op_by_op(ctx, st, nsteps, ins, bc, sc, plain, rows, cols);
+    float *got = vt_download(ctx, fused, n), *want = vt_download(ctx, plain, n);
+    /* every bit equal — but a NaN only as a NaN: an op on two NaNs returns either one's
+     * sign and payload (IEEE 754 leaves it open), and a compiler may swap the operands of
+     * a commutative op, so that choice differs between two builds of the same step */
+    for (size_t i = 0; i < n; i++)
+      if (memcmp(&got[i], &want[i], 4) && !(isnan(got[i]) && isnan(want[i]))) {
+        for (int q = 0; q < nsteps; q++)
+          print_message("  step %d: %s op %d (%d, %d)\n", q, st[q].unary ? "unary" : "binary", st[q].op,
+                        st[q].a, st[q].b);
+        fail_msg("chain %d (%d steps, n %zu): element %zu fused %.9g (0x%08x), op by op %.9g (0x%08x)", c,
+                 nsteps, n, i, (double)got[i], *(uint32_t *)&got[i], (double)want[i], *(uint32_t *)&want[i]);
+      }
+    free(got);
+    free(want);
+    for (int k = 0; k < nins; k++) kn_vk_buffer_destroy(ins[k]);
+    for (int k = 0; k < nsc; k++) kn_vk_buffer_destroy(sc[k]);
+    kn_vk_buffer_destroy(fused);
+    kn_vk_buffer_destroy(plain);
+  }
+}
+
+static void expect_fused_refused(kn_vk_context *ctx, const kn_vk_fused_step *st, int nsteps,
+                                 kn_vk_buffer **ins, const int64_t *sizes, int nins, int nsc,
+                                 kn_vk_buffer *out, int64_t n, const char *needle) {
+  float scalars[KN_VK_FUSED_SCALARS + 1] = {0};
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  sg_error e = SG_ERROR_INIT;
+  sg_code rc = kn_vk_fused_f32(bt, st, nsteps, ins, sizes, nins, scalars, nsc, out, n, &e);
+  assert_int_equal(rc, SG_INVALID_ARGUMENT);
+  if (!strstr(e.message, needle)) fail_msg("message '%s' lacks '%s'", e.message, needle);
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_batch_dispatch_count(bt), 0);
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+}
+
+static void fused_chain_errors(void **state) {
+  kn_vk_context *ctx = *state;
+  float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  kn_vk_buffer *in = vt_buffer_from(ctx, a, 8), *out = vt_buffer_from(ctx, a, 8);
+  kn_vk_buffer *ins[KN_VK_FUSED_INPUTS + 1];
+  for (int k = 0; k <= KN_VK_FUSED_INPUTS; k++) ins[k] = in;
+  kn_vk_fused_step st[KN_VK_FUSED_STEPS + 1];
+  for (int s = 0; s <= KN_VK_FUSED_STEPS; s++)
+    st[s] = (kn_vk_fused_step){.unary = true, .op = KN_VK_NEG, .a = s ? KN_VK_FUSED_PREV : 0};
+  expect_fused_refused(ctx, st, KN_VK_FUSED_STEPS + 1, ins, NULL, 1, 0, out, 8, "33 steps");
+  expect_fused_refused(ctx, st, 0, ins, NULL, 1, 0, out, 8, "0 steps");
+  expect_fused_refused(ctx, st, 2, ins, NULL, 0, 0, out, 8, "0 buffers");
+  expect_fused_refused(ctx, st, 2, ins, NULL, KN_VK_FUSED_INPUTS + 1, 0, out, 8, "8 buffers");
+  expect_fused_refused(ctx, st, 2, ins, NULL, 1, KN_VK_FUSED_SCALARS + 1, out, 8, "17 scalars");
+  kn_vk_fused_step bad[2] = {{.unary = true, .op = KN_VK_NEG, .a = KN_VK_FUSED_PREV}};
+  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "step 0");              /* no previous value */
+  bad[0] = (kn_vk_fused_step){.unary = false, .op = KN_VK_ADD, .a = 0, .b = 3};
+  expect_fused_refused(ctx, bad, 1, ins, NULL, 2, 0, out, 8, "step 0");              /* buffer 3 of 2 */
+  bad[0].b = KN_VK_FUSED_SCALAR(1);
+  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 1, out, 8, "step 0");              /* scalar 1 of 1 */
+  bad[0] = (kn_vk_fused_step){.unary = true, .op = KN_VK_NUNOPS, .a = 0};
+  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "unary op");
+  bad[0] = (kn_vk_fused_step){.unary = false, .op = -1, .a = 0, .b = 0};
+  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "binary op");
+  expect_fused_refused(ctx, st, 2, ins, NULL, 1, 0, out, 9, "fused operand");       /* 9 of 8 floats */
+  expect_fused_refused(ctx, st, 2, ins, NULL, 1, 0, out, -1, "element count");
+  int64_t three = 3, zero = 0, nine = 9; /* 3 does not divide 8; 9 is more than 8 */
+  expect_fused_refused(ctx, st, 2, ins, &three, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &zero, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &nine, 1, 0, out, 8, "does not broadcast");
+  kn_vk_buffer_destroy(in);
+  kn_vk_buffer_destroy(out);
 }
 
 /* ------------------------------------------------------------ reductions */
@@ -721,6 +893,9 @@ int main(void) {
       cmocka_unit_test(many_batches_reuse_frames),
       cmocka_unit_test(deadline_exceeded),
       cmocka_unit_test(threads_share_a_context),
+      /* last: they draw from the shared random stream, the data of the tests above stays */
+      cmocka_unit_test(fused_chains_match_op_by_op),
+      cmocka_unit_test(fused_chain_errors),
   };
   return cmocka_run_group_tests(tests, vt_setup, vt_teardown);
 }

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * kernels_fused.c — the launcher of fused.comp: a chain of float32 elementwise ops as
+ * one dispatch (kn_vk_fused_f32, kn_vulkan.h). It checks the chain, encodes each step
+ * as the shader's specialization constant (op, then operand sources: 0 the previous
+ * value, 1..7 a buffer, 8.. a push-constant scalar) and the broadcast buffers as a
+ * bit mask (their element counts are push constants), binds the input buffers (unused
+ * bindings repeat the first input: never read) and records one dispatch. The pipeline
+ * of each distinct chain is built once per context and kept in the pipeline cache.
+ */
+#include "vk_internal.h"
+
+#include <string.h>
+
+/* Must match fused.comp's push_constant block. */
+typedef struct fused_push {
+  uint32_t n;
+  uint32_t zero_a, zero_b; /* opaque()'s masks: the compiler cannot know they are 0 */
+  uint32_t mod[KN_VK_FUSED_INPUTS]; /* a broadcast buffer's element count */
+  float s[KN_VK_FUSED_SCALARS];
+} fused_push;
+_Static_assert(sizeof(fused_push) <= KN_VK_PUSH_BYTES, "fused push constants too big");
+_Static_assert(KN_VK_FUSED_INPUTS + 1 <= KN_VK_MAX_BINDINGS, "fused bindings");
+_Static_assert(KN_VK_FUSED_STEPS + 3 <= KN_VK_MAX_SPEC, "fused specialization constants");
+
+/* operand o of a step as fused.comp's 5-bit source code; -1 when not valid there */
+static int source(int o, bool first, int nins, int nscalars) {
+  if (o == KN_VK_FUSED_PREV) return first ? -1 : 0;
+  if (o >= 0 && o < nins) return 1 + o;
+  int k = o - KN_VK_FUSED_INPUTS;
+  if (k >= 0 && k < nscalars) return 8 + k;
+  return -1;
+}
+
+sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nsteps,
+                        kn_vk_buffer *const *ins, const int64_t *in_sizes, int nins, const float *scalars,
+                        int nscalars, kn_vk_buffer *out, int64_t n, sg_error *err) {
+  if (nsteps < 1 || nsteps > KN_VK_FUSED_STEPS || nins < 1 || nins > KN_VK_FUSED_INPUTS ||
+      nscalars < 0 || nscalars > KN_VK_FUSED_SCALARS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: fused chain of %d steps, %d buffers, %d scalars (limits: 1..%d, 1..%d, %d)",
+                        nsteps, nins, nscalars, KN_VK_FUSED_STEPS, KN_VK_FUSED_INPUTS,
+                        KN_VK_FUSED_SCALARS);
+  if (n < 0 || n > (int64_t)UINT32_MAX)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: bad element count %lld", (long long)n);
+  uint32_t spec[KN_VK_FUSED_STEPS + 3];
+  spec[0] = kn_vk_wg_size(kn_vk_batch_context(bt), 256);
+  spec[1] = (uint32_t)nsteps;
+  spec[2] = 0; /* BCAST */
+  fused_push pc = {.n = (uint32_t)n};
+  for (int k = 0; k < nins; k++) {
+    int64_t size = in_sizes ? in_sizes[k] : n;
+    if (n == 0 && size == 0) continue; /* nothing to run */
+    if (size < 1 || size > n || n % size)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "vulkan: fused operand %d of %lld elements does not broadcast to %lld", k,
+                          (long long)size, (long long)n);
+    pc.mod[k] = (uint32_t)size;
+    if (size != n) spec[2] |= 1u << k;
+  }
+  for (int s = 0; s < nsteps; s++) {
+    const kn_vk_fused_step *st = &steps[s];
+    bool op_ok = st->unary ? kn_vk_unary_supported(KN_VK_F32, (kn_vk_unop)st->op)
+                           : kn_vk_binary_supported(KN_VK_F32, (kn_vk_binop)st->op);
+    int a = source(st->a, s == 0, nins, nscalars);
+    int b = st->unary ? 0 : source(st->b, s == 0, nins, nscalars);
+    if (!op_ok || a < 0 || b < 0)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "vulkan: fused step %d: %s op %d with operands %d, %d is not a float32 "
+                          "kernel over the chain's %d buffers and %d scalars",
+                          s, st->unary ? "unary" : "binary", st->op, st->a, st->b, nins, nscalars);
+    spec[3 + s] = (uint32_t)st->op | (st->unary ? 0u : 16u) | (uint32_t)a << 5 | (uint32_t)b << 10;
+  }
+  sg_code code;
+  for (int k = 0; k < nins; k++)
+    if ((code = kn_vk_check_buffer_of(ins[k], pc.mod[k], 4, "fused operand", err))) return code;
+  if ((code = kn_vk_check_buffer_of(out, n, 4, "fused result", err))) return code;
+  if (nscalars) memcpy(pc.s, scalars, (size_t)nscalars * sizeof *scalars);
+  kn_vk_binding binds[KN_VK_FUSED_INPUTS + 1];
+  for (int k = 0; k < KN_VK_FUSED_INPUTS; k++) binds[k] = (kn_vk_binding){ins[k < nins ? k : 0], false};
+  binds[KN_VK_FUSED_INPUTS] = (kn_vk_binding){out, true};
+  kn_vk_dispatch_desc d = {.kernel = "fused",
+                           .bindings = binds,
+                           .nbindings = KN_VK_FUSED_INPUTS + 1,
+                           .push = &pc,
+                           .push_bytes = sizeof pc,
+                           .spec = spec,
+                           .nspec = nsteps + 3,
+                           .groups = {kn_vk_grid(n, spec[0]), 1, 1}};
+  return kn_vk_dispatch(bt, &d, err);
+}
