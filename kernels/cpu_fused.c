@@ -5,7 +5,8 @@
  * cache), each step of the chain applied to the whole block before the next, with the
  * same per-element loops as the unfused kernels (kn_binary_f32, kn_unary_f32), so the
  * result has the same bits as running the ops one by one — without writing and
- * re-reading an intermediate tensor per op.
+ * re-reading an intermediate tensor per op. A broadcast row (a bias) is read in place
+ * where the block lies inside one repetition of it, else copied for the block.
  */
 #include "kn_cpu.h"
 
@@ -18,24 +19,33 @@ typedef struct fused_job {
   float *out;
 } fused_job;
 
-/* operand o of a step over the block [k, k + len): its pointer and stride (0: scalar) */
-static const float *operand(const fused_job *j, int o, const float *prev, int64_t k, int64_t *stride) {
+/* operand o of a step over the block [k, k + len): its pointer and stride (0: scalar);
+ * a broadcast row that wraps inside the block is copied into scratch */
+static const float *operand(const fused_job *j, int o, const float *prev, int64_t k, int64_t len,
+                            float *scratch, int64_t *stride) {
   if (o < 0) {
     *stride = 1;
     return prev;
   }
   const kn_fused_input *in = &j->ins[o];
-  if (!in->data) {
+  if (!in->data || in->rows == 1) {
     *stride = 0;
-    return &in->scalar;
+    return in->data ? in->data : &in->scalar;
   }
   *stride = 1;
-  return in->data + k;
+  if (!in->rows) return in->data + k;
+  int64_t at = k % in->rows;
+  if (at + len <= in->rows) return in->data + at;
+  for (int64_t i = 0; i < len; i++) {
+    scratch[i] = in->data[at];
+    if (++at == in->rows) at = 0;
+  }
+  return scratch;
 }
 
 static void fused_range(void *ctx, int64_t k0, int64_t k1) {
   const fused_job *j = ctx;
-  float buf[2][KN_FUSED_BLOCK];
+  float buf[2][KN_FUSED_BLOCK], scratch[2][KN_FUSED_BLOCK];
   for (int64_t k = k0; k < k1; k += KN_FUSED_BLOCK) {
     int64_t len = k1 - k < KN_FUSED_BLOCK ? k1 - k : KN_FUSED_BLOCK;
     const float *prev = NULL;
@@ -44,11 +54,11 @@ static void fused_range(void *ctx, int64_t k0, int64_t k1) {
       /* the last step writes the output; the others alternate between the buffers */
       float *dst = s == j->nsteps - 1 ? j->out + k : buf[s & 1];
       int64_t sa, sb;
-      const float *a = operand(j, st->a, prev, k, &sa);
+      const float *a = operand(j, st->a, prev, k, len, scratch[0], &sa);
       if (st->unary) {
         kn_unary_f32((kn_unop)st->op, a, dst, len);
       } else {
-        const float *b = operand(j, st->b, prev, k, &sb);
+        const float *b = operand(j, st->b, prev, k, len, scratch[1], &sb);
         kn_binary_f32((kn_binop)st->op, a, sa, b, sb, dst, len);
       }
       prev = dst;

@@ -152,9 +152,12 @@ void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n); /* op != KN_
 /* A chain of float32 elementwise ops in one pass (cpu_fused.c). Step s computes
  * op(a, b) (binary: a kn_binop kn_binary_f32_exact takes) or op(a) (unary: a kn_unop
  * other than KN_NOT); an operand is -1 (the previous step's result) or an index into
- * the inputs, each an array of `size` floats or, with data NULL, one scalar. A unary
- * operand is never a scalar, nor both operands of a binary one; the last step's result
- * is written to out[0, size). Every element has the bits the ops give one by one. */
+ * the inputs, each an array of `size` floats, or of `rows` floats broadcast along the
+ * leading dimensions (element i reads data[i % rows]: NumPy's broadcasting of a shape
+ * that is a suffix of the output's, a bias row; rows divides size), or, with data NULL,
+ * one scalar. A unary operand is never a scalar, nor both operands of a binary one;
+ * the last step's result is written to out[0, size). Every element has the bits the
+ * ops give one by one. */
 typedef struct kn_fused_step {
   bool unary;
   int op;
@@ -163,6 +166,7 @@ typedef struct kn_fused_step {
 typedef struct kn_fused_input {
   const float *data;
   float scalar;
+  int64_t rows; /* 0: `size` floats; else a broadcast row of this many */
 } kn_fused_input;
 void kn_fused_f32(const kn_fused_step *steps, int nsteps, const kn_fused_input *ins, float *out,
                   int64_t size);

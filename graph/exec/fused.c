@@ -7,12 +7,13 @@
  * instructions that are elementwise ops (+ - * / maximum minimum, and the unary math
  * ops) where each one's result is read only by the next one: a chain. The first
  * instruction records the chain's length. When the interpreter reaches a chain on the
- * CPU, gr_fused_run looks at the operands: if every tensor among them is float32 of one
- * shape and the others are Python numbers (weak, so float32 too, as NumPy's rules
- * make them), the whole chain runs as one kn_fused_f32 pass — one output tensor, no
+ * CPU, gr_fused_run looks at the operands: if every tensor among them is float32 of the
+ * output's shape or of a suffix of it (a bias row: gr_fused_broadcast) and the others
+ * are Python numbers (weak, so float32 too, as NumPy's rules make them), the whole
+ * chain runs as one kn_fused_f32 pass — one output tensor, no
  * intermediate ones, the same bits as the steps one by one. On a device the backend
  * gets the same plan (gr_backend.fused; Vulkan: one generated shader per chain,
- * graph/vulkan/exec_vulkan_fused.c). Otherwise (other dtypes, broadcasting, no fused
+ * graph/vulkan/exec_vulkan_fused.c). Otherwise (other dtypes, other broadcasting, no fused
  * kernel) nothing happens and the interpreter runs the steps as they are, so errors,
  * dtypes and locations stay exactly those of the unfused code.
  */
@@ -106,24 +107,55 @@ static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *en
   return true;
 }
 
-/* f on the CPU: every tensor operand a host float32 tensor of one non-empty shape */
+bool gr_fused_broadcast(int n, const int *ndims, const int64_t *const *shapes, int64_t *out, int *ndim,
+                        int64_t *sizes) {
+  int nd = 0;
+  for (int k = 0; k < n; k++) nd = ndims[k] > nd ? ndims[k] : nd;
+  for (int d = 0; d < nd; d++) out[d] = 1;
+  for (int k = 0; k < n; k++) /* NumPy's broadcast, right-aligned */
+    for (int d = 0; d < ndims[k]; d++) {
+      int64_t e = shapes[k][d], *r = &out[nd - ndims[k] + d];
+      if (e != 1 && *r != 1 && e != *r) return false;
+      if (e != 1) *r = e;
+    }
+  for (int k = 0; k < n; k++) {
+    int lead = 0; /* the tensor's leading 1s */
+    while (lead < ndims[k] && shapes[k][lead] == 1) lead++;
+    sizes[k] = 1;
+    for (int d = lead; d < ndims[k]; d++) {
+      if (shapes[k][d] != out[nd - ndims[k] + d]) return false; /* broadcast inside */
+      sizes[k] *= shapes[k][d];
+    }
+  }
+  *ndim = nd;
+  return true;
+}
+
+/* f on the CPU: every tensor operand a host float32 tensor of the output's shape or a
+ * suffix of it (gr_fused_broadcast), the output not empty */
 static bool run_cpu(const gr_fused *f, gr_val *out) {
   kn_fused_input ins[2 * GR_FUSED_MAX];
-  const kn_tensor *shape = NULL;
+  int ndims[2 * GR_FUSED_MAX], nt = 0, at[2 * GR_FUSED_MAX];
+  const int64_t *shapes[2 * GR_FUSED_MAX];
   for (int i = 0; i < f->nvals; i++) {
     if (f->is_scalar[i]) {
       ins[i] = (kn_fused_input){.data = NULL, .scalar = f->scalar[i]};
       continue;
     }
     const gr_val *v = f->vals[i];
-    if (v->tag != GV_TENSOR) return false;
-    const kn_tensor *t = v->u.t;
-    if (t->dtype != KN_FLOAT32 || (shape && !kn_tensor_same_shape(t, shape))) return false;
-    shape = t;
-    ins[i] = (kn_fused_input){.data = t->data};
+    if (v->tag != GV_TENSOR || v->u.t->dtype != KN_FLOAT32) return false;
+    ins[i] = (kn_fused_input){.data = v->u.t->data};
+    ndims[nt] = v->u.t->ndim;
+    shapes[nt] = v->u.t->shape;
+    at[nt++] = i;
   }
-  if (!shape || shape->size == 0) return false;
-  kn_tensor *r = kn_tensor_empty(KN_FLOAT32, shape->ndim, shape->shape);
+  int64_t shape[KN_MAX_DIMS], sizes[2 * GR_FUSED_MAX], size = 1;
+  int ndim;
+  if (!nt || !gr_fused_broadcast(nt, ndims, shapes, shape, &ndim, sizes)) return false;
+  for (int d = 0; d < ndim; d++) size *= shape[d];
+  if (size == 0) return false;
+  for (int k = 0; k < nt; k++) ins[at[k]].rows = sizes[k] == size ? 0 : sizes[k];
+  kn_tensor *r = kn_tensor_empty(KN_FLOAT32, ndim, shape);
   if (!r) return false; /* no memory: op by op, whose first result reports it */
   kn_fused_f32(f->steps, f->nsteps, ins, r->data, r->size);
   atomic_fetch_add_explicit(&fused_runs, 1, memory_order_relaxed);

@@ -75,33 +75,6 @@ static bool add_operand(operands *o, const gr_fused *f, int i, int *slot) {
   return true;
 }
 
-/* The output's shape (out, *ndim) and each tensor's element count, when every tensor
- * broadcasts to the output as a suffix of its shape (leading 1s aside: a bias row, a
- * 0-d tensor) — what the kernel reads as element i % count; false otherwise (a column
- * [R, 1] against [R, C], say: op by op). */
-static bool suffix_broadcast(const operands *o, int64_t *out, int *ndim, int64_t *sizes) {
-  int nd = 0;
-  for (int k = 0; k < o->ntensors; k++) nd = o->ndims[k] > nd ? o->ndims[k] : nd;
-  for (int d = 0; d < nd; d++) out[d] = 1;
-  for (int k = 0; k < o->ntensors; k++) /* NumPy's broadcast, right-aligned */
-    for (int d = 0; d < o->ndims[k]; d++) {
-      int64_t e = o->shapes[k][d], *r = &out[nd - o->ndims[k] + d];
-      if (e != 1 && *r != 1 && e != *r) return false;
-      if (e != 1) *r = e;
-    }
-  for (int k = 0; k < o->ntensors; k++) {
-    int lead = 0; /* the tensor's leading 1s */
-    while (lead < o->ndims[k] && o->shapes[k][lead] == 1) lead++;
-    sizes[k] = 1;
-    for (int d = lead; d < o->ndims[k]; d++) {
-      if (o->shapes[k][d] != out[nd - o->ndims[k] + d]) return false; /* broadcast inside */
-      sizes[k] *= o->shapes[k][d];
-    }
-  }
-  *ndim = nd;
-  return true;
-}
-
 sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err) {
   struct gr_vk_exec *x = gr_vkx(ctx);
   *done = false;
@@ -121,7 +94,7 @@ sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg
     if (!add_operand(&o, f, i, &slot[i])) return SG_OK;
   int64_t shape[KN_MAX_DIMS], sizes[KN_VK_FUSED_INPUTS], size = 1;
   int ndim;
-  if (!o.ntensors || !suffix_broadcast(&o, shape, &ndim, sizes)) return SG_OK;
+  if (!o.ntensors || !gr_fused_broadcast(o.ntensors, o.ndims, o.shapes, shape, &ndim, sizes)) return SG_OK;
   for (int d = 0; d < ndim; d++) size *= shape[d];
   if (size == 0 || size > (int64_t)UINT32_MAX) return SG_OK;
   for (int s = 0; s < f->nsteps; s++) {

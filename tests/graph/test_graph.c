@@ -724,9 +724,10 @@ static void op_table_columns(void **state) {
 }
 
 /* Elementwise chains run fused on the CPU (exec/fused.c) when their tensors are
- * float32 of one shape; other dtypes and broadcasting run op by op; a bad operand in a
- * chain is reported at its own node, as without fusion. tests/graph/fusediff.py
- * compares random chains with STAGD_FUSE=0 bit for bit. */
+ * float32 of the output's shape or a suffix of it (a bias row); other dtypes and other
+ * broadcasting run op by op; a bad operand in a chain is reported at its own node, as
+ * without fusion. tests/graph/fusediff.py compares random chains with STAGD_FUSE=0 bit
+ * for bit. */
 static void fused_chains(void **state) {
   (void)state;
   const char *src = "(def main (x)\n  (- (abs (+ (* x 2) 0.5)) 1))";
@@ -740,6 +741,17 @@ static void fused_chains(void **state) {
   expect_result(src, "[{\"dtype\":\"int32\",\"shape\":[2],\"data\":[1,-2]}]",
                 "{\"dtype\":\"float64\",\"shape\":[2],\"data\":[1.5,2.5]}");
   assert_int_equal(gr_exec_fused_chains(), n1);
+  /* a bias row [1, 2] fuses (the output [2, 2]); a column [2, 1] runs op by op */
+  const char *bias = "(def main (x b)\n  (relu (+ (* x 2) b)))";
+  expect_result(bias, "[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,-2],[0.25,3]]},"
+                      "{\"dtype\":\"float32\",\"shape\":[1,2],\"data\":[[-1,0.5]]}]",
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[1.0,0.0,0.0,6.5]}");
+  uint64_t n2 = gr_exec_fused_chains();
+  assert_int_equal(n2, n1 + 2);
+  expect_result(bias, "[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,-2],[0.25,3]]},"
+                      "{\"dtype\":\"float32\",\"shape\":[2,1],\"data\":[[-1],[0.5]]}]",
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[1.0,0.0,1.0,6.5]}");
+  assert_int_equal(gr_exec_fused_chains(), n2);
   expect_error("(def main (x)\n  (let a (* x 2)\n    (+ a \"s\")))",
                "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1,2]}]", SG_INVALID_ARGUMENT, 3, 5, "+",
                0);
