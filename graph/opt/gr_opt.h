@@ -24,4 +24,10 @@ typedef sg_code (*gr_fold_fn)(const gr_op *op, gr_val *args, int n, gr_val *out,
  * rounds). fold NULL: no primitive is evaluated (constants inferred still fold). */
 void gr_optimize(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *st);
 
+/* Only the dead-code pass, to a fixpoint (bounded): what no graph's output reaches goes,
+ * nothing is rewritten. For unoptimized programs, whose AD-made graphs can hold nodes
+ * that only a stale free-variable list still names: without the sweep the dump printed
+ * them, and its re-staging kept them (a `seq`) as a different program. */
+void gr_sweep(gr_module *m, gr_graph *entry);
+
 #endif /* STAGD_GRAPH_OPT_GR_OPT_H */

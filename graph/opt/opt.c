@@ -18,3 +18,9 @@ void gr_optimize(gr_module *m, gr_graph *entry, gr_fold_fn fold, gr_pass_stats *
     if (!changed) break;
   }
 }
+
+void gr_sweep(gr_module *m, gr_graph *entry) {
+  gr_pass_stats st = {0};
+  for (int round = 0; round < 8 && gr_opt_dce(m, entry, &st); round++) {
+  }
+}

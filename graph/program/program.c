@@ -80,6 +80,9 @@ static sg_code stage_finish(gr_program *p, const gr_stage_options *opts, sg_code
       rc = sg_watch_poll("optimizing", err);
       gr_compute_fvs(&p->mod);
       if (!rc) rc = gr_infer(&p->mod, p->entry, err);
+    } else if (!rc) {
+      gr_sweep(&p->mod, p->entry); /* no rewrite: only what nothing reaches goes */
+      gr_compute_fvs(&p->mod);
     }
   }
   if (!rc) rc = gr_compile(&p->mod, p->entry, err);
