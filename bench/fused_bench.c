@@ -45,8 +45,8 @@ static kn_tensor *one_by_one(kn_tensor *x, kn_tensor *const *scalars) {
 
 static void run(int64_t n, int rounds, const char *label) {
   kn_tensor *x = kn_random(true, 7, KN_FLOAT32, 1, &n);
-  kn_fused_input ins[6] = {{x->data, 0, 0},    {NULL, 1.5f, 0}, {NULL, 0.5f, 0},
-                           {NULL, 0.25f, 0}, {NULL, 1.0f, 0}, {NULL, 2.0f, 0}};
+  kn_fused_input ins[6] = {{x->data, 0, 0, 0},    {NULL, 1.5f, 0, 0}, {NULL, 0.5f, 0, 0},
+                           {NULL, 0.25f, 0, 0}, {NULL, 1.0f, 0, 0}, {NULL, 2.0f, 0, 0}};
   kn_tensor *scalars[6] = {NULL};
   for (int i = 1; i < 6; i++) scalars[i] = kn_tensor_scalar_f64(KN_FLOAT32, ins[i].scalar);
   double *tf = malloc(sizeof(double) * (size_t)rounds), *tu = malloc(sizeof(double) * (size_t)rounds);

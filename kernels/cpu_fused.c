@@ -6,7 +6,8 @@
  * same per-element loops as the unfused kernels (kn_binary_f32, kn_unary_f32), so the
  * result has the same bits as running the ops one by one — without writing and
  * re-reading an intermediate tensor per op. A broadcast row (a bias) is read in place
- * where the block lies inside one repetition of it, else copied for the block.
+ * where the block lies inside one repetition of it; other broadcasts (a column) are
+ * copied for the block.
  */
 #include "kn_cpu.h"
 
@@ -34,11 +35,14 @@ static const float *operand(const fused_job *j, int o, const float *prev, int64_
   }
   *stride = 1;
   if (!in->rows) return in->data + k;
-  int64_t at = k % in->rows;
-  if (at + len <= in->rows) return in->data + at;
-  for (int64_t i = 0; i < len; i++) {
+  int64_t inner = in->inner > 1 ? in->inner : 1, at = k / inner % in->rows, rep = k % inner;
+  if (inner == 1 && at + len <= in->rows) return in->data + at;
+  for (int64_t i = 0; i < len; i++) { /* element (k + i) / inner % rows */
     scratch[i] = in->data[at];
-    if (++at == in->rows) at = 0;
+    if (++rep == inner) {
+      rep = 0;
+      if (++at == in->rows) at = 0;
+    }
   }
   return scratch;
 }

@@ -152,10 +152,10 @@ void kn_unary_f32(kn_unop op, const float *x, float *r, int64_t n); /* op != KN_
 /* A chain of float32 elementwise ops in one pass (cpu_fused.c). Step s computes
  * op(a, b) (binary: a kn_binop kn_binary_f32_exact takes) or op(a) (unary: a kn_unop
  * other than KN_NOT); an operand is -1 (the previous step's result) or an index into
- * the inputs, each an array of `size` floats, or of `rows` floats broadcast along the
- * leading dimensions (element i reads data[i % rows]: NumPy's broadcasting of a shape
- * that is a suffix of the output's, a bias row; rows divides size), or, with data NULL,
- * one scalar. A unary operand is never a scalar, nor both operands of a binary one;
+ * the inputs, each an array of `size` floats, or of `rows` floats broadcast (element i
+ * reads data[(i / inner) % rows]: NumPy's broadcasting of a shape whose dims other than
+ * 1 are one run of the output's axes — a bias row has inner 1, a column [R, 1] against
+ * [R, C] inner C), or, with data NULL, one scalar. A unary operand is never a scalar, nor both operands of a binary one;
  * the last step's result is written to out[0, size). Every element has the bits the
  * ops give one by one. */
 typedef struct kn_fused_step {
@@ -166,7 +166,8 @@ typedef struct kn_fused_step {
 typedef struct kn_fused_input {
   const float *data;
   float scalar;
-  int64_t rows; /* 0: `size` floats; else a broadcast row of this many */
+  int64_t rows;  /* 0: `size` floats; else broadcast, this many */
+  int64_t inner; /* with rows: each element repeats this many times (0 or 1: once) */
 } kn_fused_input;
 void kn_fused_f32(const kn_fused_step *steps, int nsteps, const kn_fused_input *ins, float *out,
                   int64_t size);

@@ -51,7 +51,7 @@ static void record(kn_vk_batch *bt, const kn_vk_fused_step *all, bool fused, con
                    sg_error *e) {
   if (fused) {
     kn_vk_buffer *ins[1] = {b->x};
-    check(kn_vk_fused_f32(bt, all, STEPS, ins, NULL, 1, scalars, SCALARS, b->y, b->n, e), e, "fused");
+    check(kn_vk_fused_f32(bt, all, STEPS, ins, NULL, NULL, 1, scalars, SCALARS, b->y, b->n, e), e, "fused");
     return;
   }
   kn_vk_shape full = {1, {b->n}}, zero = {0, {0}};

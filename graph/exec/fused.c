@@ -8,7 +8,8 @@
  * ops) where each one's result is read only by the next one: a chain. The first
  * instruction records the chain's length. When the interpreter reaches a chain on the
  * CPU, gr_fused_run looks at the operands: if every tensor among them is float32 of the
- * output's shape or of a suffix of it (a bias row: gr_fused_broadcast) and the others
+ * output's shape or broadcasts along one run of its axes (a bias row, a column:
+ * gr_fused_broadcast) and the others
  * are Python numbers (weak, so float32 too, as NumPy's rules make them), the whole
  * chain runs as one kn_fused_f32 pass — one output tensor, no
  * intermediate ones, the same bits as the steps one by one. On a device the backend
@@ -108,7 +109,7 @@ static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *en
 }
 
 bool gr_fused_broadcast(int n, const int *ndims, const int64_t *const *shapes, int64_t *out, int *ndim,
-                        int64_t *sizes) {
+                        int64_t *sizes, int64_t *inners) {
   int nd = 0;
   for (int k = 0; k < n; k++) nd = ndims[k] > nd ? ndims[k] : nd;
   for (int d = 0; d < nd; d++) out[d] = 1;
@@ -119,20 +120,26 @@ bool gr_fused_broadcast(int n, const int *ndims, const int64_t *const *shapes, i
       if (e != 1) *r = e;
     }
   for (int k = 0; k < n; k++) {
-    int lead = 0; /* the tensor's leading 1s */
-    while (lead < ndims[k] && shapes[k][lead] == 1) lead++;
-    sizes[k] = 1;
-    for (int d = lead; d < ndims[k]; d++) {
-      if (shapes[k][d] != out[nd - ndims[k] + d]) return false; /* broadcast inside */
-      sizes[k] *= shapes[k][d];
+    int off = nd - ndims[k], first = -1, last = -1; /* its dims other than 1, in out's axes */
+    for (int d = 0; d < ndims[k]; d++)
+      if (shapes[k][d] != 1) {
+        if (first < 0) first = off + d;
+        last = off + d;
+      }
+    sizes[k] = inners[k] = 1;
+    if (first < 0) continue; /* one element */
+    for (int d = first; d <= last; d++) {
+      if (shapes[k][d - off] != out[d]) return false; /* a 1 inside the run: two pieces */
+      sizes[k] *= out[d];
     }
+    for (int d = last + 1; d < nd; d++) inners[k] *= out[d];
   }
   *ndim = nd;
   return true;
 }
 
-/* f on the CPU: every tensor operand a host float32 tensor of the output's shape or a
- * suffix of it (gr_fused_broadcast), the output not empty */
+/* f on the CPU: every tensor operand a host float32 tensor of the output's shape or one
+ * gr_fused_broadcast takes, the output not empty */
 static bool run_cpu(const gr_fused *f, gr_val *out) {
   kn_fused_input ins[2 * GR_FUSED_MAX];
   int ndims[2 * GR_FUSED_MAX], nt = 0, at[2 * GR_FUSED_MAX];
@@ -149,12 +156,15 @@ static bool run_cpu(const gr_fused *f, gr_val *out) {
     shapes[nt] = v->u.t->shape;
     at[nt++] = i;
   }
-  int64_t shape[KN_MAX_DIMS], sizes[2 * GR_FUSED_MAX], size = 1;
+  int64_t shape[KN_MAX_DIMS], sizes[2 * GR_FUSED_MAX], inners[2 * GR_FUSED_MAX], size = 1;
   int ndim;
-  if (!nt || !gr_fused_broadcast(nt, ndims, shapes, shape, &ndim, sizes)) return false;
+  if (!nt || !gr_fused_broadcast(nt, ndims, shapes, shape, &ndim, sizes, inners)) return false;
   for (int d = 0; d < ndim; d++) size *= shape[d];
   if (size == 0) return false;
-  for (int k = 0; k < nt; k++) ins[at[k]].rows = sizes[k] == size ? 0 : sizes[k];
+  for (int k = 0; k < nt; k++) {
+    ins[at[k]].rows = sizes[k] == size ? 0 : sizes[k];
+    ins[at[k]].inner = sizes[k] == size ? 1 : inners[k];
+  }
   kn_tensor *r = kn_tensor_empty(KN_FLOAT32, ndim, shape);
   if (!r) return false; /* no memory: op by op, whose first result reports it */
   kn_fused_f32(f->steps, f->nsteps, ins, r->data, r->size);

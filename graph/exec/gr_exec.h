@@ -36,12 +36,13 @@ typedef struct gr_fused {
 } gr_fused;
 
 /* The output shape (out, *ndim: NumPy's broadcast of the n tensor shapes) of a chain
- * whose tensors each broadcast as a suffix of it (their leading 1s aside: a bias row
- * [C] or [1, C] against [R, C], a 0-d tensor), and each tensor's element count, which
- * a fused kernel reads at i % sizes[k]; false for any other broadcast (a column [R, 1]
- * against [R, C]), which runs op by op. */
+ * whose tensors' dims other than 1 each form one run of the output's axes (a bias row
+ * [C] or [1, C] and a column [R, 1] against [R, C], a 0-d tensor), and how a fused
+ * kernel reads tensor k: element i of the output is element (i / inners[k]) %
+ * sizes[k] of it (sizes[k]: its element count). false for any other broadcast ([R, 1,
+ * C] against [R, K, C]: two runs), which runs op by op. */
 bool gr_fused_broadcast(int n, const int *ndims, const int64_t *const *shapes, int64_t *out, int *ndim,
-                        int64_t *sizes);
+                        int64_t *sizes, int64_t *inners);
 
 /* A device backend for one request (installed in the context by the backend when the
  * request starts; vulkan/gr_vulkan.h). */

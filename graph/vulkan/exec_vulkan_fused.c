@@ -4,7 +4,8 @@
  * (gr_backend.fused; docs/vulkan.md "Fused elementwise chains"). The interpreter hands
  * over a chain exec/fused.c found (+ - * / maximum minimum, unary math); when every
  * tensor operand is float32 (on the device, resident or on the host) of the output's
- * shape or one that broadcasts as its suffix (a bias row, a 0-d tensor) and the rest are
+ * shape or one that broadcasts along one run of its axes (a bias row, a column, a 0-d
+ * tensor: gr_fused_broadcast) and the rest are
  * Python numbers, the chain is recorded as one kn_vk_fused_f32 dispatch: one output
  * buffer, no intermediate ones, one pass over memory, the bits of the ops one by one.
  * Resident operands (variables, handles) are borrowed as the op-by-op path borrows
@@ -92,9 +93,10 @@ sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg
   int slot[2 * GR_FUSED_MAX];
   for (int i = 0; i < f->nvals; i++)
     if (!add_operand(&o, f, i, &slot[i])) return SG_OK;
-  int64_t shape[KN_MAX_DIMS], sizes[KN_VK_FUSED_INPUTS], size = 1;
+  int64_t shape[KN_MAX_DIMS], sizes[KN_VK_FUSED_INPUTS], inners[KN_VK_FUSED_INPUTS], size = 1;
   int ndim;
-  if (!o.ntensors || !gr_fused_broadcast(o.ntensors, o.ndims, o.shapes, shape, &ndim, sizes)) return SG_OK;
+  if (!o.ntensors || !gr_fused_broadcast(o.ntensors, o.ndims, o.shapes, shape, &ndim, sizes, inners))
+    return SG_OK;
   for (int d = 0; d < ndim; d++) size *= shape[d];
   if (size == 0 || size > (int64_t)UINT32_MAX) return SG_OK;
   for (int s = 0; s < f->nsteps; s++) {
@@ -120,7 +122,7 @@ sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg
   kn_vk_batch *bt;
   if (!rc && !(rc = gr_vkx_new_output(x, KN_FLOAT32, ndim, shape, &r, err))) {
     if (!(rc = gr_vkx_batch(x, &bt, err)))
-      rc = kn_vk_fused_f32(bt, steps, f->nsteps, bufs, sizes, o.ntensors, o.scalars, o.nscalars,
+      rc = kn_vk_fused_f32(bt, steps, f->nsteps, bufs, sizes, inners, o.ntensors, o.scalars, o.nscalars,
                            r->db->buf, size, err);
     rc = gr_vkx_finish(r, rc, out, done);
     if (!rc) x->st.fused++;

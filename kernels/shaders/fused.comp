@@ -7,9 +7,9 @@
 //   op (bits 0-3: kn_vk_unop, or kn_vk_binop with bit 4 set)
 //   | a << 5 | b << 10, an operand being 0 (the previous step's value),
 //   1..7 (buffer I0..I6 at the element's index) or 8 + k (push constant s[k]). A
-// buffer whose bit is set in BCAST holds fewer elements, broadcast along the leading
-// dimensions (NumPy's rule for a shape that is a suffix of the output's: a bias row):
-// element i reads it at i % mod[k].
+// buffer whose bit is set in BCAST holds fewer elements, broadcast (NumPy's rule for a
+// shape whose dims other than 1 are one run of the output's axes: a bias row, a
+// column): element i reads it at (i / div[k]) % mod[k].
 // A step computes with the unary and binary kernels' own element functions
 // (unary_ops.glsl, binary_ops.glsl) on operands read through opaque(): an XOR with a
 // push constant that is 0 at run time but unknown to the compiler — one for first
@@ -72,10 +72,11 @@ layout(push_constant) uniform P {
   uint n;
   uint zero_a, zero_b;  // 0: opaque()'s masks
   uint mod[7];          // a broadcast buffer's element count
-  float s[16];
+  uint div[7];          // and how many output elements each of its elements serves
+  float s[15];
 } pc;
 
-uint at(uint k, uint i) { return (BCAST & (1u << k)) != 0u ? i % pc.mod[k] : i; }
+uint at(uint k, uint i) { return (BCAST & (1u << k)) != 0u ? (i / pc.div[k]) % pc.mod[k] : i; }
 
 float load(uint k, uint i, float prev) {
   switch (k) {

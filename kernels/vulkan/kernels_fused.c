@@ -4,7 +4,7 @@
  * one dispatch (kn_vk_fused_f32, kn_vulkan.h). It checks the chain, encodes each step
  * as the shader's specialization constant (op, then operand sources: 0 the previous
  * value, 1..7 a buffer, 8.. a push-constant scalar) and the broadcast buffers as a
- * bit mask (their element counts are push constants), binds the input buffers (unused
+ * bit mask (their element counts and repeats are push constants), binds the input buffers (unused
  * bindings repeat the first input: never read) and records one dispatch. The pipeline
  * of each distinct chain is built once per context and kept in the pipeline cache.
  */
@@ -17,6 +17,7 @@ typedef struct fused_push {
   uint32_t n;
   uint32_t zero_a, zero_b; /* opaque()'s masks: the compiler cannot know they are 0 */
   uint32_t mod[KN_VK_FUSED_INPUTS]; /* a broadcast buffer's element count */
+  uint32_t div[KN_VK_FUSED_INPUTS]; /* output elements per element of it */
   float s[KN_VK_FUSED_SCALARS];
 } fused_push;
 _Static_assert(sizeof(fused_push) <= KN_VK_PUSH_BYTES, "fused push constants too big");
@@ -33,8 +34,9 @@ static int source(int o, bool first, int nins, int nscalars) {
 }
 
 sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nsteps,
-                        kn_vk_buffer *const *ins, const int64_t *in_sizes, int nins, const float *scalars,
-                        int nscalars, kn_vk_buffer *out, int64_t n, sg_error *err) {
+                        kn_vk_buffer *const *ins, const int64_t *in_sizes, const int64_t *in_inners,
+                        int nins, const float *scalars, int nscalars, kn_vk_buffer *out, int64_t n,
+                        sg_error *err) {
   if (nsteps < 1 || nsteps > KN_VK_FUSED_STEPS || nins < 1 || nins > KN_VK_FUSED_INPUTS ||
       nscalars < 0 || nscalars > KN_VK_FUSED_SCALARS)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
@@ -49,13 +51,14 @@ sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nste
   spec[2] = 0; /* BCAST */
   fused_push pc = {.n = (uint32_t)n};
   for (int k = 0; k < nins; k++) {
-    int64_t size = in_sizes ? in_sizes[k] : n;
+    int64_t size = in_sizes ? in_sizes[k] : n, inner = in_inners ? in_inners[k] : 1;
     if (n == 0 && size == 0) continue; /* nothing to run */
-    if (size < 1 || size > n || n % size)
+    if (size < 1 || inner < 1 || size > n / inner || n % (size * inner))
       return sg_error_set(err, SG_INVALID_ARGUMENT,
-                          "vulkan: fused operand %d of %lld elements does not broadcast to %lld", k,
-                          (long long)size, (long long)n);
+                          "vulkan: fused operand %d of %lld elements, each for %lld, does not broadcast "
+                          "to %lld", k, (long long)size, (long long)inner, (long long)n);
     pc.mod[k] = (uint32_t)size;
+    pc.div[k] = (uint32_t)inner;
     if (size != n) spec[2] |= 1u << k;
   }
   for (int s = 0; s < nsteps; s++) {

@@ -364,14 +364,15 @@ sg_code kn_vk_unary_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_unop op, kn_vk_b
  * or op(a, b) (a kn_vk_binop); an operand is KN_VK_FUSED_PREV (the previous step's
  * value; not in step 0), 0..nins-1 (ins[k]) or KN_VK_FUSED_SCALAR(k) (scalars[k], the
  * same for every element). ins[k] holds in_sizes[k] floats (in_sizes NULL: all n): n,
- * or a divisor of n, broadcast along the leading dimensions (element i reads
- * ins[k][i % in_sizes[k]]: NumPy's broadcasting of a shape that is a suffix of the
- * output's). out[0, n) gets the last step's values: the bits the ops give one by one
+ * or fewer, broadcast: element i reads ins[k][(i / in_inners[k]) % in_sizes[k]]
+ * (in_inners NULL: all 1; size * inner divides n) — NumPy's broadcasting of a shape
+ * whose dims other than 1 are one run of the output's axes: a bias row has inner 1, a
+ * column [R, 1] against [R, C] inner C. out[0, n) gets the last step's values: the bits the ops give one by one
  * (kn_vk_unary / kn_vk_binary, which read each operand from memory: no optimisation of
  * the driver's reaches across steps or sees a step's two operands as one value). At
  * most KN_VK_FUSED_STEPS steps, KN_VK_FUSED_INPUTS buffers (at least one) and
  * KN_VK_FUSED_SCALARS scalars; SG_INVALID_ARGUMENT otherwise. */
-enum { KN_VK_FUSED_STEPS = 32, KN_VK_FUSED_INPUTS = 7, KN_VK_FUSED_SCALARS = 16 };
+enum { KN_VK_FUSED_STEPS = 32, KN_VK_FUSED_INPUTS = 7, KN_VK_FUSED_SCALARS = 15 };
 #define KN_VK_FUSED_PREV (-1)
 #define KN_VK_FUSED_SCALAR(k) (KN_VK_FUSED_INPUTS + (k))
 typedef struct kn_vk_fused_step {
@@ -380,8 +381,9 @@ typedef struct kn_vk_fused_step {
   int a, b;
 } kn_vk_fused_step;
 sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nsteps,
-                        kn_vk_buffer *const *ins, const int64_t *in_sizes, int nins, const float *scalars,
-                        int nscalars, kn_vk_buffer *out, int64_t n, sg_error *err);
+                        kn_vk_buffer *const *ins, const int64_t *in_sizes, const int64_t *in_inners,
+                        int nins, const float *scalars, int nscalars, kn_vk_buffer *out, int64_t n,
+                        sg_error *err);
 /* out = the transposition of `a` (shape s, elements of elem_bytes = 1, 2, 4 or 8 bytes,
  * copied as bits): out's dim i is s's dim perm[i]. */
 sg_code kn_vk_transpose(kn_vk_batch *bt, kn_vk_buffer *a, const kn_vk_shape *s, const int *perm,

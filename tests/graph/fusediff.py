@@ -6,7 +6,7 @@
 Each seed makes a program whose body is a chain of elementwise ops (+ - * / maximum
 minimum, unary math, unary minus) over float32 tensors, with operands drawn from the
 chain so far, the parameters (float32 of the chain's shape — or, to exercise the
-fallback, a broadcast shape, float64, int32 or a 0-d tensor) and Python number
+fallback, a broadcast row or column, float64, int32 or a 0-d tensor) and Python number
 literals; some programs reuse an intermediate value or return one, which ends a chain.
 Sizes straddle the fused kernel's block (1024) and the parallel threshold (65536). All
 cases run through two `gr_tool batch` processes, one with fusion and one without; the
@@ -51,8 +51,8 @@ def case(seed):
 
     args = [f32(shape), f32(shape)]
     odd = r.random()
-    if odd < 0.15:
-        args.append(f32(shape[-1:]))  # broadcast along the rows
+    if odd < 0.15:  # broadcast along the rows, or (2-D) a column
+        args.append(f32(shape[-1:]) if len(shape) == 1 or r.random() < 0.5 else f32([shape[0], 1]))
     elif odd < 0.25:
         args.append(rng.standard_normal(shape))  # float64
     elif odd < 0.32:

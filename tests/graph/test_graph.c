@@ -752,7 +752,8 @@ static void fused_chains(void **state) {
   expect_result(src, "[{\"dtype\":\"int32\",\"shape\":[2],\"data\":[1,-2]}]",
                 "{\"dtype\":\"float64\",\"shape\":[2],\"data\":[1.5,2.5]}");
   assert_int_equal(gr_exec_fused_chains(), n1);
-  /* a bias row [1, 2] fuses (the output [2, 2]); a column [2, 1] runs op by op */
+  /* a bias row [1, 2] and a column [2, 1] fuse (the output [2, 2]); [2, 1, 2] against
+   * [2, 2, 2] (two runs of axes) runs op by op */
   const char *bias = "(def main (x b)\n  (relu (+ (* x 2) b)))";
   expect_result(bias, "[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,-2],[0.25,3]]},"
                       "{\"dtype\":\"float32\",\"shape\":[1,2],\"data\":[[-1,0.5]]}]",
@@ -762,7 +763,12 @@ static void fused_chains(void **state) {
   expect_result(bias, "[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,-2],[0.25,3]]},"
                       "{\"dtype\":\"float32\",\"shape\":[2,1],\"data\":[[-1],[0.5]]}]",
                 "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[1.0,0.0,1.0,6.5]}");
-  assert_int_equal(gr_exec_fused_chains(), n2);
+  uint64_t n3 = gr_exec_fused_chains();
+  assert_int_equal(n3, n2 + 2);
+  expect_result(bias, "[{\"dtype\":\"float32\",\"shape\":[2,2,2],\"data\":[[[1,-2],[0.25,3]],[[1,1],[1,1]]]},"
+                      "{\"dtype\":\"float32\",\"shape\":[2,1,2],\"data\":[[[-1,0.5]],[[0,-3]]]}]",
+                "{\"dtype\":\"float32\",\"shape\":[2,2,2],\"data\":[1.0,0.0,0.0,6.5,2.0,0.0,2.0,0.0]}");
+  assert_int_equal(gr_exec_fused_chains(), n3);
   expect_error("(def main (x)\n  (let a (* x 2)\n    (+ a \"s\")))",
                "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1,2]}]", SG_INVALID_ARGUMENT, 3, 5, "+",
                0);

@@ -723,9 +723,9 @@ static void gemv_shapes_match_naive(void **state) {
 
 /* Random float32 chains through kn_fused_f32 against the same ops one by one through
  * kn_binary / kn_unary (scalars as 0-d tensors, as the executor passes them; a bias
- * row b broadcast over the [rows, cols] inputs): the same bits, on sizes around the
- * block and across the parallel threshold, with rows that wrap inside a block (copied)
- * and rows longer than one (read in place). */
+ * row b and a column broadcast over the [rows, cols] inputs): the same bits, on sizes
+ * around the block and across the parallel threshold, with rows that wrap inside a
+ * block (copied) and rows longer than one (read in place). */
 static void fused_chains_match_unfused(void **state) {
   (void)state;
   static const int bin[] = {KN_ADD, KN_SUB, KN_MUL, KN_DIV, KN_MAXIMUM, KN_MINIMUM};
@@ -739,14 +739,18 @@ static void fused_chains_match_unfused(void **state) {
       int64_t n = shapes[si][0] * shapes[si][1], cols = shapes[si][1];
       kn_tensor *x = kn_tensor_new(KN_FLOAT32, 2, shapes[si]), *y = kn_tensor_new(KN_FLOAT32, 2, shapes[si]);
       kn_tensor *b = kn_tensor_new(KN_FLOAT32, 1, &cols);
+      int64_t col_shape[2] = {shapes[si][0], 1};
+      kn_tensor *col = kn_tensor_new(KN_FLOAT32, 2, col_shape);
       for (int64_t i = 0; i < n; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
         ((float *)x->data)[i] = (float)((int64_t)(seed >> 40) - (1 << 23)) / (float)(1 << 20);
         ((float *)y->data)[i] = (float)((int64_t)(seed >> 20 & 0xfffff) - (1 << 19)) / (float)(1 << 17);
         if (i < cols) ((float *)b->data)[i] = (float)((int64_t)(seed >> 30 & 0xffff) - (1 << 15)) / 4096.0f;
+        if (i < col_shape[0]) ((float *)col->data)[i] = (float)((int64_t)(seed >> 44 & 0xfff) - 2048) / 512.0f;
       }
-      kn_fused_input ins[2 * 12 + 3] = {{x->data, 0, 0}, {y->data, 0, 0}, {b->data, 0, cols}};
-      int nin = 3;
+      kn_fused_input ins[2 * 12 + 4] = {
+          {x->data, 0, 0, 0}, {y->data, 0, 0, 0}, {b->data, 0, cols, 1}, {col->data, 0, col_shape[0], cols}};
+      int nin = 4;
       kn_fused_step steps[12];
       int nsteps = 3 + (int)(seed % 9);
       kn_tensor *cur = kn_tensor_retain(x);
@@ -758,17 +762,17 @@ static void fused_chains_match_unfused(void **state) {
           steps[s] = (kn_fused_step){.unary = true, .op = op, .a = s ? -1 : 0, .b = -1};
           assert_int_equal(kn_unary((kn_unop)op, cur, &next, &e), SG_OK);
         } else {
-          int op = bin[(seed >> 40) % 6], which = (int)((seed >> 50) % 4);
+          int op = bin[(seed >> 40) % 6], which = (int)((seed >> 50) % 5);
           kn_tensor *other;
           int oi;
           if (which == 0) { /* a scalar */
             float v = (float)((int)(seed >> 20 & 63) - 31) / 4.0f;
             other = kn_tensor_scalar_f64(KN_FLOAT32, v);
-            ins[nin] = (kn_fused_input){NULL, v, 0};
+            ins[nin] = (kn_fused_input){NULL, v, 0, 0};
             oi = nin++;
           } else {
-            other = kn_tensor_retain(which == 1 ? y : which == 2 ? x : b);
-            oi = which == 1 ? 1 : which == 2 ? 0 : 2;
+            other = kn_tensor_retain(which == 1 ? y : which == 2 ? x : which == 3 ? b : col);
+            oi = which == 1 ? 1 : which == 2 ? 0 : which == 3 ? 2 : 3;
           }
           bool swap = (seed >> 60) & 1;
           steps[s] = (kn_fused_step){.unary = false, .op = op, .a = swap ? oi : (s ? -1 : 0),
@@ -785,6 +789,7 @@ static void fused_chains_match_unfused(void **state) {
       assert_memory_equal(got, cur->data, (size_t)n * sizeof(float));
       free(got);
       kn_tensor_release(cur), kn_tensor_release(x), kn_tensor_release(y), kn_tensor_release(b);
+      kn_tensor_release(col);
     }
   sg_error_clear(&e);
 }

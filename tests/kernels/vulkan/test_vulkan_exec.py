@@ -68,14 +68,17 @@ case("mlp", "(def mlp (x w1 b1 w2 b2) (softmax (+ (matmul (relu (+ (matmul x w1)
 case("liveness", "(def f (x) (exp (transpose (tanh (transpose (exp (transpose x)))))))", [f32(64, 64)],
      {"dispatches": lambda v: v == 6, "buffers": lambda v: v <= 3, "reused": lambda v: v >= 4})
 # an elementwise chain is one generated kernel: one output buffer, numbers as push
-# constants (no uploads for them), a bias row read in place; a column broadcast runs op
-# by op
+# constants (no uploads for them), a bias row and a column read in place; a broadcast
+# along two runs of axes runs op by op
 case("fused chain", "(def f (x y) (sqrt (+ (exp (tanh (* x 1.5))) y)))", [f32(64, 64), np.abs(f32(64, 64))],
      {"dispatches": lambda v: v == 1, "fused": lambda v: v == 1, "uploads": lambda v: v == 2,
       "buffers": lambda v: v == 3})
 case("bias row chain", "(def f (x b) (tanh (+ (* x 1.5) b)))", [f32(8, 4), f32(1, 4)],
      {"dispatches": lambda v: v == 1, "fused": lambda v: v == 1, "uploads": lambda v: v == 2})
-case("column broadcast chain runs op by op", "(def f (x b) (tanh (+ (* x 1.5) b)))", [f32(8, 4), f32(8, 1)],
+case("column chain", "(def f (x b) (tanh (+ (* x 1.5) b)))", [f32(8, 4), f32(8, 1)],
+     {"dispatches": lambda v: v == 1, "fused": lambda v: v == 1, "uploads": lambda v: v == 2})
+case("two-run broadcast chain runs op by op", "(def f (x b) (tanh (+ (* x 1.5) b)))",
+     [f32(2, 3, 4), f32(2, 1, 4)],
      {"dispatches": lambda v: v == 3, "fused": lambda v: v == 0, "cpu_fallbacks": lambda v: v == 0})
 # transposes on the device (4- and 8-byte elements, any permutation)
 case("matmul by a transpose", "(def f (x w) (matmul x (transpose w)))", [f32(5, 7), f32(3, 7)],

@@ -188,10 +188,10 @@ static int random_chain(kn_vk_fused_step *st, int nsteps, int nins, int nsc) {
 }
 
 /* The chain's steps as one kn_vk_unary / kn_vk_binary dispatch each over [rows, cols]
- * (buffers with bc[k] set are [cols] rows, scalars 0-d buffers: both broadcast), the last
- * writing out. */
+ * (buffers with bc[k] 1 are [cols] rows, with 2 [rows, 1] columns, scalars 0-d buffers:
+ * all broadcast), the last writing out. */
 static void chain_op_by_op(kn_vk_context *ctx, const kn_vk_fused_step *st, int nsteps,
-                           kn_vk_buffer **ins, const bool *bc, kn_vk_buffer **sc, kn_vk_buffer *out,
+                           kn_vk_buffer **ins, const int *bc, kn_vk_buffer **sc, kn_vk_buffer *out,
                            size_t rows, size_t cols) {
   size_t n = rows * cols;
   kn_vk_buffer *tmp[2];
@@ -199,7 +199,8 @@ static void chain_op_by_op(kn_vk_context *ctx, const kn_vk_fused_step *st, int n
   VT_OK(kn_vk_buffer_create(ctx, n * 4, &tmp[1], err));
   kn_vk_batch *bt;
   VT_OK(kn_vk_batch_begin(ctx, &bt, err));
-  kn_vk_shape full = {2, {(int64_t)rows, (int64_t)cols}}, row = {1, {(int64_t)cols}}, zero = {0, {0}};
+  kn_vk_shape full = {2, {(int64_t)rows, (int64_t)cols}}, row = {1, {(int64_t)cols}},
+              col = {2, {(int64_t)rows, 1}}, zero = {0, {0}};
   kn_vk_buffer *prev = NULL;
   for (int s = 0; s < nsteps; s++) {
     kn_vk_buffer *dst = s == nsteps - 1 ? out : tmp[s & 1];
@@ -214,7 +215,7 @@ static void chain_op_by_op(kn_vk_context *ctx, const kn_vk_fused_step *st, int n
       const kn_vk_shape *sh[2];
       for (int k = 0; k < 2; k++) {
         int o = k ? st[s].b : st[s].a;
-        sh[k] = o >= KN_VK_FUSED_INPUTS ? &zero : o >= 0 && bc[o] ? &row : &full;
+        sh[k] = o >= KN_VK_FUSED_INPUTS ? &zero : o < 0 || !bc[o] ? &full : bc[o] == 1 ? &row : &col;
       }
       VT_OK(kn_vk_binary(bt, (kn_vk_binop)st[s].op, opnd[0], sh[0], opnd[1], sh[1], dst, err));
     }
@@ -227,14 +228,14 @@ static void chain_op_by_op(kn_vk_context *ctx, const kn_vk_fused_step *st, int n
 
 /* Random chains of every float32 op, fused and op by op: the same bits, every element
  * (signed zeros included; NaN as NaN), at sizes around the workgroup, with some
- * buffers broadcast rows of the [rows, cols] output. */
+ * buffers broadcast rows or columns of the [rows, cols] output. */
 static void fused_chains_match_op_by_op(void **state) {
   kn_vk_context *ctx = *state;
   size_t shapes[][2] = {{1, 1}, {3, 85}, {257, 1}, {64, 64}};
   for (int c = 0; c < 48; c++) {
     size_t rows = shapes[c % 4][0], cols = shapes[c % 4][1], n = rows * cols;
-    bool bc[KN_VK_FUSED_INPUTS];
-    int64_t sizes[KN_VK_FUSED_INPUTS];
+    int bc[KN_VK_FUSED_INPUTS];
+    int64_t sizes[KN_VK_FUSED_INPUTS], inners[KN_VK_FUSED_INPUTS];
     int nins = 1 + c % KN_VK_FUSED_INPUTS, nsc = c % 5 == 0 ? 0 : 1 + c % 4;
     int nsteps = c == 47 ? KN_VK_FUSED_STEPS : 1 + (int)vt_randf(0, 12);
     kn_vk_fused_step st[KN_VK_FUSED_STEPS];
@@ -242,8 +243,9 @@ static void fused_chains_match_op_by_op(void **state) {
     kn_vk_buffer *ins[KN_VK_FUSED_INPUTS], *sc[KN_VK_FUSED_SCALARS], *fused, *plain;
     float scalars[KN_VK_FUSED_SCALARS];
     for (int k = 0; k < nins; k++) {
-      bc[k] = k > 0 && (c + k) % 3 == 0;
-      sizes[k] = (int64_t)(bc[k] ? cols : n);
+      bc[k] = k == 0 ? 0 : (c + k) % 4 == 0 ? 1 : (c + k) % 4 == 1 ? 2 : 0;
+      sizes[k] = (int64_t)(bc[k] == 1 ? cols : bc[k] == 2 ? rows : n);
+      inners[k] = bc[k] == 2 ? (int64_t)cols : 1;
       float *a = vt_random((size_t)sizes[k], -3.0f, 3.0f);
       if (sizes[k] > 4) a[1] = 0.0f, a[2] = -0.0f, a[3] = NAN;
       ins[k] = vt_buffer_from(ctx, a, (size_t)sizes[k]);
@@ -258,9 +260,9 @@ static void fused_chains_match_op_by_op(void **state) {
     kn_vk_batch *bt;
     VT_OK(kn_vk_batch_begin(ctx, &bt, err));
     bool any_bc = false; /* (in_sizes NULL: every buffer holds n) */
-    for (int k = 0; k < nins; k++) any_bc |= bc[k] && cols != n;
-    VT_OK(kn_vk_fused_f32(bt, st, nsteps, ins, any_bc || c % 2 ? sizes : NULL, nins, scalars, nsc, fused,
-                          (int64_t)n, err));
+    for (int k = 0; k < nins; k++) any_bc |= sizes[k] != (int64_t)n;
+    VT_OK(kn_vk_fused_f32(bt, st, nsteps, ins, any_bc || c % 2 ? sizes : NULL, any_bc || c % 2 ? inners : NULL,
+                          nins, scalars, nsc, fused, (int64_t)n, err));
     assert_int_equal(kn_vk_batch_dispatch_count(bt), 1);
     VT_OK(kn_vk_batch_submit(bt, 0, err));
     chain_op_by_op(ctx, st, nsteps, ins, bc, sc, plain, rows, cols);
@@ -286,13 +288,13 @@ static void fused_chains_match_op_by_op(void **state) {
 }
 
 static void expect_fused_refused(kn_vk_context *ctx, const kn_vk_fused_step *st, int nsteps,
-                                 kn_vk_buffer **ins, const int64_t *sizes, int nins, int nsc,
-                                 kn_vk_buffer *out, int64_t n, const char *needle) {
+                                 kn_vk_buffer **ins, const int64_t *sizes, const int64_t *inners,
+                                 int nins, int nsc, kn_vk_buffer *out, int64_t n, const char *needle) {
   float scalars[KN_VK_FUSED_SCALARS + 1] = {0};
   kn_vk_batch *bt;
   VT_OK(kn_vk_batch_begin(ctx, &bt, err));
   sg_error e = SG_ERROR_INIT;
-  sg_code rc = kn_vk_fused_f32(bt, st, nsteps, ins, sizes, nins, scalars, nsc, out, n, &e);
+  sg_code rc = kn_vk_fused_f32(bt, st, nsteps, ins, sizes, inners, nins, scalars, nsc, out, n, &e);
   assert_int_equal(rc, SG_INVALID_ARGUMENT);
   if (!strstr(e.message, needle)) fail_msg("message '%s' lacks '%s'", e.message, needle);
   sg_error_clear(&e);
@@ -309,27 +311,32 @@ static void fused_chain_errors(void **state) {
   kn_vk_fused_step st[KN_VK_FUSED_STEPS + 1];
   for (int s = 0; s <= KN_VK_FUSED_STEPS; s++)
     st[s] = (kn_vk_fused_step){.unary = true, .op = KN_VK_NEG, .a = s ? KN_VK_FUSED_PREV : 0};
-  expect_fused_refused(ctx, st, KN_VK_FUSED_STEPS + 1, ins, NULL, 1, 0, out, 8, "33 steps");
-  expect_fused_refused(ctx, st, 0, ins, NULL, 1, 0, out, 8, "0 steps");
-  expect_fused_refused(ctx, st, 2, ins, NULL, 0, 0, out, 8, "0 buffers");
-  expect_fused_refused(ctx, st, 2, ins, NULL, KN_VK_FUSED_INPUTS + 1, 0, out, 8, "8 buffers");
-  expect_fused_refused(ctx, st, 2, ins, NULL, 1, KN_VK_FUSED_SCALARS + 1, out, 8, "17 scalars");
+  expect_fused_refused(ctx, st, KN_VK_FUSED_STEPS + 1, ins, NULL, NULL, 1, 0, out, 8, "33 steps");
+  expect_fused_refused(ctx, st, 0, ins, NULL, NULL, 1, 0, out, 8, "0 steps");
+  expect_fused_refused(ctx, st, 2, ins, NULL, NULL, 0, 0, out, 8, "0 buffers");
+  expect_fused_refused(ctx, st, 2, ins, NULL, NULL, KN_VK_FUSED_INPUTS + 1, 0, out, 8, "8 buffers");
+  expect_fused_refused(ctx, st, 2, ins, NULL, NULL, 1, KN_VK_FUSED_SCALARS + 1, out, 8, "16 scalars");
   kn_vk_fused_step bad[2] = {{.unary = true, .op = KN_VK_NEG, .a = KN_VK_FUSED_PREV}};
-  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "step 0");              /* no previous value */
+  expect_fused_refused(ctx, bad, 1, ins, NULL, NULL, 1, 0, out, 8, "step 0");              /* no previous value */
   bad[0] = (kn_vk_fused_step){.unary = false, .op = KN_VK_ADD, .a = 0, .b = 3};
-  expect_fused_refused(ctx, bad, 1, ins, NULL, 2, 0, out, 8, "step 0");              /* buffer 3 of 2 */
+  expect_fused_refused(ctx, bad, 1, ins, NULL, NULL, 2, 0, out, 8, "step 0");              /* buffer 3 of 2 */
   bad[0].b = KN_VK_FUSED_SCALAR(1);
-  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 1, out, 8, "step 0");              /* scalar 1 of 1 */
+  expect_fused_refused(ctx, bad, 1, ins, NULL, NULL, 1, 1, out, 8, "step 0");              /* scalar 1 of 1 */
   bad[0] = (kn_vk_fused_step){.unary = true, .op = KN_VK_NUNOPS, .a = 0};
-  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "unary op");
+  expect_fused_refused(ctx, bad, 1, ins, NULL, NULL, 1, 0, out, 8, "unary op");
   bad[0] = (kn_vk_fused_step){.unary = false, .op = -1, .a = 0, .b = 0};
-  expect_fused_refused(ctx, bad, 1, ins, NULL, 1, 0, out, 8, "binary op");
-  expect_fused_refused(ctx, st, 2, ins, NULL, 1, 0, out, 9, "fused operand");       /* 9 of 8 floats */
-  expect_fused_refused(ctx, st, 2, ins, NULL, 1, 0, out, -1, "element count");
+  expect_fused_refused(ctx, bad, 1, ins, NULL, NULL, 1, 0, out, 8, "binary op");
+  expect_fused_refused(ctx, st, 2, ins, NULL, NULL, 1, 0, out, 9, "fused operand");       /* 9 of 8 floats */
+  expect_fused_refused(ctx, st, 2, ins, NULL, NULL, 1, 0, out, -1, "element count");
   int64_t three = 3, zero = 0, nine = 9; /* 3 does not divide 8; 9 is more than 8 */
-  expect_fused_refused(ctx, st, 2, ins, &three, 1, 0, out, 8, "does not broadcast");
-  expect_fused_refused(ctx, st, 2, ins, &zero, 1, 0, out, 8, "does not broadcast");
-  expect_fused_refused(ctx, st, 2, ins, &nine, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &three, NULL, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &zero, NULL, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &nine, NULL, 1, 0, out, 8, "does not broadcast");
+  int64_t two = 2, four = 4; /* 2 elements each for 4 outputs: 8 — fine; each for 3: no */
+  int64_t three_each = 3;
+  expect_fused_refused(ctx, st, 2, ins, &two, &three_each, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &four, &four, 1, 0, out, 8, "does not broadcast");
+  expect_fused_refused(ctx, st, 2, ins, &two, &zero, 1, 0, out, 8, "does not broadcast");
   kn_vk_buffer_destroy(in);
   kn_vk_buffer_destroy(out);
 }
