@@ -30,19 +30,6 @@
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
 
-/* A tensor value's dtype and shape (on the device or the host). */
-static bool tensor_of(const gr_val *v, kn_dtype *dt, int *nd, const int64_t **shape) {
-  if (v->tag == GV_DEVICE) {
-    *dt = v->u.d->dtype, *nd = v->u.d->ndim, *shape = v->u.d->shape;
-    return true;
-  }
-  if (v->tag == GV_TENSOR) {
-    *dt = v->u.t->dtype, *nd = v->u.t->ndim, *shape = v->u.t->shape;
-    return true;
-  }
-  return false;
-}
-
 static gr_val shape_tuple(int nd, const int64_t *shape) {
   gr_val t = gv_tuple_new(nd);
   t.u.o->depth = 1;
@@ -74,7 +61,7 @@ static sg_code sum_like(gr_ctx *ctx, const gr_val *g, int xn, const int64_t *xs,
   kn_dtype gdt = KN_FLOAT32;
   int gn = 0;
   const int64_t *gs = NULL;
-  tensor_of(g, &gdt, &gn, &gs);
+  gr_vkx_tensor_meta(g, &gdt, &gn, &gs);
   int lead = gn - xn;
   int64_t gshape[KN_MAX_DIMS];
   memcpy(gshape, gs, sizeof(int64_t) * (size_t)gn);
@@ -119,7 +106,7 @@ static sg_code expand_like(gr_ctx *ctx, const gr_val *g, kn_dtype dt, int xn, co
     kn_dtype gdt = KN_FLOAT32;
     int gn = 0;
     const int64_t *gs = NULL;
-    tensor_of(g, &gdt, &gn, &gs);
+    gr_vkx_tensor_meta(g, &gdt, &gn, &gs);
     int64_t sh[KN_MAX_DIMS];
     for (int i = 0, k = 0; i < xn; i++) sh[i] = i == axis ? 1 : gs[k++];
     gr_val dims = shape_tuple(xn, sh), r;
@@ -141,7 +128,7 @@ static sg_code zeros_like(gr_ctx *ctx, const gr_val *x, gr_val *out, bool *done,
   kn_dtype dt;
   int nd;
   const int64_t *shape;
-  if (!tensor_of(x, &dt, &nd, &shape) || !zeroable(dt)) return SG_OK;
+  if (!gr_vkx_tensor_meta(x, &dt, &nd, &shape) || !zeroable(dt)) return SG_OK;
   *done = true;
   return zeros(ctx, dt, nd, shape, out, err);
 }
@@ -194,7 +181,7 @@ static sg_code slice_grad(gr_ctx *ctx, gr_val *args, int n, gr_val *out, bool *d
   kn_dtype dt, gdt;
   int nd, gn;
   const int64_t *shape, *gs;
-  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || !tensor_of(&args[1], &gdt, &gn, &gs) || gn != nd)
+  if (!gr_vkx_tensor_meta(&args[0], &dt, &nd, &shape) || nd == 0 || !gr_vkx_tensor_meta(&args[1], &gdt, &gn, &gs) || gn != nd)
     return SG_OK;
   int64_t v[4] = {0, 0, 1, 0};
   bool has[2] = {true, true};
@@ -217,8 +204,8 @@ static sg_code item_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, sg_
   kn_dtype dt, gdt;
   int nd, gn;
   const int64_t *shape, *gs;
-  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || args[1].tag != GV_INT ||
-      !tensor_of(&args[2], &gdt, &gn, &gs) || gn != nd - 1)
+  if (!gr_vkx_tensor_meta(&args[0], &dt, &nd, &shape) || nd == 0 || args[1].tag != GV_INT ||
+      !gr_vkx_tensor_meta(&args[2], &gdt, &gn, &gs) || gn != nd - 1)
     return SG_OK;
   int64_t i = args[1].u.i < 0 ? args[1].u.i + shape[0] : args[1].u.i;
   kn_dtype zdt = zeros_dtype(dt, gdt);
@@ -243,9 +230,9 @@ static sg_code gather_grad(gr_ctx *ctx, gr_val *args, gr_val *out, bool *done, s
   kn_dtype dt, gdt, idt;
   int nd, gn, in;
   const int64_t *shape, *gs, *is;
-  if (!tensor_of(&args[0], &dt, &nd, &shape) || nd == 0 || !tensor_of(&args[1], &gdt, &gn, &gs) ||
+  if (!gr_vkx_tensor_meta(&args[0], &dt, &nd, &shape) || nd == 0 || !gr_vkx_tensor_meta(&args[1], &gdt, &gn, &gs) ||
       (gdt != KN_FLOAT32 && gdt != KN_FLOAT64) || zeros_dtype(dt, gdt) != gdt || args[3].tag != GV_INT ||
-      !tensor_of(&args[2], &idt, &in, &is) || (idt != KN_INT32 && idt != KN_INT64))
+      !gr_vkx_tensor_meta(&args[2], &idt, &in, &is) || (idt != KN_INT32 && idt != KN_INT64))
     return SG_OK;
   if (args[2].tag == GV_DEVICE) { /* computed on the device: only the indices come back, G stays */
     sg_code rc = gr_vkx_download(gr_vkx(ctx), args[2].u.d, err);
@@ -325,11 +312,11 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
   case GR_ADJ_OR_ZEROS: return zeros_like(ctx, &args[1], out, done, err);
   case GR_ADJ_ZEROS_LIKE: return zeros_like(ctx, &args[0], out, done, err);
   case GR_ADJ_ADD:
-    if (!tensor_of(&args[0], &dt, &nd, &shape) || !tensor_of(&args[1], &gdt, &gn, &gs)) return SG_OK;
+    if (!gr_vkx_tensor_meta(&args[0], &dt, &nd, &shape) || !gr_vkx_tensor_meta(&args[1], &gdt, &gn, &gs)) return SG_OK;
     *done = true;
     return prim2(ctx, "+", args[0], args[1], out, err);
   case GR_ADJ_SUM_LIKE: {
-    if (!tensor_of(&args[0], &gdt, &gn, &gs) || !tensor_of(&args[1], &dt, &nd, &shape)) return SG_OK;
+    if (!gr_vkx_tensor_meta(&args[0], &gdt, &gn, &gs) || !gr_vkx_tensor_meta(&args[1], &dt, &nd, &shape)) return SG_OK;
     if (gdt != dt || !kn_dtype_is_float(dt) || gn < nd) return SG_OK; /* casts, broadcasts up: CPU */
     for (int i = 0; i < nd; i++)
       if (gs[gn - nd + i] != shape[i] && shape[i] != 1) return SG_OK; /* the CPU kernel reports it */
@@ -337,7 +324,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
     return sum_like(ctx, &args[0], nd, shape, out, err);
   }
   case GR_ADJ_EXPAND_LIKE: {
-    if (!tensor_of(&args[1], &dt, &nd, &shape)) return SG_OK;
+    if (!gr_vkx_tensor_meta(&args[1], &dt, &nd, &shape)) return SG_OK;
     if (args[0].tag == GV_FLOAT || args[0].tag == GV_INT) { /* a number: zeros + it */
       kn_dtype zdt = kn_dtype_is_float(dt) ? dt : KN_FLOAT64;
       if (!zeroable(zdt)) return SG_OK;
@@ -348,7 +335,7 @@ static sg_code run_adjoint(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
       *done = true;
       return rc;
     }
-    if (!tensor_of(&args[0], &gdt, &gn, &gs)) return SG_OK;
+    if (!gr_vkx_tensor_meta(&args[0], &gdt, &gn, &gs)) return SG_OK;
     int64_t axis = -1;
     if (n > 2 && args[2].tag != GV_NONE && gn == nd - 1) {
       if (args[2].tag != GV_INT) return SG_OK;

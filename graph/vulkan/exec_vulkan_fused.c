@@ -19,25 +19,12 @@
 #ifdef GR_HAVE_VULKAN
 #include "exec_vulkan_int.h"
 
-/* a float32 tensor operand's shape: on the device, resident or on the host; false for
- * anything else */
+/* a float32 tensor operand's shape: on the device or the host, or resident (the chain
+ * borrows it below); false for anything else */
 static bool f32_shape(const gr_val *v, int *ndim, const int64_t **shape) {
-  if (v->tag == GV_DEVICE && v->u.d->dtype == KN_FLOAT32) {
-    *ndim = v->u.d->ndim;
-    *shape = v->u.d->shape;
-    return true;
-  }
-  if (v->tag == GV_RESIDENT && v->u.r->dtype == KN_FLOAT32) {
-    *ndim = v->u.r->ndim;
-    *shape = v->u.r->shape;
-    return true;
-  }
-  if (v->tag == GV_TENSOR && v->u.t->dtype == KN_FLOAT32) {
-    *ndim = v->u.t->ndim;
-    *shape = v->u.t->shape;
-    return true;
-  }
-  return false;
+  kn_dtype dt;
+  bool meta = v->tag == GV_RESIDENT ? gv_tensor_meta(v, &dt, ndim, shape) : gr_vkx_tensor_meta(v, &dt, ndim, shape);
+  return meta && dt == KN_FLOAT32;
 }
 
 /* The kernel's operands: a buffer slot per distinct tensor, the Python numbers; the

@@ -162,6 +162,9 @@ bool gr_vkx_is_f32(const gr_val *v);
 /* The kernels' element type of a dtype (float16: KN_VK_F16, storage only). */
 int gr_vkx_elem_of(kn_dtype dt);
 bool gr_vkx_tensor_dtype(const gr_val *v, kn_dtype *dt);
+/* A tensor value's dtype and shape, on the device or the host; false for anything else
+ * (resident tensors included: gr_vk_prim imports them before a recorder sees them). */
+bool gr_vkx_tensor_meta(const gr_val *v, kn_dtype *dt, int *nd, const int64_t **shape);
 bool gr_vkx_weak_scalar_fits(const gr_val *v, kn_dtype dt);
 kn_vk_shape gr_vkx_vshape(const gr_dtensor *d);
 /* Ends a recorder: on success out = the device value r and *done = true; on error r is

@@ -504,6 +504,14 @@ bool gr_vkx_tensor_dtype(const gr_val *v, kn_dtype *dt) {
 }
 
 /* A Python number that NumPy 1.24 combines with a `dt` tensor without changing dt. */
+bool gr_vkx_tensor_meta(const gr_val *v, kn_dtype *dt, int *nd, const int64_t **shape) {
+  if (v->tag == GV_DEVICE) {
+    *dt = v->u.d->dtype, *nd = v->u.d->ndim, *shape = v->u.d->shape;
+    return true;
+  }
+  return v->tag == GV_TENSOR && gv_tensor_meta(v, dt, nd, shape);
+}
+
 bool gr_vkx_weak_scalar_fits(const gr_val *v, kn_dtype dt) {
   if (v->tag == GV_FLOAT) return kn_dtype_is_float(dt);
   if (v->tag != GV_INT) return false;
