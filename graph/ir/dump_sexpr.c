@@ -6,19 +6,34 @@
  *   (let* ((v_0_0 (OP a b)) (v_0_1 (OP v_0_0 c)) ...) OUTPUT)
  * so that long chains do not nest. `if` branches print inline as expressions, other
  * nested graphs as (begin (def NAME (PARAMS) BODY) NAME) — a def may refer to itself.
+ * A nested graph used from more than one place is printed once, as a binding
+ * (NAME (begin (def NAME ...) NAME)) in the let* of the innermost graph enclosing all
+ * its uses, right after the last of its free variables there, and named at each use:
+ * printed at each use, it would re-stage as that many graphs, another program.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <stdio.h>
 #include "dump_names.h"
 
+/* A nested graph bound once in its parent's let*: before schedule position `at`. */
+typedef struct hoist {
+  gr_graph *g;
+  size_t at;
+} hoist;
+typedef SG_VEC(hoist) hoist_vec;
+
 typedef struct sp {
   gr_dumpctx *d;
   sg_buf *b;
   gr_graph_vec stack; /* graphs being printed (for recursive references) */
+  hoist_vec *hoists;  /* per graph index: its hoisted children, by position */
+  sg_map hoisted;     /* hoisted graphs */
 } sp;
 
 static void body(sp *s, gr_graph *g);
+static void nested_def(sp *s, gr_graph *h, const char *name);
 
 static bool on_stack(sp *s, const gr_graph *g) {
   for (size_t i = 0; i < s->stack.len; i++)
@@ -57,6 +72,14 @@ static void prim_name(sp *s, const gr_op *op) {
   sg_buf_puts(s->b, op->name);
 }
 
+static void nested_def(sp *s, gr_graph *h, const char *name) {
+  sg_buf_printf(s->b, "(begin (def %s ", name);
+  params(s, h);
+  sg_buf_putc(s->b, ' ');
+  body(s, h);
+  sg_buf_printf(s->b, ") %s)", name);
+}
+
 static void atom(sp *s, const gr_node *n) {
   char nb[128];
   if (n->kind != GR_CONST) {
@@ -73,17 +96,26 @@ static void atom(sp *s, const gr_node *n) {
   }
   gr_graph *h = n->value.u.g;
   const char *name = gr_dump_graph_name(s->d, h, nb, sizeof nb);
-  if (!h->parent || on_stack(s, h)) {
+  if (!h->parent || on_stack(s, h) || sg_map_get(&s->hoisted, (uintptr_t)h, NULL)) {
     sg_buf_puts(s->b, name);
     return;
   }
   /* an `if` branch outside an `if` (the optimizer folded the `if`) prints as any nested
    * def: read back, it is one, so re-staging prints the same */
-  sg_buf_printf(s->b, "(begin (def %s ", name);
-  params(s, h);
-  sg_buf_putc(s->b, ' ');
-  body(s, h);
-  sg_buf_printf(s->b, ") %s)", name);
+  nested_def(s, h, name);
+}
+
+/* Binds g's hoisted children whose position is `at` (let* bindings). */
+static void print_hoists(sp *s, hoist_vec *hv, size_t *next, size_t at, bool *first) {
+  char nb[128];
+  for (; *next < hv->len && hv->data[*next].at == at; ++*next) {
+    gr_graph *h = hv->data[*next].g;
+    const char *name = gr_dump_graph_name(s->d, h, nb, sizeof nb);
+    sg_buf_printf(s->b, *first ? "(%s " : " (%s ", name);
+    *first = false;
+    nested_def(s, h, name);
+    sg_buf_putc(s->b, ')');
+  }
 }
 
 static void branch(sp *s, const gr_node *n) {
@@ -133,18 +165,24 @@ static void expr(sp *s, const gr_node *n) {
 static void body(sp *s, gr_graph *g) {
   int gi = gr_dump_graph_index(s->d, g);
   gr_node_vec *sched = &s->d->scheds[gi];
+  hoist_vec *hv = &s->hoists[gi];
   sg_vec_push(&s->stack, g);
-  if (sched->len == 0) {
+  if (sched->len == 0 && hv->len == 0) {
     atom(s, g->output);
   } else {
     sg_buf_puts(s->b, "(let* (");
+    size_t next = 0;
+    bool first = true;
     for (size_t k = 0; k < sched->len; k++) {
-      sg_buf_puts(s->b, k ? " (" : "(");
+      print_hoists(s, hv, &next, k, &first);
+      sg_buf_puts(s->b, first ? "(" : " (");
+      first = false;
       sg_buf_puts(s->b, gr_dump_node_name(s->d, sched->data[k]));
       sg_buf_putc(s->b, ' ');
       expr(s, sched->data[k]);
       sg_buf_putc(s->b, ')');
     }
+    print_hoists(s, hv, &next, sched->len, &first);
     sg_buf_puts(s->b, ") ");
     atom(s, g->output);
     sg_buf_putc(s->b, ')');
@@ -152,10 +190,87 @@ static void body(sp *s, gr_graph *g) {
   s->stack.len--;
 }
 
+/* Whether g is h or lies inside it (its uses there print h's name). */
+static bool within(const gr_graph *g, const gr_graph *h) {
+  for (; g; g = g->parent)
+    if (g == h) return true;
+  return false;
+}
+
+/* The innermost graph that is or encloses both a and b (NULL: none). */
+static gr_graph *common_scope(gr_graph *a, gr_graph *b) {
+  for (; a; a = a->parent)
+    if (within(b, a)) return a;
+  return NULL;
+}
+
+/* Counts where each nested graph is printed (not inside itself, nor as an `if` branch
+ * branch() inlines), and hoists those printed from more than one place into the
+ * innermost graph enclosing every use — its lexical parent, or inside it (after
+ * inlining, the parent may even be a graph the dump no longer holds). */
+static void find_hoists(sp *s) {
+  gr_dumpctx *d = s->d;
+  sg_map host = SG_MAP_INIT; /* nested graph → innermost graph enclosing its uses so far */
+  sg_map multi = SG_MAP_INIT;
+  gr_graph_vec order = {0};  /* the graphs printed more than once, in dump order */
+  for (size_t i = 0; i < d->graphs.len; i++) {
+    gr_graph *g = d->graphs.data[i];
+    gr_node_vec *sched = &d->scheds[i];
+    for (size_t k = 0; k <= sched->len; k++) {
+      const gr_node *n = k < sched->len ? sched->data[k] : NULL;
+      bool is_if = n && gr_node_prim(n) == gr_op_if;
+      int nin = n ? n->ninputs : 1;
+      for (int j = 0; j < nin; j++) {
+        const gr_node *in = n ? n->inputs[j] : g->output;
+        if (!in || !gr_is_const_graph(in)) continue;
+        gr_graph *h = in->value.u.g;
+        if (!h->parent || within(g, h) || (is_if && j >= 2 && h->is_branch)) continue;
+        void *at;
+        if (!sg_map_get(&host, (uintptr_t)h, &at)) {
+          sg_map_put(&host, (uintptr_t)h, g);
+          continue;
+        }
+        sg_map_put(&host, (uintptr_t)h, common_scope(at, g));
+        if (!sg_map_get(&multi, (uintptr_t)h, NULL)) {
+          sg_map_put(&multi, (uintptr_t)h, NULL);
+          sg_vec_push(&order, h);
+        }
+      }
+    }
+  }
+  s->hoists = sg_xcalloc(d->graphs.len + 1, sizeof(hoist_vec));
+  for (size_t q = 0; q < order.len; q++) {
+    gr_graph *h = order.data[q];
+    void *hg = NULL;
+    sg_map_get(&host, (uintptr_t)h, &hg);
+    int pi = hg ? gr_dump_graph_index(d, hg) : -1;
+    if (pi < 0) continue; /* uses in two top-level defs: printed at each */
+    /* right after the last of h's free variables the host computes */
+    gr_node_vec *sched = &d->scheds[pi];
+    size_t at = 0;
+    for (size_t k = 0; k < sched->len; k++)
+      for (size_t f = 0; f < h->fvs.len; f++)
+        if (h->fvs.data[f] == sched->data[k]) at = k + 1;
+    hoist hz = {h, at};
+    hoist_vec *hv = &s->hoists[pi];
+    sg_vec_push(hv, hz);
+    for (size_t r = hv->len - 1; r > 0 && hv->data[r - 1].at > at; r--) { /* stable by position */
+      hoist t = hv->data[r - 1];
+      hv->data[r - 1] = hv->data[r];
+      hv->data[r] = t;
+    }
+    sg_map_put(&s->hoisted, (uintptr_t)h, NULL);
+  }
+  sg_vec_free(&order);
+  sg_map_free(&multi);
+  sg_map_free(&host);
+}
+
 void gr_dump_sexpr(sg_buf *b, gr_module *m, gr_graph *entry) {
   gr_dumpctx d;
   gr_dumpctx_init(&d, m, entry);
-  sp s = {&d, b, {0}};
+  sp s = {&d, b, {0}, NULL, SG_MAP_INIT};
+  find_hoists(&s);
   /* entry last, so that re-reading without --entry picks it */
   for (size_t pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < d.graphs.len; i++) {
@@ -168,5 +283,8 @@ void gr_dump_sexpr(sg_buf *b, gr_module *m, gr_graph *entry) {
       sg_buf_puts(b, ")\n");
     }
   sg_vec_free(&s.stack);
+  for (size_t i = 0; i < d.graphs.len; i++) sg_vec_free(&s.hoists[i]);
+  free(s.hoists);
+  sg_map_free(&s.hoisted);
   gr_dumpctx_free(&d);
 }

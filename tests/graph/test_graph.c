@@ -311,9 +311,12 @@ static void dumps_round_trip(void **state) {
                          * dump's order of p and q swapping on re-staging) */
                         "(def main (c a b) (let r (if c (tuple a b) (tuple b a)) (let p (getitem r 0)"
                         " (let q (getitem r 1) (let h (lambda (x) (let t1 (* x p) (let t2 (* x q)"
-                        " (+ t2 t1)))) (h a))))))"};
+                        " (+ t2 t1)))) (h a))))))",
+                        /* a closure called from two places prints once (as a let* binding
+                         * after its free variable), else it re-stages as two graphs */
+                        "(def main (a) (let* ((s (* a 2.0)) (g (lambda (y) (* y s)))) (+ (g a) (g 1.0))))"};
   const char *args[] = {"[10]", "[100]", "[2, {\"record\":{\"is_empty\":true}}]", "[5]", "[6]",
-                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]"};
+                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]", "[3.0]"};
   for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
     for (int no_opt = 0; no_opt < 2; no_opt++) {
       char *text = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
