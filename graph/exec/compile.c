@@ -93,6 +93,9 @@ static sg_code compile_graph(gr_module *m, gr_graph *g, sg_error *err) {
     if (op) {
       in.kind = GI_PRIM;
       in.op = op;
+      if (!gr_op_takes(op, in.nargs)) /* a call the reader did not see by name (`((begin ones))`) */
+        rc = gr_error_at(err, SG_INVALID_ARGUMENT, m, n, "wrong number of arguments to '%s': got %d", op->name,
+                         in.nargs);
     } else {
       in.kind = GI_CALL;
       rc = operand(&b, n->inputs[0], n, &in.fn, err);

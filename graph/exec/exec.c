@@ -169,7 +169,7 @@ sg_code gr_call(gr_ctx *ctx, gr_val fn, gr_val *args, int n, gr_val *out, sg_err
 
 sg_code gr_apply_prim(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                       sg_error *err) {
-  if (n < op->min_args || (op->max_args >= 0 && n > op->max_args))
+  if (!gr_op_takes(op, n))
     return sg_error_set(err, SG_INVALID_ARGUMENT, "wrong number of arguments to '%s': got %d",
                         op->name, n);
   if (ctx->backend) return ctx->backend->prim(ctx, op, args, n, out, err); /* as a primitive node would run */

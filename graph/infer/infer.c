@@ -549,6 +549,8 @@ static sg_code infer_graph(ictx *c, gr_graph *g, gr_aval **args, ienv *parent, b
           res = join(c->arena, r[0], r[1]);
         }
       }
+    } else if (op && !gr_op_takes(op, na)) { /* a call the reader did not see by name (`((begin ones))`) */
+      rc = gr_error_at(c->err, SG_INVALID_ARGUMENT, c->m, n, "wrong number of arguments to '%s': got %d", op->name, na);
     } else if (op == gr_op_while) {
       rc = infer_while(c, &e, n, av, record, &res);
     } else if (op && gr_infer_rule(op)) {

@@ -129,6 +129,16 @@ static void branch(sp *s, const gr_node *n) {
   }
 }
 
+/* Whether apply n calls a primitive or a def with a number of arguments it does not
+ * take (the reader refuses that of a call by name). */
+static bool called_amiss(const gr_node *n) {
+  const gr_node *h = n->inputs[0];
+  int na = n->ninputs - 1;
+  if (h->kind != GR_CONST) return false;
+  if (h->value.tag == GV_PRIM) return !gr_op_takes(h->value.u.op, na);
+  return h->value.tag == GV_GRAPH && h->value.u.g->line && h->value.u.g->nparams != na;
+}
+
 static void expr(sp *s, const gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   sg_buf_putc(s->b, '(');
@@ -153,10 +163,15 @@ static void expr(sp *s, const gr_node *n) {
       sg_buf_putc(s->b, ')');
     }
   } else {
+    /* a call of the wrong number of arguments (the optimizer folded its function in)
+     * reads back only with the function computed: `((begin ones))` */
+    bool wrap = called_amiss(n);
+    if (wrap) sg_buf_puts(s->b, "(begin ");
     for (int i = 0; i < n->ninputs; i++) {
       if (i) sg_buf_putc(s->b, ' ');
       if (i == 0 && op) prim_name(s, op);
       else atom(s, n->inputs[i]);
+      if (i == 0 && wrap) sg_buf_putc(s->b, ')');
     }
   }
   sg_buf_putc(s->b, ')');

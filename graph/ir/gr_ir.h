@@ -379,6 +379,10 @@ struct gr_op {
 
 const gr_op *gr_op_lookup(const char *name);
 const gr_op *gr_op_table(int *n);
+/* Whether op takes na arguments. */
+static inline bool gr_op_takes(const gr_op *op, int na) {
+  return na >= op->min_args && (op->max_args < 0 || na <= op->max_args);
+}
 /* The matmul row reading its operands transposed as trans says (KN_MATMUL_TRANS_A |
  * KN_MATMUL_TRANS_B; 0: plain matmul): matmul, matmul_tn, matmul_nt, matmul_tt. */
 const gr_op *gr_op_matmul(int trans);

@@ -88,6 +88,11 @@ for f in ["runX.sexp", "aggregate.sexp", "tree_prod.sexp", "closures.sexp", "loo
 BAD = [("(def f (x)\n  (+ x 1)", "[1]", ":1:1: error: unbalanced parentheses"),
        ("(def f (x)\n  (nosuchop x))", "[1]", ":2:4: error: unknown primitive or function 'nosuchop'"),
        ("(def f (x)\n  (* x))", "[1]", ":2:3: error: wrong number of arguments to '*'"),
+       # a primitive called through a computed value is checked where it runs (it once
+       # ignored an extra argument, and inferred `ones` of none from nothing)
+       ("(def f (x)\n  ((begin exp) x 2.0))", "[1.0]", ":2:3: error: wrong number of arguments to 'exp': got 2"),
+       ("(def f (x)\n  ((expand_like ones (tuple 0.3))))", "[1.0]",
+        ":2:3: error: wrong number of arguments to 'ones': got 0"),
        ("(def f ((x float32 (2 3)) (y float32 (3 3)))\n  (+ x y))", "[]",
         ":2:3: error: +: shapes (2,3) and (3,3) cannot be broadcast together"),
        ("(def f (n)\n  (+ 1 (f n)))", "[1]", ":2:8: error: recursion depth limit exceeded")]
