@@ -212,6 +212,24 @@ static bool within(const gr_graph *g, const gr_graph *h) {
   return false;
 }
 
+/* Whether h is named again by a graph it names that lies outside it (mutual recursion:
+ * printed inline, each names the other where the other is being printed). */
+static bool calls_back(gr_graph *h) {
+  sg_map seen = SG_MAP_INIT;
+  gr_graph_vec reach = {0}, callees = {0};
+  gr_reach_more(h, &seen, &reach);
+  bool back = false;
+  for (size_t r = 1; r < reach.len && !back; r++) {
+    if (within(reach.data[r], h)) continue;
+    gr_graph_callees(reach.data[r], &callees);
+    for (size_t k = 0; k < callees.len && !back; k++) back = callees.data[k] == h;
+  }
+  sg_vec_free(&callees);
+  sg_vec_free(&reach);
+  sg_map_free(&seen);
+  return back;
+}
+
 /* The innermost graph that is or encloses both a and b (NULL: none). */
 static gr_graph *common_scope(gr_graph *a, gr_graph *b) {
   for (; a; a = a->parent)
@@ -254,28 +272,54 @@ static void find_hoists(sp *s) {
     }
   }
   s->hoists = sg_xcalloc(d->graphs.len + 1, sizeof(hoist_vec));
+  SG_VEC(hoist) cand = {0}; /* at: position; the host's index kept in hostix */
+  SG_VEC(int) hostix = {0};
   for (size_t q = 0; q < order.len; q++) {
     gr_graph *h = order.data[q];
     void *hg = NULL;
     sg_map_get(&host, (uintptr_t)h, &hg);
     int pi = hg ? gr_dump_graph_index(d, hg) : -1;
-    if (pi < 0) continue; /* uses in two top-level defs: printed at each */
-    /* right after the last of h's free variables the host computes */
+    if (pi < 0 || calls_back(h)) continue; /* uses in two top-level defs; mutual recursion */
+    /* right after the last of h's free variables the host computes (h's free variables
+     * include those of every graph it names: a hoisted graph it names comes before) */
     gr_node_vec *sched = &d->scheds[pi];
     size_t at = 0;
     for (size_t k = 0; k < sched->len; k++)
       for (size_t f = 0; f < h->fvs.len; f++)
         if (h->fvs.data[f] == sched->data[k]) at = k + 1;
     hoist hz = {h, at};
-    hoist_vec *hv = &s->hoists[pi];
-    sg_vec_push(hv, hz);
-    for (size_t r = hv->len - 1; r > 0 && hv->data[r - 1].at > at; r--) { /* stable by position */
-      hoist t = hv->data[r - 1];
-      hv->data[r - 1] = hv->data[r];
-      hv->data[r] = t;
-    }
+    sg_vec_push(&cand, hz);
+    sg_vec_push(&hostix, pi);
     sg_map_put(&s->hoisted, (uintptr_t)h, NULL);
   }
+  /* at one position, a graph that names another hoisted graph binds after it: ordered
+   * by how many hoisted graphs each reaches (one that reaches k reaches all k reaches) */
+  size_t *rank = sg_xcalloc(cand.len + 1, sizeof(size_t));
+  gr_graph_vec reach = {0};
+  for (size_t q = 0; q < cand.len; q++) {
+    sg_map seen = SG_MAP_INIT;
+    reach.len = 0;
+    gr_reach_more(cand.data[q].g, &seen, &reach);
+    for (size_t r = 1; r < reach.len; r++) rank[q] += sg_map_get(&s->hoisted, (uintptr_t)reach.data[r], NULL);
+    sg_map_free(&seen);
+  }
+  for (size_t q = 0; q < cand.len; q++) {
+    hoist_vec *hv = &s->hoists[hostix.data[q]];
+    sg_vec_push(hv, cand.data[q]);
+    size_t r = hv->len - 1; /* insertion by (position, rank), stable */
+    for (; r > 0; r--) {
+      hoist prev = hv->data[r - 1];
+      size_t pq = 0;
+      while (cand.data[pq].g != prev.g) pq++;
+      if (prev.at < cand.data[q].at || (prev.at == cand.data[q].at && rank[pq] <= rank[q])) break;
+      hv->data[r] = prev;
+    }
+    hv->data[r] = cand.data[q];
+  }
+  free(rank);
+  sg_vec_free(&reach);
+  sg_vec_free(&cand);
+  sg_vec_free(&hostix);
   sg_vec_free(&order);
   sg_map_free(&multi);
   sg_map_free(&host);

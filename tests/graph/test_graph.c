@@ -314,9 +314,12 @@ static void dumps_round_trip(void **state) {
                         " (+ t2 t1)))) (h a))))))",
                         /* a closure called from two places prints once (as a let* binding
                          * after its free variable), else it re-stages as two graphs */
-                        "(def main (a) (let* ((s (* a 2.0)) (g (lambda (y) (* y s)))) (+ (g a) (g 1.0))))"};
+                        "(def main (a) (let* ((s (* a 2.0)) (g (lambda (y) (* y s)))) (+ (g a) (g 1.0))))",
+                        /* two such closures, one calling the other: bound in that order */
+                        "(def main (a) (let* ((s (* a 2.0)) (k (lambda (y) (* y s))) (h (lambda (z) (+ (k z) s))))"
+                        " (+ (+ (h a) (h 1.0)) (k a))))"};
   const char *args[] = {"[10]", "[100]", "[2, {\"record\":{\"is_empty\":true}}]", "[5]", "[6]",
-                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]", "[3.0]"};
+                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]", "[3.0]", "[3.0]"};
   for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
     for (int no_opt = 0; no_opt < 2; no_opt++) {
       char *text = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
