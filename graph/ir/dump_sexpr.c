@@ -68,7 +68,7 @@ static void params(sp *s, gr_graph *g) {
 /* A primitive's name, as GR_PRIM_PREFIX NAME when a top-level def of that name would
  * take it over when the dump is read back (`(def exp (x) ...)` from a Python `exp`). */
 static void prim_name(sp *s, const gr_op *op) {
-  if (gr_dump_prim_clashes(s->d, op)) sg_buf_puts(s->b, GR_PRIM_PREFIX);
+  if (gr_dump_prim_clashes(s->d, op) || op == gr_op_if) sg_buf_puts(s->b, GR_PRIM_PREFIX); /* `if`: the form */
   sg_buf_puts(s->b, op->name);
 }
 
@@ -139,10 +139,20 @@ static bool called_amiss(const gr_node *n) {
   return h->value.tag == GV_GRAPH && h->value.u.g->line && h->value.u.g->nparams != na;
 }
 
+/* Whether n is an `if` as the reader makes the form: its branches `if` branch graphs
+ * (else it prints as a call of the primitive, `(prim:if c a b)`, which reads back as
+ * that: branches that are values, defs, or an arity the form does not have). */
+static bool if_form(const gr_node *n) {
+  if (gr_node_prim(n) != gr_op_if || n->ninputs != 4) return false;
+  for (int b = 2; b < 4; b++)
+    if (!gr_is_const_graph(n->inputs[b]) || !n->inputs[b]->value.u.g->is_branch) return false;
+  return true;
+}
+
 static void expr(sp *s, const gr_node *n) {
   const gr_op *op = gr_node_prim(n);
   sg_buf_putc(s->b, '(');
-  if (op == gr_op_if) {
+  if (if_form(n)) {
     sg_buf_puts(s->b, "if ");
     atom(s, n->inputs[1]);
     sg_buf_putc(s->b, ' ');
@@ -251,7 +261,7 @@ static void find_hoists(sp *s) {
     gr_node_vec *sched = &d->scheds[i];
     for (size_t k = 0; k <= sched->len; k++) {
       const gr_node *n = k < sched->len ? sched->data[k] : NULL;
-      bool is_if = n && gr_node_prim(n) == gr_op_if;
+      bool is_if = n && if_form(n);
       int nin = n ? n->ninputs : 1;
       for (int j = 0; j < nin; j++) {
         const gr_node *in = n ? n->inputs[j] : g->output;

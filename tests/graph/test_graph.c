@@ -317,9 +317,11 @@ static void dumps_round_trip(void **state) {
                         "(def main (a) (let* ((s (* a 2.0)) (g (lambda (y) (* y s)))) (+ (g a) (g 1.0))))",
                         /* two such closures, one calling the other: bound in that order */
                         "(def main (a) (let* ((s (* a 2.0)) (k (lambda (y) (* y s))) (h (lambda (z) (+ (k z) s))))"
-                        " (+ (+ (h a) (h 1.0)) (k a))))"};
+                        " (+ (+ (h a) (h 1.0)) (k a))))",
+                        /* `if` called as a primitive on defs: printed so, not as the form */
+                        "(def one () 1.0)\n(def two () 2.0)\n(def main (c) (prim:if c one two))"};
   const char *args[] = {"[10]", "[100]", "[2, {\"record\":{\"is_empty\":true}}]", "[5]", "[6]",
-                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]", "[3.0]", "[3.0]"};
+                        "[{\"record\":{\"x\":1.5}}]", "[true, 2.0, 3.0]", "[3.0]", "[3.0]", "[false]"};
   for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
     for (int no_opt = 0; no_opt < 2; no_opt++) {
       char *text = dump(srcs[i], GR_DUMP_SEXPR, no_opt);
