@@ -75,7 +75,7 @@ static sg_code tensor_in(sv_shm *shm, const Stagd__V1__Tensor *t, const char *pa
                           path, t->shm);
     if (t->data.len) return bad_arg(err, path, "a tensor has both data and a shm file");
     shm_dest d = {dt, (int)t->n_shape, shape, NULL};
-    sg_code rc2 = sv_shm_take(shm, t->shm, (size_t)(n * kn_dtype_size(dt)), shm_alloc, &d, path, err);
+    sg_code rc2 = sv_shm_take(shm, t->shm, (size_t)(n * kn_dtype_size(dt)), t->shm_keep, shm_alloc, &d, path, err);
     if (rc2) {
       if (d.k) kn_tensor_release(d.k);
       else if (rc2 == SG_RESOURCE_EXHAUSTED) return sg_error_prefix(err, kn_alloc_error(err), "%s", path);
@@ -204,12 +204,19 @@ static sg_code inline_tensor(sv_call *call, const gr_value *v, Stagd__V1__Value 
   fill_meta(call, v, &m->dtype, &m->n_shape, &m->shape);
   size_t bytes = (size_t)t->size * kn_dtype_size(t->dtype);
   if (call->shm && call->shm_min_bytes && bytes && bytes >= call->shm_min_bytes) {
-    /* the local data path: the bytes go to a file the client reads and removes */
-    char name[SV_SHM_NAME_MAX];
-    rc = sv_shm_give(call->shm, call->session, t->data, bytes, name, err);
+    /* the local data path: the bytes go to the client's staging file (once per call),
+     * else to a new file the client reads and removes */
+    if (call->shm_into && sv_shm_put_into(call->shm, call->shm_into, t->data, bytes)) {
+      m->shm = (char *)call->shm_into;
+      m->shm_keep = true;
+      call->shm_into = NULL;
+    } else {
+      char name[SV_SHM_NAME_MAX];
+      rc = sv_shm_give(call->shm, call->session, t->data, bytes, name, err);
+      if (!rc) m->shm = sg_arena_strdup(call->arena, name);
+    }
     kn_tensor_release(t);
     if (rc) return rc;
-    m->shm = sg_arena_strdup(call->arena, name);
   } else {
     m->data.len = bytes;
     m->data.data = t->data;
@@ -383,7 +390,8 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
 static sg_code fetch_failed(sv_call *call, Stagd__V1__FetchReply *r, sg_code rc) {
   for (size_t i = 0; call->shm && i < r->n_values; i++) {
     const Stagd__V1__Value *v = r->values[i];
-    if (v && v->kind_case == STAGD__V1__VALUE__KIND_TENSOR && v->tensor->shm && *v->tensor->shm)
+    if (v && v->kind_case == STAGD__V1__VALUE__KIND_TENSOR && v->tensor->shm && *v->tensor->shm &&
+        !v->tensor->shm_keep) /* a staging file is the client's */
       sv_shm_remove(call->shm, v->tensor->shm);
   }
   return rc;
@@ -397,6 +405,7 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
   r->values = sg_arena_calloc(call->arena, q->n_ids ? q->n_ids : 1, sizeof *r->values);
   sv_owner who = sv_call_owner(call);
   call->shm_min_bytes = q->shm_min_bytes; /* used only when call->shm is set (a local caller) */
+  call->shm_into = q->shm_into && *q->shm_into ? sg_arena_strdup(call->arena, q->shm_into) : NULL;
   for (size_t i = 0; i < q->n_ids; i++) {
     gr_value *v = sv_handles_get(h, &who, q->ids[i], NULL, err);
     if (!v) return fetch_failed(call, r, SG_NOT_FOUND);

@@ -4,6 +4,9 @@
  * shared-memory directory"). Files live in one private directory: clients write a Put's
  * payload as `p-…` and name it in the request; the daemon writes a Fetch result as
  * `f-<session tag>-<random>` and names it in the reply; whoever reads a file unlinks it.
+ * A client may instead keep staging files `k-…` it reuses for every transfer (their pages
+ * stay allocated: a fresh tmpfs page costs more than copying into it); the daemon reads
+ * and writes those without removing them.
  * Names are checked (letters, digits, '-', '_'), files opened relative to the directory
  * with O_NOFOLLOW and checked with fstat, so a request can reach nothing outside it.
  */
@@ -118,26 +121,45 @@ void sv_shm_remove(sv_shm *s, const char *name) {
   if (name_ok(name)) remove_entry(s, name);
 }
 
-sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *ud), void *ud, const char *path,
-                    sg_error *err) {
+/* Opens `name` of the directory without following links, checked as a regular file of
+ * this uid with one link; -1 with errno set otherwise (EINVAL: not such a file). */
+static int open_plain(sv_shm *s, const char *name, int flags, struct stat *st) {
+  int fd = openat(s->dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() || st->st_nlink != 1) {
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
+static bool is_staging(const char *name) { return !strncmp(name, SV_SHM_KEEP_PREFIX, strlen(SV_SHM_KEEP_PREFIX)); }
+
+sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, bool keep, void *(*alloc)(void *ud), void *ud,
+                    const char *path, sg_error *err) {
+  if (keep && !is_staging(name))
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "%s: shm_keep names a client's staging file ('" SV_SHM_KEEP_PREFIX "…'), not '%.64s'", path,
+                        name);
   if (!name_ok(name))
     return sg_error_set(err, SG_INVALID_ARGUMENT,
                         "%s: shm name '%.64s' is not a file name of the shared-memory directory (letters, digits, "
                         "'-' and '_', at most %d)",
                         path, name, SV_SHM_NAME_MAX - 1);
-  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  int fd = open_plain(s, name, O_RDONLY, &st);
   if (fd < 0) {
     int e = errno;
-    remove_entry(s, name); /* a link or a socket: nothing stays behind */
+    remove_entry(s, name); /* a link, a socket, another file: nothing stays behind */
+    if (e == EINVAL)
+      return sg_error_set(err, SG_INVALID_ARGUMENT,
+                          "%s: shm file '%s' is not a regular file of the daemon's user with one link", path, name);
     return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: shm file '%s': %s", path, name,
                         e == ELOOP ? "a symbolic link, refused" : strerror(e));
   }
-  struct stat st;
   sg_code rc = SG_OK;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-    rc = sg_error_set(err, SG_INVALID_ARGUMENT,
-                      "%s: shm file '%s' is not a regular file of the daemon's user with one link", path, name);
-  else if ((uint64_t)st.st_size != (uint64_t)n)
+  if (keep ? (uint64_t)st.st_size < (uint64_t)n : (uint64_t)st.st_size != (uint64_t)n) /* staging: its start */
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "%s: shm file '%s' holds %lld bytes, the tensor needs %zu", path,
                       name, (long long)st.st_size, n);
   void *dst = rc ? NULL : alloc(ud);
@@ -154,8 +176,29 @@ sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *
       done += (size_t)got;
   }
   close(fd);
-  remove_entry(s, name);
+  if (!keep) remove_entry(s, name); /* a staging file is its client's */
   return rc;
+}
+
+/* Writes n bytes of src at the start of fd; false on a failed or short write. */
+static bool write_all(int fd, const void *src, size_t n) {
+  for (size_t done = 0; done < n;) {
+    ssize_t put = pwrite(fd, (const char *)src + done, n - done, (off_t)done);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    done += (size_t)put;
+  }
+  return true;
+}
+
+bool sv_shm_put_into(sv_shm *s, const char *name, const void *src, size_t n) {
+  if (!name_ok(name) || !is_staging(name)) return false;
+  struct stat st;
+  int fd = open_plain(s, name, O_WRONLY, &st);
+  if (fd < 0) return false;
+  bool ok = ((uint64_t)st.st_size >= (uint64_t)n || ftruncate(fd, (off_t)n) == 0) && write_all(fd, src, n);
+  close(fd);
+  return ok;
 }
 
 /* The 16 hex digits that name a session's files (a hash: the session id is a secret). */
@@ -192,16 +235,10 @@ sg_code sv_shm_give(sv_shm *s, const char *session, const void *src, size_t n, c
   int fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return sg_error_set(err, SG_INTERNAL, "Fetch: cannot create %s/%s: %s", s->dir, name, strerror(errno));
   sg_code rc = SG_OK;
-  for (size_t done = 0; done < n;) {
-    ssize_t put = write(fd, (const char *)src + done, n - done);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED, "Fetch: writing %zu bytes to %s: %s", n, s->dir,
-                        put < 0 ? strerror(errno) : "no space");
-      break;
-    }
-    done += (size_t)put;
-  }
+  errno = 0;
+  if (!write_all(fd, src, n))
+    rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED, "Fetch: writing %zu bytes to %s: %s", n, s->dir,
+                      errno ? strerror(errno) : "no space");
   close(fd);
   if (rc) unlinkat(s->dirfd, name, 0);
   return rc;

@@ -24,11 +24,18 @@ const char *sv_shm_dir(const sv_shm *s);
 
 /* Reads the client's file `name` (exactly `n` bytes: a regular file of this uid with one
  * link, opened without following links) into alloc(ud) — called only once the file
- * checked out, so a declared size nobody wrote allocates nothing — and unlinks it. Bad
- * names, links, other files and wrong sizes are INVALID_ARGUMENT naming `path`; the
- * file is removed anyway. */
-sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, void *(*alloc)(void *ud), void *ud, const char *path,
-                    sg_error *err);
+ * checked out, so a declared size nobody wrote allocates nothing — and unlinks it.
+ * With `keep`, `name` is a client's staging file (SV_SHM_KEEP_PREFIX…, at least n bytes:
+ * its first n are read), left in place. Bad names, links,
+ * other files and wrong sizes are INVALID_ARGUMENT naming `path`; the file is removed
+ * anyway, but for a staging file that is a plain file (its client's). */
+sg_code sv_shm_take(sv_shm *s, const char *name, size_t n, bool keep, void *(*alloc)(void *ud), void *ud,
+                    const char *path, sg_error *err);
+/* Writes n bytes at the start of the client's staging file `name` (it exists: a regular
+ * file of this uid with one link), grown to n bytes when smaller. False when it is no such file or the write
+ * fails: the caller then gives the bytes a new file (sv_shm_give). */
+#define SV_SHM_KEEP_PREFIX "k-"
+bool sv_shm_put_into(sv_shm *s, const char *name, const void *src, size_t n);
 /* Writes n bytes into a new file for `session` (NULL: none) and puts its name (at most
  * SV_SHM_NAME_MAX bytes with the NUL) in name; RESOURCE_EXHAUSTED past the session's
  * budget. */

@@ -102,6 +102,7 @@ typedef struct sv_call {
   bool local;                /* the caller came over a unix socket (the local data path) */
   struct sv_shm *shm;        /* set by sv_service_invoke for local callers when the path is on */
   uint64_t shm_min_bytes;    /* a Fetch: tensors of this size and up go through shm (0: none) */
+  const char *shm_into;      /* a Fetch: the client's staging file for the first of them (in arena) */
 } sv_call;
 
 typedef sg_code (*sv_handler)(sv_service *sv, sv_call *call, const ProtobufCMessage *req,

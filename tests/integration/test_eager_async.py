@@ -3,7 +3,8 @@
 # and sent as EagerBatch calls give the synchronous results; the client's inferred
 # dtypes and shapes are the daemon's; failures surface at the next sync point with the
 # user's line, poison dependent ops and are never read as values; every sync point
-# flushes; Variables keep their order; the queue bound and two threads.
+# flushes; Variables keep their order; the queue bound (a full batch goes out without
+# waiting, one in flight) and two threads.
 import threading
 
 import numpy as np
@@ -210,6 +211,31 @@ def test_failed_op_poisons_dependent_ops_in_the_same_batch(client):
     assert client.health() == "SERVING"
 
 
+def test_failure_in_a_batch_in_flight_poisons_later_users(client):
+    """A batch the bound sends is not waited for: its failure is known when the next
+    batch goes out, whose ops that use a failed result fail with that op's error and
+    line without running; the others run."""
+    q = queue(client)
+    t = stagd.constant([1.0, 2.0])
+    k = stagd.constant([5.0])
+    client.sync()
+    client.call("Release", {"ids": [t._id]})
+    u = t * 3.0; line = _line()  # noqa: E702
+    for _ in range(q.bound - 1):  # fills the queue: the batch with u goes out
+        k1 = k + 1.0
+    assert q.inflight is not None and not q.ops  # sent, not waited for
+    v = stagd.exp(u) + 1.0  # the next batch: uses u
+    ok = k + 2.0
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_async.py:{line}: op '\*'"):
+        client.sync()
+    for bad in (u, v):
+        with pytest.raises(stagd.NotFound, match=rf"test_eager_async.py:{line}:"):
+            bad.numpy()
+    np.testing.assert_array_equal(ok.numpy(), [7.0])
+    np.testing.assert_array_equal(k1.numpy(), [6.0])
+    assert client.health() == "SERVING"
+
+
 def test_daemon_refuses_a_wrong_inferred_shape_and_a_reused_id(client):
     pb2 = client.pb2
     x = stagd.constant([1.0, 2.0])
@@ -306,3 +332,22 @@ def test_two_threads_share_one_client(client):
     np.testing.assert_array_equal(out[10], np.full(4, 310, np.float32))
     np.testing.assert_array_equal(out[20], np.full(4, 320, np.float32))
     assert float(v.numpy()) == 600.0
+
+
+def test_result_ids_are_distinct_and_not_shared_with_a_forked_child():
+    """Ids come from random bytes drawn 4 KiB at a time: every one distinct, and a
+    forked child draws its own (it would otherwise take the parent's next ids)."""
+    import os
+    new_id = stagd.eager_queue.new_id
+    ids = [new_id("cpu") for _ in range(1000)]
+    assert len(set(ids)) == len(ids) and all(i.startswith("cpu#") and len(i) == 36 for i in ids)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(w, new_id("cpu").encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    child = os.read(r, 100).decode()
+    os.close(r)
+    assert child != new_id("cpu") and child not in ids

@@ -145,13 +145,14 @@ def test_max_session_bytes_bounds_one_session_not_another(start_daemon, pb2):
 
 def test_a_shared_memory_put_the_host_cannot_hold_is_resource_exhausted(start_daemon, tmp_path):
     """The local data path (docs/client.md): a Put whose file is read straight into a new
-    tensor gets the same error when that tensor cannot be allocated, the file is removed,
-    and the daemon serves on."""
+    tensor gets the same error when that tensor cannot be allocated, nothing but the
+    client's own staging file stays in the directory, and the daemon serves on."""
     import os
 
     import numpy as np
 
     import stagd
+    from stagd import shm
     from stagd.tensor import _put_array
     env = harness.base_env(STAGD_TEST_FAIL_ALLOC_ABOVE=LIMIT)
     d = start_daemon("--listen", f"unix:{tmp_path}/s.sock", "--max-request-bytes", "0", env=env)
@@ -161,7 +162,7 @@ def test_a_shared_memory_put_the_host_cannot_hold_is_resource_exhausted(start_da
     big = np.full(BIG, 1.5)
     with pytest.raises(stagd.ResourceExhausted, match=f"out of host memory allocating {BIG * 8} bytes"):
         _put_array(c, big, "cpu")
-    assert os.listdir(directory) == []
+    assert os.listdir(directory) == [shm.staging_of(c).name]
     small = np.arange(4.0)
     np.testing.assert_array_equal(_put_array(c, small, "cpu").numpy(), small)
     c.close()

@@ -5,12 +5,14 @@
 # bit-identical to the message path and to TCP for every dtype, empty and 0-d tensors,
 # sizes around the threshold and 64 MB; bad file names (traversal, links, other files,
 # wrong sizes, over TCP) are INVALID_ARGUMENT and the daemon keeps serving; no file stays
-# in the directory; an ended session's unread results are removed; the directory is
-# swept at start-up, removed at exit, refused when others may enter it; --no-shm turns
+# in the directory but the clients' own staging files, reused by their transfers and
+# removed when they close; an ended session's unread results are removed; the directory
+# is swept at start-up, removed at exit, refused when others may enter it; --no-shm turns
 # the path off.
 import os
 import pathlib
 import stat
+import threading
 
 import harness
 import numpy as np
@@ -18,7 +20,7 @@ import pytest
 
 import stagd
 from stagd import shm
-from stagd.tensor import _fetch_array, _put_array
+from stagd.tensor import _fetch_array, _put_array, _wrap
 
 DTYPES = ["bool", "int32", "int64", "float16", "float32", "float64"]
 
@@ -41,11 +43,17 @@ def served(stagd_bin, tmp_path_factory):
     assert not os.path.exists(directory), "the directory outlived the daemon"
 
 
+def leftovers(directory, *clients):
+    """The directory's entries other than these clients' staging files."""
+    own = {shm.staging_of(c).name for c in clients if shm.staging_of(c) is not None}
+    return sorted(set(os.listdir(directory)) - own)
+
+
 @pytest.fixture
 def shm_client(served):
     d, directory, clients = served
     yield clients["shm"], directory
-    assert os.listdir(directory) == [], "a file stayed in the shared-memory directory"
+    assert leftovers(directory, clients["shm"]) == [], "a file stayed in the shared-memory directory"
     assert d.proc.poll() is None
 
 
@@ -71,20 +79,20 @@ def round_trip(client, arr):
 
 @pytest.fixture
 def counted(monkeypatch):
-    """How many Puts and Fetches took the files."""
+    """How many Puts and Fetches took the files (a file of their own or the client's
+    staging file)."""
     n = {"put": 0, "take": 0}
-    put, take = shm.put_file, shm.take_file
 
-    def counting_put(*a):
-        n["put"] += 1
-        return put(*a)
+    def counting(fn, key):
+        def counted_fn(*a):
+            n[key] += 1
+            return fn(*a)
+        return counted_fn
 
-    def counting_take(*a):
-        n["take"] += 1
-        return take(*a)
-
-    monkeypatch.setattr(shm, "put_file", counting_put)
-    monkeypatch.setattr(shm, "take_file", counting_take)
+    monkeypatch.setattr(shm, "put_file", counting(shm.put_file, "put"))
+    monkeypatch.setattr(shm, "take_file", counting(shm.take_file, "take"))
+    monkeypatch.setattr(shm.Staging, "write", counting(shm.Staging.write, "put"))
+    monkeypatch.setattr(shm.Staging, "read", counting(shm.Staging.read, "take"))
     return n
 
 
@@ -161,7 +169,7 @@ def test_bad_names_and_files_refused(served, shm_client, secret):
     with pytest.raises(stagd.InvalidArgument, match="1000 bytes"):  # checked before allocating
         put_named(client, "p-huge", nbytes=1 << 30)
     assert secret.read_bytes() == b"\0" * (1 << 20)  # the target is untouched
-    assert os.listdir(directory) == []  # each refused entry was removed
+    assert leftovers(directory, client) == []  # each refused entry was removed
     assert client.is_serving()
     round_trip(client, np.arange(1 << 18, dtype=np.float32))  # and it still serves the path
 
@@ -187,7 +195,7 @@ def test_unread_results_removed_with_the_session(served, shm_client):
     name = reply.values[0].tensor.shm
     assert name and os.path.getsize(os.path.join(directory, name)) == 1 << 20
     c.close()  # ends the session
-    assert os.listdir(directory) == []
+    assert leftovers(directory, served[2]["shm"]) == []
 
 
 def test_unread_results_charged_to_the_session(start_daemon, tmp_path):
@@ -251,7 +259,7 @@ def test_failed_fetch_leaves_no_file(served, shm_client):
     t = _put_array(client, np.ones(1 << 18, np.float32), "cpu")
     with pytest.raises(stagd.NotFound):
         client.call("Fetch", {"ids": [t._id, "cpu#" + "0" * 32], "shm_min_bytes": 1})
-    assert os.listdir(directory) == []  # the first result's file went with the reply
+    assert leftovers(directory, client) == []  # the first result's file went with the reply
 
 
 def test_large_arguments_and_variables_take_the_path(start_daemon, tmp_path, counted):
@@ -276,3 +284,134 @@ def test_large_arguments_and_variables_take_the_path(start_daemon, tmp_path, cou
     finally:
         stagd.set_default_client(previous)
         c.close()
+
+
+def test_transfers_reuse_the_staging_file(start_daemon, tmp_path, counted):
+    d = start_daemon("--listen", f"unix:{tmp_path}/s.sock")
+    c = stagd.Client(d.addr)
+    directory = c.shm_dir()
+    rng = np.random.default_rng(7)
+    names = set()
+    for n in [1 << 18, 1 << 22, 1 << 20, (1 << 18) + 3]:  # growing and shrinking
+        round_trip(c, rng.standard_normal(n).astype(np.float32))
+        names.add(shm.staging_of(c).name)
+        assert os.listdir(directory) == [shm.staging_of(c).name]  # no file of a transfer's own
+    assert len(names) == 1 and counted == {"put": 4, "take": 4}
+    path = os.path.join(directory, names.pop())
+    assert os.path.getsize(path) == 16 << 20  # the largest transfer: it does not shrink...
+    round_trip(c, rng.standard_normal(1 << 23).astype(np.float32))
+    assert os.path.getsize(path) == 32 << 20
+    round_trip(c, rng.standard_normal(1 << 18).astype(np.float32))
+    assert os.path.getsize(path) == 1 << 20  # ...but past 16 MiB, to one under a quarter
+    c.close()
+    assert os.listdir(directory) == []  # removed with its client
+
+
+def test_staging_file_removed_under_the_client(start_daemon, tmp_path):
+    """The daemon sweeps files older than the handle lease (a client that died): a client
+    that was idle that long makes a new staging file."""
+    d = start_daemon("--listen", f"unix:{tmp_path}/s.sock")
+    c = stagd.Client(d.addr)
+    directory = c.shm_dir()
+    arr = np.arange(1 << 18, dtype=np.float32)
+    round_trip(c, arr)
+    first = shm.staging_of(c).name
+    os.unlink(os.path.join(directory, first))
+    round_trip(c, arr * 2)
+    assert shm.staging_of(c).name != first and os.listdir(directory) == [shm.staging_of(c).name]
+    c.close()
+    assert os.listdir(directory) == []
+
+
+def test_concurrent_transfers_stay_apart(served, shm_client):
+    """Threads of one client: one transfer at a time holds the staging file, the others
+    take files of their own; every round trip is its own bytes."""
+    client, _ = shm_client
+    errors = []
+
+    def worker(seed):
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(6):
+                round_trip(client, rng.standard_normal(int(rng.integers(1 << 16, 1 << 20))).astype(np.float32))
+        except Exception as e:  # noqa: BLE001 — reported below
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_staging_names_checked(served, shm_client, secret):
+    """shm_keep and shm_into reach only the client's own plain staging files: other names,
+    links, second names of other files are refused (Put) or passed over (Fetch: the
+    result goes to a new file), and nothing outside the directory is read or written."""
+    client, directory = shm_client
+    pb2 = client.pb2
+
+    def put_kept(name, nbytes=1 << 20):
+        t = pb2.Tensor(dtype=5, shape=[nbytes // 4], shm=name, shm_keep=True)
+        return client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t)))
+
+    with open(os.path.join(directory, "p-not-staging"), "wb") as f:
+        f.write(b"\0" * (1 << 20))
+    with pytest.raises(stagd.InvalidArgument, match="staging"):
+        put_kept("p-not-staging")
+    os.unlink(os.path.join(directory, "p-not-staging"))
+    with open(os.path.join(directory, "k-short"), "wb") as f:
+        f.write(b"\0" * 1000)
+    with pytest.raises(stagd.InvalidArgument, match="1000 bytes"):
+        put_kept("k-short")
+    assert os.path.getsize(os.path.join(directory, "k-short")) == 1000  # a client's: left
+    with open(os.path.join(directory, "k-long"), "wb") as f:
+        f.write(np.arange(1 << 19, dtype=np.float32).tobytes())  # 2 MiB
+    h = _wrap(put_kept("k-long").result, client)  # its first MiB
+    assert np.array_equal(h.numpy(), np.arange(1 << 18, dtype=np.float32))
+    os.symlink(secret, os.path.join(directory, "k-link"))
+    os.link(secret, os.path.join(directory, "k-hard"))
+    with pytest.raises(stagd.InvalidArgument, match="link"):
+        put_kept("k-link")
+    with pytest.raises(stagd.InvalidArgument, match="one link"):
+        put_kept("k-hard")
+    os.symlink(secret, os.path.join(directory, "k-link"))
+    os.link(secret, os.path.join(directory, "k-hard"))
+    t = _put_array(client, np.full(1 << 18, 7, np.float32), "cpu")
+    for into in ["k-link", "k-hard", "k-missing", "p-x", "../k-x", str(secret), "k-short/.."]:
+        v = client.call("Fetch", {"ids": [t._id], "shm_min_bytes": 1, "shm_into": into}).values[0].tensor
+        assert v.shm and not v.shm_keep and v.shm.startswith("f-")  # a new file instead
+        got = shm.take_file(directory, v.shm, "float32", v.shape)
+        assert np.array_equal(got, np.full(1 << 18, 7, np.float32))
+    v = client.call("Fetch", {"ids": [t._id], "shm_min_bytes": 1, "shm_into": "k-short"}).values[0].tensor
+    assert v.shm == "k-short" and v.shm_keep  # a plain staging file: grown to hold it
+    with open(os.path.join(directory, "k-short"), "rb") as f:
+        assert np.array_equal(np.frombuffer(f.read(), np.float32), np.full(1 << 18, 7, np.float32))
+    assert secret.read_bytes() == b"\0" * (1 << 20)  # the target is untouched
+    for name in ["k-short", "k-long", "k-link", "k-hard"]:
+        os.unlink(os.path.join(directory, name))
+    assert client.is_serving()
+
+
+def test_staging_over_tcp_ignored(served, shm_client):
+    _, directory, clients = served
+    t = _put_array(clients["tcp"], np.ones(1 << 18, np.float32), "cpu")
+    reply = clients["tcp"].call("Fetch", {"ids": [t._id], "shm_min_bytes": 1, "shm_into": "k-x"})
+    v = reply.values[0].tensor
+    assert not v.shm and not v.shm_keep and len(v.data) == 1 << 20
+    assert not os.path.exists(os.path.join(directory, "k-x"))
+
+
+def test_staging_in_a_forked_child(tmp_path, monkeypatch):
+    """A forked child makes its own staging file and leaves its parent's in place."""
+    st = shm.Staging(str(tmp_path))
+    assert st.claim(1 << 20)
+    st.write(np.ones(1 << 18, np.float32))
+    st.done()
+    parent = st.name
+    monkeypatch.setattr(shm.os, "getpid", lambda: -1)
+    assert st.claim(1 << 20)
+    st.done()
+    assert st.name != parent and sorted(os.listdir(tmp_path)) == sorted([parent, st.name])
+    st.close()
+    assert os.listdir(tmp_path) == [parent]

@@ -256,6 +256,7 @@ class Client:
             shm = os.environ.get("STAGD_SHM", "1") not in ("0", "false", "no", "off")
         self._shm_wanted = bool(shm) and addr.startswith("unix:")
         self._shm = None  # the daemon's shm directory (asked once, with Version), or ""
+        self._staging = None  # its staging file there: shm.staging_of (tensors layer) makes it
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(16).hex() if session else None
         token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
@@ -301,11 +302,38 @@ class Client:
         the method's request type, a dict of its fields, or None (empty). Queued eager
         ops are sent first (unless the method needs none of them)."""
         eq = self._eq
-        if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.sending) and method_name not in _NO_FLUSH:
+        if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.inflight) and method_name not in _NO_FLUSH:
             eq.sync()
         return self._call_now(method_name, request, timeout)
 
     def _call_now(self, method_name, request=None, timeout=None):
+        stub, request, timeout = self._prepare(method_name, request, timeout)
+        try:
+            reply = stub(request, timeout=timeout, metadata=self._metadata)
+        except self._rpc_error as e:
+            raise error_from_rpc(e) from None
+        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
+            self._start_keeper()
+        return reply
+
+    def _call_async(self, method_name, request):
+        """Starts `method_name` without waiting (queued eager ops are not flushed: the
+        queue itself calls this); returns a function that waits for the reply and
+        returns it, raising as call() does."""
+        stub, request, timeout = self._prepare(method_name, request, None)
+        future = stub.future(request, timeout=timeout, metadata=self._metadata)
+        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
+            self._start_keeper()
+
+        def wait():
+            try:
+                return future.result()
+            except self._rpc_error as e:
+                raise error_from_rpc(e) from None
+        return wait
+
+    def _prepare(self, method_name, request, timeout):
+        """(stub, request message, timeout) of a call."""
         if self._closed:
             raise FailedPrecondition(f"stagd: {method_name} on {self!r}, which was closed "
                                      "(connect again, or set_default_client another)", None)
@@ -326,14 +354,7 @@ class Client:
             stub = self._channel.unary_unary(path, request_serializer=req_cls.SerializeToString,
                                              response_deserializer=reply_cls.FromString)
             self._stubs[path] = stub
-        try:
-            reply = stub(request, timeout=timeout if timeout is not None else self.timeout,
-                         metadata=self._metadata)
-        except self._rpc_error as e:
-            raise error_from_rpc(e) from None
-        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
-            self._start_keeper()
-        return reply
+        return stub, request, timeout if timeout is not None else self.timeout
 
     def _version_facts(self):
         if self._max_message is None:
@@ -467,6 +488,8 @@ class Client:
             return
         self.end_session()
         self._closed = True
+        if self._staging is not None:  # shm.Staging, attached by the tensors layer
+            self._staging.close()
         self._channel.close()
 
     def __enter__(self):

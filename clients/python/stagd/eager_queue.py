@@ -8,7 +8,9 @@ it), and its Tensor is returned at once. The queue goes to the daemon as one
 EagerBatch call, in order, when a value is needed (every other call of the Client
 flushes first: Fetch for `.numpy()`/`float(t)`/printing, Execute for a staged call,
 Session, ...) or when it holds `bound` ops. Handles of dropped Tensors are released by
-the next batch, after its ops.
+the next batch, after its ops. A batch sent because the queue filled is not waited for:
+the program queues the next ops while the daemon runs it, and the next batch (or any
+other call) first waits for it — one batch in flight, so batches run in order.
 
 A failed op (and every later op that used its result) poisons its result ids: reading
 one raises the op's error, and the first failure of a batch is raised at the next sync
@@ -47,8 +49,18 @@ def user_site():
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
 
 
+_random = [b"", 0]  # random bytes drawn 4 KiB at a time (one system call per 256 ids), used up to
+_random_lock = threading.Lock()
+os.register_at_fork(after_in_child=lambda: _random.__setitem__(slice(None), [b"", 0]))  # no shared ids
+
+
 def new_id(device):
-    b = os.urandom(16)
+    with _random_lock:
+        buf, at = _random
+        if at + 16 > len(buf):
+            buf, at = _random[0], _random[1] = os.urandom(4096), 0
+        _random[1] = at + 16
+    b = buf[at:at + 16]
     if not any(b[:8]):  # the daemon refuses a zero first half
         b = b"\x01" + b[1:]
     return f"{device}#{b.hex()}"
@@ -92,7 +104,8 @@ class EagerQueue:
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
         self.batches = 0   # EagerBatch calls made (tests, benchmarks)
-        self.sending = False  # a batch is in flight (other calls wait for it: they come after its ops)
+        self.sending = False  # in _send (a release from a GC there must not send again)
+        self.inflight = None  # (wait, ops, sites, keep) of the batch the daemon is running
 
     def push(self, op, values, device, result_id, dtype_num, shape, keep=None):
         """Queues one op (values: its stagd.v1.Value arguments)."""
@@ -127,34 +140,80 @@ class EagerQueue:
             raise f.exception()
 
     def sync(self):
-        """Sends the queued ops; raises the first failure not raised yet."""
+        """Sends the queued ops and waits for them; raises the first failure not raised
+        yet."""
         with self.lock:
             if self.ops or self.releases:
-                self._send()
+                self._send(block=True)
+            self._wait()
             f, self.deferred = self.deferred, None
         if f is not None:
             raise f.exception()
 
-    def _send(self):
-        """One EagerBatch of the queued ops (lock held); failures are recorded."""
+    def _send(self, block=False):
+        """Starts one EagerBatch of the queued ops once the batch in flight is done (lock
+        held); its failures are recorded when it is waited for — at once with `block`
+        (a sync point: a plain call, cheaper than a future when the reply is awaited)."""
         ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
         keep, self.keep = self.keep, []
         releases, self.releases = self.releases, []
-        self.batches += 1
         self.sending = True
         try:
-            reply = self.client._call_now("EagerBatch", self.client.pb2.EagerBatchRequest(ops=ops, release_ids=releases))
-        except StagdError as e:  # the batch did not run: every op of it failed
-            f0 = None
-            for i, o in enumerate(ops):
-                f = _Failure(type(e), _located(sites[i], e.details), e.code, e.reason)
-                f0 = f0 or f
-                if o.result_id:
-                    self.failed[o.result_id] = f
-            self.deferred = self.deferred or f0
-            return
+            self._wait()
+            if self.failed:  # an op of the batch just done failed: its users fail here
+                ops, sites = self._prune(ops, sites)
+            if ops or releases:
+                self.batches += 1
+                req = self.client.pb2.EagerBatchRequest(ops=ops, release_ids=releases)
+                if block:
+                    self.inflight = (lambda: self.client._call_now("EagerBatch", req), ops, sites, keep)
+                    self._wait()
+                    return
+                try:
+                    wait = self.client._call_async("EagerBatch", req)
+                except StagdError as e:
+                    self._fail_all(ops, sites, e)
+                else:
+                    self.inflight = (wait, ops, sites, keep)
         finally:
             self.sending = False
+
+    def _fail_all(self, ops, sites, e):
+        """A batch that did not run: every op of it failed with e."""
+        f0 = None
+        for i, o in enumerate(ops):
+            f = _Failure(type(e), _located(sites[i], e.details), e.code, e.reason)
+            f0 = f0 or f
+            if o.result_id:
+                self.failed[o.result_id] = f
+        self.deferred = self.deferred or f0
+
+    def _prune(self, ops, sites):
+        """The ops whose arguments no failed op made; the others' results are poisoned
+        with the failure of the op that made their argument."""
+        kept_ops, kept_sites = [], []
+        for o, site in zip(ops, sites):
+            f = next((self.failed[a.handle.id] for a in o.args
+                      if a.WhichOneof("kind") == "handle" and a.handle.id in self.failed), None)
+            if f is None:
+                kept_ops.append(o)
+                kept_sites.append(site)
+            elif o.result_id:
+                self.failed[o.result_id] = f
+        return kept_ops, kept_sites
+
+    def _wait(self):
+        """Waits for the batch in flight (lock held) and records its failures."""
+        if self.inflight is None:
+            return
+        wait, ops, sites, keep = self.inflight
+        try:
+            reply = wait()
+        except StagdError as e:
+            self._fail_all(ops, sites, e)
+            return
+        finally:
+            self.inflight = None
             del keep
         failures = {}
         for err in reply.errors:

@@ -287,9 +287,20 @@ def _put_array(client, arr, device):
     if _by_shm(client, arr.nbytes):
         arr = np.asarray(arr, order="C")
         pb2 = client.pb2
-        with shm.put_file(client.shm_dir(), arr) as name:
-            t = pb2.Tensor(dtype=_DTYPE_NUMS[_dtype_name(arr)], shape=list(arr.shape), shm=name)
-            reply = client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t), device=device))
+
+        def put(name, keep):
+            t = pb2.Tensor(dtype=_DTYPE_NUMS[_dtype_name(arr)], shape=list(arr.shape), shm=name,
+                           shm_keep=keep)
+            return client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t), device=device))
+        staging = shm.staging_of(client)
+        if staging.claim(arr.nbytes):  # the client's own file, its pages already there
+            try:
+                reply = put(staging.write(arr), True)
+            finally:
+                staging.done()
+        else:
+            with shm.put_file(client.shm_dir(), arr) as name:
+                reply = put(name, False)
         return _wrap(reply.result, client)
     if not _in_pieces(client, arr.nbytes):
         reply = client.call("Put", client.pb2.PutRequest(value=_np_value(client.pb2, arr),
@@ -327,8 +338,21 @@ def _fetch_array(client, hid, dtype, shape, device):
     itemsize = np.dtype(dtype).itemsize
     size = int(np.prod(shape)) if shape else 1
     if _by_shm(client, size * itemsize):
-        reply = client.call("Fetch", {"ids": [hid], "shm_min_bytes": shm.MIN_BYTES})
-        t = reply.values[0].tensor
+        staging = shm.staging_of(client)
+        claimed = staging.claim(size * itemsize)
+        try:
+            req = {"ids": [hid], "shm_min_bytes": shm.MIN_BYTES}
+            if claimed:
+                req["shm_into"] = staging.name
+            t = client.call("Fetch", req).values[0].tensor
+            if t.shm and t.shm_keep:
+                if not claimed or t.shm != staging.name:
+                    raise ValueError(f"stagd: the daemon wrote a result into {t.shm!r}, not this "
+                                     "client's staging file")
+                return staging.read(_DTYPE_NAMES[t.dtype], t.shape)
+        finally:
+            if claimed:
+                staging.done()
         if t.shm:
             return shm.take_file(client.shm_dir(), t.shm, _DTYPE_NAMES[t.dtype], t.shape)
         return _tensor_array(t)
