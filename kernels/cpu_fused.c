@@ -9,6 +9,8 @@
  * where the block lies inside one repetition of it; other broadcasts (a column) are
  * copied for the block.
  */
+#include <string.h>
+
 #include "kn_cpu.h"
 
 enum { KN_FUSED_BLOCK = 1024 };
@@ -37,12 +39,20 @@ static const float *operand(const fused_job *j, int o, const float *prev, int64_
   if (!in->rows) return in->data + k;
   int64_t inner = in->inner > 1 ? in->inner : 1, at = k / inner % in->rows, rep = k % inner;
   if (inner == 1 && at + len <= in->rows) return in->data + at;
-  for (int64_t i = 0; i < len; i++) { /* element (k + i) / inner % rows */
-    scratch[i] = in->data[at];
-    if (++rep == inner) {
-      rep = 0;
-      if (++at == in->rows) at = 0;
+  for (int64_t i = 0; i < len;) { /* element (k + i) / inner % rows: runs of `inner` equal ones */
+    if (inner == 1) { /* a row wrapping around: its pieces */
+      int64_t run = in->rows - at < len - i ? in->rows - at : len - i;
+      memcpy(scratch + i, in->data + at, (size_t)run * sizeof *scratch);
+      i += run;
+      at = 0;
+      continue;
     }
+    int64_t run = inner - rep < len - i ? inner - rep : len - i;
+    float v = in->data[at];
+    for (int64_t r = 0; r < run; r++) scratch[i + r] = v;
+    i += run;
+    rep = 0;
+    if (++at == in->rows) at = 0;
   }
   return scratch;
 }

@@ -98,6 +98,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->features = (char **)features;
   r->max_message_bytes = sv->cfg->max_message_bytes;
   if (call->shm) r->shm_dir = (char *)sv_shm_dir(call->shm);
+  r->shm_staging = call->shm != NULL;
   size_t np = 0;
   while (gr_primitive_name(np)) np++;
   r->primitives = arena_array(call, np, sizeof *r->primitives);

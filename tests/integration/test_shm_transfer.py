@@ -104,6 +104,7 @@ def test_directory_told_only_to_unix_clients(served, shm_client):
     assert clients["shm"].shm_dir() == directory
     assert clients["msg"].shm_dir() == ""
     assert clients["tcp"].version().shm_dir == ""  # not even told over TCP
+    assert clients["shm"].version().shm_staging and not clients["tcp"].version().shm_staging
     st = os.stat(directory)
     assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.geteuid()
 
@@ -391,6 +392,20 @@ def test_staging_names_checked(served, shm_client, secret):
     for name in ["k-short", "k-long", "k-link", "k-hard"]:
         os.unlink(os.path.join(directory, name))
     assert client.is_serving()
+
+
+def test_without_staging_files_a_client_uses_files_of_its_own(served, shm_client, counted):
+    """A daemon that does not say shm_staging (an older one) gets a new file per
+    transfer, as before: the client's staging file stays unused."""
+    _, directory, clients = served
+    c = stagd.Client(clients["shm"].addr)
+    assert c.version().shm_staging
+    c._version_facts()
+    c._shm_staging = False  # as an older daemon's Version reply leaves it
+    round_trip(c, np.arange(1 << 18, dtype=np.float32))
+    assert shm.staging_of(c) is None and counted == {"put": 1, "take": 1}
+    c.close()
+    assert leftovers(directory, clients["shm"]) == []
 
 
 def test_staging_over_tcp_ignored(served, shm_client):

@@ -257,6 +257,7 @@ class Client:
         self._shm_wanted = bool(shm) and addr.startswith("unix:")
         self._shm = None  # the daemon's shm directory (asked once, with Version), or ""
         self._staging = None  # its staging file there: shm.staging_of (tensors layer) makes it
+        self._shm_staging = False  # whether the daemon takes staging files (asked with Version)
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(16).hex() if session else None
         token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
@@ -364,6 +365,7 @@ class Client:
             # (a client that cannot write there, e.g. in another container, keeps to messages)
             usable = self._shm_wanted and v.shm_dir and os.access(v.shm_dir, os.W_OK | os.X_OK)
             self._shm = v.shm_dir if usable else ""
+            self._shm_staging = bool(self._shm) and v.shm_staging  # (an older daemon: files of their own)
 
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""

@@ -91,9 +91,9 @@ _attach = threading.Lock()
 
 def staging_of(client):
     """`client`'s staging file (made on first use; its close() removes it), or None
-    when it does not take the local data path."""
+    when it does not take the local data path or its daemon takes no staging files."""
     st = client._staging
-    if st is None and client.shm_dir():
+    if st is None and client.shm_dir() and client._shm_staging:
         with _attach:
             st = client._staging
             if st is None:

@@ -293,7 +293,7 @@ def _put_array(client, arr, device):
                            shm_keep=keep)
             return client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=t), device=device))
         staging = shm.staging_of(client)
-        if staging.claim(arr.nbytes):  # the client's own file, its pages already there
+        if staging is not None and staging.claim(arr.nbytes):  # its own file, its pages already there
             try:
                 reply = put(staging.write(arr), True)
             finally:
@@ -339,7 +339,7 @@ def _fetch_array(client, hid, dtype, shape, device):
     size = int(np.prod(shape)) if shape else 1
     if _by_shm(client, size * itemsize):
         staging = shm.staging_of(client)
-        claimed = staging.claim(size * itemsize)
+        claimed = staging is not None and staging.claim(size * itemsize)
         try:
             req = {"ids": [hid], "shm_min_bytes": shm.MIN_BYTES}
             if claimed:
