@@ -110,9 +110,13 @@ def test_staged_and_eager_writes_match_numpy(device):
                 want[key] = v
                 np.testing.assert_array_equal(np.asarray(f(base, key, v)), want, err_msg=f"{key!r}")
                 t = stagd.constant(base)
+                before = t + 0  # an op on t before the write: t's argument message made
                 t[key] = v
                 assert t.dtype == str(base.dtype) and t.shape == base.shape
                 np.testing.assert_array_equal(t.numpy(), want, err_msg=f"eager {key!r}")
+                # ops after the write read the new value (never the handle t had before)
+                np.testing.assert_array_equal((t + 0).numpy(), want, err_msg=f"op after {key!r}")
+                np.testing.assert_array_equal(before.numpy(), base, err_msg=f"op before {key!r}")
             want = X.copy()
             want[key] += v
             np.testing.assert_allclose(np.asarray(g(X, key, v)), want, rtol=1e-6, err_msg=f"+= {key!r}")

@@ -178,6 +178,11 @@ def _arg_value(client, a, device, keep):
         eq = a._c._eq
         if eq is not None and eq.failed:
             eq.check(a._id)  # the op that made it failed: never read as a value
+        if type(a) is Tensor:  # its Value made once (requests copy it), for the id it is for
+            c = a._pbv
+            if c is None or c[0] is not a._id:
+                c = a._pbv = (a._id, pb2.Value(handle=pb2.TensorHandle(id=a._id)))
+            return c[1]
         return pb2.Value(handle=pb2.TensorHandle(id=a._id))
     if isinstance(a, pb2.Value):
         return a
@@ -454,7 +459,7 @@ def _pending(client, device, meta):
     t._id = eager_queue.new_id(device)
     t.dtype, t.shape = meta[0], tuple(meta[1])
     t.device = device
-    t._np = None
+    t._np = t._pbv = None
     return t
 
 
@@ -520,7 +525,7 @@ class _Handle:
 class Tensor(_Handle):
     """A tensor on a device in the daemon; this object holds its handle."""
 
-    __slots__ = ("_np",)
+    __slots__ = ("_np", "_pbv")  # the fetched array; (id, its op-argument Value), made once
     __array_priority__ = 100  # ndarray op Tensor → Tensor's reflected operator
 
     def __init__(self, *a, **k):
@@ -532,7 +537,7 @@ class Tensor(_Handle):
             return Variable._from_handle(h, client)
         t = object.__new__(cls)
         t._bind(h, client)
-        t._np = None
+        t._np = t._pbv = None
         return t
 
     # -- data
@@ -636,7 +641,7 @@ class Tensor(_Handle):
             a, b = getattr(self, f), getattr(new, f)
             setattr(self, f, b)
             setattr(new, f, a)
-        self._np = None
+        self._np = self._pbv = new._pbv = None
 
     @property
     def T(self):
