@@ -69,7 +69,11 @@ static void fused_range(void *ctx, int64_t k0, int64_t k1) {
       float *dst = s == j->nsteps - 1 ? j->out + k : buf[s & 1];
       int64_t sa, sb;
       const float *a = operand(j, st->a, prev, k, len, scratch[0], &sa);
-      if (st->unary) {
+      if (st->unary && sa == 0) { /* one value (a scalar, a one-element tensor) for the block */
+        float v;
+        kn_unary_f32((kn_unop)st->op, a, &v, 1);
+        for (int64_t i = 0; i < len; i++) dst[i] = v;
+      } else if (st->unary) {
         kn_unary_f32((kn_unop)st->op, a, dst, len);
       } else {
         const float *b = operand(j, st->b, prev, k, len, scratch[1], &sb);

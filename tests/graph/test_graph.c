@@ -777,6 +777,13 @@ static void fused_chains(void **state) {
                       "{\"dtype\":\"float32\",\"shape\":[2,1,2],\"data\":[[[-1,0.5]],[[0,-3]]]}]",
                 "{\"dtype\":\"float32\",\"shape\":[2,2,2],\"data\":[1.0,0.0,0.0,6.5,2.0,0.0,2.0,0.0]}");
   assert_int_equal(gr_exec_fused_chains(), n3);
+  /* a chain opening with a unary step on a one-element tensor: one value for the block
+   * (it read past the tensor) */
+  expect_result("(def main (x b)\n  (+ (* (exp b) 2) x))",
+                "[{\"dtype\":\"float32\",\"shape\":[4],\"data\":[1,-2,0.25,3]},"
+                "{\"dtype\":\"float32\",\"shape\":[1],\"data\":[0]}]",
+                "{\"dtype\":\"float32\",\"shape\":[4],\"data\":[3.0,0.0,2.25,5.0]}");
+  assert_int_equal(gr_exec_fused_chains(), n3 + 2);
   expect_error("(def main (x)\n  (let a (* x 2)\n    (+ a \"s\")))",
                "[{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1,2]}]", SG_INVALID_ARGUMENT, 3, 5, "+",
                0);
