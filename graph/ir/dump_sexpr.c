@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include "dump_names.h"
 
-/* A nested graph bound once in its parent's let*: before schedule position `at`. */
+/* A nested graph bound once in a host graph's let*: before schedule position `at`;
+ * rank: how many hoisted graphs it reaches (those bind first at the same position). */
 typedef struct hoist {
   gr_graph *g;
-  size_t at;
+  size_t at, rank;
+  int host; /* the host's dump index */
 } hoist;
 typedef SG_VEC(hoist) hoist_vec;
 
@@ -282,8 +284,7 @@ static void find_hoists(sp *s) {
     }
   }
   s->hoists = sg_xcalloc(d->graphs.len + 1, sizeof(hoist_vec));
-  SG_VEC(hoist) cand = {0}; /* at: position; the host's index kept in hostix */
-  SG_VEC(int) hostix = {0};
+  hoist_vec cand = {0};
   for (size_t q = 0; q < order.len; q++) {
     gr_graph *h = order.data[q];
     void *hg = NULL;
@@ -297,39 +298,34 @@ static void find_hoists(sp *s) {
     for (size_t k = 0; k < sched->len; k++)
       for (size_t f = 0; f < h->fvs.len; f++)
         if (h->fvs.data[f] == sched->data[k]) at = k + 1;
-    hoist hz = {h, at};
+    hoist hz = {h, at, 0, pi};
     sg_vec_push(&cand, hz);
-    sg_vec_push(&hostix, pi);
     sg_map_put(&s->hoisted, (uintptr_t)h, NULL);
   }
   /* at one position, a graph that names another hoisted graph binds after it: ordered
    * by how many hoisted graphs each reaches (one that reaches k reaches all k reaches) */
-  size_t *rank = sg_xcalloc(cand.len + 1, sizeof(size_t));
   gr_graph_vec reach = {0};
   for (size_t q = 0; q < cand.len; q++) {
     sg_map seen = SG_MAP_INIT;
     reach.len = 0;
     gr_reach_more(cand.data[q].g, &seen, &reach);
-    for (size_t r = 1; r < reach.len; r++) rank[q] += sg_map_get(&s->hoisted, (uintptr_t)reach.data[r], NULL);
+    for (size_t r = 1; r < reach.len; r++) cand.data[q].rank += sg_map_get(&s->hoisted, (uintptr_t)reach.data[r], NULL);
     sg_map_free(&seen);
   }
   for (size_t q = 0; q < cand.len; q++) {
-    hoist_vec *hv = &s->hoists[hostix.data[q]];
-    sg_vec_push(hv, cand.data[q]);
+    hoist c = cand.data[q];
+    hoist_vec *hv = &s->hoists[c.host];
+    sg_vec_push(hv, c);
     size_t r = hv->len - 1; /* insertion by (position, rank), stable */
     for (; r > 0; r--) {
       hoist prev = hv->data[r - 1];
-      size_t pq = 0;
-      while (cand.data[pq].g != prev.g) pq++;
-      if (prev.at < cand.data[q].at || (prev.at == cand.data[q].at && rank[pq] <= rank[q])) break;
+      if (prev.at < c.at || (prev.at == c.at && prev.rank <= c.rank)) break;
       hv->data[r] = prev;
     }
-    hv->data[r] = cand.data[q];
+    hv->data[r] = c;
   }
-  free(rank);
   sg_vec_free(&reach);
   sg_vec_free(&cand);
-  sg_vec_free(&hostix);
   sg_vec_free(&order);
   sg_map_free(&multi);
   sg_map_free(&host);
