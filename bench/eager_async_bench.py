@@ -5,6 +5,7 @@ on the CPU, ratios printed (issue 23):
 
   1. one eager op, `x + y` on 4x4 float32: ms per op over a run of `--ops` ops and one
      sync at the end (the queue flushes every 256 ops on the way).
+     Then the daemon's own share: EagerBatch's daemon-side time per op (Stats RPC).
   2. the eager MLP training step (32x64 -> 64 tanh -> 10, mean squared error, SGD):
      GradientTape over Variables, the step's ops and updates queued and sent at the
      step's end (one sync per step: the loss is read every step), against PyTorch
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import mlp_step  # noqa: E402
 import peers  # noqa: E402
 import stagd  # noqa: E402
+import stagd.eager_queue  # noqa: E402
 
 
 def op_contenders(torch, n):
@@ -54,6 +56,31 @@ def op_contenders(torch, n):
                 tx + ty
         out["torch"] = torch_run
     return out
+
+
+def daemon_per_op(rounds, n=4000):
+    """The daemon's own time per queued op (x + y on 4x4 float32): batches of n ops sent
+    at one sync, the EagerBatch time from the Stats RPC over the ops; the best of
+    `rounds` (parsing, the handle store, the kernel, the reply; no Python, no gRPC)."""
+    x = stagd.constant(np.ones((4, 4), np.float32))
+    y = stagd.constant(np.full((4, 4), 2.0, np.float32))
+    client = x._c
+    q = stagd.eager_queue.queue_of(client)
+    bound, q.bound = q.bound, n + 1  # one batch of n (the daemon takes 4096)
+    best = None
+    try:
+        for _ in range(rounds):
+            client.sync()
+            c0, ns0 = peers.daemon_ns(client, "EagerBatch")  # (a call: it would send queued ops)
+            zs = [x + y for _ in range(n)]
+            client.sync()
+            c1, ns1 = peers.daemon_ns(client, "EagerBatch")
+            del zs
+            per = (ns1 - ns0) / n / 1e3
+            best = per if best is None else min(best, per)
+    finally:
+        q.bound = bound
+    return best
 
 
 def mlp_contenders(torch, lr=mlp_step.LR):
@@ -102,6 +129,8 @@ def main():
         print(f"{a.threads} threads, {peers.load()}")
         res = peers.alternate(op_contenders(torch, a.ops), a.rounds, 1)
         show(f"one eager op, x + y on 4x4 float32 (per op, {a.ops} ops a run)", res, a.ops)
+        print(f"  daemon-side per queued op (EagerBatch of 4000, best of {a.rounds}): "
+              f"{daemon_per_op(a.rounds):.2f} us")
         res = peers.alternate(mlp_contenders(torch), a.rounds, a.steps)
         show("eager MLP step, 32x64 -> 64 tanh -> 10, SGD (per step)", res, 1)
 

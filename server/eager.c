@@ -352,6 +352,24 @@ sg_code sv_h_put(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, Pr
 
 enum { MAX_EAGER_ARGS = 64 };
 
+/* "op 'NAME' args[" (the name cut at 32 bytes) into path, which holds 64; its length.
+ * Every argument of every eager op names its path (for its errors): no printf there. */
+static size_t arg_path_head(char *path, const char *op) {
+  size_t n = strnlen(op, 32);
+  memcpy(path, "op '", 4);
+  memcpy(path + 4, op, n);
+  memcpy(path + 4 + n, "' args[", 7);
+  return 4 + n + 7;
+}
+
+/* path after its head: "I]" (I < MAX_EAGER_ARGS, at most 2 digits). */
+static void arg_path_index(char *path, size_t at, size_t i) {
+  if (i >= 10) path[at++] = (char)('0' + i / 10 % 10);
+  path[at++] = (char)('0' + i % 10);
+  path[at++] = ']';
+  path[at] = 0;
+}
+
 sg_code sv_eager_run(sv_service *sv, sv_call *call, const char *op, Stagd__V1__Value *const *argv, size_t n_args,
                      const char *device, gr_value **res, sg_error *err) {
   *res = NULL;
@@ -361,9 +379,10 @@ sg_code sv_eager_run(sv_service *sv, sv_call *call, const char *op, Stagd__V1__V
   gr_value *args[MAX_EAGER_ARGS];
   size_t got = 0;
   sg_code rc = SG_OK;
+  char path[64];
+  size_t at = arg_path_head(path, op);
   for (; got < n_args; got++) {
-    char path[96];
-    snprintf(path, sizeof path, "op '%.32s' args[%zu]", op, got);
+    arg_path_index(path, at, got);
     if ((rc = sv_value_to_gr(h, call, argv[got], path, &args[got], err))) break;
   }
   if (!rc) rc = gr_eager_op_keep(op, args, (int)n_args, device, !sv_service_config(sv)->host_handles, res, err);

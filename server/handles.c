@@ -238,7 +238,8 @@ static sg_code put_as(sv_handles *h, const char *device, const sv_owner *who, gr
   uint64_t bytes = gr_value_bytes(v); /* device bytes for a device-resident tensor */
   pthread_mutex_lock(&h->lock);
   int d = device_slot(h, device);
-  int s = session_slot(h, who, sg_now_ns(), false);
+  uint64_t now = sg_now_ns();
+  int s = session_slot(h, who, now, false);
   void *taken;
   sg_code rc = want && sg_map_get(&h->map, wn, &taken)
                    ? sg_error_set(err, SG_ALREADY_EXISTS, "result id '%s' is already in use (ids are 128 random "
@@ -253,7 +254,7 @@ static sg_code put_as(sv_handles *h, const char *device, const sv_owner *who, gr
   e->v = v;
   e->bytes = bytes;
   e->dev = d;
-  e->session = session_slot(h, who, sg_now_ns(), true);
+  e->session = session_slot(h, who, now, true);
   h->sessions[e->session].handles++;
   h->sessions[e->session].bytes += bytes;
   if (want) {
@@ -281,17 +282,27 @@ sg_code sv_handles_put_as(sv_handles *h, const char *device, const sv_owner *who
   return put_as(h, device, who, v, id, NULL, 0, err);
 }
 
-/* "DEVICE#" + 32 hex digits → its two halves; false when malformed. */
+/* Each byte's value as a lowercase hex digit, plus one; 0 for any other byte. */
+static const unsigned char HEX_PLUS_1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
+
+/* "DEVICE#" + 32 hex digits → its two halves; false when malformed. Every id of every
+ * op goes through here (a few times per eager op): a table, no branch per digit. */
 static bool parse_id(const char *id, uint64_t *n, uint64_t *tag) {
   const char *hash = strrchr(id, '#');
   if (!hash || strlen(hash + 1) != 32) return false;
+  const unsigned char *d = (const unsigned char *)hash + 1;
   uint64_t w[2] = {0, 0};
-  for (int i = 0; i < 32; i++) {
-    char c = hash[1 + i];
-    int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (x < 0) return false;
-    w[i / 16] = w[i / 16] << 4 | (uint64_t)x;
-  }
+  unsigned bad = 0;
+  for (int half = 0; half < 2; half++)
+    for (int i = 0; i < 16; i++) {
+      unsigned x = HEX_PLUS_1[d[16 * half + i]];
+      bad |= x == 0;
+      w[half] = w[half] << 4 | (uint64_t)((x - 1) & 15);
+    }
+  if (bad) return false;
   *n = w[0];
   *tag = w[1];
   return *n != 0;

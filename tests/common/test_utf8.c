@@ -45,10 +45,34 @@ static void invalid_text(void **state) {
   assert_false(sg_utf8_valid("\xff", 1, NULL));
 }
 
+/* ASCII is checked eight bytes at a time: a bad byte, or a valid multi-byte character,
+ * at every offset of runs of every length around that word size. */
+static void long_ascii_runs(void **state) {
+  (void)state;
+  char buf[48];
+  for (size_t n = 1; n <= 40; n++)
+    for (size_t k = 0; k < n; k++) {
+      memset(buf, 'a', n);
+      buf[k] = (char)0xff;
+      check(buf, n, false, k);
+      buf[k] = (char)0x80; /* a lone continuation byte */
+      check(buf, n, false, k);
+      if (k + 2 <= n) {
+        memcpy(buf + k, "\xc3\xa9", 2); /* é */
+        check(buf, n, true, n);
+        buf[k + 1] = 'a'; /* cut short */
+        check(buf, n, false, k);
+      }
+    }
+  memset(buf, 'a', sizeof buf);
+  check(buf, sizeof buf, true, sizeof buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(valid_text),
       cmocka_unit_test(invalid_text),
+      cmocka_unit_test(long_ascii_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

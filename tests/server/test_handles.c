@@ -58,6 +58,46 @@ static void put_get_release(void **state) {
   sv_handles_free(h); /* frees what is still live (LeakSanitizer checks) */
 }
 
+/* Client-chosen ids (EagerBatch results): exactly DEVICE# and 32 lowercase hex digits,
+ * the first 16 not all zero; one wrong byte anywhere is refused, and a lookup with it
+ * finds nothing. */
+static void client_chosen_ids(void **state) {
+  (void)state;
+  sv_handles *h = sv_handles_new(1 << 20, 1000, 1 << 20);
+  sg_error err = SG_ERROR_INIT;
+  const char *good = "cpu#0123456789abcdef0fedcba987654321";
+  assert_int_equal(sv_handles_put_as(h, "cpu", NULL, vec(2, 1.0f), good, &err), SG_OK);
+  gr_value *v = sv_handles_get(h, NULL, good, NULL, &err);
+  assert_non_null(v);
+  gr_value_release(v);
+  const char bad_bytes[] = {'g', 'A', 'F', '#', ' ', '/', ':', '`', (char)0x80, (char)0xff};
+  char id[48];
+  for (size_t k = 4; k < strlen(good); k++)
+    for (size_t b = 0; b < sizeof bad_bytes; b++) {
+      strcpy(id, good);
+      id[k] = bad_bytes[b];
+      assert_null(sv_handles_get(h, NULL, id, NULL, &err));
+      assert_int_equal(err.code, SG_NOT_FOUND);
+      sg_error_clear(&err);
+      assert_int_equal(sv_handles_put_as(h, "cpu", NULL, vec(1, 0.0f), id, &err), SG_INVALID_ARGUMENT);
+      assert_non_null(strstr(err.message, "not DEVICE#HEX"));
+      sg_error_clear(&err);
+    }
+  const char *refused[] = {"cpu#0000000000000000ffffffffffffffff", "cpu#0123456789abcdef0fedcba98765432",
+                           "cpu#0123456789abcdef0fedcba9876543210", "vulkan:0#0123456789abcdef0fedcba987654322",
+                           "cpu0123456789abcdef0fedcba9876543210", "cpu#"};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    assert_int_equal(sv_handles_put_as(h, "cpu", NULL, vec(1, 0.0f), refused[i], &err), SG_INVALID_ARGUMENT);
+    sg_error_clear(&err);
+  }
+  assert_int_equal(sv_handles_put_as(h, "cpu", NULL, vec(1, 0.0f), good, &err), SG_ALREADY_EXISTS);
+  sg_error_clear(&err);
+  uint64_t n, bytes;
+  sv_handles_stats(h, &n, &bytes);
+  assert_int_equal(n, 1); /* nothing refused was stored */
+  sv_handles_free(h);
+}
+
 static void limits(void **state) {
   (void)state;
   sv_handles *h = sv_handles_new(64, 3, 1 << 20);
@@ -237,6 +277,7 @@ static void ownership(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(put_get_release),
+      cmocka_unit_test(client_chosen_ids),
       cmocka_unit_test(limits),
       cmocka_unit_test(sessions),
       cmocka_unit_test(ownership),

@@ -287,6 +287,7 @@ class Client:
         self._max_message = None
         self._primitives = frozenset()
         self._stubs = {}
+        self._raw_stubs = {}  # the same methods taking encoded requests (bytes)
         self.daemon = None  # the LocalDaemon serving this client, when connect() started one
         self._closed = False
         self._eq = None  # the queue of asynchronous eager ops (eager_queue.queue_of makes it)
@@ -300,8 +301,9 @@ class Client:
     # -- generic ----------------------------------------------------------------
     def call(self, method_name, request=None, timeout=None):
         """Calls `method_name` ("Version", or "Health.Check"); `request` is a message of
-        the method's request type, a dict of its fields, or None (empty). Queued eager
-        ops are sent first (unless the method needs none of them)."""
+        the method's request type, a dict of its fields, None (empty), or its encoded
+        bytes (_wire.py). Queued eager ops are sent first (unless the method needs none
+        of them)."""
         eq = self._eq
         if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.inflight) and method_name not in _NO_FLUSH:
             eq.sync()
@@ -343,6 +345,12 @@ class Client:
         except KeyError:
             raise ValueError(f"stagd: unknown method {method_name!r}; known: "
                              f"{', '.join(sorted(self._methods))}") from None
+        if type(request) is bytes:  # already encoded (_wire.py): sent as it is
+            stub = self._raw_stubs.get(path)
+            if stub is None:
+                stub = self._raw_stubs[path] = self._channel.unary_unary(
+                    path, request_serializer=None, response_deserializer=reply_cls.FromString)
+            return stub, request, timeout if timeout is not None else self.timeout
         if request is None:
             request = req_cls()
         elif isinstance(request, dict):

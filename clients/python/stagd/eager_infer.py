@@ -32,7 +32,9 @@ def _meta(x):
 
 
 def broadcast(a, b):
-    """NumPy's broadcast of two shapes, or None when they do not broadcast."""
+    """NumPy's broadcast of two shapes (tuples), or None when they do not broadcast."""
+    if a == b:
+        return a
     out = []
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1

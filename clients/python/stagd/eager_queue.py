@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 
+from . import _wire
 from .client import StagdError, error_class
 
 DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
@@ -97,24 +98,24 @@ class EagerQueue:
         self.client = client
         self.bound = bound
         self.lock = threading.RLock()
-        self.ops = []      # EagerBatchOp messages
-        self.sites = []    # (file, line) of each op
+        self.ops = []      # the ops' encoded EagerBatchOps (_wire.batch_op)
+        self.info = []     # (file, line, result id, argument handle ids) of each op
         self.keep = []     # objects the queued ops need alive until they run
         self.releases = []  # handle ids to release after the queued ops
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
         self.batches = 0   # EagerBatch calls made (tests, benchmarks)
         self.sending = False  # in _send (a release from a GC there must not send again)
-        self.inflight = None  # (wait, ops, sites, keep) of the batch the daemon is running
+        self.inflight = None  # (wait, info, keep) of the batch the daemon is running
 
-    def push(self, op, values, device, result_id, dtype_num, shape, keep=None):
-        """Queues one op (values: its stagd.v1.Value arguments)."""
-        site = user_site()
-        msg = self.client.pb2.EagerBatchOp(op=op, args=values, device=device, result_id=result_id,
-                                           dtype=dtype_num, shape=shape)
+    def push(self, op, values, device, result_id, dtype_num, shape, handles=(), keep=None):
+        """Queues one op (values: its arguments' encoded stagd.v1.Values; handles: the ids
+        of the tensor handles among them)."""
+        file, line = user_site()
+        msg = _wire.batch_op(op, values, device, result_id, dtype_num, shape)
         with self.lock:
             self.ops.append(msg)
-            self.sites.append(site)
+            self.info.append((file, line, result_id, handles))
             if keep:
                 self.keep.append(keep)
             if len(self.ops) >= self.bound:
@@ -154,63 +155,62 @@ class EagerQueue:
         """Starts one EagerBatch of the queued ops once the batch in flight is done (lock
         held); its failures are recorded when it is waited for — at once with `block`
         (a sync point: a plain call, cheaper than a future when the reply is awaited)."""
-        ops, sites, self.ops, self.sites = self.ops, self.sites, [], []
+        ops, info, self.ops, self.info = self.ops, self.info, [], []
         keep, self.keep = self.keep, []
         releases, self.releases = self.releases, []
         self.sending = True
         try:
             self._wait()
             if self.failed:  # an op of the batch just done failed: its users fail here
-                ops, sites = self._prune(ops, sites)
+                ops, info = self._prune(ops, info)
             if ops or releases:
                 self.batches += 1
-                req = self.client.pb2.EagerBatchRequest(ops=ops, release_ids=releases)
+                req = _wire.batch_request(ops, releases)
                 if block:
-                    self.inflight = (lambda: self.client._call_now("EagerBatch", req), ops, sites, keep)
+                    self.inflight = (lambda: self.client._call_now("EagerBatch", req), info, keep)
                     self._wait()
                     return
                 try:
                     wait = self.client._call_async("EagerBatch", req)
                 except StagdError as e:
-                    self._fail_all(ops, sites, e)
+                    self._fail_all(info, e)
                 else:
-                    self.inflight = (wait, ops, sites, keep)
+                    self.inflight = (wait, info, keep)
         finally:
             self.sending = False
 
-    def _fail_all(self, ops, sites, e):
+    def _fail_all(self, info, e):
         """A batch that did not run: every op of it failed with e."""
         f0 = None
-        for i, o in enumerate(ops):
-            f = _Failure(type(e), _located(sites[i], e.details), e.code, e.reason)
+        for site in info:
+            f = _Failure(type(e), _located(site, e.details), e.code, e.reason)
             f0 = f0 or f
-            if o.result_id:
-                self.failed[o.result_id] = f
+            if site[2]:
+                self.failed[site[2]] = f
         self.deferred = self.deferred or f0
 
-    def _prune(self, ops, sites):
+    def _prune(self, ops, info):
         """The ops whose arguments no failed op made; the others' results are poisoned
         with the failure of the op that made their argument."""
-        kept_ops, kept_sites = [], []
-        for o, site in zip(ops, sites):
-            f = next((self.failed[a.handle.id] for a in o.args
-                      if a.WhichOneof("kind") == "handle" and a.handle.id in self.failed), None)
+        kept_ops, kept_info = [], []
+        for o, site in zip(ops, info):
+            f = next((self.failed[h] for h in site[3] if h in self.failed), None)
             if f is None:
                 kept_ops.append(o)
-                kept_sites.append(site)
-            elif o.result_id:
-                self.failed[o.result_id] = f
-        return kept_ops, kept_sites
+                kept_info.append(site)
+            elif site[2]:
+                self.failed[site[2]] = f
+        return kept_ops, kept_info
 
     def _wait(self):
         """Waits for the batch in flight (lock held) and records its failures."""
         if self.inflight is None:
             return
-        wait, ops, sites, keep = self.inflight
+        wait, info, keep = self.inflight
         try:
             reply = wait()
         except StagdError as e:
-            self._fail_all(ops, sites, e)
+            self._fail_all(info, e)
             return
         finally:
             self.inflight = None
@@ -221,13 +221,14 @@ class EagerQueue:
             f = failures.get(cause)
             if f is None:
                 cls = error_class(err.code, err.reason)
-                f = failures[cause] = _Failure(cls, _located(sites[cause], err.message), cls.code, err.reason or None)
+                f = failures[cause] = _Failure(cls, _located(info[cause], err.message), cls.code, err.reason or None)
                 self.deferred = self.deferred or f
-            rid = ops[err.index].result_id
+            rid = info[err.index][2]
             if rid:
                 self.failed[rid] = f
 
 
 
 def _located(site, message):
+    """message after the op's file:line (site: its info entry)."""
     return f"{site[0]}:{site[1]}: {message}"

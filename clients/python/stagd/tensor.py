@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from . import context, eager_queue, shm
+from . import _wire, context, eager_queue, shm
 from .client import ResourceExhausted, default_client, shared_ids
 from . import eager_infer
 from .eager_infer import infer
@@ -402,19 +402,23 @@ def _tensor_array(t):
 def eager(op, *args):
     """Runs op-table primitive `op` on args in the daemon (or stages it when an
     argument is Staged); records it on the active gradient tapes."""
-    if any(isinstance(a, Staged) for a in args) or context.tracing():
-        return apply(op, *[a.read_value() if isinstance(a, Variable) else a
-                           for a in args])
-    if any(isinstance(a, Variable) for a in args):  # ops read variables (and tapes watch)
-        args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
-    client = None
-    for a in args:  # the daemon that holds the arguments
-        if isinstance(a, Tensor):
-            client = a._c
-            break
+    client, plain = None, True  # the daemon that holds the arguments; no Staged or Variable
+    for a in args:
+        if type(a) is Tensor:
+            if client is None:
+                client = a._c
+        elif isinstance(a, (Staged, Variable)):
+            plain = False
+    if not plain or context.traces:
+        if any(isinstance(a, Staged) for a in args) or context.tracing():
+            return apply(op, *[a.read_value() if isinstance(a, Variable) else a
+                               for a in args])
+        if not plain:  # ops read variables (and tapes watch)
+            args = tuple(a.read_value() if isinstance(a, Variable) else a for a in args)
+            client = next((a._c for a in args if isinstance(a, Tensor)), None)
     if client is None:
         client = default_client()
-    if eager_queue.enabled() and current_device() == "cpu":
+    if eager_queue._enabled[0] and current_device() == "cpu":
         meta = infer(op, args)
         if meta is not None:
             out = _queue_op(client, op, args, "cpu", meta)
@@ -443,13 +447,29 @@ def _queue_op(client, op, args, device, meta):
             t = _pending(client, device, meta)
             q.failed[t._id] = q.failed[a._id]
             return t
-    values, keep = _arg_values(client, args, device)
+    keep = []
+    values = [_arg_wire(client, a, device, keep) for a in args]
+    handles = tuple(a._id for a in args if isinstance(a, _Handle))
     if meta is None:
-        q.push(op, values, device, "", 0, (), keep)
+        q.push(op, values, device, "", 0, (), handles, keep)
         return None
     t = _pending(client, device, meta)
-    q.push(op, values, device, t._id, _DTYPE_NUMS[meta[0]], meta[1], keep)
+    q.push(op, values, device, t._id, _DTYPE_NUMS[meta[0]], t.shape, handles, keep)
     return t
+
+
+def _arg_wire(client, a, device, keep):
+    """_arg_value's Value as an encoded `args` field (_wire.py), for a queued op."""
+    if type(a) is Tensor:
+        eq = a._c._eq
+        if eq is not None and eq.failed:
+            eq.check(a._id)  # the op that made it failed: never read as a value
+        c = a._pbw
+        if c is None or c[0] is not a._id:
+            c = a._pbw = (a._id, _wire.arg_of_handle(a._id))
+        return c[1]
+    b = _wire.arg_of_scalar(a)
+    return b if b is not None else _wire.arg_of_message(_arg_value(client, a, device, keep))
 
 
 def _pending(client, device, meta):
@@ -459,7 +479,7 @@ def _pending(client, device, meta):
     t._id = eager_queue.new_id(device)
     t.dtype, t.shape = meta[0], tuple(meta[1])
     t.device = device
-    t._np = t._pbv = None
+    t._np = t._pbv = t._pbw = None
     return t
 
 
@@ -525,7 +545,8 @@ class _Handle:
 class Tensor(_Handle):
     """A tensor on a device in the daemon; this object holds its handle."""
 
-    __slots__ = ("_np", "_pbv")  # the fetched array; (id, its op-argument Value), made once
+    # the fetched array; (id, its op-argument Value), (id, that Value's bytes): made once
+    __slots__ = ("_np", "_pbv", "_pbw")
     __array_priority__ = 100  # ndarray op Tensor → Tensor's reflected operator
 
     def __init__(self, *a, **k):
@@ -537,7 +558,7 @@ class Tensor(_Handle):
             return Variable._from_handle(h, client)
         t = object.__new__(cls)
         t._bind(h, client)
-        t._np = t._pbv = None
+        t._np = t._pbv = t._pbw = None
         return t
 
     # -- data
@@ -641,7 +662,7 @@ class Tensor(_Handle):
             a, b = getattr(self, f), getattr(new, f)
             setattr(self, f, b)
             setattr(new, f, a)
-        self._np = self._pbv = new._pbv = None
+        self._np = self._pbv = new._pbv = self._pbw = new._pbw = None
 
     @property
     def T(self):

@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+"""_wire.py — protobuf wire bytes of the messages on the eager hot path, written directly
+(docs/performance.md "Eager ops encoded without message objects").
+
+A queued eager op (eager_queue.py) used to be an `EagerBatchOp` message built from
+`Value` messages, copied again into the `EagerBatchRequest` and serialised when the batch
+was sent: a third of the client's time per op. The functions here give the same bytes
+protobuf's encoder gives for those messages (fields in number order, defaults left out),
+so a batch is the concatenation of its ops' bytes. Only the shapes an op argument
+usually has are encoded here — a tensor handle, a Python bool, int or float; anything
+else is a `Value` message the caller serialises (`value_of_message`), so every case
+protobuf refuses (an int outside int64) is still refused by protobuf, with its error.
+tests/integration/test_wire.py parses what this module writes with the generated classes
+and compares it with the messages it stands for.
+"""
+import struct
+
+_pack_double = struct.Struct("<d").pack
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def varint(n):
+    """The base-128 varint of n ≥ 0 (a negative int64 as its two's complement)."""
+    if n < 0:
+        n += 1 << 64
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(tag, data):
+    """A length-delimited field: its tag byte, the length, the bytes."""
+    n = len(data)
+    return (bytes((tag, n)) if n < 0x80 else bytes((tag,)) + varint(n)) + data
+
+
+def string_field(tag, s):
+    return _field(tag, s.encode("utf-8")) if s else b""
+
+
+# Value (stagd.proto): none = 1, bool_value = 2, int_value = 3, float_value = 4,
+# string_value = 5, tensor = 6, handle = 7 (TensorHandle: id = 1). An op's argument is
+# the field `args` = 2 of EagerBatchOp holding one Value: the arg_of_* functions give
+# that whole field.
+_TRUE, _FALSE = b"\x12\x02\x10\x01", b"\x12\x02\x10\x00"
+
+
+def arg_of_handle(hid):
+    """args: Value{handle: TensorHandle{id: hid}}."""
+    return _field(0x12, _field(0x3A, string_field(0x0A, hid)))
+
+
+def arg_of_scalar(x):
+    """args: the Value of a Python bool, int (in int64) or float; None for anything else."""
+    t = type(x)
+    if t is float:
+        return b"\x12\x09\x21" + _pack_double(x)
+    if t is int:
+        return _field(0x12, b"\x18" + varint(x)) if _INT64_MIN <= x <= _INT64_MAX else None
+    if t is bool:
+        return _TRUE if x else _FALSE
+    return None
+
+
+def arg_of_message(v):
+    """args: a Value message (what this module leaves to protobuf)."""
+    return _field(0x12, v.SerializeToString())
+
+
+# EagerBatchOp: op = 1, args = 2, device = 3, result_id = 4, dtype = 5, shape = 6 (packed
+# int64). EagerBatchRequest: ops = 1, release_ids = 2. An op's fields but its arguments
+# and result id repeat from op to op: they are encoded once.
+_heads, _devices, _tails = {}, {}, {}
+
+
+def batch_op(op, args, device, result_id, dtype, shape):
+    """The field `ops` of an EagerBatchRequest holding one EagerBatchOp (args: arg_of_*'s
+    fields)."""
+    head = _heads.get(op)
+    if head is None:
+        head = _heads[op] = string_field(0x0A, op)
+    dev = _devices.get(device)
+    if dev is None:
+        dev = string_field(0x1A, device)
+        if len(_devices) < 64:
+            _devices[device] = dev
+    key = (dtype, shape)
+    tail = _tails.get(key)
+    if tail is None:
+        tail = (b"\x28" + varint(dtype) if dtype else b"") + \
+            (_field(0x32, b"".join(varint(d) for d in shape)) if shape else b"")
+        if len(_tails) < 4096:  # (shapes are many only in unusual programs)
+            _tails[key] = tail
+    rid = string_field(0x22, result_id)
+    return _field(0x0A, b"".join((head, *args, dev, rid, tail)))
+
+
+def batch_request(ops, release_ids):
+    """An EagerBatchRequest of ops (batch_op's bytes) and release_ids."""
+    return b"".join(ops) + b"".join(_field(0x12, r.encode("utf-8")) for r in release_ids)
