@@ -15,26 +15,53 @@
 
 enum { MAX_BATCH_OPS = 4096, MAX_SCAN_DEPTH = 64 };
 
+/* The result ids of the batch's failed ops, by hash (a batch of 4096 ops with 64
+ * arguments each looks up 262,144 ids: a scan of every failed id was quadratic). */
+typedef struct failed_id {
+  const char *id;
+  uint32_t cause; /* the batch index of the failed op that made it fail */
+  struct failed_id *next; /* same hash */
+} failed_id;
+
+static uint64_t id_hash(const char *id) { return sg_hash_bytes(id, strlen(id), 0x5eed); }
+
+/* The first cause recorded for `id`, or -1. */
+static int failed_lookup(const sg_map *failed, const char *id) {
+  void *v;
+  if (!failed->len || !sg_map_get(failed, id_hash(id), &v)) return -1;
+  for (const failed_id *f = v; f; f = f->next)
+    if (!strcmp(f->id, id)) return (int)f->cause;
+  return -1;
+}
+
+/* Records `id` as made by a failed op (the first record of an id stays). */
+static void failed_add(sg_map *failed, sg_arena *arena, const char *id, uint32_t cause) {
+  uint64_t h = id_hash(id);
+  void *v = NULL;
+  sg_map_get(failed, h, &v);
+  for (const failed_id *f = v; f; f = f->next)
+    if (!strcmp(f->id, id)) return;
+  failed_id *f = sg_arena_alloc(arena, sizeof *f);
+  *f = (failed_id){id, cause, v};
+  sg_map_put(failed, h, f);
+}
+
 /* The batch index of the failed op whose result `v` names (through tuples and records),
- * or -1. failed_ids[k] is the result id of failed op failed_idx[k]. */
-static int failed_cause(const Stagd__V1__Value *v, char *const *failed_ids, const uint32_t *failed_idx, size_t n,
-                        int depth) {
-  if (!n || depth > MAX_SCAN_DEPTH) return -1;
+ * or -1. */
+static int failed_cause(const Stagd__V1__Value *v, const sg_map *failed, int depth) {
+  if (!failed->len || depth > MAX_SCAN_DEPTH) return -1;
   switch (v->kind_case) {
-  case STAGD__V1__VALUE__KIND_HANDLE:
-    for (size_t k = 0; k < n; k++)
-      if (!strcmp(v->handle->id, failed_ids[k])) return (int)failed_idx[k];
-    return -1;
+  case STAGD__V1__VALUE__KIND_HANDLE: return failed_lookup(failed, v->handle->id);
   case STAGD__V1__VALUE__KIND_TUPLE:
     for (size_t i = 0; i < v->tuple->n_items; i++) {
-      int c = failed_cause(v->tuple->items[i], failed_ids, failed_idx, n, depth + 1);
+      int c = failed_cause(v->tuple->items[i], failed, depth + 1);
       if (c >= 0) return c;
     }
     return -1;
   case STAGD__V1__VALUE__KIND_RECORD:
     for (size_t i = 0; i < v->record->n_fields; i++) {
       const Stagd__V1__Value *f = v->record->fields[i]->value;
-      int c = f ? failed_cause(f, failed_ids, failed_idx, n, depth + 1) : -1;
+      int c = f ? failed_cause(f, failed, depth + 1) : -1;
       if (c >= 0) return c;
     }
     return -1;
@@ -79,15 +106,12 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
   if (q->n_ops > MAX_BATCH_OPS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "EagerBatch: %zu ops, at most %d per batch", q->n_ops, MAX_BATCH_OPS);
   size_t n = q->n_ops ? q->n_ops : 1;
-  char **failed_ids = sg_arena_calloc(call->arena, n, sizeof *failed_ids);
-  uint32_t *failed_idx = sg_arena_calloc(call->arena, n, sizeof *failed_idx);
+  sg_map failed = SG_MAP_INIT;
   r->errors = sg_arena_calloc(call->arena, n, sizeof *r->errors);
-  size_t nfailed = 0;
   for (size_t i = 0; i < q->n_ops; i++) {
     const Stagd__V1__EagerBatchOp *o = q->ops[i];
     int cause = -1;
-    for (size_t a = 0; a < o->n_args && cause < 0; a++)
-      cause = failed_cause(o->args[a], failed_ids, failed_idx, nfailed, 0);
+    for (size_t a = 0; a < o->n_args && cause < 0; a++) cause = failed_cause(o->args[a], &failed, 0);
     sg_error e = SG_ERROR_INIT;
     /* a cancelled or late call runs no more ops: each left fails with that reason */
     sg_code rc = sg_watch_poll("running an EagerBatch", &e);
@@ -108,11 +132,10 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
     be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
     r->errors[r->n_errors++] = be;
     sg_error_clear(&e);
-    if (*o->result_id && rc != SG_ALREADY_EXISTS) { /* an id in use still names its own value */
-      failed_ids[nfailed] = o->result_id;
-      failed_idx[nfailed++] = be->cause;
-    }
+    if (*o->result_id && rc != SG_ALREADY_EXISTS) /* an id in use still names its own value */
+      failed_add(&failed, call->arena, o->result_id, be->cause);
   }
+  sg_map_free(&failed);
   sv_owner who = sv_call_owner(call);
   for (size_t i = 0; i < q->n_release_ids; i++) sv_handles_release(sv_service_handles(sv), &who, q->release_ids[i]);
   (void)err;

@@ -256,6 +256,44 @@ def test_daemon_refuses_a_wrong_inferred_shape_and_a_reused_id(client):
     np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])  # the taken id still names x
 
 
+def test_causes_among_many_failures_in_one_batch(client):
+    """A full batch where half the ops fail: each later op names the first failed result
+    among its arguments (directly, or inside a tuple) as its cause, and the ops that use
+    none of them run (the daemon finds failed ids by hash)."""
+    pb2 = client.pb2
+    x = stagd.constant([1.0, 2.0])
+    client.sync()
+    hx = pb2.Value(handle=pb2.TensorHandle(id=x._id))
+    rid = [f"cpu#{i + 1:016x}{7 * i + 3:016x}" for i in range(4096)]
+    gone = pb2.Value(handle=pb2.TensorHandle(id="cpu#" + "9" * 32))  # never existed: fails
+    h = lambda i: pb2.Value(handle=pb2.TensorHandle(id=rid[i]))  # noqa: E731
+    ops = [pb2.EagerBatchOp(op="neg", args=[gone], result_id=rid[i], dtype=5, shape=[2])
+           for i in range(2048)]
+    for i in range(2048, 4096):
+        if i % 3 == 0:  # runs: x only
+            args = [hx, hx]
+        elif i % 3 == 1:  # fails: its first failed argument is op (i * 7) % 2048's
+            args = [hx, h((i * 7) % 2048), h(5)]
+        else:  # fails through a tuple, and through an op that failed in turn
+            args = [pb2.Value(tuple=pb2.Tuple(items=[hx, h(i - 1)])), hx]
+        ops.append(pb2.EagerBatchOp(op="+", args=args, result_id=rid[i], dtype=5, shape=[2]))
+    reply = client.call("EagerBatch", pb2.EagerBatchRequest(ops=ops, release_ids=rid))
+    errs = {e.index: e for e in reply.errors}
+    for i in range(2048):
+        assert errs[i].cause == i and errs[i].code == 5  # NotFound
+    want_ran = 0
+    for i in range(2048, 4096):
+        if i % 3 == 0:
+            assert i not in errs
+            want_ran += 1
+        elif i % 3 == 1:
+            assert errs[i].cause == (i * 7) % 2048, i
+        else:
+            j = i - 1  # op i - 1's cause: its own (the first half) or its argument's
+            assert errs[i].cause == (j if j < 2048 else (j * 7) % 2048), i
+    assert reply.ran == want_ran
+
+
 # ------------------------------------------------------------------ sync points
 
 def test_every_sync_point_flushes(client, tmp_path):
