@@ -413,11 +413,12 @@ static sg_code fetch_failed(sv_call *call, Stagd__V1__FetchReply *r, sg_code rc)
         !v->tensor->shm_keep) /* a staging file is the client's */
       sv_shm_remove(call->shm, v->tensor->shm);
   }
+  r->n_values = 0; /* (a reply that still goes out, with eager_first: no half a result) */
   return rc;
 }
 
-sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
-                   sg_error *err) {
+static sg_code fetch_ids(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                         sg_error *err) {
   const Stagd__V1__FetchRequest *q = (const void *)req_;
   Stagd__V1__FetchReply *r = (void *)reply_;
   sv_handles *h = sv_service_handles(sv);
@@ -436,6 +437,13 @@ sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, 
     if (rc) return fetch_failed(call, r, rc);
   }
   return SG_OK;
+}
+
+sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,
+                   sg_error *err) {
+  const Stagd__V1__FetchRequest *q = (const void *)req_;
+  Stagd__V1__FetchReply *r = (void *)reply_;
+  return sv_with_eager_first(sv, call, q->eager_first, &r->eager_first, &r->failed, fetch_ids, req_, reply_, err);
 }
 
 sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req_, ProtobufCMessage *reply_,

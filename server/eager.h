@@ -39,6 +39,14 @@ sg_code sv_h_eager_op(sv_service *sv, sv_call *call, const ProtobufCMessage *req
 /* EagerBatch (eager_batch.c). */
 sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                          sg_error *err);
+/* A call carrying queued eager ops (ExecuteRequest / FetchRequest.eager_first, NULL:
+ * none): they run first, as one EagerBatch whose reply goes in *first_reply; then `run`
+ * (the call's own handler) unless one of them failed. The call's failure — its own, or
+ * "not run" after a failed op — goes in *failed and the status is OK, so that the ops'
+ * reply reaches the client; a batch refused whole (too many ops) is the call's error. */
+sg_code sv_with_eager_first(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchRequest *first,
+                            Stagd__V1__EagerBatchReply **first_reply, Stagd__V1__EagerBatchError **failed,
+                            sv_handler run, const ProtobufCMessage *req, ProtobufCMessage *reply, sg_error *err);
 sg_code sv_h_fetch(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,
                    sg_error *err);
 sg_code sv_h_release(sv_service *sv, sv_call *call, const ProtobufCMessage *req, ProtobufCMessage *reply,

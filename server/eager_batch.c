@@ -8,10 +8,14 @@
  * never silently wrong. An op that fails is reported by index, and so is every later op
  * that names the result of a failed op (its `cause`); the others still run, in order.
  * Then the batch's release_ids are released (tensors the client dropped meanwhile).
+ * Execute and Fetch carry a batch the same way (`eager_first`, sv_with_eager_first), so
+ * a sync point after queued ops is one round trip.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "eager.h"
+#include "transport.h"
 
 enum { MAX_BATCH_OPS = 4096, MAX_SCAN_DEPTH = 64 };
 
@@ -139,5 +143,30 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
   sv_owner who = sv_call_owner(call);
   for (size_t i = 0; i < q->n_release_ids; i++) sv_handles_release(sv_service_handles(sv), &who, q->release_ids[i]);
   (void)err;
+  return SG_OK;
+}
+
+sg_code sv_with_eager_first(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchRequest *first,
+                            Stagd__V1__EagerBatchReply **first_reply, Stagd__V1__EagerBatchError **failed,
+                            sv_handler run, const ProtobufCMessage *req, ProtobufCMessage *reply, sg_error *err) {
+  if (!first) return run(sv, call, req, reply, err);
+  Stagd__V1__EagerBatchReply *br = sg_arena_alloc(call->arena, sizeof *br);
+  stagd__v1__eager_batch_reply__init(br);
+  sg_code rc = sv_h_eager_batch(sv, call, &first->base, &br->base, err);
+  if (rc) return rc; /* refused whole: nothing ran */
+  *first_reply = br;
+  rc = br->n_errors ? sg_error_set(err, SG_FAILED_PRECONDITION,
+                                   "not run: op %u of the eager ops sent with this call failed", br->errors[0]->index)
+                    : run(sv, call, req, reply, err);
+  if (!rc) return SG_OK;
+  Stagd__V1__EagerBatchError *f = sg_arena_alloc(call->arena, sizeof *f);
+  stagd__v1__eager_batch_error__init(f);
+  f->code = (int32_t)rc;
+  char *details = sv_error_details(err); /* with its location, as the status details would say */
+  f->message = sg_arena_strdup(call->arena, details);
+  free(details);
+  if (err->reason) f->reason = (char *)sg_reason_name(err->reason);
+  *failed = f;
+  sg_error_clear(err);
   return SG_OK;
 }

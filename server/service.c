@@ -99,6 +99,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   r->max_message_bytes = sv->cfg->max_message_bytes;
   if (call->shm) r->shm_dir = (char *)sv_shm_dir(call->shm);
   r->shm_staging = call->shm != NULL;
+  r->eager_first = true;
   size_t np = 0;
   while (gr_primitive_name(np)) np++;
   r->primitives = arena_array(call, np, sizeof *r->primitives);
@@ -512,8 +513,8 @@ sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteReques
   return rc;
 }
 
-static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
-                         ProtobufCMessage *reply_, sg_error *err) {
+static sg_code execute_graph(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                             ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__ExecuteRequest, q);
   REPLY(Stagd__V1__ExecuteReply, r);
   sg_code rc = execute_precheck(sv, q, 0, err);
@@ -523,6 +524,14 @@ static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *
   rc = sv_execute(sv, call, q, r, p, NULL, 0, err);
   gr_program_release(p);
   return rc;
+}
+
+static sg_code h_execute(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
+                         ProtobufCMessage *reply_, sg_error *err) {
+  REQUEST(Stagd__V1__ExecuteRequest, q);
+  REPLY(Stagd__V1__ExecuteReply, r);
+  return sv_with_eager_first(sv, call, q->eager_first, &r->eager_first, &r->failed, execute_graph, req_, reply_,
+                             err);
 }
 
 /* Grad: stages the gradient of a staged def (graph/program/ad_program.c) as a new graph. */

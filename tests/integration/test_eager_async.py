@@ -294,6 +294,133 @@ def test_causes_among_many_failures_in_one_batch(client):
     assert reply.ran == want_ran
 
 
+# --------------------------------------- a sync point carries the queued ops
+
+def _calls(client, method):
+    return {m.method: m.calls for m in client.stats().methods}.get(method, 0)
+
+
+def test_fetch_and_execute_carry_the_queued_ops(client):
+    """`.numpy()` and a stagd.function call after queued ops are one call each: the ops
+    travel as the call's eager_first (no EagerBatch call), and results are the same."""
+    @stagd.function
+    def f(t):
+        return t * 2.0 + 1.0
+
+    x = stagd.constant(np.arange(4, dtype=np.float32))
+    f(x)  # staged before counting
+    client.sync()
+    b0, f0, e0 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
+    y = stagd.exp(x) - 1.0
+    got = y.numpy()
+    z = y * 3.0
+    r = f(z)
+    b1, f1, e1 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
+    assert (b1 - b0, f1 - f0, e1 - e0) == (0, 1, 1)
+    stagd.set_eager_async(False)
+    try:  # the same, one call per op
+        want_y = stagd.exp(x) - 1.0
+        want = [want_y.numpy(), f(want_y * 3.0).numpy()]
+    finally:
+        stagd.set_eager_async(True)
+    np.testing.assert_array_equal(got, want[0])
+    np.testing.assert_array_equal(r.numpy(), want[1])
+    np.testing.assert_allclose(got, np.expm1(np.arange(4)), rtol=2e-7)
+
+
+def test_a_failed_carried_op_stops_the_call(client):
+    """When a carried op fails the daemon does not run the call: a staged update of a
+    Variable is not applied, and the op's error is raised with its line."""
+    v = stagd.Variable(np.zeros(2, np.float32))
+
+    @stagd.function
+    def bump(t):
+        v.assign_add(t)
+        return v.read_value()
+
+    bump(stagd.constant([1.0, 1.0]))
+    t = stagd.constant([1.0, 2.0])
+    client.sync()
+    client.call("Release", {"ids": [t._id]})
+    u = t * 3.0; line = _line()  # noqa: E702
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_async.py:{line}: op '\*'"):
+        bump(u)
+    np.testing.assert_array_equal(v.numpy(), [1.0, 1.0])  # bump did not run
+    ok = stagd.constant([2.0, 2.0]) + 1.0
+    np.testing.assert_array_equal(bump(ok).numpy(), [4.0, 4.0])
+
+
+def test_a_carried_calls_own_failure_is_the_plain_calls(client):
+    """The call's own error (after its ops ran) is raised as the plain call raises it:
+    same class, same message (with the staged code's location), and the ops' results
+    are there."""
+    @stagd.function
+    def pick(t, i):
+        return t[i]
+
+    x = stagd.constant([1.0, 2.0, 3.0])
+    pick(x, 0)
+    client.sync()
+    with pytest.raises(stagd.IndexOutOfBounds) as plain:
+        pick(x, 7)
+    y = x + 1.0
+    assert len(queue(client).ops) == 1
+    with pytest.raises(stagd.IndexOutOfBounds) as carried:
+        pick(y, 7)
+    assert str(carried.value) == str(plain.value) and carried.value.code == plain.value.code
+    assert carried.value.reason == plain.value.reason
+    np.testing.assert_array_equal(y.numpy(), [2.0, 3.0, 4.0])  # the carried op ran
+    gone = x + 5.0
+    client.sync()
+    client.call("Release", {"ids": [gone._id]})
+    z = x * 2.0
+    with pytest.raises(stagd.NotFound, match="was released"):
+        client.call("Fetch", {"ids": [gone._id, z._id]})
+    np.testing.assert_array_equal(z.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_an_older_daemon_gets_the_ops_first(client):
+    """Without Version's eager_first (an older daemon would drop the field) the ops go
+    as their own EagerBatch first."""
+    x = stagd.constant([1.0, 2.0])
+    client.sync()
+    client._version_facts()
+    client._eager_first = False
+    try:
+        b0 = _calls(client, "EagerBatch")
+        y = x + 1.0
+        np.testing.assert_array_equal(y.numpy(), [2.0, 3.0])
+        assert _calls(client, "EagerBatch") == b0 + 1
+    finally:
+        client._eager_first = True
+
+
+def test_eager_first_on_the_wire(client):
+    """The daemon's side: ops run before the call; a failed op skips the call (FAILED_
+    PRECONDITION "not run", the status OK so that both replies arrive); a batch over the
+    limit is the call's error and runs nothing."""
+    pb2 = client.pb2
+    x = stagd.constant([1.0, 2.0])
+    client.sync()
+    assert client.call("Version").eager_first
+    hx = pb2.Value(handle=pb2.TensorHandle(id=x._id))
+    rid = "cpu#" + "4" * 32
+    op = pb2.EagerBatchOp(op="neg", args=[hx], result_id=rid, dtype=5, shape=[2])
+    r = client.call("Fetch", pb2.FetchRequest(ids=[rid], eager_first=pb2.EagerBatchRequest(ops=[op])))
+    assert r.eager_first.ran == 1 and not r.HasField("failed")
+    assert np.frombuffer(r.values[0].tensor.data, np.float32).tolist() == [-1.0, -2.0]
+    bad = pb2.EagerBatchOp(op="neg", args=[pb2.Value(handle=pb2.TensorHandle(id="cpu#" + "5" * 32))],
+                           result_id="cpu#" + "6" * 32, dtype=5, shape=[2])
+    r = client.call("Fetch", pb2.FetchRequest(ids=[rid], eager_first=pb2.EagerBatchRequest(
+        ops=[op, bad], release_ids=[rid])))
+    assert r.eager_first.ran == 0 and [e.index for e in r.eager_first.errors] == [0, 1]  # rid in use
+    assert r.failed.code == 9 and "not run: op 0" in r.failed.message and not r.values
+    with pytest.raises(stagd.InvalidArgument, match="at most 4096"):
+        client.call("Fetch", pb2.FetchRequest(ids=[x._id], eager_first=pb2.EagerBatchRequest(
+            ops=[bad] * 4097)))
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])
+
+
 # ------------------------------------------------------------------ sync points
 
 def test_every_sync_point_flushes(client, tmp_path):

@@ -39,6 +39,11 @@ def _field(tag, data):
     return (bytes((tag, n)) if n < 0x80 else bytes((tag,)) + varint(n)) + data
 
 
+def message_field(number, data):
+    """A length-delimited field of any number (its tag a varint)."""
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
 def string_field(tag, s):
     return _field(tag, s.encode("utf-8")) if s else b""
 

@@ -17,7 +17,7 @@ import threading
 import time
 import weakref
 
-from . import _proto
+from . import _proto, _wire
 
 DEFAULT_ADDR = "127.0.0.1:7420"
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
@@ -211,6 +211,9 @@ def _methods(pb2):
 
 
 _HANDLE_METHODS = frozenset(("Put", "EagerOp", "EagerBatch", "Execute", "RunModel"))
+# The calls that carry queued eager ops (the field number of their eager_first): a sync
+# point after eager ops is then one round trip (docs/client.md "Asynchronous eager").
+_CARRIES = {"Execute": 8, "Fetch": 4}
 # calls that need no queued eager op to have run (eager_queue.py): every other call
 # sends the queue first
 # (Session: the renewing thread must not take a failure the user's next sync raises;
@@ -258,6 +261,7 @@ class Client:
         self._shm = None  # the daemon's shm directory (asked once, with Version), or ""
         self._staging = None  # its staging file there: shm.staging_of (tensors layer) makes it
         self._shm_staging = False  # whether the daemon takes staging files (asked with Version)
+        self._eager_first = False  # whether Execute and Fetch carry queued eager ops (Version)
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(16).hex() if session else None
         token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
@@ -306,8 +310,21 @@ class Client:
         of them)."""
         eq = self._eq
         if eq is not None and (eq.ops or eq.releases or eq.deferred or eq.inflight) and method_name not in _NO_FLUSH:
+            if method_name in _CARRIES and type(request) is not bytes and self._carries_eager():
+                return eq.call_carrying(method_name, request, timeout)  # one round trip for both
             eq.sync()
         return self._call_now(method_name, request, timeout)
+
+    def _carries_eager(self):
+        """Whether the daemon takes queued eager ops with Execute and Fetch (Version)."""
+        self._version_facts()
+        return self._eager_first
+
+    def _encode_carrying(self, method_name, request, batch):
+        """`request` of `method_name` (Execute or Fetch) encoded, with the encoded
+        EagerBatchRequest `batch` as its eager_first."""
+        req = self._request_message(method_name, request)
+        return req.SerializeToString() + _wire.message_field(_CARRIES[method_name], batch)
 
     def _call_now(self, method_name, request=None, timeout=None):
         stub, request, timeout = self._prepare(method_name, request, timeout)
@@ -351,19 +368,25 @@ class Client:
                 stub = self._raw_stubs[path] = self._channel.unary_unary(
                     path, request_serializer=None, response_deserializer=reply_cls.FromString)
             return stub, request, timeout if timeout is not None else self.timeout
-        if request is None:
-            request = req_cls()
-        elif isinstance(request, dict):
-            request = req_cls(**request)
-        elif not isinstance(request, req_cls):
-            raise TypeError(f"stagd: {method_name} takes a {req_cls.__name__}, "
-                            f"not {type(request).__name__}")
+        request = self._request_message(method_name, request)
         stub = self._stubs.get(path)
         if stub is None:
             stub = self._channel.unary_unary(path, request_serializer=req_cls.SerializeToString,
                                              response_deserializer=reply_cls.FromString)
             self._stubs[path] = stub
         return stub, request, timeout if timeout is not None else self.timeout
+
+    def _request_message(self, method_name, request):
+        """request (a message, a dict of its fields, or None) as the method's message."""
+        req_cls = self._methods[method_name][1]
+        if request is None:
+            return req_cls()
+        if isinstance(request, dict):
+            return req_cls(**request)
+        if not isinstance(request, req_cls):
+            raise TypeError(f"stagd: {method_name} takes a {req_cls.__name__}, "
+                            f"not {type(request).__name__}")
+        return request
 
     def _version_facts(self):
         if self._max_message is None:
@@ -374,6 +397,7 @@ class Client:
             usable = self._shm_wanted and v.shm_dir and os.access(v.shm_dir, os.W_OK | os.X_OK)
             self._shm = v.shm_dir if usable else ""
             self._shm_staging = bool(self._shm) and v.shm_staging  # (an older daemon: files of their own)
+            self._eager_first = v.eager_first  # (an older daemon would drop the ops it ignores)
 
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""

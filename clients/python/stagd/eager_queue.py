@@ -76,7 +76,9 @@ class _Failure:
         self.cls, self.message, self.code, self.reason = cls, message, code, reason
 
     def exception(self):
-        return self.cls(self.message, self.code, self.reason)
+        e = self.cls(self.message, self.code, self.reason)
+        e.queued_op = True  # a queued op's failure, not the call's that raised it (no retry)
+        return e
 
 
 def queue_of(client):
@@ -150,6 +152,52 @@ class EagerQueue:
             f, self.deferred = self.deferred, None
         if f is not None:
             raise f.exception()
+
+    def call_carrying(self, method, request, timeout=None):
+        """Calls `method` (Execute or Fetch, a sync point) with the queued ops as its
+        eager_first: the daemon runs them, then the call — one round trip. A failed op
+        is raised as at sync() (the daemon did not run the call); the call's own failure
+        comes back in the reply's `failed` and is raised as the plain call raises it."""
+        client = self.client
+        with self.lock:
+            self._wait()
+            if self.deferred is not None:
+                self.sync()  # sends the ops and raises that failure, as a plain sync point
+            ops, info, self.ops, self.info = self.ops, self.info, [], []
+            keep, self.keep = self.keep, []
+            releases, self.releases = self.releases, []
+            if self.failed:
+                ops, info = self._prune(ops, info)
+            if not ops and not releases:
+                return client._call_now(method, request, timeout)
+            self.batches += 1
+            data = client._encode_carrying(method, request, _wire.batch_request(ops, releases))
+            got = []
+
+            def wait():
+                try:
+                    got.append(client._call_now(method, data, timeout))
+                except StagdError as e:
+                    got.append(e)
+                    raise
+                return got[0].eager_first
+            self.sending = True
+            try:
+                self.inflight = (wait, info, keep)
+                self._wait()
+            finally:
+                self.sending = False
+            f, self.deferred = self.deferred, None
+        if f is not None:
+            raise f.exception()
+        reply = got[0]
+        if isinstance(reply, StagdError):  # (no op to blame: only releases were sent)
+            raise reply
+        if reply.HasField("failed"):
+            e = reply.failed
+            cls = error_class(e.code, e.reason)
+            raise cls(e.message, cls.code, e.reason or None)
+        return reply
 
     def _send(self, block=False):
         """Starts one EagerBatch of the queued ops once the batch in flight is done (lock

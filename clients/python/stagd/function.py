@@ -589,8 +589,8 @@ class Function:
         try:
             try:
                 reply = client.call("Execute", req)
-            except NotFound:
-                if restage is None:
+            except NotFound as e:
+                if restage is None or getattr(e, "queued_op", False):  # (not the graph's)
                     raise
                 req.graph_id = restage()
                 reply = client.call("Execute", req)

@@ -272,7 +272,9 @@ def _run(program, entry, inputs):
     req = pb2.ExecuteRequest(graph_id=gid, args=values, return_handles=True, device=current_device())
     try:
         reply = client.call("Execute", req)
-    except NotFound:  # the daemon's graph cache dropped it: stage it again, once
+    except NotFound as e:  # the daemon's graph cache dropped it: stage it again, once
+        if getattr(e, "queued_op", False):  # (a queued op's failure, raised at this call)
+            raise
         req.graph_id = stage()
         reply = client.call("Execute", req)
     del keep

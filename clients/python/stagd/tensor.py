@@ -566,8 +566,7 @@ class Tensor(_Handle):
         """The value as a NumPy array (one Fetch; cached)."""
         if self._np is None:
             eq = self._c._eq
-            if eq is not None:  # queued ops run first; a failed one's result is an error
-                eq.sync()
+            if eq is not None:  # a failed op's result is an error (queued ops go with the Fetch)
                 eq.check(self._id)
             arr = _fetch_array(self._c, self._id, self.dtype, self.shape, self.device)
             arr.flags.writeable = False
