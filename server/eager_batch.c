@@ -19,41 +19,31 @@
 
 enum { MAX_BATCH_OPS = 4096, MAX_SCAN_DEPTH = 64 };
 
-/* The result ids of the batch's failed ops, by hash (a batch of 4096 ops with 64
- * arguments each looks up 262,144 ids: a scan of every failed id was quadratic). */
-typedef struct failed_id {
-  const char *id;
-  uint32_t cause; /* the batch index of the failed op that made it fail */
-  struct failed_id *next; /* same hash */
-} failed_id;
-
-static uint64_t id_hash(const char *id) { return sg_hash_bytes(id, strlen(id), 0x5eed); }
+/* The result ids of the batch's failed ops, interned (a batch of 4096 ops with 64
+ * arguments each looks up 262,144 ids: a scan of every failed id was quadratic), each
+ * with the batch index of the failed op that made it fail. */
+typedef struct failed_ids {
+  sg_intern ids;
+  sg_map cause; /* interned id → cause */
+} failed_ids;
 
 /* The first cause recorded for `id`, or -1. */
-static int failed_lookup(const sg_map *failed, const char *id) {
+static int failed_lookup(const failed_ids *f, const char *id) {
   void *v;
-  if (!failed->len || !sg_map_get(failed, id_hash(id), &v)) return -1;
-  for (const failed_id *f = v; f; f = f->next)
-    if (!strcmp(f->id, id)) return (int)f->cause;
-  return -1;
+  const char *k = f->cause.len ? sg_intern_find(&f->ids, id, strlen(id)) : NULL;
+  return k && sg_map_get(&f->cause, (uintptr_t)k, &v) ? (int)(uintptr_t)v : -1;
 }
 
 /* Records `id` as made by a failed op (the first record of an id stays). */
-static void failed_add(sg_map *failed, sg_arena *arena, const char *id, uint32_t cause) {
-  uint64_t h = id_hash(id);
-  void *v = NULL;
-  sg_map_get(failed, h, &v);
-  for (const failed_id *f = v; f; f = f->next)
-    if (!strcmp(f->id, id)) return;
-  failed_id *f = sg_arena_alloc(arena, sizeof *f);
-  *f = (failed_id){id, cause, v};
-  sg_map_put(failed, h, f);
+static void failed_add(failed_ids *f, const char *id, uint32_t cause) {
+  const char *k = sg_intern_str(&f->ids, id);
+  if (!sg_map_get(&f->cause, (uintptr_t)k, NULL)) sg_map_put(&f->cause, (uintptr_t)k, (void *)(uintptr_t)cause);
 }
 
 /* The batch index of the failed op whose result `v` names (through tuples and records),
  * or -1. */
-static int failed_cause(const Stagd__V1__Value *v, const sg_map *failed, int depth) {
-  if (!failed->len || depth > MAX_SCAN_DEPTH) return -1;
+static int failed_cause(const Stagd__V1__Value *v, const failed_ids *failed, int depth) {
+  if (!failed->cause.len || depth > MAX_SCAN_DEPTH) return -1;
   switch (v->kind_case) {
   case STAGD__V1__VALUE__KIND_HANDLE: return failed_lookup(failed, v->handle->id);
   case STAGD__V1__VALUE__KIND_TUPLE:
@@ -71,6 +61,16 @@ static int failed_cause(const Stagd__V1__Value *v, const sg_map *failed, int dep
     return -1;
   default: return -1;
   }
+}
+
+/* A failure as an EagerBatchError (in the call's arena): code, message, reason. */
+static Stagd__V1__EagerBatchError *batch_error(sv_call *call, sg_code rc, const sg_error *e, const char *message) {
+  Stagd__V1__EagerBatchError *be = sg_arena_alloc(call->arena, sizeof *be);
+  stagd__v1__eager_batch_error__init(be);
+  be->code = (int32_t)rc;
+  be->message = sg_arena_strdup(call->arena, message);
+  if (e->reason) be->reason = (char *)sg_reason_name(e->reason);
+  return be;
 }
 
 /* INTERNAL unless `res` is a tensor of the dtype and shape the client inferred. */
@@ -110,7 +110,8 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
   if (q->n_ops > MAX_BATCH_OPS)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "EagerBatch: %zu ops, at most %d per batch", q->n_ops, MAX_BATCH_OPS);
   size_t n = q->n_ops ? q->n_ops : 1;
-  sg_map failed = SG_MAP_INIT;
+  failed_ids failed = {.cause = SG_MAP_INIT};
+  sg_intern_init(&failed.ids);
   r->errors = sg_arena_calloc(call->arena, n, sizeof *r->errors);
   for (size_t i = 0; i < q->n_ops; i++) {
     const Stagd__V1__EagerBatchOp *o = q->ops[i];
@@ -127,19 +128,16 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
       r->ran++;
       continue;
     }
-    Stagd__V1__EagerBatchError *be = sg_arena_alloc(call->arena, sizeof *be);
-    stagd__v1__eager_batch_error__init(be);
+    Stagd__V1__EagerBatchError *be = batch_error(call, rc, &e, e.message ? e.message : "failed");
     be->index = (uint32_t)i;
-    be->code = (int32_t)rc;
-    be->message = sg_arena_strdup(call->arena, e.message ? e.message : "failed");
-    if (e.reason) be->reason = (char *)sg_reason_name(e.reason);
     be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
     r->errors[r->n_errors++] = be;
     sg_error_clear(&e);
     if (*o->result_id && rc != SG_ALREADY_EXISTS) /* an id in use still names its own value */
-      failed_add(&failed, call->arena, o->result_id, be->cause);
+      failed_add(&failed, o->result_id, be->cause);
   }
-  sg_map_free(&failed);
+  sg_map_free(&failed.cause);
+  sg_intern_free(&failed.ids);
   sv_owner who = sv_call_owner(call);
   for (size_t i = 0; i < q->n_release_ids; i++) sv_handles_release(sv_service_handles(sv), &who, q->release_ids[i]);
   (void)err;
@@ -159,14 +157,9 @@ sg_code sv_with_eager_first(sv_service *sv, sv_call *call, const Stagd__V1__Eage
                                    "not run: op %u of the eager ops sent with this call failed", br->errors[0]->index)
                     : run(sv, call, req, reply, err);
   if (!rc) return SG_OK;
-  Stagd__V1__EagerBatchError *f = sg_arena_alloc(call->arena, sizeof *f);
-  stagd__v1__eager_batch_error__init(f);
-  f->code = (int32_t)rc;
   char *details = sv_error_details(err); /* with its location, as the status details would say */
-  f->message = sg_arena_strdup(call->arena, details);
+  *failed = batch_error(call, rc, err, details);
   free(details);
-  if (err->reason) f->reason = (char *)sg_reason_name(err->reason);
-  *failed = f;
   sg_error_clear(err);
   return SG_OK;
 }
