@@ -8,7 +8,7 @@ was sent: a third of the client's time per op. The functions here give the same 
 protobuf's encoder gives for those messages (fields in number order, defaults left out),
 so a batch is the concatenation of its ops' bytes. Only the shapes an op argument
 usually has are encoded here — a tensor handle, a Python bool, int or float; anything
-else is a `Value` message the caller serialises (`value_of_message`), so every case
+else is a `Value` message the caller serialises (`arg_of_message`), so every case
 protobuf refuses (an int outside int64) is still refused by protobuf, with its error.
 tests/integration/test_wire.py parses what this module writes with the generated classes
 and compares it with the messages it stands for.
@@ -34,14 +34,16 @@ def varint(n):
 
 
 def _field(tag, data):
-    """A length-delimited field: its tag byte, the length, the bytes."""
+    """A length-delimited field: its tag (field number << 3 | 2), the length, the bytes."""
     n = len(data)
-    return (bytes((tag, n)) if n < 0x80 else bytes((tag,)) + varint(n)) + data
+    if tag < 0x80 and n < 0x80:
+        return bytes((tag, n)) + data
+    return varint(tag) + varint(n) + data
 
 
 def message_field(number, data):
-    """A length-delimited field of any number (its tag a varint)."""
-    return varint(number << 3 | 2) + varint(len(data)) + data
+    """Field `number` holding an encoded message."""
+    return _field(number << 3 | 2, data)
 
 
 def string_field(tag, s):

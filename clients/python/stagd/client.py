@@ -211,9 +211,9 @@ def _methods(pb2):
 
 
 _HANDLE_METHODS = frozenset(("Put", "EagerOp", "EagerBatch", "Execute", "RunModel"))
-# The calls that carry queued eager ops (the field number of their eager_first): a sync
-# point after eager ops is then one round trip (docs/client.md "Asynchronous eager").
-_CARRIES = {"Execute": 8, "Fetch": 4}
+# The calls that carry queued eager ops (their request's eager_first): a sync point after
+# eager ops is then one round trip (docs/client.md "Asynchronous eager").
+_CARRIES = frozenset(("Execute", "Fetch"))
 # calls that need no queued eager op to have run (eager_queue.py): every other call
 # sends the queue first
 # (Session: the renewing thread must not take a failure the user's next sync raises;
@@ -324,7 +324,8 @@ class Client:
         """`request` of `method_name` (Execute or Fetch) encoded, with the encoded
         EagerBatchRequest `batch` as its eager_first."""
         req = self._request_message(method_name, request)
-        return req.SerializeToString() + _wire.message_field(_CARRIES[method_name], batch)
+        number = req.DESCRIPTOR.fields_by_name["eager_first"].number
+        return req.SerializeToString() + _wire.message_field(number, batch)
 
     def _call_now(self, method_name, request=None, timeout=None):
         stub, request, timeout = self._prepare(method_name, request, timeout)

@@ -106,7 +106,7 @@ class EagerQueue:
         self.releases = []  # handle ids to release after the queued ops
         self.failed = {}   # poisoned result id → _Failure
         self.deferred = None  # the first failure not raised yet
-        self.batches = 0   # EagerBatch calls made (tests, benchmarks)
+        self.batches = 0   # batches sent: EagerBatch calls, or carried by a call (tests, benchmarks)
         self.sending = False  # in _send (a release from a GC there must not send again)
         self.inflight = None  # (wait, info, keep) of the batch the daemon is running
 
@@ -163,35 +163,29 @@ class EagerQueue:
             self._wait()
             if self.deferred is not None:
                 self.sync()  # sends the ops and raises that failure, as a plain sync point
-            ops, info, self.ops, self.info = self.ops, self.info, [], []
-            keep, self.keep = self.keep, []
-            releases, self.releases = self.releases, []
-            if self.failed:
-                ops, info = self._prune(ops, info)
-            if not ops and not releases:
-                return client._call_now(method, request, timeout)
-            self.batches += 1
-            data = client._encode_carrying(method, request, _wire.batch_request(ops, releases))
             got = []
-
-            def wait():
-                try:
-                    got.append(client._call_now(method, data, timeout))
-                except StagdError as e:
-                    got.append(e)
-                    raise
-                return got[0].eager_first
             self.sending = True
             try:
-                self.inflight = (wait, info, keep)
-                self._wait()
+                ops, info, keep, releases = self._take()
+                if not ops and not releases:
+                    return client._call_now(method, request, timeout)
+                data = client._encode_carrying(method, request, _wire.batch_request(ops, releases))
+
+                def call():
+                    try:
+                        got.append(client._call_now(method, data, timeout))
+                    except StagdError as e:
+                        got.append(e)  # (recorded on the ops by _wait; kept for a batch of releases only)
+                        raise
+                    return got[0].eager_first
+                self._run(call, info, keep)
             finally:
                 self.sending = False
             f, self.deferred = self.deferred, None
         if f is not None:
             raise f.exception()
         reply = got[0]
-        if isinstance(reply, StagdError):  # (no op to blame: only releases were sent)
+        if isinstance(reply, StagdError):
             raise reply
         if reply.HasField("failed"):
             e = reply.failed
@@ -203,29 +197,43 @@ class EagerQueue:
         """Starts one EagerBatch of the queued ops once the batch in flight is done (lock
         held); its failures are recorded when it is waited for — at once with `block`
         (a sync point: a plain call, cheaper than a future when the reply is awaited)."""
+        self.sending = True
+        try:
+            ops, info, keep, releases = self._take()
+            if not ops and not releases:
+                return
+            req = _wire.batch_request(ops, releases)
+            if block:
+                self._run(lambda: self.client._call_now("EagerBatch", req), info, keep)
+                return
+            try:
+                wait = self.client._call_async("EagerBatch", req)
+            except StagdError as e:
+                self._fail_all(info, e)
+            else:
+                self.inflight = (wait, info, keep)
+        finally:
+            self.sending = False
+
+    def _take(self):
+        """Once the batch in flight is done (lock held): the queued ops, their info, what
+        they keep alive and the releases, taken from the queue and counted as a batch
+        when there are any; ops that use a failed op's result are left out (failed)."""
+        self._wait()
         ops, info, self.ops, self.info = self.ops, self.info, [], []
         keep, self.keep = self.keep, []
         releases, self.releases = self.releases, []
-        self.sending = True
-        try:
-            self._wait()
-            if self.failed:  # an op of the batch just done failed: its users fail here
-                ops, info = self._prune(ops, info)
-            if ops or releases:
-                self.batches += 1
-                req = _wire.batch_request(ops, releases)
-                if block:
-                    self.inflight = (lambda: self.client._call_now("EagerBatch", req), info, keep)
-                    self._wait()
-                    return
-                try:
-                    wait = self.client._call_async("EagerBatch", req)
-                except StagdError as e:
-                    self._fail_all(info, e)
-                else:
-                    self.inflight = (wait, info, keep)
-        finally:
-            self.sending = False
+        if self.failed:  # an op of the batch just done failed: its users fail here
+            ops, info = self._prune(ops, info)
+        if ops or releases:
+            self.batches += 1
+        return ops, info, keep, releases
+
+    def _run(self, call, info, keep):
+        """Makes a batch's call now and records its failures (`call` returns the
+        EagerBatchReply; lock held)."""
+        self.inflight = (call, info, keep)
+        self._wait()
 
     def _fail_all(self, info, e):
         """A batch that did not run: every op of it failed with e."""

@@ -175,9 +175,7 @@ def _arg_value(client, a, device, keep):
     `device` in pieces first and passed as a handle (kept alive in `keep`)."""
     pb2 = client.pb2
     if isinstance(a, (Tensor, Variable)):
-        eq = a._c._eq
-        if eq is not None and eq.failed:
-            eq.check(a._id)  # the op that made it failed: never read as a value
+        _check_made(a)
         if type(a) is Tensor:  # its Value made once (requests copy it), for the id it is for
             c = a._pbv
             if c is None or c[0] is not a._id:
@@ -210,6 +208,14 @@ def _arg_value(client, a, device, keep):
             return _arg_value(client, t, device, keep)
         return _np_value(pb2, arr)
     raise TypeError(f"stagd: cannot pass a {type(a).__name__} to an op: {a!r}")
+
+
+def _check_made(a):
+    """Raises the failure of the queued op that made handle `a`, if it failed: such a
+    handle is never read as a value."""
+    eq = a._c._eq
+    if eq is not None and eq.failed:
+        eq.check(a._id)
 
 
 def _fill_nested(client, v, a, device, keep):
@@ -461,9 +467,7 @@ def _queue_op(client, op, args, device, meta):
 def _arg_wire(client, a, device, keep):
     """_arg_value's Value as an encoded `args` field (_wire.py), for a queued op."""
     if type(a) is Tensor:
-        eq = a._c._eq
-        if eq is not None and eq.failed:
-            eq.check(a._id)  # the op that made it failed: never read as a value
+        _check_made(a)
         c = a._pbw
         if c is None or c[0] is not a._id:
             c = a._pbw = (a._id, _wire.arg_of_handle(a._id))
