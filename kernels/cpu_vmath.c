@@ -11,7 +11,9 @@
  * correctly rounded value, equal to glibc's expf/tanhf on all but a few inputs in a
  * million (tests/kernels/test_kernels.c measures both over a sweep). This file is built
  * with -ffp-contract=off, so every clone gives the same bits: results do not depend on
- * the machine's instruction set or on how a loop is split among threads.
+ * the machine's instruction set or on how a loop is split among threads; and with
+ * -fno-trapping-math, without which GCC keeps tanh's select as a branch (it may not run
+ * the division in lanes that do not use it) and leaves that loop scalar.
  *
  * exp: x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2; e^r by its Taylor series to
  * degree 11 (truncation error < 6e-15), scaled by 2^n built in the exponent bits.
