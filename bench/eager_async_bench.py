@@ -7,9 +7,11 @@ on the CPU, ratios printed (issue 23):
      sync at the end (the queue flushes every 256 ops on the way).
      Then the daemon's own share: EagerBatch's daemon-side time per op (Stats RPC).
   2. the eager MLP training step (32x64 -> 64 tanh -> 10, mean squared error, SGD):
-     GradientTape over Variables, the step's ops and updates queued and sent at the
-     step's end (one sync per step: the loss is read every step), against PyTorch
-     autograd with the same sizes.
+     GradientTape over Variables, the step's ops, its gradient (a queued call) and its
+     updates queued; "async" syncs at every step's end (a round trip a step, as when the
+     loss is read every step), "pipelined" once after every 10 steps (consecutive steps
+     travel in the same batches, as a loop that reads the loss now and then), "sync" is
+     one RPC per op; against PyTorch autograd with the same sizes.
 
 Run (the release build is the fair one):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python OMP_WAIT_POLICY=PASSIVE \\
@@ -83,38 +85,54 @@ def daemon_per_op(rounds, n=4000):
     return best
 
 
+MLP_STEPS = 10  # steps per timed call of each MLP contender
+
+
 def mlp_contenders(torch, lr=mlp_step.LR):
     x, y, params = mlp_step.stagd_setup(stagd)
     client = x._c
 
-    def step():
-        loss = mlp_step.stagd_step(stagd, x, y, params, lr)
-        client.sync()
-        return loss
+    def steps():
+        for _ in range(MLP_STEPS):
+            mlp_step.stagd_step(stagd, x, y, params, lr)
+            client.sync()
 
-    def sync_step():
+    def pipelined():
+        for _ in range(MLP_STEPS):
+            mlp_step.stagd_step(stagd, x, y, params, lr)
+        client.sync()
+
+    def sync_steps():
         stagd.set_eager_async(False)
         try:
-            step()
+            steps()
         finally:
             stagd.set_eager_async(True)
 
-    out = {"async": step, "sync": sync_step}
+    out = {"async": steps, "pipelined": pipelined, "sync": sync_steps}
     if torch is not None:
-        out["torch"] = mlp_step.torch_step(torch, lr)
+        step = mlp_step.torch_step(torch, lr)
+
+        def torch_steps():
+            for _ in range(MLP_STEPS):
+                step()
+        out["torch"] = torch_steps
     return out
 
 
 def show(title, res, per):
     print(title)
     for k, secs in res.items():
-        print(f"  {k:8s} {peers.median(secs) / per * 1e6:10.2f} us  "
+        print(f"  {k:10s} {peers.median(secs) / per * 1e6:10.2f} us  "
               f"({min(secs) / per * 1e6:.2f}-{max(secs) / per * 1e6:.2f})")
     a = peers.median(res["async"])
     print(f"  async vs sync: {peers.median(res['sync']) / a:.1f}x faster")
     if "torch" in res:
         t = peers.median(res["torch"])
-        print(f"  async / torch time: {a / t:.1f}x   (torch/async throughput: {t / a:.2f}x)")
+        for k in ("async", "pipelined"):
+            if k in res:
+                m = peers.median(res[k])
+                print(f"  {k} / torch time: {m / t:.1f}x   (torch/{k} throughput: {t / m:.2f}x)")
 
 
 def main():
@@ -131,8 +149,8 @@ def main():
         show(f"one eager op, x + y on 4x4 float32 (per op, {a.ops} ops a run)", res, a.ops)
         print(f"  daemon-side per queued op (EagerBatch of 4000, best of {a.rounds}): "
               f"{daemon_per_op(a.rounds):.2f} us")
-        res = peers.alternate(mlp_contenders(torch), a.rounds, a.steps)
-        show("eager MLP step, 32x64 -> 64 tanh -> 10, SGD (per step)", res, 1)
+        res = peers.alternate(mlp_contenders(torch), a.rounds, max(1, a.steps // MLP_STEPS))
+        show("eager MLP step, 32x64 -> 64 tanh -> 10, SGD (per step)", res, MLP_STEPS)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,19 @@ sg_code sv_h_session(sv_service *sv, sv_call *call, const ProtobufCMessage *req,
 sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q, Stagd__V1__ExecuteReply *r,
                    gr_program *p, gr_value *const *extra, int n_extra, sg_error *err);
 
+/* Program p run on request Values (handles looked up as call's, `extra` boxed values
+ * appended, borrowed) on `device`; tensor results stay resident on a Vulkan device when
+ * keep_on_device. *res: the result, *printed: its printed output (malloc'd, may be NULL).
+ * Execute and EagerBatch's queued calls share it (service.c). */
+sg_code sv_run_program(sv_service *sv, sv_call *call, gr_program *p, const char *entry,
+                       Stagd__V1__Value *const *argv, size_t n_args, gr_value *const *extra, int n_extra,
+                       const char *device, bool keep_on_device, gr_value **res, char **printed, sg_error *err);
+/* The staged graph `id`; when the daemon no longer keeps it (or id is empty) and sexpr is
+ * given, sexpr staged now with `entry` (a program staging under another id is refused).
+ * New reference; NULL with err (NOT_FOUND: no such graph and no sexpr). */
+gr_program *sv_program_or_stage(sv_service *sv, const char *id, const char *sexpr, const char *entry,
+                                const char *file, sg_error *err);
+
 /* The service's handle store (service.c). */
 sv_handles *sv_service_handles(sv_service *sv);
 

@@ -9,12 +9,15 @@
  * that names the result of a failed op (its `cause`); the others still run, in order.
  * Then the batch's release_ids are released (tensors the client dropped meanwhile).
  * Execute and Fetch carry a batch the same way (`eager_first`, sv_with_eager_first), so
- * a sync point after queued ops is one round trip.
+ * a sync point after queued ops is one round trip. An op may also be a call of a staged
+ * graph (EagerCall: the client's tape gradients), its results stored under the client's
+ * ids after each is checked against the dtype and shape the client declared.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "eager.h"
+#include "kn.h"
 #include "transport.h"
 
 enum { MAX_BATCH_OPS = 4096, MAX_SCAN_DEPTH = 64 };
@@ -73,6 +76,14 @@ static Stagd__V1__EagerBatchError *batch_error(sv_call *call, sg_code rc, const 
   return be;
 }
 
+/* Whether a tensor of kn dtype dt and shape sh[0, nd) is the declared one (a DType
+ * number and shape). */
+static bool declared(int dtype, const int64_t *shape, size_t n_shape, int dt, int nd, const int64_t *sh) {
+  bool same = dtype == dt + 1 && (size_t)nd == n_shape;
+  for (int i = 0; same && i < nd; i++) same = sh[i] == shape[i];
+  return same;
+}
+
 /* INTERNAL unless `res` is a tensor of the dtype and shape the client inferred. */
 static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res, sg_error *err) {
   int dt, nd;
@@ -80,12 +91,122 @@ static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res,
   if (!gr_value_tensor_meta(res, &dt, &nd, &sh))
     return sg_error_set(err, SG_INTERNAL, "op '%s': the result is not a tensor, so it cannot be queued (the client "
                         "should have run it synchronously)", o->op);
-  bool same = (int)o->dtype == dt + 1 && (size_t)nd == o->n_shape;
-  for (int i = 0; same && i < nd; i++) same = sh[i] == o->shape[i];
-  if (same) return SG_OK;
+  if (declared((int)o->dtype, o->shape, o->n_shape, dt, nd, sh)) return SG_OK;
   return sg_error_set(err, SG_INTERNAL, "op '%s': the client inferred dtype %d and %zu dimensions for its result, "
                       "the daemon computed dtype %d and %d dimensions (a client inference bug; set "
                       "STAGD_EAGER_SYNC=1 to work around it)", o->op, (int)o->dtype - 1, o->n_shape, dt, nd);
+}
+
+/* Result k of a queued call as it is stored: a tensor of the declared dtype and shape
+ * (else INTERNAL: the client's inference was wrong), or a number made a tensor of the
+ * declared dtype filling the declared shape (the optimizer may fold a gradient to a
+ * number). Takes over the reference to v; *out: a new one. */
+static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__EagerCallResult *d, size_t k,
+                           const char *device, gr_value *v, gr_value **out, sg_error *err) {
+  *out = NULL;
+  int dt, nd;
+  const int64_t *sh;
+  bool b;
+  int64_t i;
+  double f;
+  gr_value_kind kind = gr_value_kind_of(v);
+  sg_code rc = SG_OK;
+  if (d->dtype < STAGD__V1__DTYPE__DTYPE_BOOL || d->dtype > STAGD__V1__DTYPE__DTYPE_FLOAT64 ||
+      d->n_shape > KN_MAX_DIMS)
+    rc = sg_error_set(err, SG_INVALID_ARGUMENT, "call result %zu: no dtype, or more than %d dimensions", k,
+                      KN_MAX_DIMS);
+  else if (gr_value_tensor_meta(v, &dt, &nd, &sh)) {
+    if (declared((int)d->dtype, d->shape, d->n_shape, dt, nd, sh)) {
+      *out = v;
+      return SG_OK;
+    }
+    char *got = gr_value_describe(v);
+    sg_buf want = SG_BUF_INIT;
+    sg_buf_printf(&want, "%s tensor of shape (", kn_dtype_name((kn_dtype)(d->dtype - 1)));
+    for (size_t j = 0; j < d->n_shape; j++) sg_buf_printf(&want, "%s%lld", j ? ", " : "", (long long)d->shape[j]);
+    sg_buf_puts(&want, d->n_shape == 1 ? ",)" : ")");
+    rc = sg_error_set(err, SG_INTERNAL, "call result %zu: the client inferred a %s, the graph returned a %s (a "
+                      "client inference bug; set STAGD_EAGER_SYNC=1 to work around it)", k, want.data, got);
+    sg_buf_free(&want);
+    free(got);
+  } else if ((kind == GR_VALUE_BOOL || kind == GR_VALUE_INT || kind == GR_VALUE_FLOAT) &&
+             gr_value_scalar(v, &b, &i, &f)) {
+    kn_dtype want = (kn_dtype)(d->dtype - 1);
+    int64_t shape[KN_MAX_DIMS];
+    uint64_t n = 1;
+    for (size_t j = 0; j < d->n_shape; j++) n *= (uint64_t)(shape[j] = d->shape[j]);
+    sv_owner who = sv_call_owner(call);
+    if (kind == GR_VALUE_INT && d->n_shape && (i > (1LL << 53) || i < -(1LL << 53)))
+      rc = sg_error_set(err, SG_INVALID_ARGUMENT, "call result %zu: the integer %lld cannot fill a shape exactly", k,
+                        (long long)i);
+    else if (!(rc = kn_check_shape((int)d->n_shape, shape, err)) &&
+        !(rc = sv_handles_check_room(sv_service_handles(sv), device, &who, n * kn_dtype_size(want), err))) {
+      double x = kind == GR_VALUE_FLOAT ? f : kind == GR_VALUE_INT ? (double)i : (double)b;
+      kn_tensor *t = kind == GR_VALUE_FLOAT || d->n_shape ? kn_fill(want, (int)d->n_shape, shape, x)
+                                                           : kn_tensor_scalar_i64(want, kind == GR_VALUE_INT ? i : b);
+      if (!t) rc = sg_error_set(err, SG_RESOURCE_EXHAUSTED, "call result %zu: out of host memory", k);
+      else *out = gr_value_tensor(t);
+    }
+  } else {
+    char *got = gr_value_describe(v);
+    rc = sg_error_set(err, SG_INVALID_ARGUMENT, "call result %zu: the graph returned %s, not a tensor or a number, "
+                      "so the call cannot be queued", k, got);
+    free(got);
+  }
+  gr_value_release(v);
+  return rc;
+}
+
+enum { MAX_CALL_RESULTS = 64 };
+
+/* A queued call of a staged graph (EagerCall): run, check every result, then store them
+ * all under the client's ids — none when one fails. */
+static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o, const char *device,
+                        sg_error *err) {
+  const Stagd__V1__EagerCall *c = o->call;
+  size_t n = c->n_results;
+  if (*o->op || *o->result_id)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "a call names no op and no result_id (its results are call.results)");
+  if (!n || n > MAX_CALL_RESULTS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "a call declares %zu results (1 to %d)", n, MAX_CALL_RESULTS);
+  gr_program *p = sv_program_or_stage(sv, c->graph_id, c->sexpr, c->entry, "<queued call>", err);
+  if (!p) return err->code;
+  gr_value *res = NULL;
+  char *printed = NULL;
+  sg_code rc = sv_run_program(sv, call, p, NULL, o->args, o->n_args, NULL, 0, device, true, &res, &printed, err);
+  free(printed); /* (a gradient prints nothing; Execute's reply has no place for it here) */
+  gr_program_release(p);
+  if (rc) return rc;
+  gr_value *items[MAX_CALL_RESULTS] = {0};
+  int len = gr_value_tuple_len(res);
+  if (n == 1 && len < 0) {
+    items[0] = gr_value_retain(res);
+  } else if (len != (int)n) {
+    char *got = gr_value_describe(res);
+    rc = sg_error_set(err, SG_INTERNAL, "the graph returned %s, the call declared %zu results (a client inference "
+                      "bug; set STAGD_EAGER_SYNC=1 to work around it)", got, n);
+    free(got);
+  } else {
+    for (size_t k = 0; k < n; k++) items[k] = gr_value_tuple_item(res, (int)k);
+  }
+  gr_value_release(res);
+  for (size_t k = 0; k < n && !rc; k++) {
+    gr_value *v = items[k];
+    items[k] = NULL;
+    rc = call_result(sv, call, c->results[k], k, device, v, &items[k], err);
+  }
+  sv_owner who = sv_call_owner(call);
+  sv_handles *h = sv_service_handles(sv);
+  size_t stored = 0;
+  for (; stored < n && !rc; stored++) {
+    gr_value *v = items[stored];
+    items[stored] = NULL;
+    if ((rc = sv_handles_put_as(h, device, &who, v, c->results[stored]->id, err))) break;
+  }
+  if (rc)
+    for (size_t k = 0; k < stored; k++) sv_handles_release(h, &who, c->results[k]->id); /* all or none */
+  for (size_t k = 0; k < n; k++) gr_value_release(items[k]);
+  return rc;
 }
 
 /* One op: run, check, store. */
@@ -93,6 +214,7 @@ static sg_code run_one(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatc
   const char *device = sv_device_or_cpu(o->device);
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
+  if (o->call) return run_call(sv, call, o, device, err);
   gr_value *res = NULL;
   if ((rc = sv_eager_run(sv, call, o->op, o->args, o->n_args, device, &res, err))) return rc;
   if (*o->result_id && !(rc = check_meta(o, res, err))) {
@@ -122,7 +244,8 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
     sg_code rc = sg_watch_poll("running an EagerBatch", &e);
     if (!rc)
       rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
-                                     "op '%s' uses the result of op %d of the batch, which failed", o->op, cause)
+                                     "op '%s' uses the result of op %d of the batch, which failed",
+                                     o->call ? "call" : o->op, cause)
                       : run_one(sv, call, o, &e);
     if (!rc) {
       r->ran++;
@@ -133,8 +256,9 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
     be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
     r->errors[r->n_errors++] = be;
     sg_error_clear(&e);
-    if (*o->result_id && rc != SG_ALREADY_EXISTS) /* an id in use still names its own value */
-      failed_add(&failed, o->result_id, be->cause);
+    if (rc == SG_ALREADY_EXISTS) continue; /* an id in use still names its own value */
+    if (*o->result_id) failed_add(&failed, o->result_id, be->cause);
+    for (size_t k = 0; o->call && k < o->call->n_results; k++) failed_add(&failed, o->call->results[k]->id, be->cause);
   }
   sg_map_free(&failed.cause);
   sg_intern_free(&failed.ids);

@@ -100,6 +100,7 @@ static sg_code h_version(sv_service *sv, sv_call *call, const ProtobufCMessage *
   if (call->shm) r->shm_dir = (char *)sv_shm_dir(call->shm);
   r->shm_staging = call->shm != NULL;
   r->eager_first = true;
+  r->eager_calls = true;
   size_t np = 0;
   while (gr_primitive_name(np)) np++;
   r->primitives = arena_array(call, np, sizeof *r->primitives);
@@ -398,6 +399,43 @@ static gr_program *find_program(sv_service *sv, const char *id, sg_error *err) {
   return p;
 }
 
+/* Stages `text` and keeps the program in the graph cache; *out: the cached twin when the
+ * same program was staged before (new reference). */
+static sg_code stage_cached(sv_service *sv, const char *text, bool python, const char *file,
+                            const gr_stage_options *opts, gr_program **out, sg_error *err) {
+  gr_program *staged;
+  sg_code rc = python ? gr_stage_python(text, strlen(text), file, opts, &staged, err)
+                      : gr_stage(text, strlen(text), file, opts, &staged, err);
+  if (rc != SG_OK) return rc;
+  *out = gr_cache_put(sv->graphs, staged);
+  atomic_fetch_add(*out == staged ? &sv->graph_misses : &sv->graph_hits, 1);
+  gr_program_release(staged);
+  return SG_OK;
+}
+
+gr_program *sv_program_or_stage(sv_service *sv, const char *id, const char *sexpr, const char *entry,
+                                const char *file, sg_error *err) {
+  if (*id && !*sexpr) return find_program(sv, id, err);
+  gr_program *p = *id ? gr_cache_get(sv->graphs, id) : NULL;
+  if (p) {
+    atomic_fetch_add(&sv->graph_hits, 1);
+    return p;
+  }
+  if (!*sexpr) {
+    sg_error_set(err, SG_INVALID_ARGUMENT, "a call needs a graph_id or the program's sexpr");
+    return NULL;
+  }
+  gr_stage_options opts = {.entry = *entry ? entry : NULL};
+  if (stage_cached(sv, sexpr, false, file, &opts, &p, err)) return NULL;
+  if (*id && strcmp(gr_program_id(p), id)) {
+    sg_error_set(err, SG_INVALID_ARGUMENT, "the call's sexpr stages as graph '%s', not its graph_id '%s'",
+                 gr_program_id(p), id);
+    gr_program_release(p);
+    return NULL;
+  }
+  return p;
+}
+
 static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *req_,
                        ProtobufCMessage *reply_, sg_error *err) {
   REQUEST(Stagd__V1__StageRequest, q);
@@ -410,14 +448,10 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
   opts.static_names = (const char *const *)q->static_names;
   opts.nstatic = (int)q->n_static_names;
   opts.static_args_json = *q->static_args_json ? q->static_args_json : NULL;
-  gr_program *staged;
   const char *file = *q->filename ? q->filename : python ? "<python>" : "<sexpr>";
-  sg_code rc = python ? gr_stage_python(text, strlen(text), file, &opts, &staged, err)
-                      : gr_stage(text, strlen(text), file, &opts, &staged, err);
+  gr_program *p;
+  sg_code rc = stage_cached(sv, text, python, file, &opts, &p, err);
   if (rc != SG_OK) return rc;
-  gr_program *p = gr_cache_put(sv->graphs, staged); /* the cached twin when already staged */
-  atomic_fetch_add(p == staged ? &sv->graph_misses : &sv->graph_hits, 1);
-  gr_program_release(staged);
   r->graph_id = sg_arena_strdup(call->arena, gr_program_id(p));
   r->n_dumps = q->n_dumps;
   r->dumps = arena_array(call, q->n_dumps, sizeof *r->dumps);
@@ -432,33 +466,42 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
   return SG_OK;
 }
 
+sg_code sv_run_program(sv_service *sv, sv_call *call, gr_program *p, const char *entry,
+                       Stagd__V1__Value *const *argv, size_t n_args, gr_value *const *extra, int n_extra,
+                       const char *device, bool keep_on_device, gr_value **res, char **printed, sg_error *err) {
+  *res = NULL;
+  *printed = NULL;
+  sg_code rc = SG_OK;
+  size_t total = n_args + (size_t)n_extra;
+  gr_value **args = sg_xcalloc(total ? total : 1, sizeof *args);
+  size_t got = 0;
+  for (; got < n_args && !rc; got++) {
+    char path[32];
+    snprintf(path, sizeof path, "args[%zu]", got);
+    rc = sv_value_to_gr(sv->handles, call, argv[got], path, &args[got], err);
+    if (rc) break;
+  }
+  for (int i = 0; !rc && i < n_extra; i++) args[n_args + (size_t)i] = extra[i]; /* borrowed */
+  if (!rc) {
+    gr_exec_options opts = {entry, call->deadline_ns, device, 0, keep_on_device && !sv->cfg->host_handles,
+                            call->cancelled, sv->cfg->max_request_bytes};
+    rc = gr_execute_values(p, &opts, args, (int)total, res, printed, err);
+  }
+  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
+  free(args);
+  return rc;
+}
+
 /* Execute with boxed values: handles as arguments (variables by reference), and the
  * result left in the daemon as handles when asked (eager.c does the conversions). */
 static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteRequest *q,
                               Stagd__V1__ExecuteReply *r, gr_program *p, const char *device,
                               gr_value *const *extra, int n_extra, sg_error *err) {
-  sg_code rc = SG_OK;
-  size_t total = q->n_args + (size_t)n_extra;
-  gr_value **args = sg_xcalloc(total ? total : 1, sizeof *args);
-  size_t got = 0;
-  for (; got < q->n_args && !rc; got++) {
-    char path[32];
-    snprintf(path, sizeof path, "args[%zu]", got);
-    rc = sv_value_to_gr(sv->handles, call, q->args[got], path, &args[got], err);
-    if (rc) break;
-  }
-  for (int i = 0; !rc && i < n_extra; i++) args[q->n_args + (size_t)i] = extra[i]; /* borrowed */
   gr_value *res = NULL;
   char *printed = NULL;
-  if (!rc) {
-    /* return_handles on a Vulkan device: tensor results stay there (resident) */
-    gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0,
-                            q->return_handles && !sv->cfg->host_handles, call->cancelled,
-                            sv->cfg->max_request_bytes};
-    rc = gr_execute_values(p, &opts, args, (int)total, &res, &printed, err);
-  }
-  for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
-  free(args);
+  /* return_handles on a Vulkan device: tensor results stay there (resident) */
+  sg_code rc = sv_run_program(sv, call, p, *q->entry ? q->entry : NULL, q->args, q->n_args, extra, n_extra, device,
+                              q->return_handles, &res, &printed, err);
   if (!rc) {
     r->output = sg_arena_strdup(call->arena, printed ? printed : "");
     const char *where = !strcmp(device, "auto") ? "cpu" : device;

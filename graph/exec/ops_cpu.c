@@ -483,7 +483,7 @@ sg_code gr_cpu_assert(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val 
   return SG_OK;
 }
 
-/* variable / read / assign / assign_add (code 0..3) */
+/* variable / read / assign / assign_add / assign_sub (code 0..4) */
 sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out, sg_error *err) {
   if (op->code == 0) {
     gr_val init = gv_retain(args[0]);
@@ -504,12 +504,12 @@ sg_code gr_cpu_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_va
     /* a cell on a Vulkan device read by a CPU request: its host copy */
     return ctx->backend ? SG_OK : gv_resident_to_host(out, err);
   }
-  /* assign / assign_add: the new value goes to the request's log (txn.c) */
+  /* assign / assign_add / assign_sub: the new value goes to the request's log (txn.c) */
   gr_val nv;
-  if (op->code == 3) {
+  if (op->code >= 3) {
     gr_val pair[2] = {gr_var_read(ctx, cell), args[1]};
     sg_code rc = gv_resident_to_host(&pair[0], err);
-    if (!rc) rc = gr_cpu_binary(ctx, gr_op_add, pair, 2, &nv, err);
+    if (!rc) rc = gr_cpu_binary(ctx, op->code == 3 ? gr_op_add : gr_op_sub, pair, 2, &nv, err);
     gv_release(pair[0]);
     if (rc) return rc;
   } else {

@@ -19,7 +19,7 @@
  * the commit, so every Variable is left exactly as it was. Each commit is one step for
  * every other request: staged calls see all of a commit or none of it (their reads are
  * validated), and a single Variable is never torn (each store holds the cell's lock).
- * Concurrent assign_add calls lose nothing: the loser of a race runs again on the new
+ * Concurrent assign_add (and assign_sub) calls lose nothing: the loser of a race runs again on the new
  * value. After GR_TXN_OPTIMISTIC failed attempts a request runs holding the commit lock
  * from its start (nothing can conflict with it), so every request ends.
  */

@@ -339,7 +339,7 @@ GR_INFER(gr_infer_getattr) {
 }
 
 /* variable (code 0) → a cell holding INIT's type; read (1) → any (the cell may have been
- * assigned a value of another type); assign (2) → the new value; assign_add (3) → any */
+ * assigned a value of another type); assign (2) → the new value; assign_add, assign_sub (3, 4) → any */
 GR_INFER(gr_infer_variable) {
   if (op->code == 0) {
     out->kind = GA_VAR;

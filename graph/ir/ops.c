@@ -123,6 +123,7 @@ static const gr_op ops[] = {
     ROW("read", NULL, 1, 1, E, VARIABLE, 1),
     ROW("assign", NULL, 2, 2, E, VARIABLE, 2),
     ROW("assign_add", NULL, 2, 2, E, VARIABLE, 3),
+    ROW("assign_sub", NULL, 2, 2, E, VARIABLE, 4),
     /* control (internal forms the lowering produces) */
     ROW("seq", NULL, 1, -1, P, SEQ, 0),
     ROW("if", NULL, 3, 3, C, IF, 0),

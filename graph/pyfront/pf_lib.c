@@ -152,7 +152,7 @@ static gr_node *str_node(pf_cur *c, const char *s, const void *at) {
 
 /* stagd.NAME: a row of the op table the subset lets programs call */
 static const gr_op *stagd_prim(const char *name) {
-  static const char *const hidden[] = {"if", "while", "grad", "seq", "variable", "read", "assign", "assign_add", NULL};
+  static const char *const hidden[] = {"if", "while", "grad", "seq", "variable", "read", "assign", "assign_add", "assign_sub", NULL};
   const gr_op *op = name ? gr_op_lookup(name) : NULL;
   for (int i = 0; op && hidden[i]; i++)
     if (!strcmp(op->name, hidden[i])) return NULL;

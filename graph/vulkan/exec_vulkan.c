@@ -122,7 +122,7 @@ static bool host_op(const gr_op *op, const gr_val *args, int n) {
   if (!tensor) return true;
   /* (tuple, record, seq, if, while never get here: moves_values) */
   static const char *const names[] = {"getitem", "getattr", "shape", "len", "size", "print", "assert",
-                                      "variable", "read", "assign", "assign_add", "grad", "pyindex", "pyint",
+                                      "variable", "read", "assign", "assign_add", "assign_sub", "grad", "pyindex", "pyint",
                                       "pyfloat", "pybool", "grad_scalar", "assume", NULL};
   for (int i = 0; names[i]; i++)
     if (!strcmp(op->name, names[i])) return true;

@@ -137,8 +137,8 @@ sg_code gr_vkr_keep(struct gr_vk_exec *x, gr_val *v, sg_error *err) {
   return gv_map_leaves(v, keepable, true, keep_leaf, x, err);
 }
 
-/* variable / read / assign / assign_add on a Vulkan device: cells hold resident
- * tensors. assign_add sums on the device; the new value goes to the request's log and
+/* variable / read / assign / assign_add / assign_sub on a Vulkan device: cells hold
+ * resident tensors. assign_add and assign_sub compute on the device; the new value goes to the request's log and
  * is published when the request succeeds (exec/txn.c). */
 static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
                             sg_error *err) {
@@ -148,9 +148,9 @@ static sg_code run_variable(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, g
   gr_obj *cell = op->code == 0 ? NULL : args[0].u.o;
   gr_val nv = gv_none();
   sg_code rc = SG_OK;
-  if (op->code == 3) {
+  if (op->code >= 3) {
     gr_val pair[2] = {gr_var_read(ctx, cell), args[1]};
-    rc = gr_prim(ctx, gr_op_add, pair, 2, &nv, err); /* on this device */
+    rc = gr_prim(ctx, op->code == 3 ? gr_op_add : gr_op_sub, pair, 2, &nv, err); /* on this device */
     gv_release(pair[0]);
   } else if (op->code == 2 && gr_var_refuse_cycle(ctx, &args[1], cell, err)) {
     return err->code;

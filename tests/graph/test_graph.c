@@ -182,6 +182,10 @@ static void language_features(void **state) {
   /* variables */
   expect_result("(def main (a) (let v (variable 1) (begin (assign_add v a) (assign_add v a) (read v))))",
                 "[5]", "11");
+  expect_result("(def main (a) (let v (variable 10) (begin (assign_sub v a) (assign_add v 1) (assign_sub v a) (read v))))",
+                "[3]", "5");
+  expect_result("(def main (a) (let v (variable 0.1) (tuple (assign_sub v a) (read v))))", "[0.7]",
+                "{\"tuple\":[-0.6,-0.6]}");
   /* the flat let: sequential bindings, a later one sees the earlier ones and shadows */
   expect_result("(def main (a) (let b (+ a 1) c (* b 10) b (- c b) (tuple b c)))", "[2]", "{\"tuple\":[27,30]}");
   expect_result("(def main (a)\n (let\n  b (+ a 1)\n  c (* b b)\n  c))", "[3]", "16");

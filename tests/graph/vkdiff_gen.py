@@ -70,7 +70,7 @@ OP_COVERAGE = {
     "sgd_momentum": "out of scope: optimizer step (graph.ad_train_vulkan)",
     "adam": "out of scope: optimizer step (graph.ad_train_vulkan)",
     **{op: "out of scope: host effect, no kernel" for op in
-       ["print", "assert", "assume", "variable", "read", "assign", "assign_add"]},
+       ["print", "assert", "assume", "variable", "read", "assign", "assign_add", "assign_sub"]},
     "grad_scalar": "out of scope: grad's check of its function's value, metadata only "
                    "(graph.ad_train_vulkan: no CPU fallback)",
     **{op: "out of scope: Python's conversions on host numbers (graph/pyfront; "

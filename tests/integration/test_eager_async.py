@@ -105,6 +105,32 @@ def test_variable_updates_keep_their_order(client):
     assert float(v.numpy()) == 50.0
 
 
+def test_assign_sub_is_one_op_with_the_bits_of_adding_the_negation(client):
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal(64).astype(np.float32)
+    d = stagd.constant(rng.standard_normal(64).astype(np.float32))
+    v, u = stagd.Variable(w0), stagd.Variable(w0)
+    q = queue(client)
+    n = len(q.ops)
+    v.assign_sub(d * 0.1)
+    assert len(q.ops) == n + 2  # the product and one assign_sub
+    u.assign_add(-(d * 0.1))
+    np.testing.assert_array_equal(v.numpy(), u.numpy())
+    np.testing.assert_array_equal(v.numpy(), w0 - d.numpy() * np.float32(0.1))
+    v.assign_sub(2)  # a number: converted to the variable's dtype
+    np.testing.assert_array_equal(v.numpy(), u.numpy() - np.float32(2))
+    client._version_facts()
+    prims = client._primitives
+    client._primitives = prims - {"assign_sub"}  # a daemon without it: neg and assign_add
+    try:
+        n = len(q.ops)
+        v.assign_sub(d)
+        assert len(q.ops) == n + 2
+    finally:
+        client._primitives = prims
+    np.testing.assert_array_equal(v.numpy(), u.numpy() - np.float32(2) - d.numpy())
+
+
 # ------------------------------------------------------------ shape inference
 
 def _table():

@@ -183,6 +183,8 @@ def test_variables_on_vulkan_hold_resident_tensors(client):
         t = Traffic(client)
         v.assign(a)
         v.assign_add(a)
+        v.assign_add(a)
+        v.assign_sub(a)  # (one assign_sub op, on the device)
         r = v.read_value()
         assert r.device == DEV and t()["uploads"] == 0 and t()["downloads"] == 0
         np.testing.assert_array_equal(v.numpy(), 2 * np.arange(4))

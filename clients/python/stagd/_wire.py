@@ -85,17 +85,22 @@ def arg_of_message(v):
 _heads, _devices, _tails = {}, {}, {}
 
 
+def _device_field(device):
+    dev = _devices.get(device)
+    if dev is None:
+        dev = string_field(0x1A, device)
+        if len(_devices) < 64:
+            _devices[device] = dev
+    return dev
+
+
 def batch_op(op, args, device, result_id, dtype, shape):
     """The field `ops` of an EagerBatchRequest holding one EagerBatchOp (args: arg_of_*'s
     fields)."""
     head = _heads.get(op)
     if head is None:
         head = _heads[op] = string_field(0x0A, op)
-    dev = _devices.get(device)
-    if dev is None:
-        dev = string_field(0x1A, device)
-        if len(_devices) < 64:
-            _devices[device] = dev
+    dev = _device_field(device)
     key = (dtype, shape)
     tail = _tails.get(key)
     if tail is None:
@@ -105,6 +110,23 @@ def batch_op(op, args, device, result_id, dtype, shape):
             _tails[key] = tail
     rid = string_field(0x22, result_id)
     return _field(0x0A, b"".join((head, *args, dev, rid, tail)))
+
+
+# EagerBatchOp.call = 7: EagerCall (graph_id = 1, sexpr = 2, entry = 3, results = 4),
+# EagerCallResult (id = 1, dtype = 2, shape = 3 packed int64).
+def call_head(graph_id, sexpr, entry):
+    """An EagerCall's fields but its results (the same for every call of a program)."""
+    return string_field(0x0A, graph_id) + string_field(0x12, sexpr) + string_field(0x1A, entry)
+
+
+def batch_call(args, device, head, results):
+    """The field `ops` holding one EagerBatchOp that calls a staged graph: args (arg_of_*'s
+    fields), head (call_head's), results: (id, dtype number, shape) per result."""
+    res = b"".join(
+        _field(0x22, string_field(0x0A, rid) + (b"\x10" + varint(dt) if dt else b"") +
+               (_field(0x1A, b"".join(varint(d) for d in shape)) if shape else b""))
+        for rid, dt, shape in results)
+    return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + res))))
 
 
 def batch_request(ops, release_ids):

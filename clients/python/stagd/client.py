@@ -262,6 +262,7 @@ class Client:
         self._staging = None  # its staging file there: shm.staging_of (tensors layer) makes it
         self._shm_staging = False  # whether the daemon takes staging files (asked with Version)
         self._eager_first = False  # whether Execute and Fetch carry queued eager ops (Version)
+        self._eager_calls = False  # whether EagerBatch takes queued calls of staged graphs (Version)
         self.timeout = timeout  # default per-call timeout in seconds (None: none)
         self.session = os.urandom(16).hex() if session else None
         token = token if token is not None else os.environ.get("STAGD_TOKEN") or None
@@ -319,6 +320,12 @@ class Client:
         """Whether the daemon takes queued eager ops with Execute and Fetch (Version)."""
         self._version_facts()
         return self._eager_first
+
+    def _queues_calls(self):
+        """Whether the daemon runs queued calls of staged graphs (EagerBatchOp.call;
+        Version)."""
+        self._version_facts()
+        return self._eager_calls
 
     def _encode_carrying(self, method_name, request, batch):
         """`request` of `method_name` (Execute or Fetch) encoded, with the encoded
@@ -399,6 +406,7 @@ class Client:
             self._shm = v.shm_dir if usable else ""
             self._shm_staging = bool(self._shm) and v.shm_staging  # (an older daemon: files of their own)
             self._eager_first = v.eager_first  # (an older daemon would drop the ops it ignores)
+            self._eager_calls = v.eager_calls
 
     def max_message_bytes(self):
         """The largest request the daemon accepts (asked once, with Version)."""

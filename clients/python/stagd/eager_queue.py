@@ -101,7 +101,7 @@ class EagerQueue:
         self.bound = bound
         self.lock = threading.RLock()
         self.ops = []      # the ops' encoded EagerBatchOps (_wire.batch_op)
-        self.info = []     # (file, line, result id, argument handle ids) of each op
+        self.info = []     # (file, line, result id(s), argument handle ids) of each op
         self.keep = []     # objects the queued ops need alive until they run
         self.releases = []  # handle ids to release after the queued ops
         self.failed = {}   # poisoned result id → _Failure
@@ -113,11 +113,16 @@ class EagerQueue:
     def push(self, op, values, device, result_id, dtype_num, shape, handles=(), keep=None):
         """Queues one op (values: its arguments' encoded stagd.v1.Values; handles: the ids
         of the tensor handles among them)."""
+        self.push_encoded(_wire.batch_op(op, values, device, result_id, dtype_num, shape), result_id,
+                          handles, keep)
+
+    def push_encoded(self, msg, result_ids, handles=(), keep=None):
+        """Queues one op already encoded (_wire.batch_op or batch_call); result_ids: its
+        result id ("" for none) or, for a call, the tuple of them."""
         file, line = user_site()
-        msg = _wire.batch_op(op, values, device, result_id, dtype_num, shape)
         with self.lock:
             self.ops.append(msg)
-            self.info.append((file, line, result_id, handles))
+            self.info.append((file, line, result_ids, handles))
             if keep:
                 self.keep.append(keep)
             if len(self.ops) >= self.bound:
@@ -241,8 +246,8 @@ class EagerQueue:
         for site in info:
             f = _Failure(type(e), _located(site, e.details), e.code, e.reason)
             f0 = f0 or f
-            if site[2]:
-                self.failed[site[2]] = f
+            for rid in _ids(site[2]):
+                self.failed[rid] = f
         self.deferred = self.deferred or f0
 
     def _prune(self, ops, info):
@@ -254,8 +259,9 @@ class EagerQueue:
             if f is None:
                 kept_ops.append(o)
                 kept_info.append(site)
-            elif site[2]:
-                self.failed[site[2]] = f
+            else:
+                for rid in _ids(site[2]):
+                    self.failed[rid] = f
         return kept_ops, kept_info
 
     def _wait(self):
@@ -279,10 +285,16 @@ class EagerQueue:
                 cls = error_class(err.code, err.reason)
                 f = failures[cause] = _Failure(cls, _located(info[cause], err.message), cls.code, err.reason or None)
                 self.deferred = self.deferred or f
-            rid = info[err.index][2]
-            if rid:
+            for rid in _ids(info[err.index][2]):
                 self.failed[rid] = f
 
+
+
+def _ids(result_ids):
+    """An op's result ids as info keeps them ("" or an id; a call's tuple) → the ids."""
+    if type(result_ids) is str:
+        return (result_ids,) if result_ids else ()
+    return result_ids
 
 
 def _located(site, message):

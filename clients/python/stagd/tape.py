@@ -24,7 +24,7 @@ module) report eager ops, variable reads and staged calls to it there, through t
 """
 import re
 
-from . import context, tape_staged
+from . import _wire, context, eager_queue, tape_staged
 from .client import NotFound, default_client
 from .function import Function, function
 from .runtime import sexpr as _sx
@@ -32,6 +32,7 @@ from .runtime.staged import Staged, apply, emit
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _stage_cache = {}  # program text → graph id
+_call_heads = {}  # graph id → its queued calls' EagerCall fields but the results (_wire.call_head)
 _tape_ids = iter(range(1, 1 << 62))
 
 
@@ -229,10 +230,12 @@ class GradientTape:
         name, fdef, gname, gdef = self._program(tsym, wrt)
         program = "\n".join(list(self._defs.values()) + [fdef, gdef])
         inputs = [t for _, t in self._params]
+        # each gradient has its source's dtype and shape (a queued call declares them)
+        metas = [(self._params[p][1].dtype, tuple(self._params[p][1].shape)) for p in wrt]
         was = self._recording
         self._recording = False  # the tape does not record its own gradient
         try:
-            result = _run(program, gname, inputs)
+            result = _run(program, gname, inputs, metas)
             grads = result if len(wrt) > 1 else (result,)
             for tape in context.tapes:
                 if tape is not self and tape._recording and any(tape._knows(t) for t in inputs):
@@ -254,8 +257,11 @@ class GradientTape:
         return out[0] if single else out
 
 
-def _run(program, entry, inputs):
-    from .tensor import _arg_values, _wrap, current_device, Tensor, Variable
+def _run(program, entry, inputs, metas=None):
+    """Runs `entry` of `program` on inputs (staged once per client and program text):
+    its result's Tensors. With metas (each result's (dtype, shape)) the call is queued
+    with the eager ops when it can be (_queues)."""
+    from .tensor import _arg_values, _queue_call, _wrap, current_device, Tensor, Variable
     client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) \
         or default_client()
     def stage():
@@ -266,10 +272,19 @@ def _run(program, entry, inputs):
         _stage_cache[(client, program)] = gid
         return gid
 
+    device = current_device()
     gid = _stage_cache.get((client, program)) or stage()
+    if metas is not None and _queues(client, inputs, device):
+        head = _call_heads.get(gid)
+        if head is None:  # the program goes along: staged again if the daemon dropped gid
+            if len(_call_heads) > 4096:
+                _call_heads.clear()
+            head = _call_heads[gid] = _wire.call_head(gid, program, entry)
+        outs = _queue_call(client, head, inputs, metas, device)
+        return tuple(outs) if len(outs) > 1 else outs[0]
     pb2 = client.pb2
-    values, keep = _arg_values(client, inputs, current_device())
-    req = pb2.ExecuteRequest(graph_id=gid, args=values, return_handles=True, device=current_device())
+    values, keep = _arg_values(client, inputs, device)
+    req = pb2.ExecuteRequest(graph_id=gid, args=values, return_handles=True, device=device)
     try:
         reply = client.call("Execute", req)
     except NotFound as e:  # the daemon's graph cache dropped it: stage it again, once
@@ -279,6 +294,15 @@ def _run(program, entry, inputs):
         reply = client.call("Execute", req)
     del keep
     return _wrap(reply.result, client)
+
+
+def _queues(client, inputs, device):
+    """Whether a gradient call goes in the eager queue: asynchronous eager on, everything
+    on the CPU (as queued ops), and a daemon that runs queued calls (Version)."""
+    from .tensor import Tensor, Variable
+    return eager_queue.enabled() and device == "cpu" and \
+        all(t.device == "cpu" for t in inputs if isinstance(t, (Tensor, Variable))) and \
+        client._queues_calls()
 
 
 # ------------------------------------------------------------------- grad

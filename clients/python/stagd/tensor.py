@@ -464,6 +464,26 @@ def _queue_op(client, op, args, device, meta):
     return t
 
 
+def _queue_call(client, head, args, metas, device):
+    """Queues a call of a staged graph (head: _wire.call_head's, for its graph id and
+    program) on args (eager_queue.py); the Tensors of its results, of the dtypes and
+    shapes `metas` declares ((dtype, shape) each), at once. The daemon checks each result
+    against its declaration before storing any."""
+    q = eager_queue.queue_of(client)
+    outs = [_pending(client, device, m) for m in metas]
+    for a in args:  # an argument made by a failed op fails the call too, without sending
+        if q.failed and isinstance(a, _Handle) and a._id in q.failed:
+            for t in outs:
+                q.failed[t._id] = q.failed[a._id]
+            return outs
+    keep = []
+    values = [_arg_wire(client, a, device, keep) for a in args]
+    handles = tuple(a._id for a in args if isinstance(a, _Handle))
+    msg = _wire.batch_call(values, device, head, [(t._id, _DTYPE_NUMS[t.dtype], t.shape) for t in outs])
+    q.push_encoded(msg, tuple(t._id for t in outs), handles, keep)
+    return outs
+
+
 def _arg_wire(client, a, device, keep):
     """_arg_value's Value as an encoded `args` field (_wire.py), for a queued op."""
     if type(a) is Tensor:
@@ -810,6 +830,8 @@ class Variable(_Handle):
         return self._update("assign_add", delta)
 
     def assign_sub(self, delta):
+        if "assign_sub" in self._c.primitives():  # one op (a daemon without it: add the negation)
+            return self._update("assign_sub", delta)
         return self._update("assign_add", -delta)
 
     def numpy(self):
