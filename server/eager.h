@@ -61,11 +61,13 @@ sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteReques
 
 /* Program p run on request Values (handles looked up as call's, `extra` boxed values
  * appended, borrowed) on `device`; tensor results stay resident on a Vulkan device when
- * keep_on_device. *res: the result, *printed: its printed output (malloc'd, may be NULL).
+ * keep_on_device. *res: the result, *printed: its printed output (malloc'd, may be NULL);
+ * *result_tensors (when given): gr_exec_options's.
  * Execute and EagerBatch's queued calls share it (service.c). */
 sg_code sv_run_program(sv_service *sv, sv_call *call, gr_program *p, const char *entry,
                        Stagd__V1__Value *const *argv, size_t n_args, gr_value *const *extra, int n_extra,
-                       const char *device, bool keep_on_device, gr_value **res, char **printed, sg_error *err);
+                       const char *device, bool keep_on_device, bool *result_tensors, gr_value **res,
+                       char **printed, sg_error *err);
 /* The staged graph `id`; when the daemon no longer keeps it (or id is empty) and sexpr is
  * given, sexpr staged now with `entry` (a program staging under another id is refused).
  * New reference; NULL with err (NOT_FOUND: no such graph and no sexpr). */

@@ -100,7 +100,8 @@ static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res,
 /* Result k of a queued call as it is stored: a tensor of the declared dtype and shape
  * (else INTERNAL: the client's inference was wrong), or a number made a tensor of the
  * declared dtype filling the declared shape (the optimizer may fold a gradient to a
- * number). Takes over the reference to v; *out: a new one. */
+ * number); declared without a dtype, any tensor. Takes over the reference to v; *out: a
+ * new one. */
 static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__EagerCallResult *d, size_t k,
                            const char *device, gr_value *v, gr_value **out, sg_error *err) {
   *out = NULL;
@@ -111,7 +112,16 @@ static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__Eager
   double f;
   gr_value_kind kind = gr_value_kind_of(v);
   sg_code rc = SG_OK;
-  if (d->dtype < STAGD__V1__DTYPE__DTYPE_BOOL || d->dtype > STAGD__V1__DTYPE__DTYPE_FLOAT64 ||
+  if (d->dtype == STAGD__V1__DTYPE__DTYPE_UNSPECIFIED && !d->n_shape) {
+    if (gr_value_tensor_meta(v, &dt, &nd, &sh)) {
+      *out = v;
+      return SG_OK;
+    }
+    char *got = gr_value_describe(v);
+    rc = sg_error_set(err, SG_INTERNAL, "call result %zu: the graph returned a %s where the client expects a tensor "
+                      "(as the call's earlier results were; set STAGD_EAGER_SYNC=1 to work around it)", k, got);
+    free(got);
+  } else if (d->dtype < STAGD__V1__DTYPE__DTYPE_BOOL || d->dtype > STAGD__V1__DTYPE__DTYPE_FLOAT64 ||
       d->n_shape > KN_MAX_DIMS)
     rc = sg_error_set(err, SG_INVALID_ARGUMENT, "call result %zu: no dtype, or more than %d dimensions", k,
                       KN_MAX_DIMS);
@@ -161,8 +171,23 @@ enum { MAX_CALL_RESULTS = 64 };
 
 /* A queued call of a staged graph (EagerCall): run, check every result, then store them
  * all under the client's ids — none when one fails. */
+/* The stored result `v` under `id` in the reply's results (its dtype and shape). */
+static void report_result(sv_call *call, Stagd__V1__EagerBatchReply *r, size_t cap, const char *id, const gr_value *v) {
+  int dt, nd;
+  const int64_t *sh;
+  if (r->n_results >= cap || !gr_value_tensor_meta(v, &dt, &nd, &sh)) return;
+  Stagd__V1__EagerCallResult *m = sg_arena_alloc(call->arena, sizeof *m);
+  stagd__v1__eager_call_result__init(m);
+  m->id = sg_arena_strdup(call->arena, id);
+  m->dtype = (Stagd__V1__DType)(dt + 1);
+  m->n_shape = (size_t)nd;
+  m->shape = sg_arena_alloc(call->arena, sizeof(int64_t) * (size_t)(nd ? nd : 1));
+  memcpy(m->shape, sh, sizeof(int64_t) * (size_t)nd);
+  r->results[r->n_results++] = m;
+}
+
 static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o, const char *device,
-                        sg_error *err) {
+                        Stagd__V1__EagerBatchReply *r, size_t cap, sg_error *err) {
   const Stagd__V1__EagerCall *c = o->call;
   size_t n = c->n_results;
   if (*o->op || *o->result_id)
@@ -173,7 +198,7 @@ static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBat
   if (!p) return err->code;
   gr_value *res = NULL;
   char *printed = NULL;
-  sg_code rc = sv_run_program(sv, call, p, NULL, o->args, o->n_args, NULL, 0, device, true, &res, &printed, err);
+  sg_code rc = sv_run_program(sv, call, p, NULL, o->args, o->n_args, NULL, 0, device, true, NULL, &res, &printed, err);
   free(printed); /* (a gradient prints nothing; Execute's reply has no place for it here) */
   gr_program_release(p);
   if (rc) return rc;
@@ -198,23 +223,29 @@ static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBat
   sv_owner who = sv_call_owner(call);
   sv_handles *h = sv_service_handles(sv);
   size_t stored = 0;
+  size_t reported = r->n_results;
   for (; stored < n && !rc; stored++) {
     gr_value *v = items[stored];
     items[stored] = NULL;
+    if (c->results[stored]->dtype == STAGD__V1__DTYPE__DTYPE_UNSPECIFIED)
+      report_result(call, r, cap, c->results[stored]->id, v);
     if ((rc = sv_handles_put_as(h, device, &who, v, c->results[stored]->id, err))) break;
   }
-  if (rc)
+  if (rc) {
     for (size_t k = 0; k < stored; k++) sv_handles_release(h, &who, c->results[k]->id); /* all or none */
+    r->n_results = reported;
+  }
   for (size_t k = 0; k < n; k++) gr_value_release(items[k]);
   return rc;
 }
 
 /* One op: run, check, store. */
-static sg_code run_one(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o, sg_error *err) {
+static sg_code run_one(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o,
+                       Stagd__V1__EagerBatchReply *r, size_t cap, sg_error *err) {
   const char *device = sv_device_or_cpu(o->device);
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
-  if (o->call) return run_call(sv, call, o, device, err);
+  if (o->call) return run_call(sv, call, o, device, r, cap, err);
   gr_value *res = NULL;
   if ((rc = sv_eager_run(sv, call, o->op, o->args, o->n_args, device, &res, err))) return rc;
   if (*o->result_id && !(rc = check_meta(o, res, err))) {
@@ -235,6 +266,11 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
   failed_ids failed = {.cause = SG_MAP_INIT};
   sg_intern_init(&failed.ids);
   r->errors = sg_arena_calloc(call->arena, n, sizeof *r->errors);
+  size_t n_undeclared = 0; /* calls' results declared without a dtype: reported back */
+  for (size_t i = 0; i < q->n_ops; i++)
+    for (size_t k = 0; q->ops[i]->call && k < q->ops[i]->call->n_results; k++)
+      n_undeclared += q->ops[i]->call->results[k]->dtype == STAGD__V1__DTYPE__DTYPE_UNSPECIFIED;
+  r->results = sg_arena_calloc(call->arena, n_undeclared ? n_undeclared : 1, sizeof *r->results);
   for (size_t i = 0; i < q->n_ops; i++) {
     const Stagd__V1__EagerBatchOp *o = q->ops[i];
     int cause = -1;
@@ -246,12 +282,14 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
       rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
                                      "op '%s' uses the result of op %d of the batch, which failed",
                                      o->call ? "call" : o->op, cause)
-                      : run_one(sv, call, o, &e);
+                      : run_one(sv, call, o, r, n_undeclared, &e);
     if (!rc) {
       r->ran++;
       continue;
     }
-    Stagd__V1__EagerBatchError *be = batch_error(call, rc, &e, e.message ? e.message : "failed");
+    char *details = sv_error_details(&e); /* a call's error keeps its location in its graph */
+    Stagd__V1__EagerBatchError *be = batch_error(call, rc, &e, details);
+    free(details);
     be->index = (uint32_t)i;
     be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
     r->errors[r->n_errors++] = be;

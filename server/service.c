@@ -468,7 +468,8 @@ static sg_code h_stage(sv_service *sv, sv_call *call, const ProtobufCMessage *re
 
 sg_code sv_run_program(sv_service *sv, sv_call *call, gr_program *p, const char *entry,
                        Stagd__V1__Value *const *argv, size_t n_args, gr_value *const *extra, int n_extra,
-                       const char *device, bool keep_on_device, gr_value **res, char **printed, sg_error *err) {
+                       const char *device, bool keep_on_device, bool *result_tensors, gr_value **res,
+                       char **printed, sg_error *err) {
   *res = NULL;
   *printed = NULL;
   sg_code rc = SG_OK;
@@ -484,7 +485,7 @@ sg_code sv_run_program(sv_service *sv, sv_call *call, gr_program *p, const char 
   for (int i = 0; !rc && i < n_extra; i++) args[n_args + (size_t)i] = extra[i]; /* borrowed */
   if (!rc) {
     gr_exec_options opts = {entry, call->deadline_ns, device, 0, keep_on_device && !sv->cfg->host_handles,
-                            call->cancelled, sv->cfg->max_request_bytes};
+                            call->cancelled, sv->cfg->max_request_bytes, result_tensors};
     rc = gr_execute_values(p, &opts, args, (int)total, res, printed, err);
   }
   for (size_t i = 0; i < got; i++) gr_value_release(args[i]);
@@ -500,8 +501,10 @@ static sg_code execute_values(sv_service *sv, sv_call *call, const Stagd__V1__Ex
   gr_value *res = NULL;
   char *printed = NULL;
   /* return_handles on a Vulkan device: tensor results stay there (resident) */
+  bool tensors = false;
   sg_code rc = sv_run_program(sv, call, p, *q->entry ? q->entry : NULL, q->args, q->n_args, extra, n_extra, device,
-                              q->return_handles, &res, &printed, err);
+                              q->return_handles, &tensors, &res, &printed, err);
+  r->result_tensors = tensors;
   if (!rc) {
     r->output = sg_arena_strdup(call->arena, printed ? printed : "");
     const char *where = !strcmp(device, "auto") ? "cpu" : device;
@@ -543,7 +546,7 @@ sg_code sv_execute(sv_service *sv, sv_call *call, const Stagd__V1__ExecuteReques
   const char *device = *q->device ? q->device : sv->cfg->device;
   if (values_path(q, n_extra)) return execute_values(sv, call, q, r, p, device, extra, n_extra, err);
   gr_exec_options opts = {*q->entry ? q->entry : NULL, call->deadline_ns, device, 0, false, call->cancelled,
-                          sv->cfg->max_request_bytes};
+                          sv->cfg->max_request_bytes, NULL};
   char *result = NULL, *printed = NULL;
   rc = gr_execute_json_with(p, &opts, *q->args_json ? q->args_json : "[]", extra, n_extra, &result,
                                     &printed, err);

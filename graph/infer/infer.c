@@ -624,7 +624,24 @@ sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err) {
 
 /* Abstract value of a run-time argument: its type, dtype and shape, not its value
  * (so one check covers every call with the same signature). */
+/* gr_infer_signature's second pass (this thread): cells typed by their values. */
+static _Thread_local struct {
+  bool on, conflict;
+} typed_cells;
+
+bool gr_infer_typed_cells(void) { return typed_cells.on; }
+void gr_infer_cell_conflict(void) { typed_cells.conflict = true; }
+
 static gr_aval *aval_of_arg(sg_arena *a, const gr_val *v) {
+  if (v->tag == GV_VAR && typed_cells.on) { /* a cell of its value's type (a tensor), or of any */
+    gr_aval *r = new_aval(a, GA_VAR);
+    r->n = 1;
+    r->elems = sg_arena_alloc(a, sizeof(gr_aval *));
+    gr_val cur = gv_var_get(v->u.o);
+    r->elems[0] = cur.tag == GV_TENSOR || cur.tag == GV_RESIDENT ? aval_of_value(a, &cur) : any();
+    gv_release(cur);
+    return r;
+  }
   if (v->tag == GV_BOOL || v->tag == GV_INT || v->tag == GV_FLOAT) {
     gr_aval *r = new_aval(a, GA_SCALAR);
     r->dtype = v->tag == GV_BOOL ? KN_BOOL : v->tag == GV_INT ? KN_INT64 : KN_FLOAT64;
@@ -650,7 +667,7 @@ uint64_t gr_signature_hash(const gr_val *args, int n) {
   return h;
 }
 
-sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, sg_error *err) {
+static sg_code infer_once(gr_module *m, gr_graph *g, const gr_val *args, int n, bool *tensor_result, sg_error *err) {
   sg_arena a;
   sg_arena_init(&a, 0);
   ictx c = {.m = m, .arena = &a, .err = err};
@@ -658,12 +675,32 @@ sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n,
   for (int i = 0; i < n; i++) av[i] = aval_of_arg(&a, &args[i]);
   gr_aval *out;
   sg_code rc = infer_graph(&c, g, av, NULL, false, &out);
+  if (!rc && tensor_result) {
+    bool all = out->kind == GA_TENSOR || (out->kind == GA_TUPLE && out->n > 0);
+    for (int i = 0; out->kind == GA_TUPLE && i < out->n; i++) all = all && out->elems[i]->kind == GA_TENSOR;
+    *tensor_result = all;
+  }
   free(av);
   sg_map_free(&c.memo);
   sg_map_free(&c.inprog);
   sg_map_free(&c.seen);
   sg_arena_free(&a);
   return rc;
+}
+
+sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, bool *tensor_result,
+                           sg_error *err) {
+  if (tensor_result) *tensor_result = false;
+  sg_code rc = infer_once(m, g, args, n, NULL, err);
+  if (rc || !tensor_result) return rc;
+  sg_error e = SG_ERROR_INIT; /* a failure of the typed pass only means "not known" */
+  typed_cells.on = true;
+  typed_cells.conflict = false;
+  bool tensors = false;
+  if (!infer_once(m, g, args, n, &tensors, &e) && !typed_cells.conflict) *tensor_result = tensors;
+  typed_cells.on = false;
+  sg_error_clear(&e);
+  return SG_OK;
 }
 
 /* ------------------------------------------------- rules for layout and constructors */

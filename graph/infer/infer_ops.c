@@ -338,8 +338,38 @@ GR_INFER(gr_infer_getattr) {
   return sg_error_set(err, SG_INVALID_ARGUMENT, "getattr: record has no field '%s'", f->cval.u.s);
 }
 
+/* A known tensor type: dtype, rank and every dimension. */
+static bool known_tensor(const gr_aval *v) {
+  if (v->kind != GA_TENSOR || v->ndim < 0) return false;
+  for (int i = 0; i < v->ndim; i++)
+    if (v->shape[i] < 0) return false;
+  return true;
+}
+
+/* Typed cells (gr_infer_signature's second pass): whether `x` assigned (code 2) or
+ * added/subtracted (3, 4) into a cell of type `cell` keeps the cell's type. */
+static bool keeps_cell_type(const gr_aval *cell, const gr_aval *x, int code) {
+  if (!known_tensor(cell)) return false;
+  if (code != 2 && x->kind == GA_SCALAR) return x->dtype != KN_BOOL; /* a number: the cell's dtype */
+  if (!known_tensor(x) || x->dtype != cell->dtype) return false;
+  if (code == 2) {
+    if (x->ndim != cell->ndim) return false;
+    for (int i = 0; i < x->ndim; i++)
+      if (x->shape[i] != cell->shape[i]) return false;
+    return true;
+  }
+  if (x->ndim > cell->ndim) return false; /* broadcast into the cell's shape only */
+  for (int i = 1; i <= x->ndim; i++) {
+    int64_t d = x->shape[x->ndim - i];
+    if (d != 1 && d != cell->shape[cell->ndim - i]) return false;
+  }
+  return true;
+}
+
 /* variable (code 0) → a cell holding INIT's type; read (1) → any (the cell may have been
- * assigned a value of another type); assign (2) → the new value; assign_add, assign_sub (3, 4) → any */
+ * assigned a value of another type); assign (2) → the new value; assign_add, assign_sub (3, 4) → any.
+ * With typed cells (gr_infer_typed_cells) a read gives the cell's type, and an assign
+ * that may change it is noted. */
 GR_INFER(gr_infer_variable) {
   if (op->code == 0) {
     out->kind = GA_VAR;
@@ -356,6 +386,11 @@ GR_INFER(gr_infer_variable) {
     return SG_INVALID_ARGUMENT;
   }
   if (op->code == 2) *out = *args[1];
+  if (gr_infer_typed_cells()) {
+    const gr_aval *cell = args[0]->kind == GA_VAR && args[0]->n == 1 ? args[0]->elems[0] : NULL;
+    if (op->code == 1 && cell) *out = *cell;
+    if (op->code >= 2 && (!cell || !keeps_cell_type(cell, args[1], op->code))) gr_infer_cell_conflict();
+  }
   return SG_OK;
 }
 

@@ -80,6 +80,9 @@ typedef struct gr_exec_options {
   atomic_bool *cancel;  /* the caller gave up: the run stops with SG_CANCELLED; NULL → none */
   uint64_t max_bytes;   /* budget for the tensors the run holds at once; 0 → none
                            (SG_RESOURCE_EXHAUSTED naming max-request-bytes) */
+  bool *result_tensors; /* when set: whether type inference proves the result, for
+                           arguments of these types, a tensor or a tuple of tensors
+                           (gr_infer_signature's tensor_result) */
 } gr_exec_options;
 
 /* args_json: a JSON array, one element per parameter (ARCHITECTURE.md "JSON values";

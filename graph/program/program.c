@@ -280,17 +280,21 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
   /* specialise inference to this input signature once (cached per program) */
   if (!rc) {
     uint64_t sig = sg_hash_u64(gr_signature_hash(args, n) ^ (uintptr_t)g);
+    void *seen = NULL; /* 1: checked; 2: checked, and the result is tensors (gr_infer_signature) */
     pthread_mutex_lock(&p->dump_lock);
-    bool known = sg_map_get(&p->checked_sigs, sig, NULL);
+    bool known = sg_map_get(&p->checked_sigs, sig, &seen);
     pthread_mutex_unlock(&p->dump_lock);
     if (!known) {
-      rc = gr_infer_signature(&p->mod, g, args, n, err);
+      bool tensors = false;
+      rc = gr_infer_signature(&p->mod, g, args, n, &tensors, err);
+      seen = (void *)(uintptr_t)(tensors ? 2 : 1);
       if (!rc) {
         pthread_mutex_lock(&p->dump_lock);
-        if (p->checked_sigs.len < 4096) sg_map_put(&p->checked_sigs, sig, NULL);
+        if (p->checked_sigs.len < 4096) sg_map_put(&p->checked_sigs, sig, seen);
         pthread_mutex_unlock(&p->dump_lock);
       }
     }
+    if (opts->result_tensors) *opts->result_tensors = (uintptr_t)seen == 2;
   }
   if (!rc) {
     char base;

@@ -326,7 +326,17 @@ def _calls(client, method):
     return {m.method: m.calls for m in client.stats().methods}.get(method, 0)
 
 
-def test_fetch_and_execute_carry_the_queued_ops(client):
+@pytest.fixture
+def calls_not_queued(client):
+    """Staged function calls made as Execute (as with a daemon without queued calls;
+    test_eager_calls.py tests them queued): what carries the queued ops."""
+    client._version_facts()
+    client._eager_calls = False
+    yield
+    client._eager_calls = True
+
+
+def test_fetch_and_execute_carry_the_queued_ops(client, calls_not_queued):
     """`.numpy()` and a stagd.function call after queued ops are one call each: the ops
     travel as the call's eager_first (no EagerBatch call), and results are the same."""
     @stagd.function
@@ -354,7 +364,7 @@ def test_fetch_and_execute_carry_the_queued_ops(client):
     np.testing.assert_allclose(got, np.expm1(np.arange(4)), rtol=2e-7)
 
 
-def test_a_failed_carried_op_stops_the_call(client):
+def test_a_failed_carried_op_stops_the_call(client, calls_not_queued):
     """When a carried op fails the daemon does not run the call: a staged update of a
     Variable is not applied, and the op's error is raised with its line."""
     v = stagd.Variable(np.zeros(2, np.float32))
@@ -376,7 +386,7 @@ def test_a_failed_carried_op_stops_the_call(client):
     np.testing.assert_array_equal(bump(ok).numpy(), [4.0, 4.0])
 
 
-def test_a_carried_calls_own_failure_is_the_plain_calls(client):
+def test_a_carried_calls_own_failure_is_the_plain_calls(client, calls_not_queued):
     """The call's own error (after its ops ran) is raised as the plain call raises it:
     same class, same message (with the staged code's location), and the ops' results
     are there."""

@@ -289,3 +289,151 @@ def test_call_bytes_equal_protobufs(pb2):
         call=pb2.EagerCall(graph_id="g0123", sexpr="(def f (x) x)", entry="f", results=[
             pb2.EagerCallResult(id=rid, dtype=5, shape=[2, 300]), pb2.EagerCallResult(id=rid)]))])
     assert got == want.SerializeToString()
+
+
+# ------------------------------------------------------- queued stagd.function calls
+
+def _training_fn():
+    rng = np.random.default_rng(4)
+    x = stagd.constant(rng.standard_normal((8, 6)).astype(np.float32))
+    w = stagd.Variable(rng.standard_normal((6, 3)).astype(np.float32))
+
+    @stagd.function
+    def step(x):
+        with stagd.GradientTape() as tape:
+            h = x @ w
+            loss = stagd.reduce_mean(h * h)
+        w.assign_sub(tape.gradient(loss, w) * 0.1)
+        return loss, h
+
+    return step, x, w
+
+
+def test_function_calls_after_the_first_are_queued(client):
+    step, x, w = _training_fn()
+    e0 = _calls(client, "Execute")
+    first = step(x)
+    assert _calls(client, "Execute") == e0 + 1  # the first call learns the results' kind
+    outs = [step(x) for _ in range(20)]
+    assert type(outs[0][0]).__name__ == "_LazyTensor"  # dtype and shape not known yet
+    assert _calls(client, "Execute") == e0 + 1  # (Stats is a sync point: now they are)
+    got = [float(o[0]) for o in outs], outs[-1][1].numpy(), w.numpy()
+    assert type(outs[0][0]) is stagd.Tensor and outs[0][0].shape == () and outs[0][1].shape == (8, 3)
+    stagd.set_eager_async(False)
+    try:
+        step2, x2, w2 = _training_fn()
+        step2(x2)
+        outs2 = [step2(x2) for _ in range(20)]
+        want = [float(o[0]) for o in outs2], outs2[-1][1].numpy(), w2.numpy()
+    finally:
+        stagd.set_eager_async(True)
+    assert got[0] == want[0] and first[0].dtype == outs[0][0].dtype == "float32"
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[2], want[2])
+    lazy = step(x)[1]
+    assert (lazy * 2.0).shape == (8, 3)  # an op on it first learns its shape (a sync)
+    assert type(lazy) is stagd.Tensor
+
+
+def test_a_queued_calls_failure_is_raised_as_the_synchronous_call_raises_it(client):
+    @stagd.function
+    def check(x):
+        if stagd.reduce_sum(x) > 100.0:
+            raise ValueError("too big")
+        return x * 2.0
+
+    small, big = stagd.constant([1.0, 2.0]), stagd.constant([100.0, 2.0])
+    check(small)  # learns
+    stagd.set_eager_async(False)
+    try:
+        with pytest.raises(ValueError) as sync_err:
+            check(big)
+    finally:
+        stagd.set_eager_async(True)
+    r = check(big)  # queued: raised at the next sync
+    ok = check(small)
+    with pytest.raises(ValueError) as async_err:
+        client.sync()
+    assert str(async_err.value) == str(sync_err.value) == "too big"
+    assert async_err.value.__notes__ == sync_err.value.__notes__
+    assert ok.numpy().tolist() == [2.0, 4.0]
+    for read in (lambda: r.numpy(), lambda: r + 1.0, lambda: r.shape):
+        with pytest.raises(ValueError, match="too big"):
+            read()
+
+
+def test_what_is_not_queued(client, capsys):
+    """A function that prints (its output would have nowhere to go), returns a number
+    or a Variable, is called under a tape or on another device: an Execute each call."""
+    @stagd.function
+    def shows(x):
+        print("x is", x)
+        return x + 1.0
+
+    @stagd.function
+    def number(x):
+        return 3
+
+    @stagd.function
+    def plain(x):
+        return x * 3.0
+
+    x = stagd.constant([1.0, 2.0])
+    for f in (shows, number):
+        f(x)
+        e0 = _calls(client, "Execute")
+        f(x)
+        f(x)
+        assert _calls(client, "Execute") == e0 + 2, f
+    assert capsys.readouterr().out.count("x is [1. 2.]") == 3
+    plain(x)
+    e0 = _calls(client, "Execute")
+    with stagd.GradientTape() as tape:
+        tape.watch(x)
+        y = stagd.reduce_sum(plain(x))  # recorded on the tape: a call now
+    assert _calls(client, "Execute") == e0 + 1
+    assert tape.gradient(y, x).numpy().tolist() == [3.0, 3.0]
+    plain(x)
+    assert _calls(client, "Execute") == e0 + 1  # queued again
+
+
+def test_lazy_results_of_a_failed_call_are_never_read(client):
+    @stagd.function
+    def halve(x):
+        return x / 2.0
+
+    x = stagd.constant([2.0, 4.0])
+    halve(x)
+    client.sync()
+    client.call("Release", {"ids": [x._id]})
+    r = halve(x); line = _line()  # noqa: E702
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_calls.py:{line}:"):
+        r.shape
+    with pytest.raises(stagd.NotFound, match=rf"test_eager_calls.py:{line}:"):
+        r.numpy()
+
+
+def test_execute_says_when_inference_proves_the_result_tensors(client, pb2):
+    """ExecuteReply.result_tensors: what lets the client queue later calls. Variables are
+    typed by their values, and an assign that could change a variable's type, a result
+    that may be a number, or a number itself, say no."""
+    x = stagd.constant([1.0, 2.0, 3.0])
+    hx = pb2.Value(handle=pb2.TensorHandle(id=x._id))
+    cases = [
+        ("(def f (v x) (* x 2.0))", True),
+        ("(def f (v x) (tuple x (* (read v) x)))", True),
+        ("(def f (v x) (begin (assign_add v x) (assign_sub v 1.0) (read v)))", True),
+        ("(def f (v x) (begin (assign v (* x 2.0)) (read v)))", True),
+        ("(def f (v x) (if (> (sum x) 0.0) x 1.0))", False),
+        ("(def f (v x) (begin (assign v (ones (tuple 5) \"float32\")) (* (read v) 1.0)))", False),
+        ("(def f (v x) (begin (assign_add v (cast x \"float64\")) (read v)))", False),
+        ("(def f (v x) (+ 1 2))", False),
+        ("(def f (v x) v)", False),
+    ]
+    for text, want in cases:
+        v = stagd.Variable(np.ones(3, np.float32))  # a fresh one each: some change its type
+        client.sync()
+        hv = pb2.Value(handle=pb2.TensorHandle(id=v._id))
+        gid = _stage(client, text, "f")
+        r = client.call("Execute", pb2.ExecuteRequest(graph_id=gid, args=[hv, hx], return_handles=True))
+        assert r.result_tensors is want, text

@@ -21,6 +21,7 @@ stagd.set_eager_async(False)) turns queueing off.
 import os
 import sys
 import threading
+import weakref
 
 from . import _wire
 from .client import StagdError, error_class
@@ -68,14 +69,24 @@ def new_id(device):
 
 
 class _Failure:
-    """What makes the exception of a failed op: a new one at each raise."""
+    """What makes the exception of a failed op: a new one at each raise. `rewrite` (a
+    queued staged function call's): given the daemon's error, raises the exception the
+    synchronous call raises for it (a Python exception a staged `raise` stands for, or
+    the error located at the function's source line), or returns when it has none."""
 
-    __slots__ = ("cls", "message", "code", "reason")
+    __slots__ = ("cls", "message", "code", "reason", "raw", "rewrite")
 
-    def __init__(self, cls, message, code, reason):
+    def __init__(self, cls, message, code, reason, raw=None, rewrite=None):
         self.cls, self.message, self.code, self.reason = cls, message, code, reason
+        self.raw, self.rewrite = raw, rewrite
 
     def exception(self):
+        if self.rewrite is not None:
+            try:
+                self.rewrite(self.cls(self.raw, self.code, self.reason))
+            except Exception as e:  # noqa: BLE001 — the exception the call stands for
+                e.queued_op = True
+                return e
         e = self.cls(self.message, self.code, self.reason)
         e.queued_op = True  # a queued op's failure, not the call's that raised it (no retry)
         return e
@@ -101,7 +112,7 @@ class EagerQueue:
         self.bound = bound
         self.lock = threading.RLock()
         self.ops = []      # the ops' encoded EagerBatchOps (_wire.batch_op)
-        self.info = []     # (file, line, result id(s), argument handle ids) of each op
+        self.info = []     # (file, line, result id(s), argument handle ids, rewrite) of each op
         self.keep = []     # objects the queued ops need alive until they run
         self.releases = []  # handle ids to release after the queued ops
         self.failed = {}   # poisoned result id → _Failure
@@ -109,6 +120,7 @@ class EagerQueue:
         self.batches = 0   # batches sent: EagerBatch calls, or carried by a call (tests, benchmarks)
         self.sending = False  # in _send (a release from a GC there must not send again)
         self.inflight = None  # (wait, info, keep) of the batch the daemon is running
+        self.lazy = {}  # result id → weakref of a queued call's Tensor whose dtype and shape the daemon tells
 
     def push(self, op, values, device, result_id, dtype_num, shape, handles=(), keep=None):
         """Queues one op (values: its arguments' encoded stagd.v1.Values; handles: the ids
@@ -116,13 +128,13 @@ class EagerQueue:
         self.push_encoded(_wire.batch_op(op, values, device, result_id, dtype_num, shape), result_id,
                           handles, keep)
 
-    def push_encoded(self, msg, result_ids, handles=(), keep=None):
+    def push_encoded(self, msg, result_ids, handles=(), keep=None, rewrite=None):
         """Queues one op already encoded (_wire.batch_op or batch_call); result_ids: its
-        result id ("" for none) or, for a call, the tuple of them."""
+        result id ("" for none) or, for a call, the tuple of them; rewrite: as _Failure's."""
         file, line = user_site()
         with self.lock:
             self.ops.append(msg)
-            self.info.append((file, line, result_ids, handles))
+            self.info.append((file, line, result_ids, handles, rewrite))
             if keep:
                 self.keep.append(keep)
             if len(self.ops) >= self.bound:
@@ -146,6 +158,21 @@ class EagerQueue:
         f = self.poisoned(hid)
         if f is not None:
             raise f.exception()
+
+    def expect(self, t):
+        """Registers `t`, a queued call's result of unknown dtype and shape (tensor.py's
+        _LazyTensor): made a plain Tensor when its batch's reply tells them."""
+        with self.lock:
+            self.lazy[t._id] = weakref.ref(t)
+
+    def resolve(self, t):
+        """Waits until the daemon told `t`'s dtype and shape (a sync point): raises its
+        call's failure, or the first failure not raised yet, as sync() does."""
+        with self.lock:
+            if t._id in self.lazy:
+                self.check(t._id)
+                self.sync()
+        self.check(t._id)
 
     def sync(self):
         """Sends the queued ops and waits for them; raises the first failure not raised
@@ -278,12 +305,18 @@ class EagerQueue:
             self.inflight = None
             del keep
         failures = {}
+        for m in reply.results:  # queued calls' results: their dtypes and shapes
+            ref = self.lazy.pop(m.id, None)
+            t = ref() if ref is not None else None
+            if t is not None:
+                t._told(m.dtype, m.shape)
         for err in reply.errors:
             cause = err.cause
             f = failures.get(cause)
             if f is None:
                 cls = error_class(err.code, err.reason)
-                f = failures[cause] = _Failure(cls, _located(info[cause], err.message), cls.code, err.reason or None)
+                f = failures[cause] = _Failure(cls, _located(info[cause], err.message), cls.code,
+                                               err.reason or None, err.message, info[cause][4])
                 self.deferred = self.deferred or f
             for rid in _ids(info[err.index][2]):
                 self.failed[rid] = f

@@ -33,10 +33,10 @@ import types
 import warnings
 import weakref
 
-from . import context, guards, segments, signature
+from . import _wire, context, eager_queue, guards, segments, signature
 from . import runtime as _runtime
 from . import speculative as _speculative
-from .client import NotFound, StagdError, default_client
+from .client import NotFound, StagdError, default_client, shared_ids
 from .context import init_scope
 from .runtime import flow, speculation
 from .runtime import sexpr as _sx
@@ -160,6 +160,10 @@ class ConcreteFunction:
         self.out_tree = out_tree  # signature.ResultTree of a structured result, or None
         self.graph_id = None
         self.segments = None  # segments.Segment list when a py_func cut the trace
+        # how a call goes in the eager queue, per argument types (learned from the reply of
+        # a call with those types): 0 never, -1 one tensor, K a tuple of K tensors
+        self.queue_n = {}
+        self.call_head = None  # (graph id, _wire.call_head's bytes) of queued calls
 
     def result(self, value):
         """The caller's result from what the graph returned."""
@@ -577,10 +581,11 @@ class Function:
         params = self._dynamic_values(values, parts) + list(conc.captures)
         return segments.run(conc.segments, params, execute, call_py)
 
-    def _run(self, conc, graph_id, args, restage=None):
+    def _run(self, conc, graph_id, args, restage=None, learn=False):
         """Executes staged graph `graph_id` on `args`; results stay in the daemon. When the
         daemon no longer has the graph (its cache keeps the 1,024 most recent programs),
-        `restage()` stages it again and the call is made once more."""
+        `restage()` stages it again and the call is made once more. learn: conc's own
+        graph, whose reply tells how later calls may be queued (conc.queue_n)."""
         from .tensor import _arg_values, _wrap, current_device
         client = self.client()
         values, keep = _arg_values(client, args, current_device())
@@ -601,7 +606,36 @@ class Function:
         if reply.output:
             out = _sx.fill_printed(reply.output)
             print(out, end="" if out.endswith("\n") else "\n")
+        if learn:
+            key = _types_key(args)
+            if key is not None and key not in conc.queue_n and len(conc.queue_n) < 64:
+                conc.queue_n[key] = _queue_shape(conc, reply, client)
         return _wrap(reply.result, client)
+
+    def _queued(self, conc, args):
+        """The call's results as Tensors when it goes in the eager queue (a queued call
+        of its graph, results told by the daemon when it ran: tensor._LazyTensor), else
+        None. Only calls on the CPU, with no tape recording and not speculative, of a
+        trace whose first call returned tensors and that prints nothing, and no Variable
+        shared with another session among the arguments."""
+        if not conc.queue_n or context.tapes or self._spec is not None or not eager_queue.enabled():
+            return None
+        n = conc.queue_n.get(_types_key(args))
+        if not n:
+            return None
+        from .tensor import _Handle, _queue_call, current_device
+        client = self.client()
+        if current_device() != "cpu" or not client._queues_calls() or \
+                any(isinstance(a, _Handle) and (a.device != "cpu" or a._id in shared_ids) for a in args):
+            return None  # (a Variable another session reads is updated at once)
+        if conc.call_head is None or conc.call_head[0] != conc.graph_id:
+            conc.call_head = (conc.graph_id, _wire.call_head(conc.graph_id, conc.program, conc.name))
+
+        def rewrite(e):  # a failure raised as the synchronous call raises it
+            _reraise_python(e)
+            _reraise_located(e, conc)
+        outs = _queue_call(client, conc.call_head[1], args, [None] * abs(n), "cpu", rewrite)
+        return outs[0] if n == -1 else tuple(outs)
 
     def _dynamic_values(self, values, parts=None):
         """The values of the def's parameters (before the captures)."""
@@ -622,7 +656,9 @@ class Function:
             conc.graph_id = self._stage(conc).graph_id
             return conc.graph_id
 
-        out = self._run(conc, conc.graph_id, args, restage)
+        out = self._queued(conc, args)
+        if out is None:
+            out = self._run(conc, conc.graph_id, args, restage, learn=True)
         if context.tapes:
             context.record_call(conc, args, out)
         return out
@@ -649,6 +685,45 @@ class Function:
 
 
 _PROFILING = ["profiling"]  # stagd.runtime.staging during a profiled call: non-empty
+_QUEUED_PROGRAM_BYTES = 256 << 10  # a queued call carries its program: larger ones are not queued
+
+
+def _types_key(args):
+    """The types of a call's arguments as the daemon's type inference sees them (tensors'
+    and Variables' dtypes and shapes, the kinds of numbers); None when one is of another
+    kind (its calls are not queued)."""
+    from .tensor import Tensor, Variable
+    key = []
+    for a in args:
+        t = type(a)
+        if t is Tensor or t is Variable:
+            key.append((a.dtype, a.shape))
+        elif t is float or t is int or t is bool:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
+def _queue_shape(conc, reply, client):
+    """How later calls with the same argument types are queued (ConcreteFunction.queue_n),
+    from an Execute reply: only when the daemon's type inference proves the result a
+    tensor or a tuple of tensors for those types (`result_tensors`): -1 a tensor, K a
+    tuple of K; 0 for anything else, a structured result, a program that prints (a
+    queued call's output has nowhere to go) or too large to carry, and a daemon without
+    queued calls."""
+    result = reply.result
+    if not reply.result_tensors or conc.out_tree is not None or conc.segments or \
+            len(conc.program) > _QUEUED_PROGRAM_BYTES or "(print " in conc.program or \
+            not client._queues_calls():
+        return 0
+    kind = result.WhichOneof("kind")
+    if kind == "handle":
+        return 0 if result.handle.variable else -1
+    if kind == "tuple" and result.tuple.items and all(
+            v.WhichOneof("kind") == "handle" and not v.handle.variable for v in result.tuple.items):
+        return len(result.tuple.items)
+    return 0
 
 
 def _eager_value(v, constant):

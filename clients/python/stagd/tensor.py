@@ -20,7 +20,7 @@ import threading
 import numpy as np
 
 from . import _wire, context, eager_queue, shm
-from .client import ResourceExhausted, default_client, shared_ids
+from .client import Internal, ResourceExhausted, default_client, shared_ids
 from . import eager_infer
 from .eager_infer import infer
 from .runtime import indexing
@@ -413,6 +413,10 @@ def eager(op, *args):
         if type(a) is Tensor:
             if client is None:
                 client = a._c
+        elif type(a) is _LazyTensor:
+            a._resolve()  # its dtype and shape are needed: now a plain Tensor
+            if client is None:
+                client = a._c
         elif isinstance(a, (Staged, Variable)):
             plain = False
     if not plain or context.traces:
@@ -464,13 +468,16 @@ def _queue_op(client, op, args, device, meta):
     return t
 
 
-def _queue_call(client, head, args, metas, device):
+def _queue_call(client, head, args, metas, device, rewrite=None):
     """Queues a call of a staged graph (head: _wire.call_head's, for its graph id and
     program) on args (eager_queue.py); the Tensors of its results, of the dtypes and
     shapes `metas` declares ((dtype, shape) each), at once. The daemon checks each result
-    against its declaration before storing any."""
+    against its declaration before storing any. A meta None: a tensor whose dtype and
+    shape the daemon tells once the call ran (_LazyTensor). rewrite: as eager_queue's
+    _Failure's."""
     q = eager_queue.queue_of(client)
-    outs = [_pending(client, device, m) for m in metas]
+    outs = [_pending(client, device, m) if m is not None else _LazyTensor._make(client, device, q)
+            for m in metas]
     for a in args:  # an argument made by a failed op fails the call too, without sending
         if q.failed and isinstance(a, _Handle) and a._id in q.failed:
             for t in outs:
@@ -479,8 +486,9 @@ def _queue_call(client, head, args, metas, device):
     keep = []
     values = [_arg_wire(client, a, device, keep) for a in args]
     handles = tuple(a._id for a in args if isinstance(a, _Handle))
-    msg = _wire.batch_call(values, device, head, [(t._id, _DTYPE_NUMS[t.dtype], t.shape) for t in outs])
-    q.push_encoded(msg, tuple(t._id for t in outs), handles, keep)
+    msg = _wire.batch_call(values, device, head, [
+        (t._id, 0, ()) if m is None else (t._id, _DTYPE_NUMS[m[0]], t.shape) for t, m in zip(outs, metas)])
+    q.push_encoded(msg, tuple(t._id for t in outs), handles, keep, rewrite)
     return outs
 
 
@@ -709,6 +717,48 @@ eager_infer.TENSOR_TYPES = (Tensor,)
 
 
 # ---------------------------------------------------------------- Variable
+
+_DTYPE_SLOT, _SHAPE_SLOT = _Handle.__dict__["dtype"], _Handle.__dict__["shape"]
+
+
+class _LazyTensor(Tensor):
+    """A queued staged function call's result (function.py): its dtype and shape come
+    with the reply of the batch that ran the call (EagerBatchReply.results), and it then
+    becomes a plain Tensor. Reading them before — `.shape`, `.dtype`, an op on it — is a
+    sync point (eager_queue.EagerQueue.resolve)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _make(cls, client, device, q):
+        t = object.__new__(cls)
+        t._c = client
+        t._id = eager_queue.new_id(device)
+        t.device = device
+        t._np = t._pbv = t._pbw = None
+        q.expect(t)
+        return t
+
+    @property
+    def dtype(self):
+        self._resolve()
+        return _DTYPE_SLOT.__get__(self)
+
+    @property
+    def shape(self):
+        self._resolve()
+        return _SHAPE_SLOT.__get__(self)
+
+    def _resolve(self):
+        eager_queue.queue_of(self._c).resolve(self)
+        if type(self) is _LazyTensor:  # (a daemon that runs queued calls tells them)
+            raise Internal(f"stagd: the daemon did not tell the dtype and shape of {self._id}")
+
+    def _told(self, dtype_num, shape):
+        _DTYPE_SLOT.__set__(self, _DTYPE_NAMES.get(dtype_num, "?"))
+        _SHAPE_SLOT.__set__(self, tuple(shape))
+        self.__class__ = Tensor
+
 
 class Variable(_Handle):
     """Mutable state held in the daemon (a `variable` cell). Reading it inside a
