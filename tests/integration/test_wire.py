@@ -119,3 +119,14 @@ def test_floats_keep_their_bits():
         data = _wire.arg_of_scalar(f)
         back = pb2.EagerBatchOp.FromString(data).args[0].float_value
         assert struct.pack("<d", back) == struct.pack("<Q", bits)
+
+
+def test_tensor_and_variable_arguments_are_their_values_bytes(client):
+    """_arg_wire (a queued op's argument) against _arg_value's message (a synchronous
+    op's): a Tensor's handle, a Variable's by reference, the same bytes."""
+    from stagd.tensor import _arg_value, _arg_wire
+    t, v = stagd.constant([1.0, 2.0]), stagd.Variable(np.zeros(2, np.float32))
+    for a in (t, v, t):  # (the Tensor's bytes are kept: twice)
+        assert _arg_wire(client, a, "cpu", []) == _wire.arg_of_message(_arg_value(client, a, "cpu", []))
+    v.assign_sub(t)  # queued with its Variable argument encoded so
+    np.testing.assert_array_equal(v.numpy(), [-1.0, -2.0])

@@ -146,6 +146,8 @@ class EagerQueue:
             self.releases.append(hid)
             if self.failed:
                 self.failed.pop(hid, None)
+                if self.lazy:  # (a failed call's result: never told)
+                    self.lazy.pop(hid, None)
             if len(self.releases) >= RELEASE_BOUND and not self.sending:  # (not from a GC inside _send)
                 self._send()
 

@@ -501,7 +501,12 @@ def _arg_wire(client, a, device, keep):
             c = a._pbw = (a._id, _wire.arg_of_handle(a._id))
         return c[1]
     b = _wire.arg_of_scalar(a)
-    return b if b is not None else _wire.arg_of_message(_arg_value(client, a, device, keep))
+    if b is not None:
+        return b
+    if type(a) is Variable:  # by reference, as _arg_value's Value
+        _check_made(a)
+        return _wire.arg_of_handle(a._id)
+    return _wire.arg_of_message(_arg_value(client, a, device, keep))
 
 
 def _pending(client, device, meta):
