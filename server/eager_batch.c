@@ -13,6 +13,7 @@
  * graph (EagerCall: the client's tape gradients), its results stored under the client's
  * ids after each is checked against the dtype and shape the client declared.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,12 +67,15 @@ static int failed_cause(const Stagd__V1__Value *v, const failed_ids *failed, int
   }
 }
 
-/* A failure as an EagerBatchError (in the call's arena): code, message, reason. */
-static Stagd__V1__EagerBatchError *batch_error(sv_call *call, sg_code rc, const sg_error *e, const char *message) {
+/* A failure as an EagerBatchError (in the call's arena): code, message with its location
+ * (as a failed call's status details say it), reason. */
+static Stagd__V1__EagerBatchError *batch_error(sv_call *call, sg_code rc, const sg_error *e) {
   Stagd__V1__EagerBatchError *be = sg_arena_alloc(call->arena, sizeof *be);
   stagd__v1__eager_batch_error__init(be);
   be->code = (int32_t)rc;
-  be->message = sg_arena_strdup(call->arena, message);
+  char *details = sv_error_details(e);
+  be->message = sg_arena_strdup(call->arena, details);
+  free(details);
   if (e->reason) be->reason = (char *)sg_reason_name(e->reason);
   return be;
 }
@@ -84,6 +88,20 @@ static bool declared(int dtype, const int64_t *shape, size_t n_shape, int dt, in
   return same;
 }
 
+/* INTERNAL: `what` (an op, a call's result) was declared a tensor type (a DType number
+ * and shape) that `v`, which `source` returned, is not. */
+static sg_code not_declared(sg_error *err, const char *what, const char *source, int dtype, const int64_t *shape,
+                            size_t n_shape, const gr_value *v) {
+  char *want = n_shape <= KN_MAX_DIMS ? gr_tensor_type_describe(dtype - 1, (int)n_shape, shape)
+                                      : sg_xstrdup("tensor of too many dimensions");
+  char *got = gr_value_describe(v);
+  sg_code rc = sg_error_set(err, SG_INTERNAL, "%s: the client inferred a %s, the %s returned a %s (a client inference "
+                            "bug; set STAGD_EAGER_SYNC=1 to work around it)", what, want, source, got);
+  free(want);
+  free(got);
+  return rc;
+}
+
 /* INTERNAL unless `res` is a tensor of the dtype and shape the client inferred. */
 static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res, sg_error *err) {
   int dt, nd;
@@ -92,9 +110,9 @@ static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res,
     return sg_error_set(err, SG_INTERNAL, "op '%s': the result is not a tensor, so it cannot be queued (the client "
                         "should have run it synchronously)", o->op);
   if (declared((int)o->dtype, o->shape, o->n_shape, dt, nd, sh)) return SG_OK;
-  return sg_error_set(err, SG_INTERNAL, "op '%s': the client inferred dtype %d and %zu dimensions for its result, "
-                      "the daemon computed dtype %d and %d dimensions (a client inference bug; set "
-                      "STAGD_EAGER_SYNC=1 to work around it)", o->op, (int)o->dtype - 1, o->n_shape, dt, nd);
+  char what[48];
+  snprintf(what, sizeof what, "op '%.32s'", o->op);
+  return not_declared(err, what, "op", (int)o->dtype, o->shape, o->n_shape, res);
 }
 
 /* Result k of a queued call as it is stored: a tensor of the declared dtype and shape
@@ -102,7 +120,7 @@ static sg_code check_meta(const Stagd__V1__EagerBatchOp *o, const gr_value *res,
  * declared dtype filling the declared shape (the optimizer may fold a gradient to a
  * number); declared without a dtype, any tensor. Takes over the reference to v; *out: a
  * new one. */
-static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__EagerCallResult *d, size_t k,
+static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__TensorHandle *d, size_t k,
                            const char *device, gr_value *v, gr_value **out, sg_error *err) {
   *out = NULL;
   int dt, nd;
@@ -130,15 +148,9 @@ static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__Eager
       *out = v;
       return SG_OK;
     }
-    char *got = gr_value_describe(v);
-    sg_buf want = SG_BUF_INIT;
-    sg_buf_printf(&want, "%s tensor of shape (", kn_dtype_name((kn_dtype)(d->dtype - 1)));
-    for (size_t j = 0; j < d->n_shape; j++) sg_buf_printf(&want, "%s%lld", j ? ", " : "", (long long)d->shape[j]);
-    sg_buf_puts(&want, d->n_shape == 1 ? ",)" : ")");
-    rc = sg_error_set(err, SG_INTERNAL, "call result %zu: the client inferred a %s, the graph returned a %s (a "
-                      "client inference bug; set STAGD_EAGER_SYNC=1 to work around it)", k, want.data, got);
-    sg_buf_free(&want);
-    free(got);
+    char what[32];
+    snprintf(what, sizeof what, "call result %zu", k);
+    rc = not_declared(err, what, "graph", (int)d->dtype, d->shape, d->n_shape, v);
   } else if ((kind == GR_VALUE_BOOL || kind == GR_VALUE_INT || kind == GR_VALUE_FLOAT) &&
              gr_value_scalar(v, &b, &i, &f)) {
     kn_dtype want = (kn_dtype)(d->dtype - 1);
@@ -169,16 +181,17 @@ static sg_code call_result(sv_service *sv, sv_call *call, const Stagd__V1__Eager
 
 enum { MAX_CALL_RESULTS = 64 };
 
-/* A queued call of a staged graph (EagerCall): run, check every result, then store them
- * all under the client's ids — none when one fails. */
-/* The stored result `v` under `id` in the reply's results (its dtype and shape). */
-static void report_result(sv_call *call, Stagd__V1__EagerBatchReply *r, size_t cap, const char *id, const gr_value *v) {
+/* The stored result `v` under `id` on `device` in the reply's results (its handle); the
+ * array holds one entry per result the batch's calls left undeclared. */
+static void report_result(sv_call *call, Stagd__V1__EagerBatchReply *r, const char *id, const char *device,
+                          const gr_value *v) {
   int dt, nd;
   const int64_t *sh;
-  if (r->n_results >= cap || !gr_value_tensor_meta(v, &dt, &nd, &sh)) return;
-  Stagd__V1__EagerCallResult *m = sg_arena_alloc(call->arena, sizeof *m);
-  stagd__v1__eager_call_result__init(m);
+  if (!gr_value_tensor_meta(v, &dt, &nd, &sh)) return;
+  Stagd__V1__TensorHandle *m = sg_arena_alloc(call->arena, sizeof *m);
+  stagd__v1__tensor_handle__init(m);
   m->id = sg_arena_strdup(call->arena, id);
+  m->device = sg_arena_strdup(call->arena, device);
   m->dtype = (Stagd__V1__DType)(dt + 1);
   m->n_shape = (size_t)nd;
   m->shape = sg_arena_alloc(call->arena, sizeof(int64_t) * (size_t)(nd ? nd : 1));
@@ -186,8 +199,10 @@ static void report_result(sv_call *call, Stagd__V1__EagerBatchReply *r, size_t c
   r->results[r->n_results++] = m;
 }
 
+/* A queued call of a staged graph (EagerCall): run, check every result, then store them
+ * all under the client's ids — none when one fails. */
 static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o, const char *device,
-                        Stagd__V1__EagerBatchReply *r, size_t cap, sg_error *err) {
+                        Stagd__V1__EagerBatchReply *r, sg_error *err) {
   const Stagd__V1__EagerCall *c = o->call;
   size_t n = c->n_results;
   if (*o->op || *o->result_id)
@@ -228,7 +243,7 @@ static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBat
     gr_value *v = items[stored];
     items[stored] = NULL;
     if (c->results[stored]->dtype == STAGD__V1__DTYPE__DTYPE_UNSPECIFIED)
-      report_result(call, r, cap, c->results[stored]->id, v);
+      report_result(call, r, c->results[stored]->id, device, v);
     if ((rc = sv_handles_put_as(h, device, &who, v, c->results[stored]->id, err))) break;
   }
   if (rc) {
@@ -241,11 +256,11 @@ static sg_code run_call(sv_service *sv, sv_call *call, const Stagd__V1__EagerBat
 
 /* One op: run, check, store. */
 static sg_code run_one(sv_service *sv, sv_call *call, const Stagd__V1__EagerBatchOp *o,
-                       Stagd__V1__EagerBatchReply *r, size_t cap, sg_error *err) {
+                       Stagd__V1__EagerBatchReply *r, sg_error *err) {
   const char *device = sv_device_or_cpu(o->device);
   sg_code rc = sv_check_device(device, err);
   if (rc) return rc;
-  if (o->call) return run_call(sv, call, o, device, r, cap, err);
+  if (o->call) return run_call(sv, call, o, device, r, err);
   gr_value *res = NULL;
   if ((rc = sv_eager_run(sv, call, o->op, o->args, o->n_args, device, &res, err))) return rc;
   if (*o->result_id && !(rc = check_meta(o, res, err))) {
@@ -282,14 +297,12 @@ sg_code sv_h_eager_batch(sv_service *sv, sv_call *call, const ProtobufCMessage *
       rc = cause >= 0 ? sg_error_set(&e, SG_FAILED_PRECONDITION,
                                      "op '%s' uses the result of op %d of the batch, which failed",
                                      o->call ? "call" : o->op, cause)
-                      : run_one(sv, call, o, r, n_undeclared, &e);
+                      : run_one(sv, call, o, r, &e);
     if (!rc) {
       r->ran++;
       continue;
     }
-    char *details = sv_error_details(&e); /* a call's error keeps its location in its graph */
-    Stagd__V1__EagerBatchError *be = batch_error(call, rc, &e, details);
-    free(details);
+    Stagd__V1__EagerBatchError *be = batch_error(call, rc, &e); /* (a call's: located in its graph) */
     be->index = (uint32_t)i;
     be->cause = cause >= 0 ? (uint32_t)cause : (uint32_t)i;
     r->errors[r->n_errors++] = be;
@@ -319,9 +332,7 @@ sg_code sv_with_eager_first(sv_service *sv, sv_call *call, const Stagd__V1__Eage
                                    "not run: op %u of the eager ops sent with this call failed", br->errors[0]->index)
                     : run(sv, call, req, reply, err);
   if (!rc) return SG_OK;
-  char *details = sv_error_details(err); /* with its location, as the status details would say */
-  *failed = batch_error(call, rc, err, details);
-  free(details);
+  *failed = batch_error(call, rc, err);
   sg_error_clear(err);
   return SG_OK;
 }

@@ -25,12 +25,12 @@ gr_infer_fn gr_infer_rule(const gr_op *op);
 /* Infers every graph reachable from entry (and every top-level def, for dumps). */
 sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err);
 /* Re-infers g for the argument types of one call (the input signature); thread-safe
- * (reads the module only). Errors are located like stage-time ones. With tensor_result,
- * also whether g's result for these argument types is always a tensor or a tuple of
- * tensors: inferred once more with each variable typed by its value now (`read` gives
- * that type) and false when an assign anywhere could change a variable's type. */
-sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, bool *tensor_result,
-                           sg_error *err);
+ * (reads the module only). Errors are located like stage-time ones. */
+sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, sg_error *err);
+/* Whether g's result for these argument types is always a tensor or a tuple of tensors:
+ * g inferred with each variable typed by its value now (`read` gives that type); false
+ * when that fails or an assign anywhere could change a variable's type. */
+bool gr_infer_result_is_tensors(gr_module *m, gr_graph *g, const gr_val *args, int n);
 uint64_t gr_signature_hash(const gr_val *args, int n);
 
 #endif /* STAGD_GRAPH_INFER_GR_INFER_H */

@@ -622,9 +622,7 @@ sg_code gr_infer(gr_module *m, gr_graph *entry, sg_error *err) {
   return rc;
 }
 
-/* Abstract value of a run-time argument: its type, dtype and shape, not its value
- * (so one check covers every call with the same signature). */
-/* gr_infer_signature's second pass (this thread): cells typed by their values. */
+/* gr_infer_result_is_tensors's pass (this thread): cells typed by their values. */
 static _Thread_local struct {
   bool on, conflict;
 } typed_cells;
@@ -632,6 +630,9 @@ static _Thread_local struct {
 bool gr_infer_typed_cells(void) { return typed_cells.on; }
 void gr_infer_cell_conflict(void) { typed_cells.conflict = true; }
 
+/* Abstract value of a run-time argument: its type, dtype and shape, not its value
+ * (so one check covers every call with the same signature); with typed cells, a
+ * variable's cell of its value's type. */
 static gr_aval *aval_of_arg(sg_arena *a, const gr_val *v) {
   if (v->tag == GV_VAR && typed_cells.on) { /* a cell of its value's type (a tensor), or of any */
     gr_aval *r = new_aval(a, GA_VAR);
@@ -688,19 +689,19 @@ static sg_code infer_once(gr_module *m, gr_graph *g, const gr_val *args, int n, 
   return rc;
 }
 
-sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, bool *tensor_result,
-                           sg_error *err) {
-  if (tensor_result) *tensor_result = false;
-  sg_code rc = infer_once(m, g, args, n, NULL, err);
-  if (rc || !tensor_result) return rc;
-  sg_error e = SG_ERROR_INIT; /* a failure of the typed pass only means "not known" */
+sg_code gr_infer_signature(gr_module *m, gr_graph *g, const gr_val *args, int n, sg_error *err) {
+  return infer_once(m, g, args, n, NULL, err);
+}
+
+bool gr_infer_result_is_tensors(gr_module *m, gr_graph *g, const gr_val *args, int n) {
+  sg_error e = SG_ERROR_INIT; /* a failure of this pass only means "not known" */
   typed_cells.on = true;
   typed_cells.conflict = false;
   bool tensors = false;
-  if (!infer_once(m, g, args, n, &tensors, &e) && !typed_cells.conflict) *tensor_result = tensors;
+  bool ok = !infer_once(m, g, args, n, &tensors, &e) && !typed_cells.conflict;
   typed_cells.on = false;
   sg_error_clear(&e);
-  return SG_OK;
+  return ok && tensors;
 }
 
 /* ------------------------------------------------- rules for layout and constructors */

@@ -346,11 +346,12 @@ static bool known_tensor(const gr_aval *v) {
   return true;
 }
 
-/* Typed cells (gr_infer_signature's second pass): whether `x` assigned (code 2) or
+/* Typed cells (gr_infer_result_is_tensors): whether `x` assigned (code 2) or
  * added/subtracted (3, 4) into a cell of type `cell` keeps the cell's type. */
 static bool keeps_cell_type(const gr_aval *cell, const gr_aval *x, int code) {
   if (!known_tensor(cell)) return false;
-  if (code != 2 && x->kind == GA_SCALAR) return x->dtype != KN_BOOL; /* a number: the cell's dtype */
+  if (code != 2 && x->kind == GA_SCALAR) /* a weak number: an int into a numeric cell, a float into a float one */
+    return x->dtype == KN_INT64 ? cell->dtype != KN_BOOL : x->dtype == KN_FLOAT64 && kn_dtype_is_float(cell->dtype);
   if (!known_tensor(x) || x->dtype != cell->dtype) return false;
   if (code == 2) {
     if (x->ndim != cell->ndim) return false;

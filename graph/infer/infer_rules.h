@@ -11,7 +11,7 @@
 #define GR_INFER(name) \
   sg_code name(const gr_op *op, gr_aval **args, int n, gr_aval *out, sg_arena *a, sg_error *err)
 /* infer.c: whether this thread infers with variables typed by their values
- * (gr_infer_signature's tensor_result), and noting an assign that could change one. */
+ * (gr_infer_result_is_tensors), and noting an assign that could change one. */
 bool gr_infer_typed_cells(void);
 void gr_infer_cell_conflict(void);
 /* infer.c */

@@ -227,19 +227,20 @@ uint64_t gr_value_bytes(const gr_value *v) { return val_bytes(&v->v, 0); }
 
 sg_code gr_value_escape(const gr_value *v, sg_error *err) { return gv_escape(&v->v, err); }
 
-char *gr_value_describe(const gr_value *v) {
+char *gr_tensor_type_describe(int dtype, int ndim, const int64_t *shape) {
   sg_buf b = SG_BUF_INIT;
+  sg_buf_printf(&b, "%s tensor of shape (", kn_dtype_name((kn_dtype)dtype));
+  for (int i = 0; i < ndim; i++) sg_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  sg_buf_puts(&b, ndim == 1 ? ",)" : ")");
+  return sg_buf_detach(&b, NULL);
+}
+
+char *gr_value_describe(const gr_value *v) {
   kn_dtype dt;
   int nd;
   const int64_t *shape;
-  if (gv_tensor_meta(&v->v, &dt, &nd, &shape)) {
-    sg_buf_printf(&b, "%s tensor of shape (", kn_dtype_name(dt));
-    for (int i = 0; i < nd; i++) sg_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    sg_buf_puts(&b, nd == 1 ? ",)" : ")");
-  } else {
-    sg_buf_puts(&b, gv_type_name(&v->v));
-  }
-  return sg_buf_detach(&b, NULL);
+  if (gv_tensor_meta(&v->v, &dt, &nd, &shape)) return gr_tensor_type_describe((int)dt, nd, shape);
+  return sg_xstrdup(gv_type_name(&v->v));
 }
 
 char *gr_value_to_json_text(const gr_value *v) {

@@ -82,7 +82,7 @@ typedef struct gr_exec_options {
                            (SG_RESOURCE_EXHAUSTED naming max-request-bytes) */
   bool *result_tensors; /* when set: whether type inference proves the result, for
                            arguments of these types, a tensor or a tuple of tensors
-                           (gr_infer_signature's tensor_result) */
+                           (gr_infer_result_is_tensors, once per signature) */
 } gr_exec_options;
 
 /* args_json: a JSON array, one element per parameter (ARCHITECTURE.md "JSON values";
@@ -172,6 +172,9 @@ uint64_t gr_value_bytes(const gr_value *v);
 sg_code gr_value_escape(const gr_value *v, sg_error *err);
 /* One-line summary (type, dtype, shape) for error messages; malloc'd. */
 char *gr_value_describe(const gr_value *v);
+/* The same summary of a tensor type (kn_dtype dtype, shape[0, ndim)): "float32 tensor
+ * of shape (2, 3)"; malloc'd. */
+char *gr_tensor_type_describe(int dtype, int ndim, const int64_t *shape);
 
 /* The names the S-expression reader takes as primitives: the op table's rows and their
  * aliases (graph/ir/ops.c), i = 0, 1, ...; NULL past the end. A def of the same name

@@ -280,21 +280,20 @@ static sg_code execute_core(gr_program *p, gr_graph *g, const gr_exec_options *o
   /* specialise inference to this input signature once (cached per program) */
   if (!rc) {
     uint64_t sig = sg_hash_u64(gr_signature_hash(args, n) ^ (uintptr_t)g);
-    void *seen = NULL; /* 1: checked; 2: checked, and the result is tensors (gr_infer_signature) */
+    /* 1: checked; then, once a caller asks for result_tensors: 2 tensors, 3 not */
+    void *seen = NULL;
     pthread_mutex_lock(&p->dump_lock);
     bool known = sg_map_get(&p->checked_sigs, sig, &seen);
     pthread_mutex_unlock(&p->dump_lock);
-    if (!known) {
-      bool tensors = false;
-      rc = gr_infer_signature(&p->mod, g, args, n, &tensors, err);
-      seen = (void *)(uintptr_t)(tensors ? 2 : 1);
-      if (!rc) {
-        pthread_mutex_lock(&p->dump_lock);
-        if (p->checked_sigs.len < 4096) sg_map_put(&p->checked_sigs, sig, seen);
-        pthread_mutex_unlock(&p->dump_lock);
-      }
+    uintptr_t was = known ? (uintptr_t)seen : 0, now = was;
+    if (!known && !(rc = gr_infer_signature(&p->mod, g, args, n, err))) now = 1;
+    if (now == 1 && opts->result_tensors) now = gr_infer_result_is_tensors(&p->mod, g, args, n) ? 2 : 3;
+    if (opts->result_tensors) *opts->result_tensors = now == 2;
+    if (now != was) {
+      pthread_mutex_lock(&p->dump_lock);
+      if (known || p->checked_sigs.len < 4096) sg_map_put(&p->checked_sigs, sig, (void *)now);
+      pthread_mutex_unlock(&p->dump_lock);
     }
-    if (opts->result_tensors) *opts->result_tensors = (uintptr_t)seen == 2;
   }
   if (!rc) {
     char base;

@@ -189,7 +189,7 @@ def _stage(client, text, entry):
 def _op(pb2, args, graph_id="", sexpr="", entry="", results=(), **kw):
     return pb2.EagerBatchOp(args=args, call=pb2.EagerCall(
         graph_id=graph_id, sexpr=sexpr, entry=entry,
-        results=[pb2.EagerCallResult(id=i, dtype=d, shape=s) for i, d, s in results]), **kw)
+        results=[pb2.TensorHandle(id=i, dtype=d, shape=s) for i, d, s in results]), **kw)
 
 
 def _ids(n):
@@ -287,7 +287,7 @@ def test_call_bytes_equal_protobufs(pb2):
     want = pb2.EagerBatchRequest(ops=[pb2.EagerBatchOp(
         args=[pb2.Value(handle=pb2.TensorHandle(id=rid)), pb2.Value(float_value=2.5)], device="cpu",
         call=pb2.EagerCall(graph_id="g0123", sexpr="(def f (x) x)", entry="f", results=[
-            pb2.EagerCallResult(id=rid, dtype=5, shape=[2, 300]), pb2.EagerCallResult(id=rid)]))])
+            pb2.TensorHandle(id=rid, dtype=5, shape=[2, 300]), pb2.TensorHandle(id=rid)]))])
     assert got == want.SerializeToString()
 
 
@@ -429,9 +429,11 @@ def test_execute_says_when_inference_proves_the_result_tensors(client, pb2):
         ("(def f (v x) (begin (assign_add v (cast x \"float64\")) (read v)))", False),
         ("(def f (v x) (+ 1 2))", False),
         ("(def f (v x) v)", False),
+        ("(def f (v x) (begin (assign_add v 2) (read v)))", True, np.int32),
+        ("(def f (v x) (begin (assign_add v 1.5) (read v)))", False, np.int32),  # becomes float
     ]
-    for text, want in cases:
-        v = stagd.Variable(np.ones(3, np.float32))  # a fresh one each: some change its type
+    for text, want, *dtype in cases:
+        v = stagd.Variable(np.ones(3, *dtype or [np.float32]))  # a fresh one each: some change its type
         client.sync()
         hv = pb2.Value(handle=pb2.TensorHandle(id=v._id))
         gid = _stage(client, text, "f")

@@ -112,8 +112,8 @@ def batch_op(op, args, device, result_id, dtype, shape):
     return _field(0x0A, b"".join((head, *args, dev, rid, tail)))
 
 
-# EagerBatchOp.call = 7: EagerCall (graph_id = 1, sexpr = 2, entry = 3, results = 4),
-# EagerCallResult (id = 1, dtype = 2, shape = 3 packed int64).
+# EagerBatchOp.call = 7: EagerCall (graph_id = 1, sexpr = 2, entry = 3, results = 4), each
+# result a TensorHandle (id = 1, dtype = 3, shape = 4 packed int64).
 def call_head(graph_id, sexpr, entry):
     """An EagerCall's fields but its results (the same for every call of a program)."""
     return string_field(0x0A, graph_id) + string_field(0x12, sexpr) + string_field(0x1A, entry)
@@ -123,8 +123,8 @@ def batch_call(args, device, head, results):
     """The field `ops` holding one EagerBatchOp that calls a staged graph: args (arg_of_*'s
     fields), head (call_head's), results: (id, dtype number, shape) per result."""
     res = b"".join(
-        _field(0x22, string_field(0x0A, rid) + (b"\x10" + varint(dt) if dt else b"") +
-               (_field(0x1A, b"".join(varint(d) for d in shape)) if shape else b""))
+        _field(0x22, string_field(0x0A, rid) + (b"\x18" + varint(dt) if dt else b"") +
+               (_field(0x22, b"".join(varint(d) for d in shape)) if shape else b""))
         for rid, dt, shape in results)
     return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + res))))
 

@@ -33,7 +33,7 @@ import types
 import warnings
 import weakref
 
-from . import _wire, context, eager_queue, guards, segments, signature
+from . import _wire, context, guards, segments, signature
 from . import runtime as _runtime
 from . import speculative as _speculative
 from .client import NotFound, StagdError, default_client, shared_ids
@@ -618,15 +618,15 @@ class Function:
         None. Only calls on the CPU, with no tape recording and not speculative, of a
         trace whose first call returned tensors and that prints nothing, and no Variable
         shared with another session among the arguments."""
-        if not conc.queue_n or context.tapes or self._spec is not None or not eager_queue.enabled():
+        if not conc.queue_n or context.tapes or self._spec is not None:
             return None
         n = conc.queue_n.get(_types_key(args))
         if not n:
             return None
-        from .tensor import _Handle, _queue_call, current_device
+        from .tensor import _Handle, _queue_call, current_device, queues_calls
         client = self.client()
-        if current_device() != "cpu" or not client._queues_calls() or \
-                any(isinstance(a, _Handle) and (a.device != "cpu" or a._id in shared_ids) for a in args):
+        if not queues_calls(client, args, current_device()) or \
+                any(isinstance(a, _Handle) and a._id in shared_ids for a in args):
             return None  # (a Variable another session reads is updated at once)
         if conc.call_head is None or conc.call_head[0] != conc.graph_id:
             conc.call_head = (conc.graph_id, _wire.call_head(conc.graph_id, conc.program, conc.name))

@@ -24,7 +24,7 @@ module) report eager ops, variable reads and staged calls to it there, through t
 """
 import re
 
-from . import _wire, context, eager_queue, tape_staged
+from . import _wire, context, tape_staged
 from .client import NotFound, default_client
 from .function import Function, function
 from .runtime import sexpr as _sx
@@ -247,10 +247,11 @@ class GradientTape:
                     tape._bind(expr, result)
         finally:
             self._recording = was
-        # the optimizer may fold a gradient to a plain number: give it the source's dtype
+        # the optimizer may fold a gradient to a plain number: a tensor of the source's
+        # dtype and shape, as a queued gradient call stores it (EagerCall)
         from .tensor import constant
         import numpy as np
-        grads = tuple(constant(np.asarray(g, dtype=self._params[p][1].dtype))
+        grads = tuple(constant(np.full(self._params[p][1].shape, g, dtype=self._params[p][1].dtype))
                       if isinstance(g, (int, float)) else g for g, p in zip(grads, wrt))
         by_pos = dict(zip(wrt, grads))
         out = [None if p is None else by_pos[p] for p in positions]
@@ -260,8 +261,8 @@ class GradientTape:
 def _run(program, entry, inputs, metas=None):
     """Runs `entry` of `program` on inputs (staged once per client and program text):
     its result's Tensors. With metas (each result's (dtype, shape)) the call is queued
-    with the eager ops when it can be (_queues)."""
-    from .tensor import _arg_values, _queue_call, _wrap, current_device, Tensor, Variable
+    with the eager ops when it can be (tensor.queues_calls)."""
+    from .tensor import _arg_values, _queue_call, _wrap, current_device, queues_calls, Tensor, Variable
     client = next((t._c for t in inputs if isinstance(t, (Tensor, Variable))), None) \
         or default_client()
     def stage():
@@ -274,7 +275,7 @@ def _run(program, entry, inputs, metas=None):
 
     device = current_device()
     gid = _stage_cache.get((client, program)) or stage()
-    if metas is not None and _queues(client, inputs, device):
+    if metas is not None and queues_calls(client, inputs, device):
         head = _call_heads.get(gid)
         if head is None:  # the program goes along: staged again if the daemon dropped gid
             if len(_call_heads) > 4096:
@@ -294,15 +295,6 @@ def _run(program, entry, inputs, metas=None):
         reply = client.call("Execute", req)
     del keep
     return _wrap(reply.result, client)
-
-
-def _queues(client, inputs, device):
-    """Whether a gradient call goes in the eager queue: asynchronous eager on, everything
-    on the CPU (as queued ops), and a daemon that runs queued calls (Version)."""
-    from .tensor import Tensor, Variable
-    return eager_queue.enabled() and device == "cpu" and \
-        all(t.device == "cpu" for t in inputs if isinstance(t, (Tensor, Variable))) and \
-        client._queues_calls()
 
 
 # ------------------------------------------------------------------- grad

@@ -450,16 +450,14 @@ def _queue_op(client, op, args, device, meta):
     """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
     meta None: the result is dropped (a Variable update) and None returned."""
     q = eager_queue.queue_of(client)
-    for a in args:  # an argument made by a failed op fails this op too, without sending
-        if q.failed and isinstance(a, _Handle) and a._id in q.failed:
-            if meta is None:
-                q.check(a._id)
-            t = _pending(client, device, meta)
-            q.failed[t._id] = q.failed[a._id]
-            return t
-    keep = []
-    values = [_arg_wire(client, a, device, keep) for a in args]
-    handles = tuple(a._id for a in args if isinstance(a, _Handle))
+    failure = _failed_argument(q, args)
+    if failure is not None:  # an argument made by a failed op fails this op too, without sending
+        if meta is None:
+            raise failure.exception()
+        t = _pending(client, device, meta)
+        q.failed[t._id] = failure
+        return t
+    values, handles, keep = _wire_arguments(client, args, device)
     if meta is None:
         q.push(op, values, device, "", 0, (), handles, keep)
         return None
@@ -478,18 +476,41 @@ def _queue_call(client, head, args, metas, device, rewrite=None):
     q = eager_queue.queue_of(client)
     outs = [_pending(client, device, m) if m is not None else _LazyTensor._make(client, device, q)
             for m in metas]
-    for a in args:  # an argument made by a failed op fails the call too, without sending
-        if q.failed and isinstance(a, _Handle) and a._id in q.failed:
-            for t in outs:
-                q.failed[t._id] = q.failed[a._id]
-            return outs
-    keep = []
-    values = [_arg_wire(client, a, device, keep) for a in args]
-    handles = tuple(a._id for a in args if isinstance(a, _Handle))
+    failure = _failed_argument(q, args)
+    if failure is not None:  # an argument made by a failed op fails the call too, without sending
+        for t in outs:
+            q.failed[t._id] = failure
+        return outs
+    values, handles, keep = _wire_arguments(client, args, device)
     msg = _wire.batch_call(values, device, head, [
         (t._id, 0, ()) if m is None else (t._id, _DTYPE_NUMS[m[0]], t.shape) for t, m in zip(outs, metas)])
     q.push_encoded(msg, tuple(t._id for t in outs), handles, keep, rewrite)
     return outs
+
+
+def _failed_argument(q, args):
+    """The failure of the queued op that made one of args, or None."""
+    if q.failed:
+        for a in args:
+            if isinstance(a, _Handle) and a._id in q.failed:
+                return q.failed[a._id]
+    return None
+
+
+def _wire_arguments(client, args, device):
+    """A queued op's arguments: their encoded `args` fields, the ids of the handles
+    among them, and what they need kept alive until they run."""
+    keep = []
+    values = [_arg_wire(client, a, device, keep) for a in args]
+    return values, tuple(a._id for a in args if isinstance(a, _Handle)), keep
+
+
+def queues_calls(client, args, device):
+    """Whether a call of a staged graph on args goes in the eager queue (tape gradients,
+    stagd.function calls): asynchronous eager on, everything on the CPU (as queued ops),
+    and a daemon that runs queued calls (Version)."""
+    return eager_queue.enabled() and device == "cpu" and \
+        all(a.device == "cpu" for a in args if isinstance(a, _Handle)) and client._queues_calls()
 
 
 def _arg_wire(client, a, device, keep):
