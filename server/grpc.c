@@ -505,6 +505,18 @@ fail:
   return NULL;
 }
 
+/* Why OpenSSL must not clean up at exit: grpc_shutdown returns before gRPC's
+ * event-engine threads have ended (gRPC 1.51, Debian 12). One that ends after
+ * OpenSSL's atexit handler deleted its thread-state key never frees its error queue
+ * (a 904-byte leak LeakSanitizer reports now and then: grpc/grpc#38539), and one
+ * ending during the cleanup can free twice. Without the atexit handler each thread
+ * frees its own state when it ends; OpenSSL's globals are released with the process
+ * (what gRPC itself does in later releases, grpc/grpc#42608). */
+void sv_grpc_library_init(void) {
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+  grpc_init();
+}
+
 void sv_grpc_shutdown(sv_grpc *g) {
   bool expected = false;
   if (!atomic_compare_exchange_strong(&g->shutting_down, &expected, true)) return;

@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   sg_log_set_level(d.cfg.log_level);
   sg_log_set_format(d.cfg.log_format);
 
-  grpc_init();
+  sv_grpc_library_init(); /* before the service: OpenSSL's first use sets its exit behaviour */
   d.loop = uv_default_loop();
   d.sv = sv_service_create(&d.cfg, &err);
   if (!d.sv) {

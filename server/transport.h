@@ -23,6 +23,10 @@ char *sv_error_details(const sg_error *err);
 
 typedef struct sv_grpc sv_grpc;
 
+/* grpc_init for a process using gRPC (the daemon; stagctl --addr), OpenSSL told first
+ * not to clean itself up at exit. Call before anything else uses OpenSSL. */
+void sv_grpc_library_init(void);
+
 /* Listens on every address and starts the completion-queue thread. on_stopped runs
  * on that thread once shutdown has finished. NULL with err set on failure. */
 sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rpc.h"
+#include "transport.h"
 
 /* The port of "host:PORT" text: 1..65535 in decimal, else 0. */
 static long port_of(const char *p) {
@@ -73,7 +74,7 @@ sg_code ctl_rpc_open(ctl_rpc *r, sg_error *err) {
     r->sv = sv_service_create(&r->cfg, err);
     return r->sv ? SG_OK : SG_INTERNAL;
   }
-  grpc_init();
+  sv_grpc_library_init();
   grpc_channel_credentials *creds;
   if (r->tls_ca || r->tls_cert) {
     char *ca = r->tls_ca ? read_file(r->tls_ca, "--tls-ca", err) : NULL;
