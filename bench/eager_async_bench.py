@@ -11,7 +11,8 @@ on the CPU, ratios printed (issue 23):
      updates queued; "async" syncs at every step's end (a round trip a step, as when the
      loss is read every step), "pipelined" once after every 10 steps (consecutive steps
      travel in the same batches, as a loop that reads the loss now and then), "sync" is
-     one RPC per op; against PyTorch autograd with the same sizes.
+     one RPC per op; against PyTorch autograd with the same sizes. Then where a
+     pipelined step's time goes: wall, the syncs' wait, the client's and the daemon's CPU.
 
 Run (the release build is the fair one):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python OMP_WAIT_POLICY=PASSIVE \\
@@ -20,6 +21,7 @@ Run (the release build is the fair one):
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -143,7 +145,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     torch = peers.import_torch(a.threads)
-    with peers.daemon(a.threads):
+    with peers.daemon(a.threads) as client:
         print(f"{a.threads} threads, {peers.load()}")
         res = peers.alternate(op_contenders(torch, a.ops), a.rounds, 1)
         show(f"one eager op, x + y on 4x4 float32 (per op, {a.ops} ops a run)", res, a.ops)
@@ -151,6 +153,26 @@ def main():
               f"{daemon_per_op(a.rounds):.2f} us")
         res = peers.alternate(mlp_contenders(torch), a.rounds, max(1, a.steps // MLP_STEPS))
         show("eager MLP step, 32x64 -> 64 tanh -> 10, SGD (per step)", res, MLP_STEPS)
+        split_pipelined(client, max(500, a.steps))  # (/proc's CPU times count 10 ms ticks)
+
+
+def split_pipelined(client, steps):
+    """Where a pipelined MLP step's time goes: the client's CPU, the daemon's CPU, and
+    the sync's wait, per step (one run of `steps` steps, a sync every MLP_STEPS)."""
+    x, y, params = mlp_step.stagd_setup(stagd)
+    steps -= steps % MLP_STEPS
+    d0, c0, wait, t = peers.daemon_cpu(client), time.process_time(), 0.0, time.perf_counter()
+    for i in range(steps):
+        mlp_step.stagd_step(stagd, x, y, params)
+        if i % MLP_STEPS == MLP_STEPS - 1:
+            w = time.perf_counter()
+            client.sync()
+            wait += time.perf_counter() - w
+    wall = time.perf_counter() - t
+    ms = 1e3 / steps
+    print(f"  pipelined step, where it goes ({steps} steps): wall {wall * ms:.3f} ms, of it waiting "
+          f"at syncs {wait * ms:.3f} ms; client CPU {(time.process_time() - c0) * ms:.3f} ms, "
+          f"daemon CPU {(peers.daemon_cpu(client) - d0) * ms:.3f} ms")
 
 
 if __name__ == "__main__":

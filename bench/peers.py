@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """peers.py — what the CPU benchmarks share: the peers they compare with (NumPy,
 PyTorch on the CPU) under one thread count, private daemons started with a given
-environment, the daemon-side time of a method (the Stats RPC), and medians of rounds
+environment, the daemon-side time of a method (the Stats RPC) and CPU of a process
+(/proc), and medians of rounds
 that alternate between the contenders, so the shared machine's load hits all of them.
 
 PyTorch is Debian's python3-torch; it is imported with OMP_WAIT_POLICY=PASSIVE (its
@@ -13,6 +14,7 @@ import os
 import statistics
 import sys
 import time
+import weakref
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "clients", "python"))
 import stagd  # noqa: E402
@@ -45,7 +47,24 @@ def start_daemon(threads, env=None, binary=None):
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    return d, stagd.Client(d.addr, session=True)
+    client = stagd.Client(d.addr, session=True)
+    _daemon_pids[client] = d.pid
+    return d, client
+
+
+_daemon_pids = weakref.WeakKeyDictionary()  # client → the pid of its private daemon
+
+
+def proc_cpu(pid):
+    """Seconds of CPU (user + system) process pid has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def daemon_cpu(client):
+    """Seconds of CPU the private daemon of `client` (start_daemon's) has used so far."""
+    return proc_cpu(_daemon_pids[client])
 
 
 @contextlib.contextmanager

@@ -239,6 +239,46 @@ def test_tape_records_a_staged_call_as_a_call_of_its_def():
     assert float(t.gradient(y, x)) == 13.0  # 3x^2 + 1
 
 
+def test_a_staged_call_that_reads_a_captured_variable_under_a_tape():
+    """The call runs and is recorded; a gradient that needs its result is refused at
+    gradient() naming the call's line (graph AD does not differentiate a cell's read);
+    a gradient that does not need it, and the value passed as an argument, work."""
+    w = stagd.Variable(np.array([2.0, 3.0], np.float32), name="w")
+
+    @stagd.function
+    def scaled(x):
+        return x * w
+
+    @stagd.function
+    def scaled_by(x, k):
+        return x * k
+
+    x = stagd.constant(np.array([1.0, 4.0], np.float32))
+    with stagd.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = scaled(x); line = inspect.currentframe().f_lineno  # noqa: E702
+        z = x * x
+        both = y + z
+        u = scaled_by(x, w.read_value())
+    assert y.numpy().tolist() == [2.0, 12.0]
+    with pytest.raises(stagd.Unimplemented) as e:
+        t.gradient(both, x)
+    msg = str(e.value)
+    assert f"{__file__}:{line}:" in msg and "'w'" in msg and "read_value()" in msg
+    with pytest.raises(stagd.Unimplemented):  # (not None: the result depends on w)
+        t.gradient(y, w)
+    assert t.gradient(z, x).numpy().tolist() == [2.0, 8.0]
+    gx, gw = t.gradient(u, [x, w])
+    assert gx.numpy().tolist() == [2.0, 3.0] and gw.numpy().tolist() == [1.0, 4.0]
+    with stagd.GradientTape() as t2:  # nothing watched but w, accessed inside the call
+        y2 = scaled(x)
+    with pytest.raises(stagd.Unimplemented, match="'w'"):  # (was a silent None)
+        t2.gradient(y2, w)
+    with stagd.GradientTape(watch_accessed_variables=False) as t3:
+        y3 = scaled(x)
+    assert t3.gradient(y3, w) is None  # w is not watched by this tape: TF's None
+
+
 # ---------------------------------------------------- TF Eager §4.6 Listing 7
 
 v = None

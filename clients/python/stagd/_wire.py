@@ -59,6 +59,10 @@ _TRUE, _FALSE = b"\x12\x02\x10\x01", b"\x12\x02\x10\x00"
 
 def arg_of_handle(hid):
     """args: Value{handle: TensorHandle{id: hid}}."""
+    b = hid.encode("utf-8")
+    n = len(b)
+    if 0 < n < 0x7C:  # every length fits one byte (a drawn id: 36)
+        return bytes((0x12, n + 4, 0x3A, n + 2, 0x0A, n)) + b
     return _field(0x12, _field(0x3A, string_field(0x0A, hid)))
 
 
@@ -108,7 +112,9 @@ def batch_op(op, args, device, result_id, dtype, shape):
             (_field(0x32, b"".join(varint(d) for d in shape)) if shape else b"")
         if len(_tails) < 4096:  # (shapes are many only in unusual programs)
             _tails[key] = tail
-    rid = string_field(0x22, result_id)
+    rid = result_id.encode("utf-8")
+    n = len(rid)
+    rid = bytes((0x22, n)) + rid if 0 < n < 0x80 else string_field(0x22, result_id)
     return _field(0x0A, b"".join((head, *args, dev, rid, tail)))
 
 
@@ -131,4 +137,6 @@ def batch_call(args, device, head, results):
 
 def batch_request(ops, release_ids):
     """An EagerBatchRequest of ops (batch_op's bytes) and release_ids."""
-    return b"".join(ops) + b"".join(_field(0x12, r.encode("utf-8")) for r in release_ids)
+    rel = [r.encode("utf-8") for r in release_ids]
+    return b"".join(ops) + b"".join([bytes((0x12, len(r))) + r if len(r) < 0x80 else _field(0x12, r)
+                                     for r in rel])

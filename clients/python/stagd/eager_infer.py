@@ -45,9 +45,9 @@ def broadcast(a, b):
     return tuple(reversed(out))
 
 
-def _binary_dtype(a, b):
-    """The common dtype of two operands (one at least a tensor), or None."""
-    ma, mb = _meta(a), _meta(b)
+def _binary_dtype(ma, mb, a, b):
+    """The common dtype of two operands (one at least a tensor; ma, mb: their _meta),
+    or None."""
     if ma and mb:
         return ma[0] if ma[0] == mb[0] and ma[0] in _NUM else None
     m, s = (ma, b) if ma else (mb, a)
@@ -61,10 +61,10 @@ def _binary_dtype(a, b):
 
 
 def _binary(op, a, b):
-    d = _binary_dtype(a, b)
+    ma, mb = _meta(a), _meta(b)
+    d = _binary_dtype(ma, mb, a, b)
     if d is None:
         return None
-    ma, mb = _meta(a), _meta(b)
     shape = broadcast(ma[1] if ma else (), mb[1] if mb else ())
     if shape is None:
         return None

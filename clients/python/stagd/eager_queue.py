@@ -19,6 +19,7 @@ starting with the user's file:line of the op. STAGD_EAGER_SYNC=1 (or
 stagd.set_eager_async(False)) turns queueing off.
 """
 import os
+import random
 import sys
 import threading
 import weakref
@@ -28,7 +29,9 @@ from .client import StagdError, error_class
 
 DEFAULT_BOUND = 256  # ops per batch (the daemon takes at most 4096)
 RELEASE_BOUND = 1024  # dropped handles that send a batch
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the package's folder as its modules' code names it (the path it was imported by, which
+# may hold "..") and normalised
+_PKG_DIRS = tuple({os.path.dirname(__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep})
 
 _enabled = [os.environ.get("STAGD_EAGER_SYNC", "") in ("", "0")]
 
@@ -46,26 +49,23 @@ def enabled():
 def user_site():
     """(file, line) of the innermost caller outside the stagd package."""
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIRS):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
 
 
-_random = [b"", 0]  # random bytes drawn 4 KiB at a time (one system call per 256 ids), used up to
-_random_lock = threading.Lock()
-os.register_at_fork(after_in_child=lambda: _random.__setitem__(slice(None), [b"", 0]))  # no shared ids
+# A drawn id: 128 random bits from a generator seeded from the OS (seeded again in a
+# forked child: parent and child never draw the same ids); its first half, the daemon's
+# key across sessions, is never zero. One draw is a single C call (atomic under the GIL).
+_rng = random.Random(os.urandom(32))
+os.register_at_fork(after_in_child=lambda: _rng.seed(os.urandom(32)))
 
 
 def new_id(device):
-    with _random_lock:
-        buf, at = _random
-        if at + 16 > len(buf):
-            buf, at = _random[0], _random[1] = os.urandom(4096), 0
-        _random[1] = at + 16
-    b = buf[at:at + 16]
-    if not any(b[:8]):  # the daemon refuses a zero first half
-        b = b"\x01" + b[1:]
-    return f"{device}#{b.hex()}"
+    r = _rng.getrandbits(128)
+    while not r >> 64:
+        r = _rng.getrandbits(128)
+    return f"{device}#{r:032x}"
 
 
 class _Failure:

@@ -24,8 +24,8 @@ module) report eager ops, variable reads and staged calls to it there, through t
 """
 import re
 
-from . import _wire, context, tape_staged
-from .client import NotFound, default_client
+from . import _wire, context, eager_infer, eager_queue, tape_staged
+from .client import NotFound, Unimplemented, default_client
 from .function import Function, function
 from .runtime import sexpr as _sx
 from .runtime.staged import Staged, apply, emit
@@ -57,6 +57,7 @@ class GradientTape:
         self._recording = False
         self._staged_sources = set()  # symbols watched inside a trace (tape_staged.py)
         self._staged_vars = {}  # id(variable) → symbols of its reads inside a trace
+        self._undiff = {}  # symbol → why a gradient cannot go through it (_record_call)
 
     # -- context
     def __enter__(self):
@@ -108,8 +109,7 @@ class GradientTape:
 
     def _arg(self, a):
         """The expression text of an op argument on this tape (constants captured)."""
-        from .tensor import Tensor
-        if isinstance(a, Tensor):
+        if isinstance(a, eager_infer.TENSOR_TYPES):
             s = self._syms.get(id(a))
             if s is None:
                 s = self._sym("c")
@@ -122,7 +122,7 @@ class GradientTape:
         return _sx.literal(a)
 
     def _bind(self, expr, out):
-        from .tensor import Tensor
+        Tensor = eager_infer.TENSOR_TYPES
         if isinstance(out, Tensor):
             s = self._sym("s")
             self._bindings.append((s, expr))
@@ -140,16 +140,46 @@ class GradientTape:
 
     # -- what context.py reports (eager ops, staged calls, variable reads)
     def _record_op(self, op, args, out):
-        """An eager op ran: recorded when one of its inputs is known to this tape."""
-        from .tensor import Tensor
-        if self._recording and any(isinstance(a, Tensor) and self._knows(a) for a in args):
-            expr = "(" + op + "".join(" " + self._arg(a) for a in args) + ")"
-            self._bind(expr, out)
+        """An eager op ran: recorded when one of its inputs is known to this tape (only
+        Tensors the tape keeps are in _syms: an id found there is that Tensor's)."""
+        if not self._recording:
+            return
+        syms = self._syms
+        parts = [syms.get(id(a)) for a in args]
+        if parts.count(None) == len(parts):
+            return
+        expr = "(" + " ".join([op] + [self._arg(a) if s is None else s for a, s in zip(args, parts)]) + ")"
+        self._bind(expr, out)
 
     def _record_call(self, conc, inputs, out):
-        """A staged function ran: recorded as a call of its def."""
-        from .tensor import Tensor
-        if self._recording and any(isinstance(a, Tensor) and self._knows(a) for a in inputs):
+        """A staged function ran: recorded as a call of its def. A def that reads a
+        Variable it captured takes the cell, whose `read` graph AD does not
+        differentiate: its results are recorded as not differentiable, and a gradient
+        that needs them raises (gradient, _undiff) naming the call's line; a call on no
+        watched tensor is recorded too when it captured a Variable the tape watches (a
+        gradient for it must not be None)."""
+        from .tensor import Tensor, Variable
+        if not self._recording:
+            return
+        cells = [a for a in inputs if isinstance(a, Variable)]
+        watched = any((self.watch_accessed_variables and v.trainable) or id(v) in self._var_syms
+                      for v in cells)
+        if watched or any(isinstance(a, Tensor) and self._knows(a) for a in inputs):
+            if cells:
+                file, line = eager_queue.user_site()
+                names = ", ".join(repr(v.name) if v.name else "unnamed" for v in cells)
+                self._bind("(tuple)", out)  # symbols, so that a slice can name them
+                for o in (out if isinstance(out, tuple) else (out,)):
+                    s = self._syms.get(id(o))
+                    if s is not None:
+                        self._undiff[s] = (
+                            f"{file}:{line}: stagd.GradientTape: the gradient needs the result of "
+                            f"this call of stagd.function {conc.name!r}, which reads "
+                            f"Variables it captured ({names}); gradients through a Variable read "
+                            f"inside a stagd.function are not supported: pass its value as an "
+                            f"argument (f(x, v.read_value())), or take the gradient inside the "
+                            f"function (a GradientTape or stagd.grad there)")
+                return
             for dn, dt in conc.body_defs.items():
                 self._defs.setdefault(dn, dt)
             expr = f"({conc.name}" + "".join(" " + self._arg(a) for a in inputs) + ")"
@@ -211,6 +241,12 @@ class GradientTape:
         if isinstance(target, Variable):
             target = target.read_value()
         tsym = self._syms.get(id(target)) if isinstance(target, Tensor) else None
+        # a call the target depends on read a captured Variable: refused before the sources
+        # are looked up (such a Variable is not one of them, and its gradient is not None)
+        if tsym is not None and self._undiff:
+            for s, _ in _sx.backward_slice(tsym, self._bindings, _SYMBOL):
+                if s in self._undiff:
+                    raise Unimplemented(self._undiff[s])
         positions = []
         for x in srcs:
             if isinstance(x, Variable):

@@ -500,9 +500,12 @@ def _failed_argument(q, args):
 def _wire_arguments(client, args, device):
     """A queued op's arguments: their encoded `args` fields, the ids of the handles
     among them, and what they need kept alive until they run."""
-    keep = []
-    values = [_arg_wire(client, a, device, keep) for a in args]
-    return values, tuple(a._id for a in args if isinstance(a, _Handle)), keep
+    keep, values, handles = [], [], []
+    for a in args:
+        values.append(_arg_wire(client, a, device, keep))
+        if isinstance(a, _Handle):
+            handles.append(a._id)
+    return values, tuple(handles), keep
 
 
 def queues_calls(client, args, device):
@@ -516,7 +519,9 @@ def queues_calls(client, args, device):
 def _arg_wire(client, a, device, keep):
     """_arg_value's Value as an encoded `args` field (_wire.py), for a queued op."""
     if type(a) is Tensor:
-        _check_made(a)
+        eq = a._c._eq
+        if eq is not None and eq.failed:  # (_check_made, inline: every queued op passes here)
+            eq.check(a._id)
         c = a._pbw
         if c is None or c[0] is not a._id:
             c = a._pbw = (a._id, _wire.arg_of_handle(a._id))
@@ -849,7 +854,7 @@ class Variable(_Handle):
                 context.record_staged_read(self, out)
             return out
         client = self._c
-        if eager_queue.enabled() and self.device == "cpu":
+        if eager_queue._enabled[0] and self.device == "cpu":
             out = _queue_op(client, "read", (self,), "cpu", (self.dtype, self.shape))
         else:
             reply = client.call("EagerOp", client.pb2.EagerOpRequest(
@@ -889,7 +894,7 @@ class Variable(_Handle):
             apply(op, self, value)
             return self
         client = self._c
-        if eager_queue.enabled() and self.device == "cpu":  # in order with the queued ops
+        if eager_queue._enabled[0] and self.device == "cpu":  # in order with the queued ops
             _queue_op(client, op, (self, value), "cpu", None)
             if self._id in shared_ids:  # another session reads it: send now
                 client.sync()
