@@ -122,13 +122,7 @@ class EagerQueue:
         self.inflight = None  # (wait, info, keep) of the batch the daemon is running
         self.lazy = {}  # result id → weakref of a queued call's Tensor whose dtype and shape the daemon tells
 
-    def push(self, op, values, device, result_id, dtype_num, shape, handles=(), keep=None):
-        """Queues one op (values: its arguments' encoded stagd.v1.Values; handles: the ids
-        of the tensor handles among them)."""
-        self.push_encoded(_wire.batch_op(op, values, device, result_id, dtype_num, shape), result_id,
-                          handles, keep)
-
-    def push_encoded(self, msg, result_ids, handles=(), keep=None, rewrite=None):
+    def push(self, msg, result_ids, handles=(), keep=None, rewrite=None):
         """Queues one op already encoded (_wire.batch_op or batch_call); result_ids: its
         result id ("" for none) or, for a call, the tuple of them; rewrite: as _Failure's."""
         file, line = user_site()

@@ -449,8 +449,8 @@ def eager(op, *args):
 def _queue_op(client, op, args, device, meta):
     """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
     meta None: the result is dropped (a Variable update) and None returned."""
-    q = eager_queue.queue_of(client)
-    failure = _failed_argument(q, args)
+    q = client._eq or eager_queue.queue_of(client)
+    failure = _failed_argument(q, args) if q.failed else None
     if failure is not None:  # an argument made by a failed op fails this op too, without sending
         if meta is None:
             raise failure.exception()
@@ -459,10 +459,10 @@ def _queue_op(client, op, args, device, meta):
         return t
     values, handles, keep = _wire_arguments(client, args, device)
     if meta is None:
-        q.push(op, values, device, "", 0, (), handles, keep)
+        q.push(_wire.batch_op(op, values, device, "", 0, ()), "", handles, keep)
         return None
     t = _pending(client, device, meta)
-    q.push(op, values, device, t._id, _DTYPE_NUMS[meta[0]], t.shape, handles, keep)
+    q.push(_wire.batch_op(op, values, device, t._id, _DTYPE_NUMS[meta[0]], t.shape), t._id, handles, keep)
     return t
 
 
@@ -484,7 +484,7 @@ def _queue_call(client, head, args, metas, device, rewrite=None):
     values, handles, keep = _wire_arguments(client, args, device)
     msg = _wire.batch_call(values, device, head, [
         (t._id, 0, ()) if m is None else (t._id, _DTYPE_NUMS[m[0]], t.shape) for t, m in zip(outs, metas)])
-    q.push_encoded(msg, tuple(t._id for t in outs), handles, keep, rewrite)
+    q.push(msg, tuple(t._id for t in outs), handles, keep, rewrite)
     return outs
 
 
@@ -587,7 +587,11 @@ class _Handle:
 
     def __del__(self):
         try:
-            _release(self._c, self._id)
+            eq = self._c._eq
+            if eq is not None and eager_queue._enabled[0]:  # (_release's common case, inline)
+                eq.release(self._id)
+            else:
+                _release(self._c, self._id)
         except Exception:
             pass
 
