@@ -536,8 +536,8 @@ def test_two_threads_share_one_client(client):
 
 
 def test_result_ids_are_distinct_and_not_shared_with_a_forked_child():
-    """Ids come from a generator seeded from the OS: every one distinct, and a forked
-    child seeds its own (it would otherwise draw the parent's next ids)."""
+    """Ids come from random bytes drawn 4 KiB at a time: every one distinct, and a
+    forked child draws its own (it would otherwise take the parent's next ids)."""
     import os
     new_id = stagd.eager_queue.new_id
     ids = [new_id("cpu") for _ in range(1000)]

@@ -19,7 +19,6 @@ starting with the user's file:line of the op. STAGD_EAGER_SYNC=1 (or
 stagd.set_eager_async(False)) turns queueing off.
 """
 import os
-import random
 import sys
 import threading
 import weakref
@@ -54,18 +53,26 @@ def user_site():
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
 
 
-# A drawn id: 128 random bits from a generator seeded from the OS (seeded again in a
-# forked child: parent and child never draw the same ids); its first half, the daemon's
-# key across sessions, is never zero. One draw is a single C call (atomic under the GIL).
-_rng = random.Random(os.urandom(32))
-os.register_at_fork(after_in_child=lambda: _rng.seed(os.urandom(32)))
+# A drawn id: 128 bits from the OS's random generator, drawn 4 KiB at a time (one system
+# call per 256 ids) and kept as hex text, taken 32 digits at a time under a lock; a forked
+# child draws afresh (it would otherwise take the parent's next ids). Its first half, the
+# daemon's key across sessions, is never zero.
+_random = ["", 0]  # (hex digits, next position)
+_random_lock = threading.Lock()
+os.register_at_fork(after_in_child=lambda: _random.__setitem__(slice(None), ["", 0]))
+_ZERO_HALF = "0" * 16
 
 
 def new_id(device):
-    r = _rng.getrandbits(128)
-    while not r >> 64:
-        r = _rng.getrandbits(128)
-    return f"{device}#{r:032x}"
+    with _random_lock:
+        digits, at = _random
+        if at + 32 > len(digits):
+            digits, at = _random[0], _random[1] = os.urandom(4096).hex(), 0
+        _random[1] = at + 32
+    h = digits[at:at + 32]
+    if h.startswith(_ZERO_HALF):
+        h = "01" + h[2:]
+    return f"{device}#{h}"
 
 
 class _Failure:
