@@ -12,7 +12,8 @@ on the CPU, ratios printed (issue 23):
      loss is read every step), "pipelined" once after every 10 steps (consecutive steps
      travel in the same batches, as a loop that reads the loss now and then), "sync" is
      one RPC per op; against PyTorch autograd with the same sizes. Then where a
-     pipelined step's time goes: wall, the syncs' wait, the client's and the daemon's CPU.
+     pipelined step's time goes: wall, the syncs' wait, the client's and the daemon's CPU,
+     and of the client's, the forward's recording and tape.gradient().
 
 Run (the release build is the fair one):
     STAGD_BIN=build-release/server/stagd PYTHONPATH=clients/python OMP_WAIT_POLICY=PASSIVE \\
@@ -173,6 +174,23 @@ def split_pipelined(client, steps):
     print(f"  pipelined step, where it goes ({steps} steps): wall {wall * ms:.3f} ms, of it waiting "
           f"at syncs {wait * ms:.3f} ms; client CPU {(time.process_time() - c0) * ms:.3f} ms, "
           f"daemon CPU {(peers.daemon_cpu(client) - d0) * ms:.3f} ms")
+    w1, b1, w2, b2 = params
+    record = grad = 0.0
+    for i in range(steps):  # the same step, its recording and its gradient() timed apart
+        a = time.perf_counter()
+        with stagd.GradientTape() as tape:
+            h = stagd.tanh(x @ w1 + b1)
+            d = h @ w2 + b2 - y
+            loss = stagd.reduce_mean(d * d)
+        b = time.perf_counter()
+        gs = tape.gradient(loss, params)
+        record, grad = record + b - a, grad + time.perf_counter() - b
+        for p, g in zip(params, gs):
+            p.assign_sub(g * mlp_step.LR)
+        if i % MLP_STEPS == MLP_STEPS - 1:
+            client.sync()
+    print(f"  of the client's time: the forward's recording {record * ms * 1e3:.0f} us, "
+          f"tape.gradient() {grad * ms * 1e3:.0f} us a step")
 
 
 if __name__ == "__main__":

@@ -279,6 +279,19 @@ def test_a_staged_call_that_reads_a_captured_variable_under_a_tape():
     assert t3.gradient(y3, w) is None  # w is not watched by this tape: TF's None
 
 
+def test_tapes_of_the_same_shape_with_other_ops_get_their_own_gradient():
+    """A gradient's program is cached by what the tape recorded: two tapes whose symbols,
+    sources and target coincide but whose ops differ each get their own."""
+    x = stagd.constant(np.array([1.0, 3.0], np.float32))
+    grads = []
+    for op in (lambda a: a * a, lambda a: a + a, lambda a: a * a):
+        with stagd.GradientTape() as t:
+            t.watch(x)
+            y = op(x)
+        grads.append(t.gradient(y, x).numpy().tolist())
+    assert grads == [[2.0, 6.0], [2.0, 2.0], [2.0, 6.0]]
+
+
 # ---------------------------------------------------- TF Eager §4.6 Listing 7
 
 v = None

@@ -128,11 +128,20 @@ def call_head(graph_id, sexpr, entry):
 def batch_call(args, device, head, results):
     """The field `ops` holding one EagerBatchOp that calls a staged graph: args (arg_of_*'s
     fields), head (call_head's), results: (id, dtype number, shape) per result."""
-    res = b"".join(
-        _field(0x22, string_field(0x0A, rid) + (b"\x18" + varint(dt) if dt else b"") +
-               (_field(0x22, b"".join(varint(d) for d in shape)) if shape else b""))
-        for rid, dt, shape in results)
-    return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + res))))
+    res = []
+    for rid, dt, shape in results:
+        key = (dt, shape)
+        tail = _result_tails.get(key)
+        if tail is None:
+            tail = (b"\x18" + varint(dt) if dt else b"") + \
+                (_field(0x22, b"".join(varint(d) for d in shape)) if shape else b"")
+            if len(_result_tails) < 4096:
+                _result_tails[key] = tail
+        res.append(_field(0x22, string_field(0x0A, rid) + tail))
+    return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + b"".join(res)))))
+
+
+_result_tails = {}  # (dtype number, shape) → a declared result's fields but its id
 
 
 def batch_request(ops, release_ids):

@@ -33,6 +33,8 @@ from .runtime.staged import Staged, apply, emit
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _stage_cache = {}  # program text → graph id
 _call_heads = {}  # graph id → its queued calls' EagerCall fields but the results (_wire.call_head)
+_programs = {}  # what a gradient's program depends on → GradientTape._make_program's result
+_PROGRAM_CACHE_BINDINGS = 512
 _tape_ids = iter(range(1, 1 << 62))
 
 
@@ -212,6 +214,22 @@ class GradientTape:
 
     # -- gradients
     def _program(self, target_sym, wrt):
+        """(name, its def, the gradient's name, its def, the program text) of the gradient
+        of target_sym with respect to the parameters at positions wrt. A training loop
+        records the same bindings every step: the result is cached by them (for tapes of
+        up to _PROGRAM_CACHE_BINDINGS bindings: a key holds them all)."""
+        if len(self._bindings) > _PROGRAM_CACHE_BINDINGS:
+            return self._make_program(target_sym, wrt)
+        key = (target_sym, tuple(wrt), tuple(s for s, _ in self._params), tuple(self._bindings),
+               tuple(self._defs.values()))
+        got = _programs.get(key)
+        if got is None:
+            if len(_programs) > 1024:
+                _programs.clear()
+            got = _programs[key] = self._make_program(target_sym, wrt)
+        return got
+
+    def _make_program(self, target_sym, wrt):
         params = " ".join(s for s, _ in self._params)
         # only the bindings the target depends on (dead ones would stage as `seq`)
         kept = _sx.backward_slice(target_sym, self._bindings, _SYMBOL)
@@ -222,7 +240,7 @@ class GradientTape:
         idx = " ".join(str(i) for i in wrt)
         gname = f"{name}_grad"
         gdef = f"(def {gname} ({params}) ((grad {name} {idx}) {params}))"
-        return name, fdef, gname, gdef
+        return name, fdef, gname, gdef, "\n".join(list(self._defs.values()) + [fdef, gdef])
 
     def gradient(self, target, sources):
         """d target / d sources: one gradient per source (same nesting as sources);
@@ -247,7 +265,7 @@ class GradientTape:
             for s, _ in _sx.backward_slice(tsym, self._bindings, _SYMBOL):
                 if s in self._undiff:
                     raise Unimplemented(self._undiff[s])
-        positions = []
+        positions, index = [], None
         for x in srcs:
             if isinstance(x, Variable):
                 s = self._var_syms.get(id(x))
@@ -257,14 +275,14 @@ class GradientTape:
             else:
                 raise TypeError(f"GradientTape.gradient: sources must be Tensors or "
                                 f"Variables, got {type(x).__name__}")
-            positions.append(None if s is None else
-                             [i for i, (ps, _) in enumerate(self._params) if ps == s][0])
+            if s is not None and index is None:
+                index = {ps: i for i, (ps, _) in enumerate(self._params)}
+            positions.append(None if s is None else index[s])
         wrt = sorted({p for p in positions if p is not None})
         if tsym is None or not wrt:
             out = [None] * len(srcs)
             return out[0] if single else out
-        name, fdef, gname, gdef = self._program(tsym, wrt)
-        program = "\n".join(list(self._defs.values()) + [fdef, gdef])
+        name, fdef, gname, gdef, program = self._program(tsym, wrt)
         inputs = [t for _, t in self._params]
         # each gradient has its source's dtype and shape (a queued call declares them)
         metas = [(self._params[p][1].dtype, tuple(self._params[p][1].shape)) for p in wrt]
@@ -285,10 +303,11 @@ class GradientTape:
             self._recording = was
         # the optimizer may fold a gradient to a plain number: a tensor of the source's
         # dtype and shape, as a queued gradient call stores it (EagerCall)
-        from .tensor import constant
-        import numpy as np
-        grads = tuple(constant(np.full(self._params[p][1].shape, g, dtype=self._params[p][1].dtype))
-                      if isinstance(g, (int, float)) else g for g, p in zip(grads, wrt))
+        if any(isinstance(g, (int, float)) for g in grads):
+            from .tensor import constant
+            import numpy as np
+            grads = tuple(constant(np.full(self._params[p][1].shape, g, dtype=self._params[p][1].dtype))
+                          if isinstance(g, (int, float)) else g for g, p in zip(grads, wrt))
         by_pos = dict(zip(wrt, grads))
         out = [None if p is None else by_pos[p] for p in positions]
         return out[0] if single else out
