@@ -36,8 +36,11 @@ def varint(n):
 def _field(tag, data):
     """A length-delimited field: its tag (field number << 3 | 2), the length, the bytes."""
     n = len(data)
-    if tag < 0x80 and n < 0x80:
-        return bytes((tag, n)) + data
+    if tag < 0x80:
+        if n < 0x80:
+            return bytes((tag, n)) + data
+        if n < 0x4000:  # a two-byte length (a queued op of a few arguments)
+            return bytes((tag, (n & 0x7F) | 0x80, n >> 7)) + data
     return varint(tag) + varint(n) + data
 
 
