@@ -116,11 +116,19 @@ async function withGraphSession(
   }
 }
 
-/** Pids of the daemon's child processes (the staging helpers running). */
+/** Pids of the daemon's child processes (the staging helpers running). A thread that
+ * ended between the listing and the read is skipped (gRPC's threads come and go; the
+ * children of an ended thread pass to another thread of the process). */
 function children(pid: number): number[] {
   const out: number[] = [];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ESRCH') continue;
+      throw e;
+    }
     if (text !== '') out.push(...text.split(/\s+/).map(Number));
   }
   return out;
