@@ -174,19 +174,15 @@ def split_pipelined(client, steps):
     print(f"  pipelined step, where it goes ({steps} steps): wall {wall * ms:.3f} ms, of it waiting "
           f"at syncs {wait * ms:.3f} ms; client CPU {(time.process_time() - c0) * ms:.3f} ms, "
           f"daemon CPU {(peers.daemon_cpu(client) - d0) * ms:.3f} ms")
-    w1, b1, w2, b2 = params
     record = grad = 0.0
     for i in range(steps):  # the same step, its recording and its gradient() timed apart
         a = time.perf_counter()
         with stagd.GradientTape() as tape:
-            h = stagd.tanh(x @ w1 + b1)
-            d = h @ w2 + b2 - y
-            loss = stagd.reduce_mean(d * d)
+            loss = mlp_step.stagd_loss(stagd, x, y, params)
         b = time.perf_counter()
         gs = tape.gradient(loss, params)
         record, grad = record + b - a, grad + time.perf_counter() - b
-        for p, g in zip(params, gs):
-            p.assign_sub(g * mlp_step.LR)
+        mlp_step.stagd_update(params, gs)
         if i % MLP_STEPS == MLP_STEPS - 1:
             client.sync()
     print(f"  of the client's time: the forward's recording {record * ms * 1e3:.0f} us, "

@@ -27,15 +27,25 @@ def stagd_setup(stagd):
     return stagd.constant(X), stagd.constant(Y), params
 
 
+def stagd_loss(stagd, x, y, params):
+    """The MLP's mean squared error on stagd values."""
+    w1, b1, w2, b2 = params
+    h = stagd.tanh(x @ w1 + b1)
+    d = h @ w2 + b2 - y
+    return stagd.reduce_mean(d * d)
+
+
+def stagd_update(params, grads, lr=LR):
+    """The SGD update of the Variables."""
+    for p, g in zip(params, grads):
+        p.assign_sub(g * lr)
+
+
 def stagd_step(stagd, x, y, params, lr=LR):
     """One SGD step on stagd values (a GradientTape, Variable updates); the loss."""
-    w1, b1, w2, b2 = params
     with stagd.GradientTape() as tape:
-        h = stagd.tanh(x @ w1 + b1)
-        d = h @ w2 + b2 - y
-        loss = stagd.reduce_mean(d * d)
-    for p, g in zip(params, tape.gradient(loss, params)):
-        p.assign_sub(g * lr)
+        loss = stagd_loss(stagd, x, y, params)
+    stagd_update(params, tape.gradient(loss, params), lr)
     return loss
 
 

@@ -89,7 +89,7 @@ def arg_of_message(v):
 # EagerBatchOp: op = 1, args = 2, device = 3, result_id = 4, dtype = 5, shape = 6 (packed
 # int64). EagerBatchRequest: ops = 1, release_ids = 2. An op's fields but its arguments
 # and result id repeat from op to op: they are encoded once.
-_heads, _devices, _tails = {}, {}, {}
+_heads, _devices, _types = {}, {}, {}
 
 
 def _device_field(device):
@@ -101,6 +101,20 @@ def _device_field(device):
     return dev
 
 
+def _type_fields(dtype_tag, shape_tag, dtype, shape):
+    """A dtype (varint field) and a shape (packed int64 field) under the given tags, as an
+    op's result (EagerBatchOp 5, 6) or a call's declared result (TensorHandle 3, 4) has
+    them; cached (shapes are many only in unusual programs)."""
+    key = (dtype_tag, dtype, shape)
+    out = _types.get(key)
+    if out is None:
+        out = (bytes((dtype_tag,)) + varint(dtype) if dtype else b"") + \
+            (_field(shape_tag, b"".join(varint(d) for d in shape)) if shape else b"")
+        if len(_types) < 4096:
+            _types[key] = out
+    return out
+
+
 def batch_op(op, args, device, result_id, dtype, shape):
     """The field `ops` of an EagerBatchRequest holding one EagerBatchOp (args: arg_of_*'s
     fields)."""
@@ -108,17 +122,8 @@ def batch_op(op, args, device, result_id, dtype, shape):
     if head is None:
         head = _heads[op] = string_field(0x0A, op)
     dev = _device_field(device)
-    key = (dtype, shape)
-    tail = _tails.get(key)
-    if tail is None:
-        tail = (b"\x28" + varint(dtype) if dtype else b"") + \
-            (_field(0x32, b"".join(varint(d) for d in shape)) if shape else b"")
-        if len(_tails) < 4096:  # (shapes are many only in unusual programs)
-            _tails[key] = tail
-    rid = result_id.encode("utf-8")
-    n = len(rid)
-    rid = bytes((0x22, n)) + rid if 0 < n < 0x80 else string_field(0x22, result_id)
-    return _field(0x0A, b"".join((head, *args, dev, rid, tail)))
+    return _field(0x0A, b"".join((head, *args, dev, string_field(0x22, result_id),
+                                  _type_fields(0x28, 0x32, dtype, shape))))
 
 
 # EagerBatchOp.call = 7: EagerCall (graph_id = 1, sexpr = 2, entry = 3, results = 4), each
@@ -131,24 +136,11 @@ def call_head(graph_id, sexpr, entry):
 def batch_call(args, device, head, results):
     """The field `ops` holding one EagerBatchOp that calls a staged graph: args (arg_of_*'s
     fields), head (call_head's), results: (id, dtype number, shape) per result."""
-    res = []
-    for rid, dt, shape in results:
-        key = (dt, shape)
-        tail = _result_tails.get(key)
-        if tail is None:
-            tail = (b"\x18" + varint(dt) if dt else b"") + \
-                (_field(0x22, b"".join(varint(d) for d in shape)) if shape else b"")
-            if len(_result_tails) < 4096:
-                _result_tails[key] = tail
-        res.append(_field(0x22, string_field(0x0A, rid) + tail))
-    return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + b"".join(res)))))
-
-
-_result_tails = {}  # (dtype number, shape) → a declared result's fields but its id
+    res = b"".join(_field(0x22, string_field(0x0A, rid) + _type_fields(0x18, 0x22, dt, shape))
+                   for rid, dt, shape in results)
+    return _field(0x0A, b"".join((*args, _device_field(device), message_field(7, head + res))))
 
 
 def batch_request(ops, release_ids):
     """An EagerBatchRequest of ops (batch_op's bytes) and release_ids."""
-    rel = [r.encode("utf-8") for r in release_ids]
-    return b"".join(ops) + b"".join([bytes((0x12, len(r))) + r if len(r) < 0x80 else _field(0x12, r)
-                                     for r in rel])
+    return b"".join(ops) + b"".join([_field(0x12, r.encode("utf-8")) for r in release_ids])

@@ -61,9 +61,7 @@ def _binary_dtype(ma, mb, a, b):
 
 
 def _binary(op, a, b):
-    T = TENSOR_TYPES  # (_meta, inline: every queued binary op passes here)
-    ma = (a.dtype, a.shape) if isinstance(a, T) else None
-    mb = (b.dtype, b.shape) if isinstance(b, T) else None
+    ma, mb = _meta(a), _meta(b)
     d = _binary_dtype(ma, mb, a, b)
     if d is None:
         return None

@@ -450,7 +450,7 @@ def _queue_op(client, op, args, device, meta):
     """Queues `op` (eager_queue.py); its Tensor, of the inferred dtype and shape, at once.
     meta None: the result is dropped (a Variable update) and None returned."""
     q = client._eq or eager_queue.queue_of(client)
-    failure = _failed_argument(q, args) if q.failed else None
+    failure = _failed_argument(q, args)
     if failure is not None:  # an argument made by a failed op fails this op too, without sending
         if meta is None:
             raise failure.exception()
@@ -519,9 +519,7 @@ def queues_calls(client, args, device):
 def _arg_wire(client, a, device, keep):
     """_arg_value's Value as an encoded `args` field (_wire.py), for a queued op."""
     if type(a) is Tensor:
-        eq = a._c._eq
-        if eq is not None and eq.failed:  # (_check_made, inline: every queued op passes here)
-            eq.check(a._id)
+        _check_made(a)
         c = a._pbw
         if c is None or c[0] is not a._id:
             c = a._pbw = (a._id, _wire.arg_of_handle(a._id))
@@ -587,11 +585,7 @@ class _Handle:
 
     def __del__(self):
         try:
-            eq = self._c._eq
-            if eq is not None and eager_queue._enabled[0]:  # (_release's common case, inline)
-                eq.release(self._id)
-            else:
-                _release(self._c, self._id)
+            _release(self._c, self._id)
         except Exception:
             pass
 
