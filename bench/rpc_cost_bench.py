@@ -4,7 +4,8 @@ wall time, the client's CPU and the daemon's CPU per call (from /proc), and the
 daemon's context switches (perf, when it is installed), for a call answered on the
 completion-queue thread (Version, the admin lane) and one run on a worker (an empty
 EagerBatch, waited for, and started as a future then waited for: how the eager queue
-sends a batch it does not wait for). The named baseline is a plain request/reply of the same bytes between two
+sends a batch it does not wait for) — each over gRPC and over the framed transport
+(PATH.frames, docs/api.md), which local clients use by default. The named baseline is a plain request/reply of the same bytes between two
 processes over a unix socket (a Python echo server: length-prefixed frames), the floor a
 leaner local transport could approach.
 
@@ -27,6 +28,7 @@ import tempfile
 import time
 
 import peers
+import stagd
 from stagd import _wire
 
 _ECHO = r"""
@@ -94,12 +96,15 @@ def main():
         d, client = peers.start_daemon(1)
         try:
             pid = d.pid
-            contenders = {
-                "Version (admin lane)": (lambda: client._call_now("Version", {}), pid),
-                "EagerBatch, empty (worker)": (lambda: client._call_now("EagerBatch", req), pid),
-                "the same, as a future": (lambda: client._call_async("EagerBatch", req)(), pid),
-                "baseline: unix-socket echo": (echo_call, echo.pid),
-            }
+            grpc_only = stagd.Client(d.addr, session=True, frames=False)
+            contenders = {}
+            for name, c in (("gRPC", grpc_only), ("frames", client)):
+                contenders.update({
+                    f"{name}: Version (admin lane)": (lambda c=c: c._call_now("Version", {}), pid),
+                    f"{name}: EagerBatch, empty": (lambda c=c: c._call_now("EagerBatch", req), pid),
+                    f"{name}: the same, as a future": (lambda c=c: c._call_async("EagerBatch", req)(), pid),
+                })
+            contenders["baseline: unix-socket echo"] = (echo_call, echo.pid)
             res = {k: [] for k in contenders}
             for _ in range(a.rounds):  # alternating, so the machine's load hits all
                 for k, (fn, p) in contenders.items():
@@ -107,15 +112,16 @@ def main():
                     res[k].append(measure(fn, p, a.calls))
             sw = {k: switches(fn, p, a.calls) for k, (fn, p) in contenders.items()}
         finally:
+            grpc_only.close()
             client.close()
             d.stop()
         base = statistics.median(r[0] for r in res["baseline: unix-socket echo"])
         print(f"one call, median of {a.rounds} rounds of {a.calls} (µs per call)")
-        print(f"  {'':30s} {'wall':>8s} {'client CPU':>11s} {'server CPU':>11s} {'switches':>9s} {'vs echo':>8s}")
+        print(f"  {'':36s} {'wall':>8s} {'client CPU':>11s} {'server CPU':>11s} {'switches':>9s} {'vs echo':>8s}")
         for k, rows in res.items():
             w, c, s = (statistics.median(r[i] for r in rows) for i in range(3))
             n = "-" if sw[k] is None else f"{sw[k]:.1f}"
-            print(f"  {k:30s} {w:8.1f} {c:11.1f} {s:11.1f} {n:>9s} {w / base:7.1f}x")
+            print(f"  {k:36s} {w:8.1f} {c:11.1f} {s:11.1f} {n:>9s} {w / base:7.1f}x")
     finally:
         echo.kill()
         shutil.rmtree(tmp, ignore_errors=True)

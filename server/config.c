@@ -117,6 +117,9 @@ static const opt options[] = {
      "the local data path's private directory (created 0700): clients on the unix socket pass "
      "large tensors through files there (default: stagd-UID-HASH.shm in $XDG_RUNTIME_DIR, else "
      "/dev/shm, else the first unix --listen path + '.shm')"},
+    {"no-frames", "STAGD_NO_FRAMES", OPT_BOOL, OFF(no_frames), NULL,
+     "no framed transport: serve unix --listen sockets over gRPC only (default: also PATH.frames, the "
+     "local clients' faster request path, docs/api.md)"},
     {"no-shm", "STAGD_NO_SHM", OPT_BOOL, OFF(no_shm), NULL,
      "turn the local data path off: tensor payloads travel only inside messages"},
     {"host-handles", "STAGD_HOST_HANDLES", OPT_BOOL, OFF(host_handles), NULL,

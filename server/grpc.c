@@ -21,7 +21,6 @@
  *
  * No service logic lives here: bytes go to sv_service_invoke_bytes and back.
  */
-#include <errno.h>
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
@@ -34,10 +33,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "lsp_tls.h"
 #include "transport.h"
@@ -377,25 +373,6 @@ static void *cq_main(void *arg) {
   return NULL;
 }
 
-/* A unix socket left behind by a crashed daemon is removed; one that someone
- * answers on is an error. */
-static sg_code prepare_unix_path(const char *path, sg_error *err) {
-  struct stat st;
-  if (stat(path, &st) != 0) return SG_OK;
-  if (!S_ISSOCK(st.st_mode))
-    return sg_error_set(err, SG_INVALID_ARGUMENT, "unix:%s exists and is not a socket", path);
-  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd < 0) return SG_OK;
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-  int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-  int e = errno;
-  close(fd);
-  if (rc == 0) return sg_error_set(err, SG_UNAVAILABLE, "unix:%s: another process is already serving there", path);
-  if (e == ECONNREFUSED) unlink(path);
-  return SG_OK;
-}
-
 /* SSL server credentials from the PEM files of --tls-cert, --tls-key and
  * --tls-client-ca (mutual TLS: a client certificate is required and verified). */
 static grpc_server_credentials *tls_credentials(const sv_config *cfg, sg_error *err) {
@@ -450,7 +427,7 @@ sv_grpc *sv_grpc_start(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
   /* the sockets are ours (no other daemon answers on them) before the local data path's
    * directory is swept, and the directory is ready before the first call is served */
   for (size_t i = 0; i < addrs->len; i++)
-    if (!strncmp(addrs->items[i], "unix:", 5) && prepare_unix_path(addrs->items[i] + 5, err) != SG_OK) goto fail;
+    if (!strncmp(addrs->items[i], "unix:", 5) && sv_unix_path_claim(addrs->items[i] + 5, err) != SG_OK) goto fail;
   if (sv_service_start_shm(sv, err) != SG_OK) goto fail;
   for (size_t i = 0; i < addrs->len; i++) {
     const char *a = addrs->items[i];

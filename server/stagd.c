@@ -11,6 +11,7 @@
  */
 #include <grpc/grpc.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -28,13 +29,15 @@ typedef struct stagd_daemon {
   sv_service *sv;
   sv_pool *pool;
   sv_grpc *grpc;
+  sv_frames *frames; /* PATH.frames beside each unix socket */
   sv_lsp *lsp;
   sv_metrics_http *metrics; /* --metrics-listen */
   uv_signal_t sigint, sigterm, sighup;
   uv_timer_t shutdown_timer;
   uv_timer_t lease_timer; /* releases the handles of client sessions gone silent */
-  uv_async_t grpc_stopped;
-  bool grpc_done, lsp_done, stopping, handles_closed;
+  uv_async_t stopped; /* a transport's thread has finished its shutdown */
+  atomic_bool grpc_stopped, frames_stopped;
+  bool grpc_done, frames_done, lsp_done, stopping, handles_closed;
   int exit_code;
 } stagd_daemon;
 
@@ -46,24 +49,32 @@ static void close_loop_handles(stagd_daemon *d) {
   uv_close((uv_handle_t *)&d->sighup, NULL);
   uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
   uv_close((uv_handle_t *)&d->lease_timer, NULL);
-  uv_close((uv_handle_t *)&d->grpc_stopped, NULL);
+  uv_close((uv_handle_t *)&d->stopped, NULL);
   sv_lsp_close_handles(d->lsp);
 }
 
 static void check_done(stagd_daemon *d) {
-  if (d->stopping && d->grpc_done && d->lsp_done) close_loop_handles(d);
+  if (d->stopping && d->grpc_done && d->frames_done && d->lsp_done) close_loop_handles(d);
 }
 
-static void on_grpc_stopped_async(uv_async_t *a) {
+static void on_stopped_async(uv_async_t *a) {
   stagd_daemon *d = a->data;
-  d->grpc_done = true;
+  d->grpc_done |= atomic_load(&d->grpc_stopped);
+  d->frames_done |= atomic_load(&d->frames_stopped);
   check_done(d);
 }
 
-/* Runs on the gRPC thread. */
+/* Run on the gRPC and framed transports' threads. */
 static void on_grpc_stopped(void *ud) {
   stagd_daemon *d = ud;
-  uv_async_send(&d->grpc_stopped);
+  atomic_store(&d->grpc_stopped, true);
+  uv_async_send(&d->stopped);
+}
+
+static void on_frames_stopped(void *ud) {
+  stagd_daemon *d = ud;
+  atomic_store(&d->frames_stopped, true);
+  uv_async_send(&d->stopped);
 }
 
 static void on_lsp_drained(void *ud) {
@@ -74,6 +85,7 @@ static void on_lsp_drained(void *ud) {
 
 static void cancel_in_flight(stagd_daemon *d) {
   if (d->grpc) sv_grpc_cancel_all(d->grpc);
+  sv_frames_cancel_all(d->frames);
   sv_lsp_cancel_all(d->lsp);
 }
 
@@ -96,6 +108,7 @@ static void begin_shutdown(stagd_daemon *d, int exit_code, const char *why) {
   SG_INFO(0, "shutting down (%s): finishing requests in flight", why);
   sv_service_set_draining(d->sv);
   if (d->grpc) sv_grpc_shutdown(d->grpc);
+  sv_frames_shutdown(d->frames);
   sv_lsp_shutdown(d->lsp);
   uv_timer_start(&d->shutdown_timer, on_shutdown_timeout, d->cfg.shutdown_timeout_ms, 0);
   check_done(d);
@@ -186,8 +199,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   d.pool = sv_pool_create(d.cfg.workers);
-  uv_async_init(d.loop, &d.grpc_stopped, on_grpc_stopped_async);
-  d.grpc_stopped.data = &d;
+  uv_async_init(d.loop, &d.stopped, on_stopped_async);
+  d.stopped.data = &d;
   uv_timer_init(d.loop, &d.shutdown_timer);
   d.shutdown_timer.data = &d;
   uv_timer_init(d.loop, &d.lease_timer);
@@ -209,11 +222,20 @@ int main(int argc, char **argv) {
   d.lsp = sv_lsp_create(d.loop, d.sv, (sv_lsp_hooks){on_stdio_exit, on_lsp_drained, &d});
 
   int rc = 0;
-  if (d.cfg.listen.len) {
+  if (d.cfg.listen.len && !d.cfg.no_frames &&
+      !(d.frames = sv_frames_listen(d.sv, d.pool, &d.cfg.listen, on_frames_stopped, &d, &err)) && err.code)
+    rc = 2;
+  if (rc == 0 && d.cfg.listen.len) {
     d.grpc = sv_grpc_start(d.sv, d.pool, &d.cfg.listen, on_grpc_stopped, &d, &err);
     if (!d.grpc) rc = 2;
   }
+  if (rc == 0 && d.frames && sv_frames_serve(d.frames, &err) != SG_OK) rc = 2;
+  if (rc != 0 && d.frames) { /* never served: its sockets go now */
+    sv_frames_destroy(d.frames);
+    d.frames = NULL;
+  }
   d.grpc_done = d.grpc == NULL;
+  d.frames_done = d.frames == NULL;
   if (rc == 0 && d.cfg.lsp && d.cfg.stdio && sv_lsp_serve_stdio(d.lsp, &err) != SG_OK) rc = 2;
   for (size_t i = 0; rc == 0 && i < d.cfg.lsp_listen.len; i++)
     if (sv_lsp_listen(d.lsp, d.cfg.lsp_listen.items[i], &err) != SG_OK) rc = 2;
@@ -230,6 +252,7 @@ int main(int argc, char **argv) {
 
   sv_metrics_http_stop(d.metrics);
   sv_grpc_destroy(d.grpc);
+  sv_frames_destroy(d.frames);
   sv_pool_destroy(d.pool);
   sv_lsp_destroy(d.lsp);
   sv_service_destroy(d.sv);

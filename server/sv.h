@@ -59,6 +59,7 @@ typedef struct sv_config {
   bool host_handles;            /* handles on Vulkan devices hold host copies (comparisons) */
   char *shm_dir;                /* --shm-dir: the local data path's directory (default SOCKET.shm) */
   bool no_shm;                  /* --no-shm: tensor payloads only inside messages */
+  bool no_frames;               /* --no-frames: no PATH.frames socket beside unix --listen ones */
   bool listen_explicit;         /* some source named --listen */
   uint64_t max_session_handle_bytes; /* tensor bytes one session's handles may hold, all devices */
   uint64_t max_session_bytes;  /* one session's handles and running requests' tensors (0: none) */

@@ -38,6 +38,34 @@ void sv_grpc_cancel_all(sv_grpc *g);
 /* Joins the thread and frees everything; call after on_stopped ran. */
 void sv_grpc_destroy(sv_grpc *g);
 
+/* ------------------------------------------------------- unix sockets */
+
+/* Claims a unix socket path: a socket nobody answers on (a crashed daemon's) is
+ * removed; one that someone answers on, or a file that is not a socket, is an error. */
+sg_code sv_unix_path_claim(const char *path, sg_error *err);
+/* A non-blocking listening socket at path (claimed first), mode 0600; -1 with err set. */
+int sv_unix_listen(const char *path, sg_error *err);
+
+/* ----------------------------------------------------- framed transport */
+
+typedef struct sv_frames sv_frames;
+
+/* Listens on PATH.frames beside every unix:PATH address (frames.c; docs/api.md "The
+ * framed transport"): before gRPC starts, so both are there when a client learns the
+ * daemon is up (a connection waits in the backlog until sv_frames_serve). NULL with
+ * err set on failure (another process serves there); NULL and err untouched when no
+ * address is a unix socket. */
+sv_frames *sv_frames_listen(sv_service *sv, sv_pool *pool, const sv_strlist *addrs,
+                            void (*on_stopped)(void *ud), void *ud, sg_error *err);
+/* Starts its thread; on_stopped runs on that thread once shutdown has finished. */
+sg_code sv_frames_serve(sv_frames *f, sg_error *err);
+/* Stops accepting; calls in flight finish and their replies are sent. NULL: nothing. */
+void sv_frames_shutdown(sv_frames *f);
+/* Cancels the calls still in flight and closes every connection. */
+void sv_frames_cancel_all(sv_frames *f);
+/* Joins the thread and frees everything. NULL: nothing. */
+void sv_frames_destroy(sv_frames *f);
+
 /* ----------------------------------------------------------------- LSP */
 
 typedef struct sv_lsp sv_lsp;

@@ -71,10 +71,14 @@ def start_daemon(stagd_bin):
 
 
 @pytest.fixture(scope="module")
-def daemon(stagd_bin):
-    """One daemon shared by a test module (for tests that do not depend on its state)."""
+def daemon(stagd_bin, tmp_path_factory):
+    """One daemon shared by a test module (for tests that do not depend on its state):
+    `addr` is its TCP address (gRPC), `unix_addr` its unix socket (where local clients
+    use the framed transport, PATH.frames)."""
     f = _Factory()
-    d = f("--listen", "127.0.0.1:0", "--workers", "4")
+    sock = tmp_path_factory.mktemp("daemon") / "d.sock"
+    d = f("--listen", "127.0.0.1:0", "--listen", f"unix:{sock}", "--workers", "4", expect_grpc=2)
+    d.unix_addr = f"unix:{sock}"
     yield d
     f.stop_all()
 
@@ -122,10 +126,11 @@ def health_pb2():
 
 @pytest.fixture(scope="module")
 def default_client(daemon):
-    """A Client of the module's daemon, made the default (stagd.constant, stagd.function,
+    """A Client of the module's daemon on its unix socket (so over the framed transport,
+    as a local client's calls go), made the default (stagd.constant, stagd.function,
     tapes) for the module's tests; the previous default comes back after them."""
     import stagd
-    c = stagd.Client(daemon.addr)
+    c = stagd.Client(daemon.unix_addr)
     previous = stagd._default_client
     stagd.set_default_client(c)
     yield c

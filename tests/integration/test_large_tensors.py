@@ -96,9 +96,15 @@ def test_limit_below_a_piece_is_a_clear_error(stagd_bin):
             stagd.constant(np.ones(100_000, np.float32))
         assert str(e.value) == ("RESOURCE_EXHAUSTED: a 400000-byte tensor is sent in pieces of 65536 bytes, but this "
                                 "daemon accepts requests of at most 1024 bytes (--max-message-bytes)")
-        with pytest.raises(stagd.ResourceExhausted) as e:  # one message over the limit
+        with pytest.raises(stagd.ResourceExhausted) as e:  # one message over the limit (framed transport)
+            stagd.constant(np.ones(1000, np.float32))
+        assert str(e.value) == "RESOURCE_EXHAUSTED: request of 4020 bytes exceeds the limit of 1024 bytes (max-message-bytes)"
+        g = stagd.Client(d.addr, shm=False, frames=False)  # over gRPC, gRPC's own check says it
+        stagd.set_default_client(g)
+        with pytest.raises(stagd.ResourceExhausted) as e:
             stagd.constant(np.ones(1000, np.float32))
         assert "larger than max" in str(e.value)
+        g.close()
         assert c.health() == "SERVING"
         stagd.set_default_client(c)
         assert (stagd.constant(2.0) * 21.0).numpy() == 42.0  # small requests still served

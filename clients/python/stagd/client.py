@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""client.py — the gRPC client of a stagd daemon: `Client` and the `StagdError` family.
+"""client.py — the client of a stagd daemon: `Client` and the `StagdError` family.
 
-A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`. Every method of the
+A `Client` wraps one gRPC channel to `host:port` or `unix:PATH`; over `unix:PATH` its
+calls go through the daemon's framed transport (`PATH.frames`, _frames.py) when it
+answers, each thread on a connection of its own, and over gRPC otherwise. Every method of the
 `stagd.v1.Stagd` service is reachable through `call(name, request)`; the common admin
 calls have their own methods. gRPC failures are raised as `StagdError` subclasses that
 carry the status code, the daemon's message and its reason: the `stagd-reason` trailing
@@ -17,7 +19,7 @@ import threading
 import time
 import weakref
 
-from . import _proto, _wire
+from . import _frames, _proto, _wire
 
 DEFAULT_ADDR = "127.0.0.1:7420"
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
@@ -177,6 +179,22 @@ def set_default_lookup(lookup):
     _default_lookup = lookup
 
 
+_status_codes = {}  # number -> grpc.StatusCode (filled on first use)
+
+
+def _status_code(number):
+    if not _status_codes:
+        import grpc
+        _status_codes.update((c.value[0], c) for c in grpc.StatusCode)
+    return _status_codes.get(number)
+
+
+def error_from_frame(status, reason, details):
+    """The StagdError of a failed call answered over the framed transport: the class
+    error_from_rpc picks for the same status and reason."""
+    return error_class(status, reason)(details, _status_code(status), reason or None)
+
+
 def error_class(code, reason=None):
     """The StagdError subclass for a status code number (google.rpc.Code) and an optional
     `stagd-reason`, as error_from_rpc picks it for a failed call."""
@@ -250,11 +268,21 @@ class Client:
 
     shm: the local data path (docs/client.md): over a unix socket, tensors of at least
     256 KiB go through files in the daemon's shared-memory directory instead of inside
-    messages. None (default): on unless $STAGD_SHM is 0; False: always in messages."""
+    messages. None (default): on unless $STAGD_SHM is 0; False: always in messages.
+
+    frames: over a unix socket, calls go through the daemon's framed transport
+    (`PATH.frames`: a write and a read a call, a third of gRPC's cost) when it answers,
+    else over gRPC. None (default): on unless $STAGD_FRAMES is 0; False: gRPC only."""
 
     def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True, tls_ca=None, token=None,
-                 tls_cert=None, tls_key=None, shm=None):
+                 tls_cert=None, tls_key=None, shm=None, frames=None):
         self.addr = addr
+        if frames is None:
+            frames = os.environ.get("STAGD_FRAMES", "1") not in ("0", "false", "no", "off")
+        self._frames_path = addr[5:] + ".frames" if frames and addr.startswith("unix:") else None
+        self._frames_retry = 0.0  # after a failed connection, the next is tried from then on
+        self._local = threading.local()  # each thread's framed connection (.conn)
+        self._frame_conns = weakref.WeakSet()  # all of them, closed by close()
         if shm is None:
             shm = os.environ.get("STAGD_SHM", "1") not in ("0", "false", "no", "off")
         self._shm_wanted = bool(shm) and addr.startswith("unix:")
@@ -269,6 +297,7 @@ class Client:
         md = []
         if session:
             md.append(("stagd-session", self.session))
+        self._token = token.strip() if token else None
         if token:
             md.append(("authorization", f"Bearer {token.strip()}"))
         self._metadata = tuple(md) or None
@@ -335,6 +364,10 @@ class Client:
         return req.SerializeToString() + _wire.message_field(number, batch)
 
     def _call_now(self, method_name, request=None, timeout=None):
+        if self._frames_path is not None:
+            wait = self._frames_start(method_name, request, timeout)
+            if wait is not None:
+                return wait()
         stub, request, timeout = self._prepare(method_name, request, timeout)
         try:
             reply = stub(request, timeout=timeout, metadata=self._metadata)
@@ -348,6 +381,10 @@ class Client:
         """Starts `method_name` without waiting (queued eager ops are not flushed: the
         queue itself calls this); returns a function that waits for the reply and
         returns it, raising as call() does."""
+        if self._frames_path is not None:
+            wait = self._frames_start(method_name, request, None)
+            if wait is not None:
+                return wait
         stub, request, timeout = self._prepare(method_name, request, None)
         future = stub.future(request, timeout=timeout, metadata=self._metadata)
         if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
@@ -358,6 +395,70 @@ class Client:
                 return future.result()
             except self._rpc_error as e:
                 raise error_from_rpc(e) from None
+        return wait
+
+    def _frames_conn(self):
+        """This thread's framed connection, connecting when it has none; None when the
+        daemon's PATH.frames does not answer (tried again a second later)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and conn._sock is not None and conn.pid == os.getpid():
+            return conn
+        if time.monotonic() < self._frames_retry:
+            return None
+        try:
+            conn = _frames.Connection(self._frames_path, self.session, self._token)
+        except OSError:
+            self._frames_retry = time.monotonic() + 1.0
+            return None
+        self._local.conn = conn
+        self._frame_conns.add(conn)
+        return conn
+
+    def _frames_start(self, method_name, request, timeout):
+        """Sends a call over the framed transport; returns a function that waits for
+        its reply and returns it (raising as call() does), or None when no framed
+        connection could take it — nothing was sent, and the call goes over gRPC."""
+        if self._closed:
+            self._prepare(method_name, request, timeout)  # raises
+        conn = self._frames_conn()
+        if conn is None:
+            return None
+        try:
+            reply_cls = self._methods[method_name][2]
+        except KeyError:
+            return None  # _prepare names the known methods
+        body = request if type(request) is bytes else self._request_message(method_name, request).SerializeToString()
+        if timeout is None:
+            timeout = self.timeout
+        try:
+            rid = conn.send(method_name, body, timeout)
+        except _frames.Broken as e:
+            if e.sent:
+                raise Unavailable(str(e), None, None) from None
+            # the daemon had closed an idle connection (a restart, its shutdown): once more
+            conn = self._frames_conn()
+            if conn is None:
+                return None
+            try:
+                rid = conn.send(method_name, body, timeout)
+            except _frames.Broken as e:
+                if e.sent:
+                    raise Unavailable(str(e), None, None) from None
+                return None
+        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
+            self._start_keeper()
+
+        def wait():
+            try:
+                status, reason, details, data = conn.wait(rid, timeout)
+            except _frames.Broken as e:
+                raise Unavailable(str(e), None, None) from None
+            except TimeoutError:
+                raise DeadlineExceeded(f"stagd: no reply to {method_name} within {timeout} s "
+                                       "(and the daemon's own deadline did not answer)", None, None) from None
+            if status:
+                raise error_from_frame(status, reason, details)
+            return reply_cls.FromString(data)
         return wait
 
     def _prepare(self, method_name, request, timeout):
@@ -533,6 +634,8 @@ class Client:
         self._closed = True
         if self._staging is not None:  # shm.Staging, attached by the tensors layer
             self._staging.close()
+        for conn in list(self._frame_conns):
+            conn.close()
         self._channel.close()
 
     def __enter__(self):
