@@ -276,6 +276,9 @@ def test_the_client_uses_frames_and_falls_back_to_grpc(unix_daemon, start_daemon
     g = stagd.Client(f"unix:{d.sock}", frames=False)
     g.call("Version")
     assert getattr(g._local, "conn", None) is None
+    # eager batches go out without waiting sooner where that costs no more than waiting
+    assert stagd.eager_queue.queue_of(c).bound == stagd.eager_queue.FRAMED_BOUND
+    assert stagd.eager_queue.queue_of(g).bound == stagd.eager_queue.DEFAULT_BOUND
     tensor = pb2.Tensor(dtype=pb2.DTYPE_FLOAT32, shape=[4], data=np.arange(4, dtype=np.float32).tobytes())
     for client in (c, g):
         x = client.call("Put", pb2.PutRequest(value=pb2.Value(tensor=tensor))).result.handle
@@ -313,7 +316,7 @@ def test_the_client_uses_frames_and_falls_back_to_grpc(unix_daemon, start_daemon
     assert not os.path.exists(str(nf_sock) + ".frames")
     nf = stagd.Client(f"unix:{nf_sock}")
     assert nf.call("Version").version
-    assert getattr(nf._local, "conn", None) is None
+    assert getattr(nf._local, "conn", None) is None and not nf.uses_frames()
     nf.close()
     del d3
 

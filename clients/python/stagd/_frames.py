@@ -37,6 +37,13 @@ class Connection:
     """One connection to a daemon's PATH.frames socket."""
 
     def __init__(self, path, session=None, token=None):
+        try:
+            session = (session or "").encode("ascii")
+            token = (token or "").encode("ascii")
+        except UnicodeEncodeError:
+            raise ValueError("stagd: a session name and a bearer token are ASCII text, as gRPC metadata is") from None
+        if len(session) > 255 or len(token) > 65535:
+            raise ValueError("stagd: a session name of at most 255 bytes and a token of at most 65535")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(path)
@@ -50,10 +57,6 @@ class Connection:
         self._next = 0
         self._buf = bytearray()
         self._done = {}  # id -> reply read while waiting for another
-        session = (session or "").encode("ascii")
-        token = (token or "").encode("ascii")
-        if len(session) > 255 or len(token) > 65535:
-            raise ValueError("stagd: a session name of at most 255 bytes and a token of at most 65535")
         self._tail = bytes((len(session),)) + session + struct.pack("<H", len(token)) + token
         self._methods = {}  # method name -> its bytes in a header
 

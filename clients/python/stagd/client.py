@@ -397,6 +397,11 @@ class Client:
                 raise error_from_rpc(e) from None
         return wait
 
+    def uses_frames(self):
+        """Whether this client's calls go over the framed transport (a unix socket
+        whose PATH.frames answered, or has not been tried yet)."""
+        return self._frames_path is not None and self._frames_retry == 0.0
+
     def _frames_conn(self):
         """This thread's framed connection, connecting when it has none; None when the
         daemon's PATH.frames does not answer (tried again a second later)."""
