@@ -230,6 +230,16 @@ static void conn_send(fconn *c, struct iovec *iov, int n_iov) {
 /* A reply frame: u32 length, u32 id, u8 status (gRPC's codes), u8 reason length,
  * reason, u32 details length, details, then the reply message's bytes. */
 static void send_reply(fconn *c, uint32_t id, sg_code code, const sg_error *err, const uint8_t *body, size_t body_len) {
+  if (body_len > UINT32_MAX - FRAME_HEADER_SLACK) { /* a length a frame cannot say: never a cut reply */
+    sg_error big = SG_ERROR_INIT;
+    sg_error_set(&big, SG_RESOURCE_EXHAUSTED,
+                 "the reply is %zu bytes, more than a frame carries (4 GiB): fetch the tensor through the local data "
+                 "path (shm) or over gRPC",
+                 body_len);
+    send_reply(c, id, big.code, &big, NULL, 0);
+    sg_error_clear(&big);
+    return;
+  }
   char *details = code == SG_OK ? NULL : sv_error_details(err);
   const char *reason = code != SG_OK && err->reason ? sg_reason_name(err->reason) : "";
   size_t rlen = strlen(reason), dlen = details ? strlen(details) : 0;

@@ -22,6 +22,7 @@ _HEAD = struct.Struct("<III")  # length, id, timeout in ms
 _REPLY = struct.Struct("<IBB")  # id, status, reason length (after the length)
 _U32 = struct.Struct("<I")
 _LARGE = 1 << 20  # a reply this large is read into a buffer of its own
+MAX_BODY = 0xFFFFFFFF - (1 << 16)  # the largest request message a frame carries
 
 
 class Broken(Exception):

@@ -433,6 +433,8 @@ class Client:
         except KeyError:
             return None  # _prepare names the known methods
         body = request if type(request) is bytes else self._request_message(method_name, request).SerializeToString()
+        if len(body) > _frames.MAX_BODY:
+            return None  # more than a frame's length says: gRPC refuses it with its own message
         if timeout is None:
             timeout = self.timeout
         try:
