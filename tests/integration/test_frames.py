@@ -339,11 +339,65 @@ def test_each_thread_and_a_forked_child_get_their_own_connection(unix_daemon):
     for t in threads:
         t.join()
     assert len(seen) == 3 and len({id(s) for s in seen + [mine]}) == 4
+    # a call started on this thread's connection and waited for on another (the eager
+    # queue's batch in flight) while this thread goes on calling: each gets its own reply
+    # (timeouts: a reply another thread took would otherwise be waited for forever)
+    c.timeout = 10
+    waits = [c._call_async("Ping", {"delay_ms": 200, "payload": f"late{i}"}) for i in range(3)]
+    late = []
+    waiter = threading.Thread(target=lambda: late.extend(w().payload for w in waits))
+    waiter.start()
+    for i in range(40):
+        assert c.call("Ping", {"payload": f"now{i}"}).payload == f"now{i}"
+    waiter.join(20)
+    assert late == ["late0", "late1", "late2"]
+    assert c._local.conn is mine
+    pending = c._call_async("Ping", {"delay_ms": 300, "payload": "parent's"})
     pid = os.fork()
     if pid == 0:  # the child must not share the parent's stream
         ok = c.call("Ping", {"payload": "child"}).payload == "child" and c._local.conn is not mine
+        try:  # nor wait for a reply the parent's connection will carry
+            pending()
+            ok = False
+        except stagd.Unavailable as e:
+            ok = ok and "parent process" in str(e)
         os._exit(0 if ok else 1)
+    assert pending().payload == "parent's"
     assert c.call("Ping", {"payload": "parent"}).payload == "parent"
     assert os.waitpid(pid, 0)[1] == 0
     assert c._local.conn is mine
     c.close()
+
+
+def test_random_frames_each_get_one_reply_and_the_daemon_keeps_serving(unix_daemon):
+    """Hostile input: frames of random header bytes and bodies (lengths that hold an id),
+    some with real method names and garbage messages. Each is answered once, with its id;
+    the sanitizer build checks the parsing touches nothing outside the frame."""
+    import random
+    d = unix_daemon("--workers", "2")
+    rng = random.Random(20261129)
+    raw = Raw(d.frames)
+    methods = [b"Execute", b"Stage", b"Fetch", b"EagerBatch", b"Put", b"Parse", b"Convert", b"Release"]
+    sent = []
+    for i in range(400):
+        rid = 1000 + i
+        kind = rng.random()
+        if kind < 0.4:  # random bytes after the id
+            rest = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 64)))
+            frame = struct.pack("<II", 4 + len(rest), rid) + rest
+        else:  # a real method with a garbage message, session and token of random lengths
+            m = rng.choice(methods)
+            session = bytes(rng.choice(b"abcdef0123456789") for _ in range(rng.randint(0, 40)))
+            body = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 200)))
+            frame = request_frame(rid, m.decode(), body, session=session, timeout_ms=2000)
+            if kind > 0.8:  # a header length that lies
+                frame = frame[:12] + bytes([rng.randint(0, 255)]) + frame[13:]
+        raw.send(frame)
+        sent.append(rid)
+    got = [raw.reply()[0] for _ in sent]
+    assert sorted(got) == sent
+    assert raw.call(1, "Health.Check")[:2] == (1, OK)
+    raw.close()
+    ch = grpc.insecure_channel(f"unix:{d.sock}")
+    assert harness.rpc(ch, "Version", pb2.VersionRequest(), pb2.VersionReply).version
+    ch.close()

@@ -6,9 +6,11 @@ length-prefixed frame (id, timeout, method name, session, bearer token, the requ
 message's bytes) and each reply one frame (id, status code, reason, details, the reply
 message's bytes). A call costs a write and a read instead of gRPC's HTTP/2 machinery.
 
-A Connection is used by one thread at a time (client.py keeps one per thread); send()
-returns the request's id and wait(id) its reply, so a request may be started now and
-its reply read later. Replies to other ids read meanwhile are kept for their waiters.
+client.py keeps a Connection per thread; send() returns the request's id and wait(id)
+its reply, so a request may be started now and its reply read later — possibly by
+another thread (the eager queue's batch in flight), so sending and reading hold the
+connection's lock, and replies to other ids read meanwhile are kept for their waiters.
+A forked child never uses its parent's connection (it would read the parent's replies).
 Errors of the socket raise Broken (and close the connection: its stream can no longer
 be trusted); an interrupt (KeyboardInterrupt) while sending or waiting closes it too,
 which tells the daemon to cancel what it was running for it.
@@ -17,6 +19,7 @@ which tells the daemon to cancel what it was running for it.
 import os
 import socket
 import struct
+import threading
 
 _HEAD = struct.Struct("<III")  # length, id, timeout in ms
 _REPLY = struct.Struct("<IBB")  # id, status, reason length (after the length)
@@ -60,6 +63,7 @@ class Connection:
         self._done = {}  # id -> reply read while waiting for another
         self._tail = bytes((len(session),)) + session + struct.pack("<H", len(token)) + token
         self._methods = {}  # method name -> its bytes in a header
+        self._lock = threading.Lock()
 
     @property
     def closed(self):
@@ -70,10 +74,20 @@ class Connection:
         if sock is not None:
             sock.close()
 
+    def _check(self, sent):
+        if self._sock is None:
+            raise Broken("stagd: the framed connection was closed", sent)
+        if self.pid != os.getpid():
+            raise Broken("stagd: this framed connection belongs to the parent process (a call started "
+                         "before fork() cannot be waited for in the child)", sent)
+
     def send(self, method, body, timeout=None):
         """Sends one request (body: the encoded request message); returns its id."""
-        if self._sock is None:
-            raise Broken("stagd: the framed connection was closed", False)
+        with self._lock:
+            return self._send(method, body, timeout)
+
+    def _send(self, method, body, timeout):
+        self._check(False)
         m = self._methods.get(method)
         if m is None:
             name = method.encode("ascii")
@@ -102,9 +116,14 @@ class Connection:
 
     def wait(self, rid, timeout=None):
         """The reply to request `rid`: (status, reason, details, body bytes)."""
-        got = self._done.pop(rid, None)
-        if got is not None:
-            return got
+        with self._lock:
+            got = self._done.pop(rid, None)
+            if got is not None:
+                return got
+            self._check(True)
+            return self._wait(rid, timeout)
+
+    def _wait(self, rid, timeout):
         try:
             self._settimeout(None if timeout is None else timeout + 5.0)
             while True:
