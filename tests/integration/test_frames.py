@@ -401,3 +401,32 @@ def test_random_frames_each_get_one_reply_and_the_daemon_keeps_serving(unix_daem
     ch = grpc.insecure_channel(f"unix:{d.sock}")
     assert harness.rpc(ch, "Version", pb2.VersionRequest(), pb2.VersionReply).version
     ch.close()
+
+
+def test_shutdown_answers_the_calls_in_flight_then_closes(unix_daemon):
+    import signal
+    d = unix_daemon("--workers", "2")
+    busy, idle = Raw(d.frames), Raw(d.frames)
+    busy.send(request_frame(1, "Ping", pb2.PingRequest(delay_ms=1500, payload="finish me").SerializeToString()))
+    time.sleep(0.3)
+    d.proc.send_signal(signal.SIGTERM)
+    d.log.wait_for(re.compile(r"shutting down"), 10)
+    # a new call is refused at once (from the moment the transport has heard of it: the
+    # log line comes first)
+    for rid in range(2, 1000):
+        busy.send(request_frame(rid, "Version"))
+        got, status, _, details, _ = busy.reply()
+        assert got == rid and status in (OK, UNAVAILABLE), details
+        if status == UNAVAILABLE:
+            assert "shutting down" in details
+            break
+        time.sleep(0.005)
+    assert status == UNAVAILABLE
+    rid, status, _, _, body = busy.reply()  # the call in flight is answered
+    assert (rid, status) == (1, OK) and pb2.PingReply.FromString(body).payload == "finish me"
+    for conn in (busy, idle):  # then every connection is closed
+        with pytest.raises((EOFError, ConnectionResetError)):
+            conn.reply()
+        conn.close()
+    assert d.proc.wait(20) == 0
+    assert not os.path.exists(d.frames)
