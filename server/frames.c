@@ -153,8 +153,10 @@ static void conn_deref(fconn *c) {
   sg_buf_free(&c->out);
   pthread_mutex_destroy(&c->mu);
   free(c);
-  atomic_fetch_sub(&f->n_conns, 1);
+  /* the wake first: once the count is 0 the loop may end and f be freed, so the count
+   * is the last thing touched (a loop woken too early looks again within 50 ms) */
   if (atomic_load(&f->shutting_down)) wake_loop(f);
+  atomic_fetch_sub(&f->n_conns, 1);
 }
 
 /* Loop thread: the connection leaves the loop; its calls in flight are cancelled and
@@ -572,7 +574,7 @@ static void *frames_main(void *arg) {
       sweep(f);
       if (atomic_load(&f->n_conns) == 0) break;
     }
-    int n = epoll_wait(f->ep, evs, 64, -1);
+    int n = epoll_wait(f->ep, evs, 64, atomic_load(&f->shutting_down) ? 50 : -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       SG_ERROR(0, "framed transport: epoll_wait: %s", strerror(errno));

@@ -271,7 +271,7 @@ class Client:
     messages. None (default): on unless $STAGD_SHM is 0; False: always in messages.
 
     frames: over a unix socket, calls go through the daemon's framed transport
-    (`PATH.frames`: a write and a read a call, a third of gRPC's cost) when it answers,
+    (`PATH.frames`: a write and a read a call, about half of gRPC's cost) when it answers,
     else over gRPC. None (default): on unless $STAGD_FRAMES is 0; False: gRPC only."""
 
     def __init__(self, addr=DEFAULT_ADDR, timeout=None, session=True, tls_ca=None, token=None,
@@ -406,7 +406,7 @@ class Client:
         """This thread's framed connection, connecting when it has none; None when the
         daemon's PATH.frames does not answer (tried again a second later)."""
         conn = getattr(self._local, "conn", None)
-        if conn is not None and conn._sock is not None and conn.pid == os.getpid():
+        if conn is not None and not conn.closed and conn.pid == os.getpid():
             return conn
         if time.monotonic() < self._frames_retry:
             return None
@@ -415,6 +415,7 @@ class Client:
         except OSError:
             self._frames_retry = time.monotonic() + 1.0
             return None
+        self._frames_retry = 0.0
         self._local.conn = conn
         self._frame_conns.add(conn)
         return conn
@@ -425,9 +426,6 @@ class Client:
         connection could take it — nothing was sent, and the call goes over gRPC."""
         if self._closed:
             self._prepare(method_name, request, timeout)  # raises
-        conn = self._frames_conn()
-        if conn is None:
-            return None
         try:
             reply_cls = self._methods[method_name][2]
         except KeyError:
@@ -437,21 +435,18 @@ class Client:
             return None  # more than a frame's length says: gRPC refuses it with its own message
         if timeout is None:
             timeout = self.timeout
-        try:
-            rid = conn.send(method_name, body, timeout)
-        except _frames.Broken as e:
-            if e.sent:
-                raise Unavailable(str(e), None, None) from None
-            # the daemon had closed an idle connection (a restart, its shutdown): once more
+        for _ in range(2):  # a second time on a new connection when the daemon had closed an idle one
             conn = self._frames_conn()
             if conn is None:
                 return None
             try:
                 rid = conn.send(method_name, body, timeout)
+                break
             except _frames.Broken as e:
                 if e.sent:
                     raise Unavailable(str(e), None, None) from None
-                return None
+        else:
+            return None
         if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
             self._start_keeper()
 
