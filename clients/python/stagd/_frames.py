@@ -59,7 +59,8 @@ class Connection:
         self._sock = sock
         self._timeout = None  # the socket's current timeout
         self._next = 0
-        self._buf = bytearray()
+        self._buf = bytearray()  # bytes read and not yet taken as a reply
+        self._scratch = memoryview(bytearray(65536))  # what recv_into fills (no allocation a read)
         self._done = {}  # id -> reply read while waiting for another
         self._tail = bytes((len(session),)) + session + struct.pack("<H", len(token)) + token
         self._methods = {}  # method name -> its bytes in a header
@@ -152,10 +153,10 @@ class Connection:
     def _fill(self):
         if self._sock is None:
             raise Broken("stagd: the framed connection was closed", True)
-        data = self._sock.recv(262144)
-        if not data:
+        n = self._sock.recv_into(self._scratch)
+        if not n:
             raise Broken("stagd: the daemon closed the connection before it replied", True)
-        self._buf += data
+        self._buf += self._scratch[:n]
 
     def _read_frame(self):
         buf = self._buf
