@@ -223,6 +223,10 @@ class Function:
             sig = sig.replace(parameters=ps[1:])
         self.params = list(sig.parameters)
         self._signature = sig
+        # a call with one positional argument per parameter binds them in order: the
+        # count, when every parameter may be given by position (else -1: bind() decides)
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in sig.parameters.values())
+        self._positional = len(self.params) if plain else -1
         self.__name__ = getattr(fn, "__name__", "function")
         self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -290,6 +294,8 @@ class Function:
 
     # -- signatures
     def _bind(self, args, kwargs):
+        if not kwargs and len(args) == self._positional:
+            return list(args)  # what bind() and apply_defaults() give for such a call
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
