@@ -415,20 +415,26 @@ def test_a_carried_calls_own_failure_is_the_plain_calls(client, calls_not_queued
     np.testing.assert_array_equal(z.numpy(), [2.0, 4.0, 6.0])
 
 
-def test_an_older_daemon_gets_the_ops_first(client):
+def test_an_older_daemon_gets_the_ops_first(fresh_daemon):
     """Without Version's eager_first (an older daemon would drop the field) the ops go
-    as their own EagerBatch first."""
-    x = stagd.constant([1.0, 2.0])
-    client.sync()
-    client._version_facts()
-    client._eager_first = False
+    as their own EagerBatch first. (A daemon and client of its own: the daemon's call
+    count must not see another client's batch — one flushing the releases of tensors an
+    earlier test dropped.)"""
+    previous = stagd._default_client
+    c = stagd.Client(fresh_daemon.addr)
+    stagd.set_default_client(c)
     try:
-        b0 = _calls(client, "EagerBatch")
+        x = stagd.constant([1.0, 2.0])
+        c.sync()
+        c._version_facts()
+        c._eager_first = False
+        b0 = _calls(c, "EagerBatch")
         y = x + 1.0
         np.testing.assert_array_equal(y.numpy(), [2.0, 3.0])
-        assert _calls(client, "EagerBatch") == b0 + 1
+        assert _calls(c, "EagerBatch") == b0 + 1
     finally:
-        client._eager_first = True
+        stagd.set_default_client(previous)
+        c.close()
 
 
 def test_eager_first_on_the_wire(client):
