@@ -5,6 +5,7 @@
 # user's line, poison dependent ops and are never read as values; every sync point
 # flushes; Variables keep their order; the queue bound (a full batch goes out without
 # waiting, one in flight) and two threads.
+import gc
 import threading
 
 import numpy as np
@@ -345,13 +346,20 @@ def test_fetch_and_execute_carry_the_queued_ops(client, calls_not_queued):
 
     x = stagd.constant(np.arange(4, dtype=np.float32))
     f(x)  # staged before counting
-    client.sync()
-    b0, f0, e0 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
-    y = stagd.exp(x) - 1.0
-    got = y.numpy()
-    z = y * 3.0
-    r = f(z)
-    b1, f1, e1 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
+    # (no garbage collection while counting: tensors an earlier test left in reference
+    # cycles would be released by a batch of their own at the Stats call's sync)
+    gc.collect()
+    gc.disable()
+    try:
+        client.sync()
+        b0, f0, e0 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
+        y = stagd.exp(x) - 1.0
+        got = y.numpy()
+        z = y * 3.0
+        r = f(z)
+        b1, f1, e1 = _calls(client, "EagerBatch"), _calls(client, "Fetch"), _calls(client, "Execute")
+    finally:
+        gc.enable()
     assert (b1 - b0, f1 - f0, e1 - e0) == (0, 1, 1)
     stagd.set_eager_async(False)
     try:  # the same, one call per op
@@ -418,8 +426,8 @@ def test_a_carried_calls_own_failure_is_the_plain_calls(client, calls_not_queued
 def test_an_older_daemon_gets_the_ops_first(fresh_daemon):
     """Without Version's eager_first (an older daemon would drop the field) the ops go
     as their own EagerBatch first. (A daemon and client of its own: the daemon's call
-    count must not see another client's batch — one flushing the releases of tensors an
-    earlier test dropped.)"""
+    count must not see another batch — one releasing tensors an earlier test left in
+    reference cycles, which a garbage collection frees at any moment.)"""
     previous = stagd._default_client
     c = stagd.Client(fresh_daemon.addr)
     stagd.set_default_client(c)
