@@ -89,6 +89,7 @@ typedef struct fcall {
   uint8_t *frame; /* owns the bytes body points into */
   const uint8_t *body;
   size_t body_len;
+  bool admin; /* on the admin lane: run on the loop thread */
   char *admitted;
 } fcall;
 
@@ -314,17 +315,16 @@ static bool printable(const uint8_t *s, size_t len) {
 
 /* A request frame: u32 length, u32 id, u32 timeout in ms (0: none), u8 method length,
  * method ("EagerBatch", "Health.Check"), u8 session length, session, u16 token length,
- * bearer token, then the request message's bytes. `frame` is malloc'd and owned by the
- * call from here on. */
-static void handle_frame(fconn *c, uint8_t *frame, size_t n) {
+ * bearer token, then the request message's bytes. Reads fc->frame (n bytes) into fc —
+ * the method, session, principal, deadline and body — and admits the call as grpc.c
+ * does (token, connection limit, admission unless on the admin lane); an error (what
+ * to answer) when it may not run. */
+static sg_code frame_call(fconn *c, fcall *fc, size_t n, sg_error *err) {
   sv_frames *f = c->f;
-  uint32_t id = rd32(frame + 4);
-  if (n < REQ_FIXED) {
-    send_error(c, id, SG_INVALID_ARGUMENT, "malformed frame: %zu bytes, shorter than a request header (%d)", n,
-               REQ_FIXED);
-    free(frame);
-    return;
-  }
+  const uint8_t *frame = fc->frame;
+  if (n < REQ_FIXED)
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "malformed frame: %zu bytes, shorter than a request header (%d)",
+                        n, REQ_FIXED);
   uint32_t timeout_ms = rd32(frame + 8);
   size_t pos = 12;
   size_t mlen = frame[pos++];
@@ -338,78 +338,66 @@ static void handle_frame(fconn *c, uint8_t *frame, size_t n) {
   pos += 2;
   const uint8_t *token = frame + pos;
   pos += tlen;
-  if (pos > n) {
-    send_error(c, id, SG_INVALID_ARGUMENT,
-               "malformed frame: its header (method %zu, session %zu, token %zu bytes) runs past its %zu bytes", mlen,
-               slen, tlen, n);
-    free(frame);
-    return;
-  }
+  if (pos > n)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "malformed frame: its header (method %zu, session %zu, token %zu bytes) runs past its %zu bytes",
+                        mlen, slen, tlen, n);
   char name[256];
   memcpy(name, mname, mlen);
   name[mlen] = 0;
-  const sv_method *m = printable(mname, mlen) ? sv_method_by_name(name) : NULL;
-  if (!m) {
-    send_error(c, id, SG_UNIMPLEMENTED, "unknown method '%s'", printable(mname, mlen) ? name : "(not ASCII)");
-    free(frame);
-    return;
-  }
-  if (!printable(sname, slen)) {
-    send_error(c, id, SG_INVALID_ARGUMENT, "%s: the session name is not printable ASCII", m->name);
-    free(frame);
-    return;
-  }
-  if (atomic_load(&f->shutting_down)) {
-    send_error(c, id, SG_UNAVAILABLE, "%s: the daemon is shutting down", m->name);
-    free(frame);
-    return;
-  }
-  uint64_t principal = 0;
+  if (!printable(mname, mlen)) return sg_error_set(err, SG_UNIMPLEMENTED, "unknown method '(not ASCII)'");
+  const sv_method *m = fc->m = sv_method_by_name(name);
+  if (!m) return sg_error_set(err, SG_UNIMPLEMENTED, "unknown method '%s'", name);
+  if (!printable(sname, slen))
+    return sg_error_set(err, SG_INVALID_ARGUMENT, "%s: the session name is not printable ASCII", m->name);
+  if (atomic_load(&f->shutting_down)) return sg_error_set(err, SG_UNAVAILABLE, "%s: the daemon is shutting down", m->name);
   sv_auth *auth = sv_service_auth(f->sv);
-  if (auth && !(tlen && sv_auth_check(auth, (const char *)token, tlen, &principal))) {
+  if (auth && !(tlen && sv_auth_check(auth, (const char *)token, tlen, &fc->principal))) {
     SG_INFO(0, "%s: missing or unknown bearer token (framed transport)", m->name);
-    send_error(c, id, SG_UNAUTHENTICATED,
-               "this daemon requires a bearer token: send a token from its --auth-token-file in the frame's header "
-               "(stagctl --token-file, stagd.connect(token=...))");
-    free(frame);
-    return;
+    return sg_error_set(err, SG_UNAUTHENTICATED,
+                        "this daemon requires a bearer token: send a token from its --auth-token-file in the frame's "
+                        "header (stagctl --token-file, stagd.connect(token=...))");
   }
-  if (atomic_load(&c->inflight) >= CONN_MAX_INFLIGHT) {
-    send_error(c, id, SG_RESOURCE_EXHAUSTED,
-               "%s: %d requests are already in flight on this connection (the framed transport's limit); wait for "
-               "their replies",
-               m->name, CONN_MAX_INFLIGHT);
-    free(frame);
-    return;
-  }
-  fcall *fc = sg_xcalloc(1, sizeof *fc);
-  fc->c = c;
-  fc->m = m;
-  fc->id = id;
-  fc->frame = frame;
+  if (atomic_load(&c->inflight) >= CONN_MAX_INFLIGHT)
+    return sg_error_set(err, SG_RESOURCE_EXHAUSTED,
+                        "%s: %d requests are already in flight on this connection (the framed transport's limit); "
+                        "wait for their replies",
+                        m->name, CONN_MAX_INFLIGHT);
   fc->body = frame + pos;
   fc->body_len = n - pos;
-  fc->principal = principal;
   fc->deadline_ns = timeout_ms ? sg_now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
   if (slen) {
     fc->session = sg_xmalloc(slen + 1);
     memcpy(fc->session, sname, slen);
     fc->session[slen] = 0;
   }
-  bool admin = sv_admin_lane(m, fc->body, fc->body_len);
-  sg_error refused = SG_ERROR_INIT;
-  if (!admin &&
-      sv_admission_enter(sv_service_admission(f->sv), principal, fc->session, c->peer, &fc->admitted, &refused) != SG_OK) {
-    SG_INFO(0, "%s: %s", m->name, refused.message);
-    send_reply(c, id, refused.code, &refused, NULL, 0);
-    sg_error_clear(&refused);
+  fc->admin = sv_admin_lane(m, fc->body, fc->body_len);
+  if (!fc->admin &&
+      sv_admission_enter(sv_service_admission(f->sv), fc->principal, fc->session, c->peer, &fc->admitted, err) != SG_OK) {
+    SG_INFO(0, "%s: %s", m->name, err->message);
+    return err->code;
+  }
+  return SG_OK;
+}
+
+/* One frame (malloc'd, owned by its call from here on): answered at once when it may
+ * not run; else run here (the admin lane) or on a worker. */
+static void handle_frame(fconn *c, uint8_t *frame, size_t n) {
+  fcall *fc = sg_xcalloc(1, sizeof *fc);
+  fc->c = c;
+  fc->frame = frame;
+  fc->id = rd32(frame + 4);
+  sg_error err = SG_ERROR_INIT;
+  if (frame_call(c, fc, n, &err) != SG_OK) {
+    send_reply(c, fc->id, err.code, &err, NULL, 0);
+    sg_error_clear(&err);
     call_free(fc);
     return;
   }
   atomic_fetch_add(&c->inflight, 1);
   atomic_fetch_add(&c->refs, 1);
-  if (admin) run_call(fc);
-  else sv_pool_submit(f->pool, run_call, fc);
+  if (fc->admin) run_call(fc);
+  else sv_pool_submit(c->f->pool, run_call, fc);
 }
 
 /* Cuts the input into frames and handles each; keeps a partial frame for later. */

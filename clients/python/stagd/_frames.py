@@ -103,16 +103,12 @@ class Connection:
             else:
                 self._sock.sendall(head)
                 self._sock.sendall(body)
-        except (BrokenPipeError, ConnectionResetError) as e:
-            # a unix socket whose peer has closed takes nothing: the request was not sent
-            self.close()
-            raise Broken(f"stagd: the daemon closed the framed connection ({e})", False) from None
-        except OSError as e:
-            self.close()
-            raise Broken(f"stagd: sending on {self.path} failed: {e}", True) from None
-        except BaseException:
-            self.close()
-            raise
+        except BaseException as e:
+            if isinstance(e, (BrokenPipeError, ConnectionResetError)):
+                # a unix socket whose peer has closed takes nothing: the request was not sent
+                self.close()
+                raise Broken(f"stagd: the daemon closed the framed connection ({e})", False) from None
+            raise self._failed(e, "sending on") from None
         return rid
 
     def wait(self, rid, timeout=None):
@@ -132,18 +128,17 @@ class Connection:
                 if reply[0] == rid:
                     return reply[1:]
                 self._done[reply[0]] = reply[1:]
-        except socket.timeout:
-            self.close()
-            raise
-        except Broken:
-            self.close()
-            raise
-        except OSError as e:
-            self.close()
-            raise Broken(f"stagd: reading from {self.path} failed: {e}", True) from None
-        except BaseException:
-            self.close()
-            raise
+        except BaseException as e:
+            raise self._failed(e, "reading from") from None
+
+    def _failed(self, e, doing):
+        """What to raise for e, which interrupted a send or a read: the connection is
+        closed (its stream can no longer be trusted); a socket error becomes Broken (the
+        request may have arrived), a timeout, Broken or an interrupt stays itself."""
+        self.close()
+        if isinstance(e, OSError) and not isinstance(e, TimeoutError):
+            return Broken(f"stagd: {doing} {self.path} failed: {e}", True)
+        return e
 
     def _settimeout(self, t):
         if t != self._timeout:

@@ -105,7 +105,7 @@ def _type_fields(dtype_tag, shape_tag, dtype, shape):
     """A dtype (varint field) and a shape (packed int64 field) under the given tags, as an
     op's result (EagerBatchOp 5, 6) or a call's declared result (TensorHandle 3, 4) has
     them; cached (shapes are many only in unusual programs)."""
-    key = (dtype_tag, dtype, shape)
+    key = (dtype_tag, shape_tag, dtype, shape)
     out = _types.get(key)
     if out is None:
         out = (bytes((dtype_tag,)) + varint(dtype) if dtype else b"") + \

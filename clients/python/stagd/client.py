@@ -118,11 +118,7 @@ def error_from_rpc(err):
     details = err.details() if hasattr(err, "details") else str(err)
     trailing = err.trailing_metadata() if hasattr(err, "trailing_metadata") else None
     reason = dict(trailing or ()).get(REASON_KEY)
-    cls = next((c for c in _CODED if c.code == code), StagdError)
-    by_reason = _REASONS.get(reason)
-    if by_reason is not None and issubclass(by_reason, cls):
-        cls = by_reason
-    return cls(details or "", code, reason)
+    return error_class(code.value[0] if code is not None else None, reason)(details or "", code, reason)
 
 
 class IndexOutOfBounds(InvalidArgument, IndexError):
@@ -299,7 +295,7 @@ class Client:
             md.append(("stagd-session", self.session))
         self._token = token.strip() if token else None
         if token:
-            md.append(("authorization", f"Bearer {token.strip()}"))
+            md.append(("authorization", f"Bearer {self._token}"))
         self._metadata = tuple(md) or None
         self._keeper = None  # the stop event of the renewing thread (started with a handle)
         self.pb2, self.health_pb2 = _proto.load()
@@ -373,8 +369,7 @@ class Client:
             reply = stub(request, timeout=timeout, metadata=self._metadata)
         except self._rpc_error as e:
             raise error_from_rpc(e) from None
-        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
-            self._start_keeper()
+        self._keep_if_handles(method_name)
         return reply
 
     def _call_async(self, method_name, request):
@@ -387,8 +382,7 @@ class Client:
                 return wait
         stub, request, timeout = self._prepare(method_name, request, None)
         future = stub.future(request, timeout=timeout, metadata=self._metadata)
-        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
-            self._start_keeper()
+        self._keep_if_handles(method_name)
 
         def wait():
             try:
@@ -396,6 +390,11 @@ class Client:
             except self._rpc_error as e:
                 raise error_from_rpc(e) from None
         return wait
+
+    def _keep_if_handles(self, method_name):
+        """Starts renewing the session once a call may have made handles."""
+        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
+            self._start_keeper()
 
     def uses_frames(self):
         """Whether this client's calls go over the framed transport (a unix socket
@@ -426,29 +425,27 @@ class Client:
         connection could take it — nothing was sent, and the call goes over gRPC."""
         if self._closed:
             self._prepare(method_name, request, timeout)  # raises
-        try:
-            reply_cls = self._methods[method_name][2]
-        except KeyError:
-            return None  # _prepare names the known methods
+        conn = self._frames_conn()
+        if conn is None or method_name not in self._methods:  # (_prepare names the known methods)
+            return None
+        reply_cls = self._methods[method_name][2]
         body = request if type(request) is bytes else self._request_message(method_name, request).SerializeToString()
         if len(body) > _frames.MAX_BODY:
             return None  # more than a frame's length says: gRPC refuses it with its own message
         if timeout is None:
             timeout = self.timeout
-        for _ in range(2):  # a second time on a new connection when the daemon had closed an idle one
-            conn = self._frames_conn()
-            if conn is None:
-                return None
+        for attempt in range(2):
             try:
                 rid = conn.send(method_name, body, timeout)
                 break
             except _frames.Broken as e:
                 if e.sent:
                     raise Unavailable(str(e), None, None) from None
-        else:
-            return None
-        if self._keeper is None and self.session and method_name in _HANDLE_METHODS:
-            self._start_keeper()
+            # the daemon had closed an idle connection (a restart, its shutdown): once more
+            conn = self._frames_conn() if attempt == 0 else None
+            if conn is None:
+                return None
+        self._keep_if_handles(method_name)
 
         def wait():
             try:
