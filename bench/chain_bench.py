@@ -71,7 +71,7 @@ def main():
         res, daemon_ms = peers.measure(client, contenders, a.rounds, a.calls)
         peers.report(f"10-op chain on {a.n} float32" + (f" (stagd on {a.device})" if a.device else ""),
                      a.threads, res, daemon_ms,
-                     "stagd.function (one Execute)", peers=["numpy", "torch"] + [
+                     "stagd.function (waited for)", peers=["numpy", "torch"] + [
                          s.split("=", 1)[0] for s in a.also])
 
 
@@ -87,7 +87,7 @@ def staged_call(client, x0, check=False):
         print(f"  stagd's result {'equals' if same else 'differs from'} NumPy's bit for bit"
               + ("" if same else f" in {int(np.sum(got != want))} elements (max abs diff "
                  f"{float(np.max(np.abs(got - want))):.3g}; tanh is within 1 ulp)"))
-    return lambda: fn(x)
+    return peers.waited(client, lambda: fn(x))
 
 
 if __name__ == "__main__":

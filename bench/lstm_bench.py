@@ -39,10 +39,10 @@ def main():
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(peers.daemon(a.threads))
         fn, d, first = staged(client)
-        contenders = {"stagd": lambda: fn(d)}
+        contenders = {"stagd": peers.waited(client, lambda: fn(d))}
         for name, other in peers.also_daemons(stack, a.threads, a.also):
             ofn, od, _ = staged(other)
-            contenders[name] = lambda ofn=ofn, od=od: ofn(od)
+            contenders[name] = peers.waited(other, lambda ofn=ofn, od=od: ofn(od))
         stagd.set_default_client(client)
         line = f"  first loss: stagd {first:.6f}"
         if torch is not None:
@@ -52,7 +52,7 @@ def main():
         print(line)
         res, daemon_ms = peers.measure(client, contenders, a.rounds, a.calls)
         peers.report(f"LSTM LM training step, T={a.T}, batch 16, hidden {a.hidden}", a.threads, res,
-                     daemon_ms, "stagd.function (one Execute)",
+                     daemon_ms, "stagd.function (waited for)",
                      peers=["torch"] + [s.split("=", 1)[0] for s in a.also])
 
 

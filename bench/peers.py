@@ -104,6 +104,23 @@ def daemon_ns(client, method="Execute"):
     return (m.calls, m.total_ns) if m else (0, 0)
 
 
+def waited(client, fn):
+    """A contender that calls fn and waits until the daemon has run it: a stagd.function
+    call returns at once when it goes in the eager queue (its results told later), so
+    timing fn alone times the queueing, not the call."""
+    def call():
+        fn()
+        client.sync()
+    return call
+
+
+def calls_ns(client):
+    """(calls, total ns) of the daemon's Execute and EagerBatch (where a queued
+    stagd.function call runs) so far."""
+    (c1, n1), (c2, n2) = daemon_ns(client), daemon_ns(client, "EagerBatch")
+    return c1 + c2, n1 + n2
+
+
 def per_call(fn, n):
     """Seconds per call of fn over n calls (after one warm-up call)."""
     fn()
@@ -138,10 +155,11 @@ def row(name, secs):
 
 
 def measure(client, contenders, rounds, calls):
-    """alternate(), plus the daemon-side ms per Execute over the rounds (None if none)."""
-    c0, ns0 = daemon_ns(client)
+    """alternate(), plus the daemon-side ms per Execute or EagerBatch (a waited-for call
+    is one of them) over the rounds (None if none)."""
+    c0, ns0 = calls_ns(client)
     res = alternate(contenders, rounds, calls)
-    c1, ns1 = daemon_ns(client)
+    c1, ns1 = calls_ns(client)
     return res, ((ns1 - ns0) / (c1 - c0) / 1e6 if c1 > c0 else None)
 
 
@@ -152,7 +170,7 @@ def report(title, threads, res, daemon_ms, label, peers=("numpy", "torch")):
     print(f"{title}, {threads} threads, {load()}")
     print(row(label, res["stagd"]))
     if daemon_ms is not None:
-        print(f"  daemon-side Execute: {daemon_ms:.3f} ms per call")
+        print(f"  daemon-side Execute/EagerBatch: {daemon_ms:.3f} ms per call")
     for p in peers:
         if p in res:
             print(row(p, res[p]))

@@ -118,8 +118,15 @@ static void devices(sg_buf *out) {
   one(out, "fused_chains_total", "counter",
       "Chains of elementwise ops run on the CPU as one pass (one kernel, no intermediate tensors).",
       (double)d.cpu_fused);
+  one(out, "fused_in_place_total", "counter",
+      "Of those, chains that wrote their output over a temporary read for the last time (a matmul's "
+      "result: its epilogue), allocating no tensor.",
+      (double)d.cpu_fused_in_place);
   one(out, "vulkan_fused_chains_total", "counter",
       "Chains of elementwise ops run on a Vulkan device as one generated kernel.", (double)d.vulkan_fused);
+  one(out, "vulkan_epilogues_total", "counter",
+      "Of those, chains run in a float32 matmul's kernel as its epilogue (no kernel of their own).",
+      (double)d.vulkan_epilogues);
 }
 
 /* Resident set size and CPU seconds of this process, from /proc/self. */

@@ -102,7 +102,21 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   gr_val av_local[LOCAL_ARGS];
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
-    if (in->fuse && fuse_on()) {
+    if (in->epilogue && ctx->backend && fuse_on()) { /* a matmul and the chain after it */
+      int last = pc + 1 + c->instrs[pc + 1].fuse;
+      bool done;
+      rc = gr_epilogue_run(ctx, c, pc, slots, env, &slots[c->instrs[last].dst], &done, err);
+      if (rc) {
+        locate(ctx, err, in->node);
+        break;
+      }
+      if (done) {
+        for (int s = pc; s <= last; s++) release_dead(c, s, slots, nargs);
+        pc = last;
+        continue;
+      }
+    }
+    if ((in->fuse || in->in_place) && fuse_on()) {
       bool done;
       rc = gr_fused_run(ctx, c, pc, slots, env, &slots[c->instrs[pc + in->fuse].dst], &done, err);
       if (rc) {

@@ -17,12 +17,22 @@
  * graph/vulkan/exec_vulkan_fused.c). Otherwise (other dtypes, other broadcasting, no fused
  * kernel) nothing happens and the interpreter runs the steps as they are, so errors,
  * dtypes and locations stay exactly those of the unfused code.
+ *
+ * Epilogues (docs/graph.md "Epilogues in place"): a chain (one step or more) that
+ * reads a temporary for the last time — a matmul's product, a reduction's result —
+ * writes its output over that tensor on the CPU when it has the output's shape and
+ * nothing else holds it (reusable). On a device, a matmul whose result only the next
+ * chain reads is marked (gr_instr.epilogue) and the pair goes to the backend as one
+ * kernel (gr_epilogue_run, gr_backend.epilogue).
  */
+#include <string.h>
+
 #include "fused.h"
 
-static atomic_uint_fast64_t fused_runs;
+static atomic_uint_fast64_t fused_runs, fused_in_place;
 
 uint64_t gr_exec_fused_chains(void) { return atomic_load_explicit(&fused_runs, memory_order_relaxed); }
+uint64_t gr_exec_fused_in_place(void) { return atomic_load_explicit(&fused_in_place, memory_order_relaxed); }
 
 /* The elementwise step an instruction is, if it is one the fused kernel runs. */
 static bool as_step(const gr_instr *in, kn_fused_step *st) {
@@ -52,15 +62,32 @@ static bool links(const gr_code *c, int prev, int next) {
   return false;
 }
 
+/* operand k of instruction s, a step of the chain starting at pc, is a temporary of the
+ * frame (an instruction's result, not a parameter: those are borrowed) read for the
+ * last time there, and not the previous step's result */
+static bool dies_at(const gr_code *c, int pc, int s, int k) {
+  gr_operand o = c->instrs[s].args[k];
+  return o.kind == GO_LOCAL && (int)o.idx >= c->nparams && c->last_use[o.idx] == s &&
+         !(s > pc && o.idx == c->instrs[s - 1].dst);
+}
+
 void gr_fuse_mark(gr_code *c) {
   kn_fused_step st;
   for (int pc = 0; pc < c->ninstr;) {
     int end = pc;
-    if (as_step(&c->instrs[pc], &st))
+    bool chain = as_step(&c->instrs[pc], &st), dying = false;
+    if (chain)
       while (end + 1 < c->ninstr && end + 1 - pc < GR_FUSED_MAX - 1 &&
              as_step(&c->instrs[end + 1], &st) && links(c, end, end + 1))
         end++;
+    for (int s = pc; chain && s <= end && !dying; s++)
+      for (int k = 0; k < c->instrs[s].nargs && !dying; k++) dying = dies_at(c, pc, s, k);
     c->instrs[pc].fuse = (uint16_t)(end - pc);
+    c->instrs[pc].in_place = dying;
+    const gr_instr *in = &c->instrs[pc];
+    c->instrs[pc].epilogue = !chain && in->kind == GI_PRIM && in->op->family == GR_FAM_MATMUL &&
+                             in->nargs == 2 && pc + 1 < c->ninstr && as_step(&c->instrs[pc + 1], &st) &&
+                             links(c, pc, pc + 1);
     pc = end + 1;
   }
 }
@@ -78,8 +105,10 @@ static bool is_tensor(const gr_val *v) {
 }
 
 /* The chain at pc as steps over operands; false when it is not one (a step with no
- * tensor operand, an operand neither a tensor nor a Python number). */
-static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_fused *f) {
+ * tensor operand, an operand neither a tensor nor a Python number). head: the slot of
+ * the matmul whose epilogue the chain is (step 0 reads it as the previous value), or
+ * -1. */
+static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *env, gr_fused *f, int64_t head) {
   const gr_instr *first = &c->instrs[pc];
   f->nsteps = first->fuse + 1;
   f->nvals = 0;
@@ -89,7 +118,7 @@ static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *en
     int ops[2] = {-1, -1}, tensors = 0;
     for (int k = 0; k < in->nargs; k++) {
       gr_operand o = in->args[k];
-      if (s > 0 && o.kind == GO_LOCAL && o.idx == c->instrs[pc + s - 1].dst) {
+      if (o.kind == GO_LOCAL && (s > 0 ? o.idx == c->instrs[pc + s - 1].dst : o.idx == head)) {
         tensors++;
         continue; /* -1: the previous step's result */
       }
@@ -99,6 +128,7 @@ static bool plan(const gr_code *c, int pc, const gr_val *slots, const gr_val *en
       f->is_scalar[i] = !is_tensor(v);
       if (is_tensor(v)) tensors++;
       else if (!weak_scalar(v, &f->scalar[i])) return false;
+      f->dying[i] = dies_at(c, pc, pc + s, k);
       ops[k] = f->nvals++;
     }
     if (tensors == 0) return false; /* Python arithmetic on two numbers */
@@ -138,8 +168,25 @@ bool gr_fused_broadcast(int n, const int *ndims, const int64_t *const *shapes, i
   return true;
 }
 
+/* A dying operand of f whose tensor the output may overwrite: a host float32 tensor of
+ * the output's shape that nothing else holds (one reference, its slot's; not a view,
+ * whose buffer another tensor owns); retained. Every element of the output is written
+ * after the reads of the same element (cpu_fused.c works block by block, the last step
+ * writing), and an operand of the output's shape is read only at the element written. */
+static kn_tensor *reusable(const gr_fused *f, int ndim, const int64_t *shape) {
+  for (int i = 0; i < f->nvals; i++) {
+    if (!f->dying[i] || f->is_scalar[i]) continue;
+    kn_tensor *t = f->vals[i]->u.t; /* run_cpu checked: a host float32 tensor */
+    if (!t->base && atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 && t->ndim == ndim &&
+        !memcmp(t->shape, shape, sizeof(int64_t) * (size_t)ndim))
+      return kn_tensor_retain(t);
+  }
+  return NULL;
+}
+
 /* f on the CPU: every tensor operand a host float32 tensor of the output's shape or one
- * gr_fused_broadcast takes, the output not empty */
+ * gr_fused_broadcast takes, the output not empty; a chain of one step only where it
+ * runs in place (else the op's own kernel is as good) */
 static bool run_cpu(const gr_fused *f, gr_val *out) {
   kn_fused_input ins[2 * GR_FUSED_MAX];
   int ndims[2 * GR_FUSED_MAX], nt = 0, at[2 * GR_FUSED_MAX];
@@ -165,8 +212,10 @@ static bool run_cpu(const gr_fused *f, gr_val *out) {
     ins[at[k]].rows = sizes[k] == size ? 0 : sizes[k];
     ins[at[k]].inner = sizes[k] == size ? 1 : inners[k];
   }
-  kn_tensor *r = kn_tensor_empty(KN_FLOAT32, ndim, shape);
-  if (!r) return false; /* no memory: op by op, whose first result reports it */
+  kn_tensor *r = reusable(f, ndim, shape);
+  if (r) atomic_fetch_add_explicit(&fused_in_place, 1, memory_order_relaxed);
+  else if (f->nsteps == 1) return false;
+  else if (!(r = kn_tensor_empty(KN_FLOAT32, ndim, shape))) return false; /* no memory: op by op, whose first result reports it */
   kn_fused_f32(f->steps, f->nsteps, ins, r->data, r->size);
   atomic_fetch_add_explicit(&fused_runs, 1, memory_order_relaxed);
   *out = gv_tensor(r);
@@ -177,8 +226,21 @@ sg_code gr_fused_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots,
                      gr_val *out, bool *done, sg_error *err) {
   gr_fused f;
   *done = false;
-  if (!plan(c, pc, slots, env, &f)) return SG_OK;
-  if (ctx->backend) return ctx->backend->fused ? ctx->backend->fused(ctx, &f, out, done, err) : SG_OK;
+  if (!plan(c, pc, slots, env, &f, -1)) return SG_OK;
+  /* a device runs a chain of one step as that op (no in-place writing there) */
+  if (ctx->backend)
+    return ctx->backend->fused && f.nsteps > 1 ? ctx->backend->fused(ctx, &f, out, done, err) : SG_OK;
   *done = run_cpu(&f, out);
   return SG_OK;
+}
+
+sg_code gr_epilogue_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots, const gr_val *env,
+                        gr_val *out, bool *done, sg_error *err) {
+  const gr_instr *head = &c->instrs[pc];
+  gr_fused f;
+  gr_val args[2];
+  *done = false;
+  if (!ctx->backend || !ctx->backend->epilogue || !plan(c, pc + 1, slots, env, &f, head->dst)) return SG_OK;
+  for (int k = 0; k < 2; k++) args[k] = *gr_operand_val(c, slots, env, head->args[k]);
+  return ctx->backend->epilogue(ctx, head->op, args, 2, &f, out, done, err);
 }

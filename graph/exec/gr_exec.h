@@ -25,7 +25,9 @@ static inline gr_cpu_fn gr_cpu_kernel(const gr_op *op) { return gr_cpu_kernels[o
 /* An elementwise chain about to run as one pass (fused.c): its steps (kn_fused_step,
  * each operand -1 for the previous step's value or an index into vals) and operands,
  * each a tensor value (unchecked: the runner checks its dtype and shape) or a Python
- * number, whose float32 value is scalar[i]. */
+ * number, whose float32 value is scalar[i]. dying[i]: vals[i] is a temporary of the
+ * frame read for the last time in the chain, whose tensor the chain may write its
+ * output over when nothing else holds it (the epilogue of a matmul, a reduction). */
 enum { GR_FUSED_MAX = 32 };
 typedef struct gr_fused {
   int nsteps, nvals;
@@ -33,6 +35,7 @@ typedef struct gr_fused {
   const gr_val *vals[2 * GR_FUSED_MAX];
   bool is_scalar[2 * GR_FUSED_MAX];
   float scalar[2 * GR_FUSED_MAX];
+  bool dying[2 * GR_FUSED_MAX];
 } gr_fused;
 
 /* The output shape (out, *ndim: NumPy's broadcast of the n tensor shapes) of a chain
@@ -55,6 +58,12 @@ typedef struct gr_backend {
   /* Runs chain f as one pass on the device when its operands allow: *out (the last
    * step's value) and *done set; *done false: the steps run one by one. NULL: never. */
   sg_code (*fused)(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err);
+  /* Runs primitive op (a matmul) on args with chain f as its epilogue — f's step 0
+   * reads the op's result as its previous value — in one kernel where the device can:
+   * *out (the chain's last value) and *done set; *done false: the op, then the chain,
+   * run as they are. NULL: never. */
+  sg_code (*epilogue)(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const gr_fused *f, gr_val *out,
+                      bool *done, sg_error *err);
 } gr_backend;
 
 /* ------------------------------------------------------------ compiled code */
@@ -71,6 +80,12 @@ typedef struct gr_instr {
   /* on the first instruction of an elementwise chain (fused.c): how many of the
    * following instructions belong to it; 0 elsewhere */
   uint16_t fuse;
+  /* on the first instruction of a chain (of one step or more) that reads a temporary
+   * for the last time: its output may be written over that temporary (fused.c) */
+  uint8_t in_place;
+  /* on a matmul whose result only the chain starting at the next instruction reads:
+   * a device may run that chain in the matmul's kernel (gr_backend.epilogue) */
+  uint8_t epilogue;
   uint32_t dst;
   const gr_op *op;    /* GI_PRIM */
   gr_graph *graph;    /* GI_MKCLOS */
@@ -127,6 +142,9 @@ sg_code gr_check_deadline(gr_ctx *ctx, sg_error *err);
  * process began (a device's own: gr_vk_stats.fused); STAGD_FUSE=0 runs every chain op
  * by op. */
 uint64_t gr_exec_fused_chains(void);
+/* How many of those wrote their output over a temporary they read for the last time
+ * (a matmul's, a reduction's result: no new tensor) instead of a new tensor. */
+uint64_t gr_exec_fused_in_place(void);
 
 /* ------------------------------------------- all-or-nothing variables (txn.c)
  * A request runs between gr_txn_begin and gr_txn_end; its variable kernels read and

@@ -191,7 +191,9 @@ void gr_device_stats_get(gr_device_stats *out) {
   out->dispatches = st.dispatches;
   out->cpu_fallbacks = st.cpu_fallbacks;
   out->vulkan_fused = st.fused;
+  out->vulkan_epilogues = st.epilogues;
   out->cpu_fused = gr_exec_fused_chains();
+  out->cpu_fused_in_place = gr_exec_fused_in_place();
   gr_vk_resident_stats(&out->resident_bytes, &out->resident_buffers);
 }
 

@@ -227,7 +227,8 @@ const gr_device_ops gr_vk_device_ops = {
 };
 
 /* The interpreter's view of this backend (exec/gr_exec.h gr_backend). */
-static const gr_backend vk_backend = {.prim = gr_vk_prim, .predicate = predicate, .fused = gr_vkx_fused};
+static const gr_backend vk_backend = {
+    .prim = gr_vk_prim, .predicate = predicate, .fused = gr_vkx_fused, .epilogue = gr_vkx_epilogue};
 
 #else /* !GR_HAVE_VULKAN: every device but the CPU is unavailable */
 

@@ -311,28 +311,25 @@ static sg_code run_softmax(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr
  * an operand transposed: the kernel swaps its index arithmetic (kn_vk_matmul_trans). */
 _Static_assert((int)KN_VK_MATMUL_TRANS_A == (int)KN_MATMUL_TRANS_A && (int)KN_VK_MATMUL_TRANS_B == (int)KN_MATMUL_TRANS_B,
                "one encoding of the transpose flags");
-static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
-                          bool *done, sg_error *err) {
-  (void)n;
+bool gr_vkx_matmul_plan(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, gr_vkx_mm *mm) {
   bool tra = op->code & KN_MATMUL_TRANS_A, trb = op->code & KN_MATMUL_TRANS_B;
-  struct gr_vk_exec *x = gr_vkx(ctx);
   const gr_val *a = &args[0], *b = &args[1];
   kn_dtype dt, dt2;
-  if (!gr_vkx_tensor_dtype(a, &dt) || !gr_vkx_tensor_dtype(b, &dt2) || dt != dt2) return SG_OK;
+  if (!gr_vkx_tensor_dtype(a, &dt) || !gr_vkx_tensor_dtype(b, &dt2) || dt != dt2) return false;
   int et = dt == KN_FLOAT16 ? KN_VK_F16 : gr_vkx_elem_of(dt);
-  if (et < 0 || et == KN_VK_BOOL || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return SG_OK;
+  if (et < 0 || et == KN_VK_BOOL || !kn_vk_elem_supported(x->vk, (kn_vk_elem)et)) return false;
   if (et == KN_VK_F16 && /* a device without shaderFloat16: the CPU kernel */
       !kn_vk_matmul_available(kn_vk_context_info(x->vk), KN_VK_F16, KN_VK_MATMUL_TILED, NULL))
-    return SG_OK;
+    return false;
   int na = a->tag == GV_DEVICE ? a->u.d->ndim : a->u.t->ndim;
   int nb = b->tag == GV_DEVICE ? b->u.d->ndim : b->u.t->ndim;
   const int64_t *sa = a->tag == GV_DEVICE ? a->u.d->shape : a->u.t->shape;
   const int64_t *sb = b->tag == GV_DEVICE ? b->u.d->shape : b->u.t->shape;
-  if (na == 0 || nb == 0 || (tra && na < 2) || (trb && nb < 2)) return SG_OK; /* the CPU's error */
+  if (na == 0 || nb == 0 || (tra && na < 2) || (trb && nb < 2)) return false; /* the CPU's error */
   int64_t m = tra ? sa[na - 1] : na == 1 ? 1 : sa[na - 2], k = tra ? sa[na - 2] : sa[na - 1];
   int64_t kb = trb ? sb[nb - 1] : nb == 1 ? sb[0] : sb[nb - 2];
   int64_t nn = trb ? sb[nb - 2] : nb == 1 ? 1 : sb[nb - 1];
-  if (k != kb) return SG_OK; /* the CPU kernel reports the mismatch */
+  if (k != kb) return false; /* the CPU kernel reports the mismatch */
   /* batch dims: a's sa[0..na-2), b's sb[0..nb-2), broadcast */
   int bna = na > 2 ? na - 2 : 0, bnb = nb > 2 ? nb - 2 : 0;
   int bn = bna > bnb ? bna : bnb;
@@ -340,45 +337,61 @@ static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   for (int i = 0; i < bn; i++) {
     int ia = i - (bn - bna), ib = i - (bn - bnb);
     int64_t da_ = ia >= 0 ? sa[ia] : 1, db_ = ib >= 0 ? sb[ib] : 1;
-    if (da_ != db_ && da_ != 1 && db_ != 1) return SG_OK;
+    if (da_ != db_ && da_ != 1 && db_ != 1) return false;
     bshape[i] = da_ == 1 ? db_ : da_;
     batch *= bshape[i];
     pa *= da_;
     pb *= db_;
   }
-  if ((pa != 1 && pa != batch) || (pb != 1 && pb != batch)) return SG_OK;
+  if ((pa != 1 && pa != batch) || (pb != 1 && pb != batch)) return false;
   for (int i = 0; i < bn; i++) { /* a partial broadcast (e.g. [2,1] with [1,3]) */
     int ia = i - (bn - bna), ib = i - (bn - bnb);
-    if (pa != 1 && (ia < 0 || sa[ia] != bshape[i])) return SG_OK;
-    if (pb != 1 && (ib < 0 || sb[ib] != bshape[i])) return SG_OK;
+    if (pa != 1 && (ia < 0 || sa[ia] != bshape[i])) return false;
+    if (pb != 1 && (ib < 0 || sb[ib] != bshape[i])) return false;
   }
-  int64_t oshape[KN_MAX_DIMS];
-  int ond = 0;
-  for (int i = 0; i < bn; i++) oshape[ond++] = bshape[i];
-  if (na > 1) oshape[ond++] = m;
-  if (nb > 1) oshape[ond++] = nn;
+  *mm = (gr_vkx_mm){.a = a, .b = b, .dt = dt, .et = et, .trans = op->code, .m = m, .k = k, .n = nn,
+                    .batch = batch, .stride_a = pa == 1 ? 0 : m * k, .stride_b = pb == 1 ? 0 : k * nn};
+  for (int i = 0; i < bn; i++) mm->oshape[mm->ond++] = bshape[i];
+  if (na > 1) mm->oshape[mm->ond++] = m;
+  if (nb > 1) mm->oshape[mm->ond++] = nn;
+  return true;
+}
+
+sg_code gr_vkx_matmul_record(struct gr_vk_exec *x, const gr_vkx_mm *mm, const kn_vk_epilogue *epi,
+                             gr_val *out, bool *done, sg_error *err) {
   gr_dtensor *da, *db, *r;
   bool ta, tb;
-  sg_code rc = gr_vkx_operand_as(x, a, dt, &da, &ta, err);
+  sg_code rc = gr_vkx_operand_as(x, mm->a, mm->dt, &da, &ta, err);
   if (rc) return rc;
-  if ((rc = gr_vkx_operand_as(x, b, dt, &db, &tb, err))) {
+  if ((rc = gr_vkx_operand_as(x, mm->b, mm->dt, &db, &tb, err))) {
     if (ta) gr_vkx_dt_release(da);
     return rc;
   }
   kn_vk_batch *bt;
-  if (!(rc = gr_vkx_new_output(x, dt, ond, oshape, &r, err))) {
+  if (!(rc = gr_vkx_new_output(x, mm->dt, mm->ond, mm->oshape, &r, err))) {
     if (r->size && !(rc = gr_vkx_batch(x, &bt, err))) {
-      if (k == 0 && dt != KN_FLOAT16) /* an empty sum: zeros (float16: the kernel writes them) */
-        rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(dt, r->size), 0, false, err);
+      if (epi)
+        rc = kn_vk_matmul_epilogue(bt, mm->trans, da->db->buf, db->db->buf, r->db->buf, mm->batch, mm->m, mm->n,
+                                   mm->k, mm->stride_a, mm->stride_b, epi, err);
+      else if (mm->k == 0 && mm->dt != KN_FLOAT16) /* an empty sum: zeros (float16: the kernel writes them) */
+        rc = kn_vk_fill(bt, r->db->buf, gr_vkx_bytes(mm->dt, r->size), 0, false, err);
       else
-        rc = kn_vk_matmul_trans(bt, (kn_vk_elem)et, op->code, da->db->buf, db->db->buf, r->db->buf,
-                                batch, m, nn, k, pa == 1 ? 0 : m * k, pb == 1 ? 0 : k * nn, err);
+        rc = kn_vk_matmul_trans(bt, (kn_vk_elem)mm->et, mm->trans, da->db->buf, db->db->buf, r->db->buf,
+                                mm->batch, mm->m, mm->n, mm->k, mm->stride_a, mm->stride_b, err);
     }
     rc = gr_vkx_finish(r, rc, out, done);
   }
   if (ta) gr_vkx_dt_release(da);
   if (tb) gr_vkx_dt_release(db);
   return rc;
+}
+
+static sg_code run_matmul(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,
+                          bool *done, sg_error *err) {
+  (void)n;
+  struct gr_vk_exec *x = gr_vkx(ctx);
+  gr_vkx_mm mm;
+  return gr_vkx_matmul_plan(x, op, args, &mm) ? gr_vkx_matmul_record(x, &mm, NULL, out, done, err) : SG_OK;
 }
 
 static sg_code run_reshape(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_val *out,

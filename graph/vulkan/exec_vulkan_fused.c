@@ -11,6 +11,13 @@
  * Resident operands (variables, handles) are borrowed as the op-by-op path borrows
  * them. Anything else (other dtypes, other broadcasting, an op without a float32
  * kernel, more operands than the kernel binds) is left to the op-by-op recorders.
+ *
+ * A chain right after a float32 matmul that only it reads (exec/fused.c marks the
+ * matmul: gr_instr.epilogue) goes into the matmul's kernel as its epilogue
+ * (gr_backend.epilogue; kn_vk_matmul_epilogue, docs/vulkan.md "Matmul epilogues"): at
+ * most 8 steps, 3 tensors and 4 numbers, every tensor broadcasting to the product's
+ * shape; the product is never stored on its own. Otherwise the matmul and the chain
+ * run as they would alone.
  */
 #include <string.h>
 
@@ -63,61 +70,140 @@ static bool add_operand(operands *o, const gr_fused *f, int i, int *slot) {
   return true;
 }
 
-sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err) {
-  struct gr_vk_exec *x = gr_vkx(ctx);
-  *done = false;
-  if (!x || f->nsteps > KN_VK_FUSED_STEPS) return SG_OK;
-  kn_vk_fused_step steps[KN_VK_FUSED_STEPS];
+/* f's steps as the kernels' (operands still f's: -1 or an index into f->vals); false
+ * when an op has no float32 kernel */
+static bool kernel_steps(const gr_fused *f, kn_vk_fused_step *steps) {
   for (int s = 0; s < f->nsteps; s++) {
     const kn_fused_step *st = &f->steps[s];
     int op = st->unary ? gr_vkx_unop(st->op) : gr_vkx_binop(st->op);
     if (op < 0 || (st->unary ? !kn_vk_unary_supported(KN_VK_F32, (kn_vk_unop)op)
                              : !kn_vk_binary_supported(KN_VK_F32, (kn_vk_binop)op)))
-      return SG_OK;
+      return false;
     steps[s] = (kn_vk_fused_step){.unary = st->unary, .op = op};
   }
-  operands o = {.ntensors = 0};
+  return true;
+}
+
+/* f's values as the kernel's operands (o) and each step's operands as kernel slots;
+ * false when the kernel cannot take one */
+static bool collect(const gr_fused *f, operands *o, kn_vk_fused_step *steps) {
   int slot[2 * GR_FUSED_MAX];
+  o->ntensors = o->nscalars = 0;
   for (int i = 0; i < f->nvals; i++)
-    if (!add_operand(&o, f, i, &slot[i])) return SG_OK;
+    if (!add_operand(o, f, i, &slot[i])) return false;
+  for (int s = 0; s < f->nsteps; s++) {
+    steps[s].a = f->steps[s].a < 0 ? KN_VK_FUSED_PREV : slot[f->steps[s].a];
+    steps[s].b = f->steps[s].b < 0 ? KN_VK_FUSED_PREV : slot[f->steps[s].b];
+  }
+  return true;
+}
+
+/* The operands' tensors on the device: resident ones borrowed (held), host ones
+ * uploaded (tmp); bufs[k] each one's buffer. *got: how many to give back (release). */
+typedef struct on_device {
+  gr_dtensor *dev[KN_VK_FUSED_INPUTS];
+  kn_vk_buffer *bufs[KN_VK_FUSED_INPUTS];
+  gr_val held[KN_VK_FUSED_INPUTS];
+  bool tmp[KN_VK_FUSED_INPUTS];
+  int got;
+} on_device;
+
+static sg_code to_device(struct gr_vk_exec *x, const operands *o, on_device *d, sg_error *err) {
+  sg_code rc = SG_OK;
+  for (d->got = 0; d->got < o->ntensors && !rc; d->got++) {
+    int k = d->got;
+    const gr_val *v = o->tensors[k];
+    d->held[k] = gv_none();
+    d->tmp[k] = false;
+    if (v->tag == GV_RESIDENT && !(rc = gr_vkr_import(x, v->u.r, &d->held[k], err))) v = &d->held[k];
+    if (!rc && !(rc = gr_vkx_operand_as(x, v, KN_FLOAT32, &d->dev[k], &d->tmp[k], err))) d->bufs[k] = d->dev[k]->db->buf;
+    else d->tmp[k] = false;
+  }
+  return rc;
+}
+
+static void release(on_device *d) {
+  for (int k = 0; k < d->got; k++) {
+    if (d->tmp[k]) gr_vkx_dt_release(d->dev[k]);
+    gv_release(d->held[k]);
+  }
+}
+
+sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err) {
+  struct gr_vk_exec *x = gr_vkx(ctx);
+  *done = false;
+  kn_vk_fused_step steps[KN_VK_FUSED_STEPS];
+  operands o;
+  if (!x || f->nsteps > KN_VK_FUSED_STEPS || !kernel_steps(f, steps) || !collect(f, &o, steps)) return SG_OK;
   int64_t shape[KN_MAX_DIMS], sizes[KN_VK_FUSED_INPUTS], inners[KN_VK_FUSED_INPUTS], size = 1;
   int ndim;
   if (!o.ntensors || !gr_fused_broadcast(o.ntensors, o.ndims, o.shapes, shape, &ndim, sizes, inners))
     return SG_OK;
   for (int d = 0; d < ndim; d++) size *= shape[d];
   if (size == 0 || size > (int64_t)UINT32_MAX) return SG_OK;
-  for (int s = 0; s < f->nsteps; s++) {
-    steps[s].a = f->steps[s].a < 0 ? KN_VK_FUSED_PREV : slot[f->steps[s].a];
-    steps[s].b = f->steps[s].b < 0 ? KN_VK_FUSED_PREV : slot[f->steps[s].b];
-  }
-  /* each tensor on the device: resident ones borrowed (held), host ones uploaded (tmp) */
-  gr_dtensor *dev[KN_VK_FUSED_INPUTS];
-  kn_vk_buffer *bufs[KN_VK_FUSED_INPUTS];
-  gr_val held[KN_VK_FUSED_INPUTS];
-  bool tmp[KN_VK_FUSED_INPUTS] = {false};
-  sg_code rc = SG_OK;
-  int k = 0;
-  for (; k < o.ntensors && !rc; k++) {
-    const gr_val *v = o.tensors[k];
-    held[k] = gv_none();
-    if (v->tag == GV_RESIDENT && !(rc = gr_vkr_import(x, v->u.r, &held[k], err))) v = &held[k];
-    if (!rc && !(rc = gr_vkx_operand_as(x, v, KN_FLOAT32, &dev[k], &tmp[k], err))) bufs[k] = dev[k]->db->buf;
-    else tmp[k] = false;
-  }
-  int got = k;
+  on_device d;
+  sg_code rc = to_device(x, &o, &d, err);
   gr_dtensor *r = NULL;
   kn_vk_batch *bt;
   if (!rc && !(rc = gr_vkx_new_output(x, KN_FLOAT32, ndim, shape, &r, err))) {
     if (!(rc = gr_vkx_batch(x, &bt, err)))
-      rc = kn_vk_fused_f32(bt, steps, f->nsteps, bufs, sizes, inners, o.ntensors, o.scalars, o.nscalars,
+      rc = kn_vk_fused_f32(bt, steps, f->nsteps, d.bufs, sizes, inners, o.ntensors, o.scalars, o.nscalars,
                            r->db->buf, size, err);
     rc = gr_vkx_finish(r, rc, out, done);
     if (!rc) x->st.fused++;
   }
-  for (k = 0; k < got; k++) {
-    if (tmp[k]) gr_vkx_dt_release(dev[k]);
-    gv_release(held[k]);
+  release(&d);
+  return rc;
+}
+
+sg_code gr_vkx_epilogue(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const gr_fused *f, gr_val *out,
+                        bool *done, sg_error *err) {
+  struct gr_vk_exec *x = gr_vkx(ctx);
+  *done = false;
+  kn_vk_fused_step steps[KN_VK_FUSED_STEPS];
+  operands o;
+  if (!x || op->family != GR_FAM_MATMUL || n != 2 || f->nsteps > KN_VK_EPI_STEPS || !kernel_steps(f, steps) ||
+      !collect(f, &o, steps) || o.ntensors > KN_VK_EPI_INPUTS || o.nscalars > KN_VK_EPI_SCALARS)
+    return SG_OK;
+  /* the product's operands, resident ones borrowed as gr_vk_prim does */
+  gr_val margs[2], mheld[2] = {gv_none(), gv_none()};
+  sg_code rc = SG_OK;
+  for (int k = 0; k < 2 && !rc; k++) {
+    margs[k] = args[k];
+    if (args[k].tag == GV_RESIDENT && !(rc = gr_vkr_import(x, args[k].u.r, &mheld[k], err))) margs[k] = mheld[k];
   }
+  gr_vkx_mm mm;
+  /* the chain's tensors broadcast to the product's shape (the result keeps it) */
+  int ndims[1 + KN_VK_EPI_INPUTS], ndim;
+  const int64_t *shapes[1 + KN_VK_EPI_INPUTS];
+  int64_t shape[KN_MAX_DIMS], sizes[1 + KN_VK_EPI_INPUTS], inners[1 + KN_VK_EPI_INPUTS];
+  bool fits = !rc && gr_vkx_matmul_plan(x, op, margs, &mm) && mm.dt == KN_FLOAT32 && mm.k > 0 &&
+              mm.batch * mm.m * mm.n > 0;
+  if (fits) {
+    ndims[0] = mm.ond;
+    shapes[0] = mm.oshape;
+    for (int k = 0; k < o.ntensors; k++) {
+      ndims[1 + k] = o.ndims[k];
+      shapes[1 + k] = o.shapes[k];
+    }
+    fits = gr_fused_broadcast(1 + o.ntensors, ndims, shapes, shape, &ndim, sizes, inners) && ndim == mm.ond &&
+           !memcmp(shape, mm.oshape, sizeof(int64_t) * (size_t)ndim);
+  }
+  if (fits) {
+    on_device d;
+    if (!(rc = to_device(x, &o, &d, err))) {
+      kn_vk_epilogue epi = {.steps = steps, .nsteps = f->nsteps, .ins = d.bufs, .in_sizes = sizes + 1,
+                            .in_inners = inners + 1, .nins = o.ntensors, .scalars = o.scalars,
+                            .nscalars = o.nscalars};
+      rc = gr_vkx_matmul_record(x, &mm, &epi, out, done, err);
+      if (!rc && *done) {
+        x->st.fused++;
+        x->st.epilogues++;
+      }
+    }
+    release(&d);
+  }
+  for (int k = 0; k < 2; k++) gv_release(mheld[k]);
   return rc;
 }
 

@@ -180,6 +180,28 @@ int gr_vkx_binop(int code);
 int gr_vkx_unop(int code);
 /* The backend's fused-chain hook (gr_backend.fused; exec_vulkan_fused.c). */
 sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err);
+/* The backend's epilogue hook (gr_backend.epilogue; exec_vulkan_fused.c): a float32
+ * matmul whose elementwise chain runs in its kernel's stores. */
+sg_code gr_vkx_epilogue(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const gr_fused *f, gr_val *out,
+                        bool *done, sg_error *err);
+/* A matmul on the device (exec_vulkan_arith.c): its operands (device or host tensors),
+ * dtype, kernel element type, transposition (a matmul row's op->code), sizes, the
+ * batch strides of its operands (0: one matrix for every batch) and the result's shape. */
+typedef struct gr_vkx_mm {
+  const gr_val *a, *b;
+  kn_dtype dt;
+  int et, trans;
+  int64_t m, k, n, batch, stride_a, stride_b;
+  int ond;
+  int64_t oshape[KN_MAX_DIMS];
+} gr_vkx_mm;
+/* The matmul op computes on args (resident ones imported first), where a device kernel
+ * can: false leaves it to the CPU kernel (other broadcasts, dtypes, its errors). */
+bool gr_vkx_matmul_plan(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, gr_vkx_mm *mm);
+/* Records mm (with epilogue epi, float32 and k > 0, when not NULL) into a new device
+ * tensor: *out, *done. */
+sg_code gr_vkx_matmul_record(struct gr_vk_exec *x, const gr_vkx_mm *mm, const kn_vk_epilogue *epi,
+                             gr_val *out, bool *done, sg_error *err);
 /* exec_vulkan_dtype.c: *out = d cast to dtype dt (a new device tensor, one dispatch). */
 sg_code gr_vkx_cast_to(struct gr_vk_exec *x, gr_dtensor *d, kn_dtype dt, gr_dtensor **out,
                        sg_error *err);

@@ -414,6 +414,7 @@ sg_code gr_vkx_end(struct gr_vk_exec *x, gr_val *result, sg_code rc, sg_error *e
   totals.reused += x->st.reused;
   totals.cpu_fallbacks += x->st.cpu_fallbacks;
   totals.fused += x->st.fused;
+  totals.epilogues += x->st.epilogues;
   totals.upload_bytes += x->st.upload_bytes;
   totals.download_bytes += x->st.download_bytes;
   pthread_mutex_unlock(&stats_lock);

@@ -3,21 +3,12 @@
 // kernels_fused.c; docs/vulkan.md "Fused elementwise chains"). Each step is a
 // specialization constant, so the driver compiles one straight-line pipeline per chain
 // — the generated kernel of that chain, cached like every pipeline by its constants —
-// from this one module: no shader compiler in the daemon. A step's code is
-//   op (bits 0-3: kn_vk_unop, or kn_vk_binop with bit 4 set)
-//   | a << 5 | b << 10, an operand being 0 (the previous step's value),
-//   1..7 (buffer I0..I6 at the element's index) or 8 + k (push constant s[k]). A
-// buffer whose bit is set in BCAST holds fewer elements, broadcast (NumPy's rule for a
-// shape whose dims other than 1 are one run of the output's axes: a bias row, a
-// column): element i reads it at (i / div[k]) % mod[k].
-// A step computes with the unary and binary kernels' own element functions
-// (unary_ops.glsl, binary_ops.glsl) on operands read through opaque(): an XOR with a
-// push constant that is 0 at run time but unknown to the compiler — one for first
-// operands, another for second ones. So no optimisation reaches across steps (a
-// product fused into the next step's sum, log(1 / x) rewritten as -log(x)), and the
-// two operands of a step are never known to be equal (t - t folded to 0, wrong for
-// NaN and infinity): each step compiles as in its own kernel, whose operands come from
-// memory. Every element gets the bits the ops give one by one.
+// from this one module: no shader compiler in the daemon. A step's code and how it
+// computes: fused_step.glsl; its operands 1..7 are buffers I0..I6 at the element's
+// index, 8 + k push constant s[k]. A buffer whose bit is set in BCAST holds fewer
+// elements, broadcast (NumPy's rule for a shape whose dims other than 1 are one run of
+// the output's axes: a bias row, a column): element i reads it at (i / div[k]) % mod[k].
+// Every element gets the bits the ops give one by one.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #define T float
@@ -78,7 +69,7 @@ layout(push_constant) uniform P {
 
 uint at(uint k, uint i) { return (BCAST & (1u << k)) != 0u ? (i / pc.div[k]) % pc.mod[k] : i; }
 
-float load(uint k, uint i, float prev) {
+float fused_load(uint k, uint i, float prev) {
   switch (k) {
   case 0u: return prev;
   case 1u: return i0[at(0u, i)];
@@ -92,50 +83,44 @@ float load(uint k, uint i, float prev) {
   }
 }
 
-float opaque(float v, uint mask) { return uintBitsToFloat(floatBitsToUint(v) ^ mask); }
-
-float step(uint code, uint i, float prev) {
-  float a = opaque(load((code >> 5) & 31u, i, prev), pc.zero_a);
-  if ((code & 16u) == 0u) return unary_apply(code & 15u, a);
-  return binary_apply(code & 15u, a, opaque(load((code >> 10) & 31u, i, prev), pc.zero_b));
-}
+#include "fused_step.glsl"
 
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
     float v = 0.0;  // steps past NSTEPS fold away in the specialised pipeline
-    if (NSTEPS > 0u) v = step(S0, i, v);
-    if (NSTEPS > 1u) v = step(S1, i, v);
-    if (NSTEPS > 2u) v = step(S2, i, v);
-    if (NSTEPS > 3u) v = step(S3, i, v);
-    if (NSTEPS > 4u) v = step(S4, i, v);
-    if (NSTEPS > 5u) v = step(S5, i, v);
-    if (NSTEPS > 6u) v = step(S6, i, v);
-    if (NSTEPS > 7u) v = step(S7, i, v);
-    if (NSTEPS > 8u) v = step(S8, i, v);
-    if (NSTEPS > 9u) v = step(S9, i, v);
-    if (NSTEPS > 10u) v = step(S10, i, v);
-    if (NSTEPS > 11u) v = step(S11, i, v);
-    if (NSTEPS > 12u) v = step(S12, i, v);
-    if (NSTEPS > 13u) v = step(S13, i, v);
-    if (NSTEPS > 14u) v = step(S14, i, v);
-    if (NSTEPS > 15u) v = step(S15, i, v);
-    if (NSTEPS > 16u) v = step(S16, i, v);
-    if (NSTEPS > 17u) v = step(S17, i, v);
-    if (NSTEPS > 18u) v = step(S18, i, v);
-    if (NSTEPS > 19u) v = step(S19, i, v);
-    if (NSTEPS > 20u) v = step(S20, i, v);
-    if (NSTEPS > 21u) v = step(S21, i, v);
-    if (NSTEPS > 22u) v = step(S22, i, v);
-    if (NSTEPS > 23u) v = step(S23, i, v);
-    if (NSTEPS > 24u) v = step(S24, i, v);
-    if (NSTEPS > 25u) v = step(S25, i, v);
-    if (NSTEPS > 26u) v = step(S26, i, v);
-    if (NSTEPS > 27u) v = step(S27, i, v);
-    if (NSTEPS > 28u) v = step(S28, i, v);
-    if (NSTEPS > 29u) v = step(S29, i, v);
-    if (NSTEPS > 30u) v = step(S30, i, v);
-    if (NSTEPS > 31u) v = step(S31, i, v);
+    if (NSTEPS > 0u) v = fused_step(S0, i, v);
+    if (NSTEPS > 1u) v = fused_step(S1, i, v);
+    if (NSTEPS > 2u) v = fused_step(S2, i, v);
+    if (NSTEPS > 3u) v = fused_step(S3, i, v);
+    if (NSTEPS > 4u) v = fused_step(S4, i, v);
+    if (NSTEPS > 5u) v = fused_step(S5, i, v);
+    if (NSTEPS > 6u) v = fused_step(S6, i, v);
+    if (NSTEPS > 7u) v = fused_step(S7, i, v);
+    if (NSTEPS > 8u) v = fused_step(S8, i, v);
+    if (NSTEPS > 9u) v = fused_step(S9, i, v);
+    if (NSTEPS > 10u) v = fused_step(S10, i, v);
+    if (NSTEPS > 11u) v = fused_step(S11, i, v);
+    if (NSTEPS > 12u) v = fused_step(S12, i, v);
+    if (NSTEPS > 13u) v = fused_step(S13, i, v);
+    if (NSTEPS > 14u) v = fused_step(S14, i, v);
+    if (NSTEPS > 15u) v = fused_step(S15, i, v);
+    if (NSTEPS > 16u) v = fused_step(S16, i, v);
+    if (NSTEPS > 17u) v = fused_step(S17, i, v);
+    if (NSTEPS > 18u) v = fused_step(S18, i, v);
+    if (NSTEPS > 19u) v = fused_step(S19, i, v);
+    if (NSTEPS > 20u) v = fused_step(S20, i, v);
+    if (NSTEPS > 21u) v = fused_step(S21, i, v);
+    if (NSTEPS > 22u) v = fused_step(S22, i, v);
+    if (NSTEPS > 23u) v = fused_step(S23, i, v);
+    if (NSTEPS > 24u) v = fused_step(S24, i, v);
+    if (NSTEPS > 25u) v = fused_step(S25, i, v);
+    if (NSTEPS > 26u) v = fused_step(S26, i, v);
+    if (NSTEPS > 27u) v = fused_step(S27, i, v);
+    if (NSTEPS > 28u) v = fused_step(S28, i, v);
+    if (NSTEPS > 29u) v = fused_step(S29, i, v);
+    if (NSTEPS > 30u) v = fused_step(S30, i, v);
+    if (NSTEPS > 31u) v = fused_step(S31, i, v);
     c[i] = v;
   }
 }

@@ -10,7 +10,10 @@
 // Specialization constants TRANS_A / TRANS_B: the operand is stored transposed (A as
 // K x M, B as N x K; kernels/vulkan/kernels_matmul.c kn_vk_matmul_trans), and its tile
 // is read along the stored rows instead, so no transposed copy is needed.
+// -DKN_EPILOGUE (float32): each element goes through an elementwise epilogue before it
+// is stored (epilogue.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #if defined(KN_I64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #define T int64_t
@@ -35,7 +38,9 @@ layout(constant_id = 3) const bool TRANS_B = false;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
-layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; } pc;
+#include "epilogue_push.glsl"
+layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; EPILOGUE_PUSH } pc;
+#include "epilogue.glsl"
 
 #define TM 4
 #define TN 4
@@ -88,7 +93,8 @@ void main() {
     if (gr >= pc.m) continue;
     for (int j = 0; j < TN; j++) {
       uint gc = col0 + tx + uint(j) * WGX;
-      if (gc < pc.n) c[oc + gr * pc.n + gc] = T(acc[i][j]);
+      uint e = oc + gr * pc.n + gc;
+      if (gc < pc.n) c[e] = epilogue(T(acc[i][j]), e);
     }
   }
 }

@@ -21,7 +21,10 @@
 // variable: otherwise NVIDIA's compiler keeps the accumulators in local memory, which
 // made a first version 8x slower than matmul.comp on an H200 (docs/performance.md).
 // K step 16 measured fastest there (39.7 TFLOPS float32 at 4096; 8: 34.0).
+// -DKN_EPILOGUE (float32): each element goes through an elementwise epilogue before it
+// is stored (epilogue.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(KN_F64)
 #define T double
@@ -53,7 +56,9 @@ layout(std430, binding = 2) writeonly buffer C { V c[]; };
 layout(std430, binding = 0) readonly buffer A1 { T a1[]; };
 layout(std430, binding = 1) readonly buffer B1 { T b1[]; };
 layout(std430, binding = 2) writeonly buffer C1 { T c1[]; };
-layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; } pc;
+#include "epilogue_push.glsl"
+layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; EPILOGUE_PUSH } pc;
+#include "epilogue.glsl"
 
 const uint BM = 128, BN = 128;
 const uint TILE = BK * 32u;         // 4-vectors in one A (or B) tile
@@ -138,11 +143,16 @@ void main() {
     [[unroll]] for (uint j = 0u; j < 2u; j++) {
       uint gc = col0 + j * 64u + 4u * tx;
       if (gr < pc.m) {
+        uint e = oc + gr * pc.n + gc;
         if (ALIGNED) {
-          if (gc < pc.n) c[(oc + gr * pc.n + gc) / 4u] = V(acc[i][j]);
+          V v = V(acc[i][j]);
+#ifdef KN_EPILOGUE
+          v = V(epilogue(v.x, e), epilogue(v.y, e + 1u), epilogue(v.z, e + 2u), epilogue(v.w, e + 3u));
+#endif
+          if (gc < pc.n) c[e / 4u] = v;
         } else {
           [[unroll]] for (uint q = 0u; q < 4u; q++)
-            if (gc + q < pc.n) c1[oc + gr * pc.n + gc + q] = T(acc[i][j][q]);
+            if (gc + q < pc.n) c1[e + q] = epilogue(T(acc[i][j][q]), e + q);
         }
       }
     }

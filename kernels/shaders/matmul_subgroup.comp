@@ -10,7 +10,10 @@
 // Specialization constants TRANS_A / TRANS_B: the operand is stored transposed (A as
 // K x M, B as N x K; kn_vk_matmul_trans): only the index arithmetic changes (a stored
 // B^T is read along its rows, contiguous across the lanes).
+// -DKN_EPILOGUE (float32): each element goes through an elementwise epilogue before it
+// is stored (epilogue.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #if defined(KN_I64)
@@ -38,7 +41,9 @@ layout(constant_id = 2) const bool TRANS_B = false;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
-layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; } pc;
+#include "epilogue_push.glsl"
+layout(push_constant) uniform P { uint m, n, k, batch_a, batch_b, batch_c, batch; EPILOGUE_PUSH } pc;
+#include "epilogue.glsl"
 
 void main() {
   uint mn = pc.m * pc.n, total = mn * pc.batch;
@@ -52,6 +57,6 @@ void main() {
     for (uint p = gl_SubgroupInvocationID; p < pc.k; p += gl_SubgroupSize)
       s += ACC(a[oa + p * sa]) * ACC(b[ob + p * sb]);
     s = subgroupAdd(s);
-    if (subgroupElect()) c[o] = T(s);
+    if (subgroupElect()) c[o] = epilogue(T(s), o);
   }
 }

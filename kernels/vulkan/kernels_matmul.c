@@ -301,10 +301,32 @@ sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_bu
   return kn_vk_matmul_typed(bt, KN_VK_F32, a, b, c, 1, m, n, k, 0, 0, err);
 }
 
-/* Must match the `push_constant` block of matmul*.comp. */
+/* Must match the `push_constant` block of matmul*.comp; with an epilogue, its fields
+ * follow (epilogue_push.glsl). */
 typedef struct matmul_push {
   uint32_t m, n, k, batch_a, batch_b, batch_c, batch;
+  uint32_t zero_a, zero_b; /* opaque()'s masks: 0, unknown to the compiler */
+  uint32_t emod[KN_VK_EPI_INPUTS], ediv[KN_VK_EPI_INPUTS];
+  float es[KN_VK_EPI_SCALARS];
 } matmul_push;
+_Static_assert(sizeof(matmul_push) <= KN_VK_PUSH_BYTES, "matmul push constants too big");
+_Static_assert(6 + KN_VK_EPI_STEPS <= KN_VK_MAX_SPEC, "matmul epilogue specialization constants");
+_Static_assert(3 + KN_VK_EPI_INPUTS <= KN_VK_MAX_BINDINGS, "matmul epilogue bindings");
+enum { MATMUL_PUSH_PLAIN = 7 * sizeof(uint32_t) }; /* without an epilogue */
+
+/* The kernel with an epilogue of a float32 variant's */
+static const char *epilogue_kernel(kn_vk_matmul_variant v) {
+  switch (v) {
+  case KN_VK_MATMUL_TILED: return "matmul_epi";
+  case KN_VK_MATMUL_BLOCKED: return "matmul_blocked_epi";
+  case KN_VK_MATMUL_SUBGROUP: return "matmul_subgroup_epi";
+  default: return NULL; /* coop: float16 only */
+  }
+}
+
+static sg_code record(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a, kn_vk_buffer *b,
+                      kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
+                      int64_t stride_b, const kn_vk_epilogue *epi, sg_error *err);
 
 sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_vk_buffer *b,
                            kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -315,6 +337,26 @@ sg_code kn_vk_matmul_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, kn_v
 sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a,
                            kn_vk_buffer *b, kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n,
                            int64_t k, int64_t stride_a, int64_t stride_b, sg_error *err) {
+  return record(bt, et, trans, a, b, c, batch, m, n, k, stride_a, stride_b, NULL, err);
+}
+
+sg_code kn_vk_matmul_epilogue(kn_vk_batch *bt, int trans, kn_vk_buffer *a, kn_vk_buffer *b,
+                              kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int64_t stride_a, int64_t stride_b, const kn_vk_epilogue *epi,
+                              sg_error *err) {
+  if (!epi || epi->nsteps < 1 || epi->nsteps > KN_VK_EPI_STEPS || epi->nins < 0 ||
+      epi->nins > KN_VK_EPI_INPUTS || epi->nscalars < 0 || epi->nscalars > KN_VK_EPI_SCALARS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: matmul epilogue of %d steps, %d buffers, %d scalars (limits: 1..%d, %d, %d)",
+                        epi ? epi->nsteps : 0, epi ? epi->nins : 0, epi ? epi->nscalars : 0,
+                        KN_VK_EPI_STEPS, KN_VK_EPI_INPUTS, KN_VK_EPI_SCALARS);
+  return record(bt, KN_VK_F32, trans, a, b, c, batch, m, n, k, stride_a, stride_b, epi, err);
+}
+
+/* kn_vk_matmul_trans, with epilogue epi (float32) when not NULL */
+static sg_code record(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a, kn_vk_buffer *b,
+                      kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
+                      int64_t stride_b, const kn_vk_epilogue *epi, sg_error *err) {
   bool ta = trans & KN_VK_MATMUL_TRANS_A, tb = trans & KN_VK_MATMUL_TRANS_B;
   kn_vk_context *ctx = kn_vk_batch_context(bt);
   if ((unsigned)et > KN_VK_F16 || et == KN_VK_BOOL || !kn_vk_elem_supported(ctx, et))
@@ -353,11 +395,17 @@ sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buff
   }
   if ((ta || tb) && plan.variant == KN_VK_MATMUL_COOP) /* no transposed form */
     plan = plan_of(KN_VK_MATMUL_TILED, et, "operands read transposed: the tiled kernel", NULL);
-  matmul_push pc = {(uint32_t)m,        (uint32_t)n,        (uint32_t)k,      (uint32_t)stride_a,
-                    (uint32_t)stride_b, (uint32_t)(m * n), (uint32_t)batch};
+  matmul_push pc = {.m = (uint32_t)m,
+                    .n = (uint32_t)n,
+                    .k = (uint32_t)k,
+                    .batch_a = (uint32_t)stride_a,
+                    .batch_b = (uint32_t)stride_b,
+                    .batch_c = (uint32_t)(m * n),
+                    .batch = (uint32_t)batch};
   /* tiled: workgroup size x, y, TRANS_A, TRANS_B; blocked: BK, ALIGNED, TRANS_A, TRANS_B;
-   * coop: workgroup size, ALIGNED; subgroup: workgroup size, TRANS_A, TRANS_B */
-  uint32_t spec[4] = {16, 16, ta, tb}, nspec = 4, groups[3], bm = 128, bn = 128;
+   * coop: workgroup size, ALIGNED; subgroup: workgroup size, TRANS_A, TRANS_B; then an
+   * epilogue's: its step count, broadcast mask and steps (ids 4, 5, 6...) */
+  uint32_t spec[6 + KN_VK_EPI_STEPS] = {16, 16, ta, tb}, nspec = 4, groups[3], bm = 128, bn = 128;
   if (plan.variant == KN_VK_MATMUL_BLOCKED) {
     /* 128x128 blocks of C; the context's K step (kn_vk_matmul_bk_resolve), halved until
      * the tiles fit; 4-vector loads and stores where every row and batch starts on a
@@ -403,12 +451,31 @@ sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buff
     groups[1] = (uint32_t)((m + bm - 1) / bm);
     groups[2] = (uint32_t)batch;
   }
-  kn_vk_binding binds[3] = {{a, false}, {b, false}, {c, true}};
+  kn_vk_binding binds[3 + KN_VK_EPI_INPUTS] = {{a, false}, {b, false}, {c, true}};
+  int nbind = 3;
+  if (epi) { /* the _epi kernel: spec ids 4.. (the subgroup kernel's 3 is unused), 3 more buffers */
+    const char *kernel = epilogue_kernel(plan.variant);
+    if (!kernel)
+      return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan: matmul variant '%s' has no epilogue",
+                          kn_vk_matmul_variant_name(plan.variant));
+    if ((code = kn_vk_fused_inputs(epi->ins, epi->in_sizes, epi->in_inners, epi->nins, batch * m * n,
+                                   pc.emod, pc.ediv, &spec[5], err)) ||
+        (code = kn_vk_fused_codes(epi->steps, epi->nsteps, epi->nins, epi->nscalars, true, spec + 6, err)))
+      return code;
+    for (uint32_t i = nspec; i < 4; i++) spec[i] = 0;
+    spec[4] = (uint32_t)epi->nsteps;
+    nspec = 6 + (uint32_t)epi->nsteps;
+    if (epi->nscalars) memcpy(pc.es, epi->scalars, (size_t)epi->nscalars * sizeof *pc.es);
+    for (int i = 0; i < KN_VK_EPI_INPUTS; i++) /* unused bindings: a buffer never read */
+      binds[3 + i] = (kn_vk_binding){i < epi->nins ? epi->ins[i] : epi->nins ? epi->ins[0] : a, false};
+    nbind = 3 + KN_VK_EPI_INPUTS;
+    plan.kernel = kernel;
+  }
   kn_vk_dispatch_desc d = {.kernel = plan.kernel,
                            .bindings = binds,
-                           .nbindings = 3,
+                           .nbindings = nbind,
                            .push = &pc,
-                           .push_bytes = sizeof pc,
+                           .push_bytes = epi ? sizeof pc : MATMUL_PUSH_PLAIN,
                            .spec = spec,
                            .nspec = (int)nspec,
                            .groups = {groups[0], groups[1], groups[2]}};

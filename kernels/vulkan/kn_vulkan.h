@@ -419,6 +419,30 @@ enum { KN_VK_MATMUL_TRANS_A = 1, KN_VK_MATMUL_TRANS_B = 2 };
 sg_code kn_vk_matmul_trans(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a,
                            kn_vk_buffer *b, kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n,
                            int64_t k, int64_t stride_a, int64_t stride_b, sg_error *err);
+/* A float32 matmul (as kn_vk_matmul_trans with KN_VK_F32) whose every result element goes
+ * through an elementwise epilogue before it is stored (epilogue.glsl: the kernel
+ * variant's _epi build, one pipeline per epilogue): a bias, an activation, a scale cost
+ * no kernel and no pass over the result of their own. The epilogue's steps are
+ * kn_vk_fused_f32's, with KN_VK_FUSED_PREV at step 0 the product's element; its buffers
+ * ins[0, nins) hold in_sizes[k] floats broadcast against the whole result (batch * m * n
+ * elements) as kn_vk_fused_f32 reads them, scalars[0, nscalars) are
+ * KN_VK_FUSED_SCALAR(k). Each element gets the bits of the product stored, then the
+ * ops one by one. At most KN_VK_EPI_STEPS steps (at least one), KN_VK_EPI_INPUTS
+ * buffers, KN_VK_EPI_SCALARS scalars: SG_INVALID_ARGUMENT otherwise. */
+enum { KN_VK_EPI_STEPS = 8, KN_VK_EPI_INPUTS = 3, KN_VK_EPI_SCALARS = 4 };
+typedef struct kn_vk_epilogue {
+  const kn_vk_fused_step *steps;
+  int nsteps;
+  kn_vk_buffer *const *ins;
+  const int64_t *in_sizes, *in_inners;
+  int nins;
+  const float *scalars;
+  int nscalars;
+} kn_vk_epilogue;
+sg_code kn_vk_matmul_epilogue(kn_vk_batch *bt, int trans, kn_vk_buffer *a, kn_vk_buffer *b,
+                              kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                              int64_t stride_a, int64_t stride_b, const kn_vk_epilogue *epi,
+                              sg_error *err);
 
 const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v); /* "auto", "tiled", ... */
 /* Parses auto|tiled|subgroup|coop|blocked (NULL or "" is auto); SG_INVALID_ARGUMENT

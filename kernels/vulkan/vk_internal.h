@@ -180,6 +180,17 @@ sg_code kn_vk_dispatch_items_spec(kn_vk_batch *bt, const char *kernel, kn_vk_bin
 sg_code kn_vk_check_shape(const kn_vk_shape *s, const char *what, sg_error *err);
 sg_code kn_vk_check_buffer_of(const kn_vk_buffer *buf, int64_t elems, size_t esize,
                               const char *what, sg_error *err);
+/* Fused steps as fused_step.glsl's codes (codes[s]) over nins buffers and nscalars
+ * scalars; epilogue: step 0 may read KN_VK_FUSED_PREV (a matmul's element).
+ * SG_INVALID_ARGUMENT for an op without a float32 kernel or an operand out of range. */
+sg_code kn_vk_fused_codes(const kn_vk_fused_step *steps, int nsteps, int nins, int nscalars,
+                          bool epilogue, uint32_t *codes, sg_error *err);
+/* How each of nins input buffers is read against n output elements: mod[k] (its
+ * elements), div[k] (output elements per element), bit k of *bcast when it is broadcast
+ * (fewer than n); checks each buffer's size. */
+sg_code kn_vk_fused_inputs(kn_vk_buffer *const *ins, const int64_t *in_sizes, const int64_t *in_inners,
+                           int nins, int64_t n, uint32_t *mod, uint32_t *div, uint32_t *bcast,
+                           sg_error *err);
 /* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
 void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st);
 /* Whether the device's subgroups suit the subgroup kernels (arithmetic, size 4..128). */

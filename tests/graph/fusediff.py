@@ -13,13 +13,22 @@ cases run through two `gr_tool batch` processes, one with fusion and one without
 outputs (exit status, result JSON, errors) must be identical — the float printer is
 exact, so equal text is equal bits.
 
+Some programs open their chain with a matmul (x0 @ x3, a [R, 5] result from a [5, 5]
+matrix), a reduction or a softmax over an axis, or a reshape: the chain that reads such
+a temporary for the last time writes its output over it on the CPU (its epilogue, in
+place) when the temporary has the output's shape and nothing else holds it (a reshape
+is a view: never); the CPU's counters must show that this happened (--min-in-place of
+the programs). On a Vulkan device a chain after a float32 matmul runs in the matmul's
+kernel as its epilogue (graph/vulkan/exec_vulkan_fused.c), counted by --min-epilogue.
+
 With --device vulkan:N the same programs run on that Vulkan device, where a chain is one
 generated kernel (graph/vulkan/exec_vulkan_fused.c) and op by op is one dispatch per
 op: the results must again be identical, and the executor's counters must show that
 chains did run fused (--min-fused of the programs, or the test fails: a fusion that
 silently stopped happening would otherwise pass).
 
-Usage: fusediff.py PATH/TO/gr_tool [--seeds A:B] [--device D] [--min-fused F] [--show SEED]
+Usage: fusediff.py PATH/TO/gr_tool [--seeds A:B] [--device D] [--min-fused F]
+                   [--min-in-place F] [--show SEED]
 """
 import argparse
 import json
@@ -43,7 +52,8 @@ def case(seed):
     """(source, args JSON) of one seeded program."""
     r = random.Random(seed)
     n = r.choice(SIZES)
-    shape = [n] if r.random() < 0.6 else [max(1, n // 5), 5] if n >= 5 else [n]
+    headed = r.random() < 0.5  # the chain reads a head's result: an epilogue (2-d mostly)
+    shape = [n] if r.random() < (0.2 if headed else 0.6) else [max(1, n // 5), 5] if n >= 5 else [n]
     rng = np.random.default_rng(seed)
 
     def f32(shp):
@@ -64,7 +74,17 @@ def case(seed):
     params = ["x0", "x1", "x2"]
     cur = r.choice(params)
     lets, names = [], []
-    for i in range(r.randint(2, 12)):
+    two_d = len(shape) == 2
+    args.append(f32([5, 5]) if two_d else np.float32(0.5))  # x3: the matmul's matrix
+    if headed:
+        heads = ["(softmax x0 -1)", "(reshape x0 (tuple -1))"]
+        if two_d:
+            heads += ["(matmul x0 x3)"] * 6 + ["(sum x0 0)", "(mean x1 -1)",
+                      "(softmax x1 0)", "(transpose x0)", "(reshape (matmul x0 x3) (tuple -1 5))"]
+        lets.append(("h", r.choice(heads)))
+        names.append("h")
+        cur = "h"
+    for i in range(r.randint(1, 7) if headed else r.randint(2, 12)):
         if r.random() < 0.35:
             op = r.choice(UNARY)
             expr = f"({op} {cur})"
@@ -87,21 +107,27 @@ def case(seed):
     body = out
     for name, expr in reversed(lets):
         body = f"(let {name} {expr}\n  {body})"
-    src = f"(def main (x0 x1 x2)\n  {body})\n"
+    src = f"(def main (x0 x1 x2 x3)\n  {body})\n"
     return src, json.dumps([enc(a) for a in args])
 
 
 def without_stats(line):
-    """(the case's answer without the Vulkan counters, its count of fused chains)"""
+    """(the case's answer without the counters, its counts of chains fused on the device
+    and of those run as a matmul's epilogue there, its count of chains run in place on
+    the CPU)"""
     r = json.loads(line)
-    kept, fused = [], 0
+    kept, fused, epilogues, in_place = [], 0, 0, 0
     for ln in r["stderr"].splitlines(keepends=True):
         if ln.startswith("vk_stats "):
-            fused += json.loads(ln[len("vk_stats "):])["fused"]
+            st = json.loads(ln[len("vk_stats "):])
+            fused += st["fused"]
+            epilogues += st["epilogues"]
+        elif ln.startswith("cpu_stats "):
+            in_place += json.loads(ln[len("cpu_stats "):])["in_place"]
         else:
             kept.append(ln)
     r["stderr"] = "".join(kept)
-    return json.dumps(r, sort_keys=True), fused
+    return json.dumps(r, sort_keys=True), fused, epilogues, in_place
 
 
 def run_all(tool, cases, fuse, device):
@@ -111,7 +137,7 @@ def run_all(tool, cases, fuse, device):
     for src, args in cases:
         s, a = src.encode(), args.encode()
         data += f"case {len(s)} {len(a)}\n".encode() + s + a
-    cmd = [tool, "batch"] + (["--device", device, "--stats"] if device != "cpu" else [])
+    cmd = [tool, "batch", "--stats"] + (["--device", device] if device != "cpu" else [])
     p = subprocess.run(cmd, input=bytes(data), stdout=subprocess.PIPE, env=env,
                        timeout=600, check=False)
     lines = p.stdout.decode().splitlines()
@@ -129,6 +155,10 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--min-fused", type=float, default=0.0,
                     help="fraction of the programs that must have run a fused chain")
+    ap.add_argument("--min-epilogue", type=float, default=0.0,
+                    help="(device) fraction of the programs that must have run a matmul epilogue")
+    ap.add_argument("--min-in-place", type=float, default=0.0,
+                    help="(CPU) fraction of the programs that must have run a chain in place")
     a = ap.parse_args()
     if a.show is not None:
         print(case(a.show)[0])
@@ -138,10 +168,12 @@ def main():
     cases = [case(s) for s in seeds]
     fused_runs = run_all(a.tool, cases, True, a.device)
     plain_runs = run_all(a.tool, cases, False, a.device)
-    fused = [f for f, _ in fused_runs]
-    plain = [p for p, _ in plain_runs]
-    nfused = sum(1 for _, k in fused_runs if k)
-    if any(k for _, k in plain_runs):
+    fused = [f[0] for f in fused_runs]
+    plain = [p[0] for p in plain_runs]
+    nfused = sum(1 for f in fused_runs if f[1])
+    nepilogue = sum(1 for f in fused_runs if f[2])
+    nin_place = sum(1 for f in fused_runs if f[3])
+    if any(any(p[1:]) for p in plain_runs):
         print("fusediff: STAGD_FUSE=0 still fused chains")
         return 1
     bad = [s for s, f, p in zip(seeds, fused, plain) if f != p]
@@ -151,9 +183,16 @@ def main():
         print(f"seed {s}: fused and op-by-op results differ\n{cases[i][0]}\n"
               f"fused:    {fused[i][:400]}\nop by op: {plain[i][:400]}")
     print(f"fusediff: {len(seeds)} programs on {a.device} ({ok} ran without error), "
-          f"{len(bad)} mismatched" + (f", {nfused} ran a fused kernel" if a.device != "cpu" else ""))
+          f"{len(bad)} mismatched" + (f", {nfused} ran a fused kernel, {nepilogue} a matmul epilogue"
+                                      if a.device != "cpu" else f", {nin_place} ran a chain in place"))
     if nfused < a.min_fused * len(seeds):
         print(f"fusediff: fewer than {a.min_fused:.0%} of the programs ran a fused kernel")
+        return 1
+    if nepilogue < a.min_epilogue * len(seeds):
+        print(f"fusediff: fewer than {a.min_epilogue:.0%} of the programs ran a matmul epilogue")
+        return 1
+    if nin_place < a.min_in_place * len(seeds):
+        print(f"fusediff: fewer than {a.min_in_place:.0%} of the programs ran a chain in place")
         return 1
     if ok < len(seeds) // 2:
         print("fusediff: too few programs ran; the generator is broken")

@@ -6,7 +6,8 @@
  *   gr_tool run FILE [--entry NAME] [--args JSON|@FILE] [--deadline-ms N] [--no-optimize]
  *               [--repeat N] [--device cpu|vulkan:N] [--stats]
  *               (prints the result; printed output, timings and --stats (the Vulkan
- *               executor's counters) go to stderr)
+ *               executor's counters, a `vk_stats` line, and the CPU's fused chains, a
+ *               `cpu_stats` line) go to stderr)
  *   gr_tool batch [run options]
  *               many `run`s in one process (one device initialisation for all): reads
  *               cases from stdin, each a header line `case SRC_BYTES ARGS_BYTES [ENTRY]`
@@ -35,12 +36,12 @@ static void print_vk_stats(sg_buf *eb, const gr_vk_stats *st) {
   sg_buf_printf(eb,
                 "vk_stats {\"requests\":%llu,\"dispatches\":%llu,\"submits\":%llu,\"uploads\":%llu,"
                 "\"downloads\":%llu,\"buffers\":%llu,\"reused\":%llu,\"cpu_fallbacks\":%llu,"
-                "\"fused\":%llu}\n",
+                "\"fused\":%llu,\"epilogues\":%llu}\n",
                 (unsigned long long)st->requests, (unsigned long long)st->dispatches,
                 (unsigned long long)st->submits, (unsigned long long)st->uploads,
                 (unsigned long long)st->downloads, (unsigned long long)st->buffers,
                 (unsigned long long)st->reused, (unsigned long long)st->cpu_fallbacks,
-                (unsigned long long)st->fused);
+                (unsigned long long)st->fused, (unsigned long long)st->epilogues);
 }
 
 /* The counters since `before` (one case of a batch sees only its own work). */
@@ -56,6 +57,7 @@ static gr_vk_stats stats_since(const gr_vk_stats *before) {
   st.reused -= before->reused;
   st.cpu_fallbacks -= before->cpu_fallbacks;
   st.fused -= before->fused;
+  st.epilogues -= before->epilogues;
   return st;
 }
 
@@ -81,6 +83,8 @@ static int run_case(const char *cmd, const char *file, const char *src, size_t l
   if (o->deadline_ms >= 0) xo.deadline_ns = sg_now_ns() + (uint64_t)o->deadline_ms * 1000000ull;
   gr_vk_stats before;
   gr_vk_stats_get(&before);
+  gr_device_stats cpu_before;
+  gr_device_stats_get(&cpu_before);
   gr_program *p;
   if (gr_stage(src, len, file, &o->so, &p, &e)) return fail(eb, &e);
   int rc = 0;
@@ -115,6 +119,11 @@ static int run_case(const char *cmd, const char *file, const char *src, size_t l
     if (o->stats) {
       gr_vk_stats st = stats_since(&before);
       print_vk_stats(eb, &st);
+      gr_device_stats d;
+      gr_device_stats_get(&d);
+      sg_buf_printf(eb, "cpu_stats {\"fused\":%llu,\"in_place\":%llu}\n",
+                    (unsigned long long)(d.cpu_fused - cpu_before.cpu_fused),
+                    (unsigned long long)(d.cpu_fused_in_place - cpu_before.cpu_fused_in_place));
     }
     free(res);
     free(printed);

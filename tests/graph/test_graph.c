@@ -793,9 +793,65 @@ static void fused_chains(void **state) {
                0);
 }
 
+/* A chain that reads a temporary for the last time — a matmul's result, a reduction's —
+ * writes its output over it when the temporary has the output's shape and nothing else
+ * holds it (exec/fused.c "in place"): the epilogue of the matmul, no new tensor, the
+ * same values. A temporary read again later, returned, or seen through a view is never
+ * written over; nor one of another shape than the output. */
+static void fused_in_place(void **state) {
+  (void)state;
+  const char *x = "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,-2],[0.5,3]]}";
+  const char *w = "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[[1,0],[2,-1]]}";
+  const char *b = "{\"dtype\":\"float32\",\"shape\":[2],\"data\":[0.5,-1]}";
+  char args[512];
+  snprintf(args, sizeof args, "[%s,%s,%s]", x, w, b);
+  /* x @ w = [[-3, 2], [6.5, -3]] */
+  uint64_t p0 = gr_exec_fused_in_place(), c0 = gr_exec_fused_chains();
+  expect_result("(def main (x w b)\n  (relu (+ (matmul x w) b)))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[0.0,1.0,7.0,0.0]}");
+  assert_int_equal(gr_exec_fused_in_place(), p0 + 2); /* optimized and not */
+  assert_int_equal(gr_exec_fused_chains(), c0 + 2);
+  /* one step: the bias alone, in place too */
+  expect_result("(def main (x w b)\n  (+ (matmul x w) b))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[-2.5,1.0,7.0,-4.0]}");
+  uint64_t p1 = gr_exec_fused_in_place();
+  assert_int_equal(p1, p0 + 4);
+  /* the product returned beside the chain: kept as it was, a new output */
+  expect_result("(def main (x w b)\n  (let h (matmul x w)\n    (tuple h (relu (+ h b)))))", args,
+                "{\"tuple\":[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[-3.0,2.0,6.5,-3.0]},"
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[0.0,1.0,7.0,0.0]}]}");
+  /* held by a tuple that is returned: the slot's is not the only reference */
+  expect_result("(def main (x w b)\n  (let h (matmul x w)\n    (let t (tuple h 0)\n      (let y (relu (+ h b))\n"
+                "        (tuple t y)))))",
+                args,
+                "{\"tuple\":[{\"tuple\":[{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[-3.0,2.0,6.5,-3.0]},0]},"
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[0.0,1.0,7.0,0.0]}]}");
+  /* read again after the chain (by a product with the chain's result) */
+  expect_result("(def main (x w b)\n  (let h (matmul x w)\n    (let y (relu (+ h b))\n      (matmul y h))))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[6.5,-3.0,-21.0,14.0]}");
+  assert_int_equal(gr_exec_fused_in_place(), p1);
+  /* read again by a later step of the chain: the chain's last read of it, in place */
+  expect_result("(def main (x w b)\n  (let h (matmul x w)\n    (let y (* (+ h b) 2)\n      (- y h))))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[-2.0,0.0,7.5,-5.0]}");
+  assert_int_equal(gr_exec_fused_in_place(), p1 + 2);
+  p1 += 2;
+  /* a view of the product (reshape shares its buffer) */
+  expect_result("(def main (x w b)\n  (+ (* (reshape (matmul x w) (tuple -1)) 2) 1))", args,
+                "{\"dtype\":\"float32\",\"shape\":[4],\"data\":[-5.0,5.0,14.0,-5.0]}");
+  /* a reduction [2] against a [2, 2] parameter: the output is larger */
+  expect_result("(def main (x w b)\n  (* (+ (sum x 0) x) 2))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2,2],\"data\":[5.0,-2.0,4.0,8.0]}");
+  assert_int_equal(gr_exec_fused_in_place(), p1);
+  /* a reduction's epilogue of its own shape: in place */
+  expect_result("(def main (x w b)\n  (sqrt (* (sum (* x x) 1) 0.5)))", args,
+                "{\"dtype\":\"float32\",\"shape\":[2],\"data\":[1.5811388492584229,2.1505813598632812]}");
+  assert_int_equal(gr_exec_fused_in_place(), p1 + 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(op_table_columns),      cmocka_unit_test(fused_chains),
+      cmocka_unit_test(fused_in_place),
       cmocka_unit_test(sexpr_examples),        cmocka_unit_test(language_features),
       cmocka_unit_test(set_from_branches_and_lambdas), cmocka_unit_test(static_inference_rules),
       cmocka_unit_test(weak_0d_inference),

@@ -135,6 +135,23 @@ def test_metrics_count_handles_sessions_and_vulkan_traffic(start_daemon):
     assert json.loads(reply.result_json)["data"] == [struct.unpack("f", struct.pack("f", 10.0 ** 0.5))[0], 1.0]
     resident = _samples(_get(d.metrics_url)[2])
     assert resident["stagd_vulkan_fused_chains_total"] == fused["stagd_vulkan_fused_chains_total"] + 1
+    # a dense layer: on the device the bias and relu run in the matmul's kernel (its
+    # epilogue; the weight resident, borrowed), on the CPU over the product's own tensor
+    dense = _call(d.addr, "Stage", pb2.StageRequest(sexpr="(def h (x w b) (relu (+ (matmul x w) b)))"),
+                  pb2.StageReply)
+
+    def f32(shape, *vals):
+        return pb2.Value(tensor=pb2.Tensor(dtype=pb2.DTYPE_FLOAT32, shape=shape, data=struct.pack(f"{len(vals)}f", *vals)))
+    x, w, b = f32([1, 2], 1.0, 2.0), f32([2, 2], 1.0, -1.0, 0.5, 2.0), f32([2], -3.0, 0.5)
+    wh = _call(d.addr, "Put", pb2.PutRequest(value=w, device="vulkan:0"), pb2.PutReply, md).result
+    for device, weight in (("vulkan:0", wh), ("cpu", w)):
+        reply = _call(d.addr, "Execute", pb2.ExecuteRequest(graph_id=dense.graph_id, args=[x, weight, b],
+                                                            device=device), pb2.ExecuteReply, md)
+        assert json.loads(reply.result_json) == {"dtype": "float32", "shape": [1, 2], "data": [0.0, 3.5]}
+    epi = _samples(_get(d.metrics_url)[2])
+    assert epi["stagd_vulkan_epilogues_total"] == resident["stagd_vulkan_epilogues_total"] + 1
+    assert epi["stagd_vulkan_fused_chains_total"] == resident["stagd_vulkan_fused_chains_total"] + 1
+    assert epi["stagd_fused_in_place_total"] == resident["stagd_fused_in_place_total"] + 1
 
 
 def test_metrics_endpoint_answers_only_get_metrics(start_daemon):

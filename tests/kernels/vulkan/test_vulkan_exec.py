@@ -58,11 +58,21 @@ def case(name, src, args, expect=None):
 f32 = lambda *s: rng.standard_normal(s).astype("float32")
 
 # a whole MLP forward pass: one command buffer, one read-back, nothing on the CPU; the
-# first bias add and relu are one fused kernel (the second bias add is a chain of one)
+# bias add and relu of each layer run in its matmul's kernel (epilogues; the second
+# layer's bias add alone, a chain of one), then the softmax: three kernels
 case("mlp", "(def mlp (x w1 b1 w2 b2) (softmax (+ (matmul (relu (+ (matmul x w1) b1)) w2) b2)))",
      [f32(8, 16), f32(16, 32), f32(32), f32(32, 10), f32(10)],
-     {"dispatches": lambda v: v == 5, "fused": lambda v: v == 1, "submits": lambda v: v == 1,
-      "downloads": lambda v: v == 1, "uploads": lambda v: v == 5, "cpu_fallbacks": lambda v: v == 0})
+     {"dispatches": lambda v: v == 3, "fused": lambda v: v == 2, "epilogues": lambda v: v == 2,
+      "submits": lambda v: v == 1, "downloads": lambda v: v == 1, "uploads": lambda v: v == 5,
+      "cpu_fallbacks": lambda v: v == 0})
+# an epilogue with a Python number and a bias row on a batched product (one weight for
+# the batch): one kernel; a product also read after the chain keeps its own kernel
+case("batched epilogue", "(def f (x w b) (tanh (+ (* (matmul x w) 0.5) b)))", [f32(3, 5, 7), f32(7, 4), f32(4)],
+     {"dispatches": lambda v: v == 1, "epilogues": lambda v: v == 1, "uploads": lambda v: v == 3,
+      "cpu_fallbacks": lambda v: v == 0})
+case("product read after its chain", "(def f (x w) (let p (matmul x w) (matmul (relu p) (transpose p))))",
+     [f32(6, 6), f32(6, 6)],
+     {"epilogues": lambda v: v == 0, "cpu_fallbacks": lambda v: v == 0})
 # dead intermediates give their buffers to later kernels of the same region
 # (transposes between the elementwise ops: a chain of them would be one fused kernel)
 case("liveness", "(def f (x) (exp (transpose (tanh (transpose (exp (transpose x)))))))", [f32(64, 64)],

@@ -8,7 +8,9 @@
  * and batches with a broadcast operand, each with A, B, both or neither stored transposed
  * (kn_vk_matmul_trans; the coop variant runs the tiled kernel then); a
  * variant the device lacks must be refused with its reason. Also the selection policy on
- * described devices and STAGD_VK_MATMUL.
+ * described devices and STAGD_VK_MATMUL, and the float32 kernels with an elementwise
+ * epilogue (kn_vk_matmul_epilogue) against the product and kn_vk_fused_f32 as two
+ * kernels, bit for bit, with their limits refused.
  */
 #include "vk_test_util.h"
 
@@ -421,6 +423,119 @@ static void environment_override(void **state) {
   sg_error_clear(&e);
 }
 
+/* tanh((C + bias row) * 2) - D, then maximum with a column: the epilogue of one kernel
+ * against the product stored and the same chain as a fused kernel, bit for bit. */
+static void check_epilogue(kn_vk_context *ctx, const int64_t *s, int trans, const char *label) {
+  int64_t ba = s[0], bb = s[1], m = s[2], n = s[3], k = s[4];
+  int64_t batch = ba > bb ? ba : bb, nb = batch ? batch : 1, size = nb * m * n;
+  int64_t sha[3] = {ba, m, k}, shb[3] = {bb, k, n}, shc[3] = {nb, m, n};
+  kn_tensor *a = random_tensor(KN_FLOAT32, ba ? 3 : 2, ba ? sha : sha + 1);
+  kn_tensor *b = random_tensor(KN_FLOAT32, bb ? 3 : 2, bb ? shb : shb + 1);
+  kn_tensor *sa = stored(a, trans & KN_VK_MATMUL_TRANS_A), *sb = stored(b, trans & KN_VK_MATMUL_TRANS_B);
+  kn_tensor *bias = random_tensor(KN_FLOAT32, 1, &n), *full = random_tensor(KN_FLOAT32, 3, shc);
+  kn_tensor *col = random_tensor(KN_FLOAT32, 1, &m);
+  kn_vk_buffer *bufa = upload(ctx, sa), *bufb = upload(ctx, sb), *bbias = upload(ctx, bias);
+  kn_vk_buffer *bfull = upload(ctx, full), *bcol = upload(ctx, col), *prod, *two, *one;
+  VT_OK(kn_vk_buffer_create(ctx, (uint64_t)size * 4, &prod, err));
+  VT_OK(kn_vk_buffer_create(ctx, (uint64_t)size * 4, &two, err));
+  VT_OK(kn_vk_buffer_create(ctx, (uint64_t)size * 4, &one, err));
+  const float scalars[] = {2.0f};
+  /* the epilogue: operands 0 bias, 1 full, 2 column; as a chain after the stored
+   * product: 0 the product, 1 bias, 2 full, 3 column */
+  const kn_vk_fused_step epi_steps[] = {
+      {false, KN_VK_ADD, KN_VK_FUSED_PREV, 0},      {false, KN_VK_MUL, KN_VK_FUSED_PREV, KN_VK_FUSED_SCALAR(0)},
+      {true, KN_VK_TANH, KN_VK_FUSED_PREV, 0},       {false, KN_VK_SUB, KN_VK_FUSED_PREV, 1},
+      {false, KN_VK_MAXIMUM, 2, KN_VK_FUSED_PREV}};
+  kn_vk_fused_step chain[5];
+  memcpy(chain, epi_steps, sizeof chain);
+  chain[0].a = 0;
+  chain[0].b = 1;
+  chain[3].b = 2;
+  chain[4].a = 3;
+  kn_vk_buffer *epi_ins[] = {bbias, bfull, bcol}, *chain_ins[] = {prod, bbias, bfull, bcol};
+  int64_t epi_sizes[] = {n, size, m}, epi_inners[] = {1, 1, n};
+  int64_t chain_sizes[] = {size, n, size, m}, chain_inners[] = {1, 1, 1, n};
+  kn_vk_epilogue epi = {epi_steps, 5, epi_ins, epi_sizes, epi_inners, 3, scalars, 1};
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  VT_OK(kn_vk_matmul_trans(bt, KN_VK_F32, trans, bufa, bufb, prod, nb, m, n, k, ba ? m * k : 0,
+                           bb ? k * n : 0, err));
+  VT_OK(kn_vk_fused_f32(bt, chain, 5, chain_ins, chain_sizes, chain_inners, 4, scalars, 1, two, size, err));
+  VT_OK(kn_vk_matmul_epilogue(bt, trans, bufa, bufb, one, nb, m, n, k, ba ? m * k : 0, bb ? k * n : 0, &epi,
+                              err));
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  float *want = vt_download(ctx, two, (size_t)size), *got = vt_download(ctx, one, (size_t)size);
+  for (int64_t i = 0; i < size; i++)
+    if (memcmp(&got[i], &want[i], 4))
+      fail_msg("%s epilogue, trans %d, batch %lld/%lld %lldx%lldx%lld: element %lld is %.9g, two kernels "
+               "give %.9g", label, trans, (long long)ba, (long long)bb, (long long)m, (long long)n, (long long)k,
+               (long long)i, got[i], want[i]);
+  free(want);
+  free(got);
+  kn_vk_buffer *bufs[] = {bufa, bufb, bbias, bfull, bcol, prod, two, one};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) kn_vk_buffer_destroy(bufs[i]);
+  kn_tensor *ts[] = {a, b, sa, sb, bias, full, col};
+  for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) kn_tensor_release(ts[i]);
+}
+
+/* Each float32 variant with an epilogue (tiled, subgroup, blocked), every shape with a
+ * reduction, both storage orders; steps, buffers and scalars past the limits refused. */
+static void epilogue_vs_two_kernels(void **state) {
+  (void)state;
+  static const kn_vk_matmul_variant vs[] = {KN_VK_MATMUL_TILED, KN_VK_MATMUL_SUBGROUP, KN_VK_MATMUL_BLOCKED};
+  int ran = 0;
+  for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
+    kn_vk_context *ctx = open_with(vs[v]);
+    if (kn_vk_matmul_available(kn_vk_context_info(ctx), KN_VK_F32, vs[v], NULL)) {
+      for (int trans = 0; trans < 4; trans += 3)
+        for (size_t s = 0; s < sizeof SHAPES / sizeof *SHAPES; s++)
+          if (SHAPES[s][2] && SHAPES[s][3] && SHAPES[s][4]) check_epilogue(ctx, SHAPES[s], trans, kn_vk_matmul_variant_name(vs[v]));
+      ran++;
+    }
+    kn_vk_context_destroy(ctx);
+  }
+  assert_true(ran >= 1);
+  kn_vk_context *ctx = open_with(KN_VK_MATMUL_AUTO);
+  kn_vk_buffer *buf;
+  VT_OK(kn_vk_buffer_create(ctx, 64, &buf, err));
+  kn_vk_fused_step steps[9];
+  for (int i = 0; i < 9; i++) steps[i] = (kn_vk_fused_step){true, KN_VK_NEG, KN_VK_FUSED_PREV, 0};
+  kn_vk_buffer *ins[4] = {buf, buf, buf, buf};
+  float sc[5] = {0};
+  const struct {
+    kn_vk_epilogue e;
+    const char *msg;
+  } bad[] = {{{steps, 9, ins, NULL, NULL, 0, sc, 0}, "9 steps"},
+             {{steps, 0, ins, NULL, NULL, 0, sc, 0}, "0 steps"},
+             {{steps, 1, ins, NULL, NULL, 4, sc, 0}, "4 buffers"},
+             {{steps, 1, ins, NULL, NULL, 0, sc, 5}, "5 scalars"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    sg_error e = SG_ERROR_INIT;
+    assert_int_equal(kn_vk_matmul_epilogue(bt, 0, buf, buf, buf, 1, 2, 2, 2, 0, 0, &bad[i].e, &e),
+                     SG_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, bad[i].msg));
+    sg_error_clear(&e);
+    kn_vk_batch_discard(bt);
+  }
+  /* an op past the float32 kernels, an operand past the buffers */
+  kn_vk_fused_step wrong[] = {{false, KN_VK_NBINOPS, KN_VK_FUSED_PREV, KN_VK_FUSED_PREV},
+                              {false, KN_VK_ADD, KN_VK_FUSED_PREV, 1}};
+  for (int i = 0; i < 2; i++) {
+    kn_vk_epilogue e1 = {&wrong[i], 1, ins, NULL, NULL, 1, sc, 0};
+    kn_vk_batch *bt;
+    VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+    sg_error e = SG_ERROR_INIT;
+    assert_int_equal(kn_vk_matmul_epilogue(bt, 0, buf, buf, buf, 1, 2, 2, 2, 0, 0, &e1, &e), SG_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.message, "fused step 0"));
+    sg_error_clear(&e);
+    kn_vk_batch_discard(bt);
+  }
+  kn_vk_buffer_destroy(buf);
+  kn_vk_context_destroy(ctx);
+}
+
 int main(void) {
   /* the forced runs below choose their own variant and K step */
   unsetenv("STAGD_VK_MATMUL");
@@ -430,6 +545,7 @@ int main(void) {
       cmocka_unit_test(environment_override), cmocka_unit_test(tiled_vs_cpu),
       cmocka_unit_test(subgroup_vs_cpu),      cmocka_unit_test(coop_vs_cpu),
       cmocka_unit_test(blocked_vs_cpu),       cmocka_unit_test(auto_vs_cpu),
+      cmocka_unit_test(epilogue_vs_two_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
