@@ -125,7 +125,7 @@ static void devices(sg_buf *out) {
   one(out, "vulkan_fused_chains_total", "counter",
       "Chains of elementwise ops run on a Vulkan device as one generated kernel.", (double)d.vulkan_fused);
   one(out, "vulkan_epilogues_total", "counter",
-      "Of those, chains run in a float32 matmul's kernel as its epilogue (no kernel of their own).",
+      "Of those, chains run in a float32 matmul's or reduction's kernel as its epilogue (no kernel of their own).",
       (double)d.vulkan_epilogues);
 }
 

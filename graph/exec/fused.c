@@ -21,9 +21,9 @@
  * Epilogues (docs/graph.md "Epilogues in place"): a chain (one step or more) that
  * reads a temporary for the last time — a matmul's product, a reduction's result —
  * writes its output over that tensor on the CPU when it has the output's shape and
- * nothing else holds it (reusable). On a device, a matmul whose result only the next
- * chain reads is marked (gr_instr.epilogue) and the pair goes to the backend as one
- * kernel (gr_epilogue_run, gr_backend.epilogue).
+ * nothing else holds it (reusable). On a device, a matmul or reduction whose result only
+ * the next chain reads is marked (gr_instr.epilogue) and the pair goes to the backend
+ * as one kernel (gr_epilogue_run, gr_backend.epilogue).
  */
 #include <string.h>
 
@@ -71,6 +71,15 @@ static bool dies_at(const gr_code *c, int pc, int s, int k) {
          !(s > pc && o.idx == c->instrs[s - 1].dst);
 }
 
+/* a matmul or a reduction (sum, mean, max, min): a device may run the chain after it
+ * in its kernel (gr_backend.epilogue) */
+static bool epilogue_head(const gr_instr *in) {
+  const gr_op *op = in->op;
+  if (op->family == GR_FAM_MATMUL) return in->nargs == 2;
+  return op->family == GR_FAM_REDUCE && in->nargs <= 2 &&
+         (op->code == KN_SUM || op->code == KN_MEAN || op->code == KN_MAX || op->code == KN_MIN);
+}
+
 void gr_fuse_mark(gr_code *c) {
   kn_fused_step st;
   for (int pc = 0; pc < c->ninstr;) {
@@ -85,9 +94,8 @@ void gr_fuse_mark(gr_code *c) {
     c->instrs[pc].fuse = (uint16_t)(end - pc);
     c->instrs[pc].in_place = dying;
     const gr_instr *in = &c->instrs[pc];
-    c->instrs[pc].epilogue = !chain && in->kind == GI_PRIM && in->op->family == GR_FAM_MATMUL &&
-                             in->nargs == 2 && pc + 1 < c->ninstr && as_step(&c->instrs[pc + 1], &st) &&
-                             links(c, pc, pc + 1);
+    c->instrs[pc].epilogue = !chain && in->kind == GI_PRIM && epilogue_head(in) && pc + 1 < c->ninstr &&
+                             as_step(&c->instrs[pc + 1], &st) && links(c, pc, pc + 1);
     pc = end + 1;
   }
 }
@@ -241,6 +249,6 @@ sg_code gr_epilogue_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slo
   gr_val args[2];
   *done = false;
   if (!ctx->backend || !ctx->backend->epilogue || !plan(c, pc + 1, slots, env, &f, head->dst)) return SG_OK;
-  for (int k = 0; k < 2; k++) args[k] = *gr_operand_val(c, slots, env, head->args[k]);
-  return ctx->backend->epilogue(ctx, head->op, args, 2, &f, out, done, err);
+  for (int k = 0; k < head->nargs; k++) args[k] = *gr_operand_val(c, slots, env, head->args[k]);
+  return ctx->backend->epilogue(ctx, head->op, args, head->nargs, &f, out, done, err);
 }

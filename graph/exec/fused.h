@@ -28,7 +28,7 @@ void gr_fuse_mark(gr_code *c);
 sg_code gr_fused_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots, const gr_val *env,
                      gr_val *out, bool *done, sg_error *err);
 
-/* On a device whose backend takes epilogues: runs the matmul at pc (instrs[pc].epilogue)
+/* On a device whose backend takes epilogues: runs the matmul or reduction at pc (instrs[pc].epilogue)
  * and the chain at pc + 1 as one kernel when the chain's operands allow (*done, *out:
  * the chain's last value); *done false with SG_OK: nothing was done. */
 sg_code gr_epilogue_run(gr_ctx *ctx, const gr_code *c, int pc, const gr_val *slots, const gr_val *env,

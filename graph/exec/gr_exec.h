@@ -58,7 +58,7 @@ typedef struct gr_backend {
   /* Runs chain f as one pass on the device when its operands allow: *out (the last
    * step's value) and *done set; *done false: the steps run one by one. NULL: never. */
   sg_code (*fused)(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg_error *err);
-  /* Runs primitive op (a matmul) on args with chain f as its epilogue — f's step 0
+  /* Runs primitive op (a matmul, a reduction) on args with chain f as its epilogue — f's step 0
    * reads the op's result as its previous value — in one kernel where the device can:
    * *out (the chain's last value) and *done set; *done false: the op, then the chain,
    * run as they are. NULL: never. */
@@ -83,8 +83,8 @@ typedef struct gr_instr {
   /* on the first instruction of a chain (of one step or more) that reads a temporary
    * for the last time: its output may be written over that temporary (fused.c) */
   uint8_t in_place;
-  /* on a matmul whose result only the chain starting at the next instruction reads:
-   * a device may run that chain in the matmul's kernel (gr_backend.epilogue) */
+  /* on a matmul or reduction whose result only the chain starting at the next
+   * instruction reads: a device may run that chain in its kernel (gr_backend.epilogue) */
   uint8_t epilogue;
   uint32_t dst;
   const gr_op *op;    /* GI_PRIM */

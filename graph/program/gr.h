@@ -162,7 +162,7 @@ typedef struct gr_device_stats {
   uint64_t cpu_fallbacks;                 /* primitives of Vulkan requests run on the CPU */
   uint64_t vulkan_fused, cpu_fused;       /* elementwise chains run as one pass (docs/graph.md) */
   uint64_t cpu_fused_in_place;            /* of cpu_fused, those written over a dying temporary */
-  uint64_t vulkan_epilogues;              /* of vulkan_fused, those run in a matmul's kernel */
+  uint64_t vulkan_epilogues;              /* of vulkan_fused, those run in a matmul's or reduction's kernel */
 } gr_device_stats;
 void gr_device_stats_get(gr_device_stats *out);
 /* Bytes of tensor data a value holds (a variable: its current value; a device-resident

@@ -174,6 +174,31 @@ static sg_code scale_in_place(struct gr_vk_exec *x, kn_vk_batch *bt, gr_dtensor 
   return rc;
 }
 
+bool gr_vkx_reduce_view(const gr_val *a, bool has_axis, int64_t *axis, kn_vk_shape *s, int64_t *oshape, int *ond,
+                        int64_t *len, int64_t *nout) {
+  kn_dtype dt;
+  int nd;
+  const int64_t *shape;
+  if (!gr_vkx_tensor_meta(a, &dt, &nd, &shape)) return false;
+  *s = (kn_vk_shape){.ndim = nd};
+  int64_t size = 1;
+  for (int i = 0; i < nd; i++) size *= s->dims[i] = shape[i];
+  *ond = 0;
+  if (!has_axis) {
+    *s = (kn_vk_shape){.ndim = 1, .dims = {size}};
+    *axis = 0;
+  } else {
+    if (*axis < 0) *axis += nd;
+    if (*axis < 0 || *axis >= nd) return false; /* the CPU kernel reports it */
+    for (int i = 0; i < nd; i++)
+      if (i != *axis) oshape[(*ond)++] = shape[i];
+  }
+  *len = s->dims[*axis];
+  *nout = 1;
+  for (int i = 0; i < *ond; i++) *nout *= oshape[i];
+  return true;
+}
+
 /* sum / mean / max / min / argmax along one axis or over everything (bool inputs arrive
  * converted by exec_vulkan_dtype.c; float16 has its own kernels: reduce_f16, argmax_f16);
  * an empty reduced axis gives sum 0 and mean NaN here, and max/min/argmax of nothing go
@@ -195,27 +220,15 @@ static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   int64_t axis = 0;
   if (has_axis && (args[1].tag != GV_INT)) return SG_OK;
   if (has_axis) axis = args[1].u.i;
+  kn_vk_shape s;
+  int64_t oshape[KN_MAX_DIMS], len, nout;
+  int ond;
+  if (!gr_vkx_reduce_view(&args[0], has_axis, &axis, &s, oshape, &ond, &len, &nout)) return SG_OK;
+  if (len == 0 && nout > 0 && code != KN_SUM && code != KN_MEAN) return SG_OK;
   gr_dtensor *da;
   bool ta;
   sg_code rc = gr_vkx_operand_as(x, &args[0], dt, &da, &ta, err);
   if (rc) return rc;
-  /* the reduced view: [outer, len, inner] */
-  kn_vk_shape s = gr_vkx_vshape(da);
-  int64_t oshape[KN_MAX_DIMS];
-  int ond = 0;
-  if (!has_axis) {
-    s.ndim = 1;
-    s.dims[0] = da->size;
-    axis = 0;
-  } else {
-    if (axis < 0) axis += da->ndim;
-    if (axis < 0 || axis >= da->ndim) goto cpu; /* the CPU kernel reports it */
-    for (int i = 0; i < da->ndim; i++)
-      if (i != axis) oshape[ond++] = da->shape[i];
-  }
-  int64_t len = s.dims[axis], nout = 1;
-  for (int i = 0; i < ond; i++) nout *= oshape[i];
-  if (len == 0 && nout > 0 && code != KN_SUM && code != KN_MEAN) goto cpu;
   gr_dtensor *r;
   kn_vk_batch *bt;
   if (!(rc = gr_vkx_new_output(x, rt, ond, oshape, &r, err))) {
@@ -264,9 +277,6 @@ static sg_code run_reduce(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, gr_
   }
   if (ta) gr_vkx_dt_release(da);
   return rc;
-cpu:
-  if (ta) gr_vkx_dt_release(da);
-  return SG_OK;
 }
 
 /* softmax / log_softmax (row code 1) along any axis, float32, float64 or float16 */

@@ -12,12 +12,12 @@
  * them. Anything else (other dtypes, other broadcasting, an op without a float32
  * kernel, more operands than the kernel binds) is left to the op-by-op recorders.
  *
- * A chain right after a float32 matmul that only it reads (exec/fused.c marks the
- * matmul: gr_instr.epilogue) goes into the matmul's kernel as its epilogue
- * (gr_backend.epilogue; kn_vk_matmul_epilogue, docs/vulkan.md "Matmul epilogues"): at
- * most 8 steps, 3 tensors and 4 numbers, every tensor broadcasting to the product's
- * shape; the product is never stored on its own. Otherwise the matmul and the chain
- * run as they would alone.
+ * A chain right after a float32 matmul or reduction (sum, mean, max, min) that only it
+ * reads (exec/fused.c marks the head: gr_instr.epilogue) goes into the head's kernel as
+ * its epilogue (gr_backend.epilogue; kn_vk_matmul_epilogue, kn_vk_reduce_epilogue,
+ * docs/vulkan.md "Epilogues"): at most 8 steps, 3 tensors and 4 numbers, every tensor
+ * broadcasting to the head's result shape; that result is never stored on its own.
+ * Otherwise the head and the chain run as they would alone.
  */
 #include <string.h>
 
@@ -156,38 +156,85 @@ sg_code gr_vkx_fused(gr_ctx *ctx, const gr_fused *f, gr_val *out, bool *done, sg
   return rc;
 }
 
+/* A float32 reduction the reduce kernel takes (sum, mean, max, min over an axis or all;
+ * nothing empty) and its view and result shape; false: it runs as it would alone. */
+typedef struct reduction {
+  kn_vk_reduce_op op;
+  int64_t axis, len, nout;
+  kn_vk_shape s;
+  int ond;
+  int64_t oshape[KN_MAX_DIMS];
+} reduction;
+
+static bool reduction_of(const gr_op *op, const gr_val *args, int n, reduction *rd) {
+  kn_dtype dt;
+  bool has_axis = n > 1 && args[1].tag != GV_NONE;
+  if (!gr_vkx_tensor_dtype(&args[0], &dt) || dt != KN_FLOAT32 || (has_axis && args[1].tag != GV_INT)) return false;
+  switch (op->code) {
+  case KN_SUM: rd->op = KN_VK_REDUCE_SUM; break;
+  case KN_MEAN: rd->op = KN_VK_REDUCE_MEAN; break;
+  case KN_MAX: rd->op = KN_VK_REDUCE_MAX; break;
+  case KN_MIN: rd->op = KN_VK_REDUCE_MIN; break;
+  default: return false; /* argmax: an int64 result */
+  }
+  rd->axis = has_axis ? args[1].u.i : 0;
+  return gr_vkx_reduce_view(&args[0], has_axis, &rd->axis, &rd->s, rd->oshape, &rd->ond, &rd->len, &rd->nout) &&
+         rd->len > 0 && rd->nout > 0;
+}
+
+/* Records reduction rd of args[0] with epilogue epi into a new device tensor. */
+static sg_code record_reduction(struct gr_vk_exec *x, const reduction *rd, const gr_val *a, const kn_vk_epilogue *epi,
+                                gr_val *out, bool *done, sg_error *err) {
+  gr_dtensor *da, *r;
+  bool ta;
+  kn_vk_batch *bt;
+  sg_code rc = gr_vkx_operand_as(x, a, KN_FLOAT32, &da, &ta, err);
+  if (rc) return rc;
+  if (!(rc = gr_vkx_new_output(x, KN_FLOAT32, rd->ond, rd->oshape, &r, err))) {
+    if (!(rc = gr_vkx_batch(x, &bt, err)))
+      rc = kn_vk_reduce_epilogue(bt, rd->op, da->db->buf, &rd->s, (int)rd->axis, r->db->buf, epi, err);
+    rc = gr_vkx_finish(r, rc, out, done);
+  }
+  if (ta) gr_vkx_dt_release(da);
+  return rc;
+}
+
 sg_code gr_vkx_epilogue(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const gr_fused *f, gr_val *out,
                         bool *done, sg_error *err) {
   struct gr_vk_exec *x = gr_vkx(ctx);
   *done = false;
   kn_vk_fused_step steps[KN_VK_FUSED_STEPS];
   operands o;
-  if (!x || op->family != GR_FAM_MATMUL || n != 2 || f->nsteps > KN_VK_EPI_STEPS || !kernel_steps(f, steps) ||
-      !collect(f, &o, steps) || o.ntensors > KN_VK_EPI_INPUTS || o.nscalars > KN_VK_EPI_SCALARS)
+  bool mat = op->family == GR_FAM_MATMUL;
+  if (!x || (!mat && op->family != GR_FAM_REDUCE) || n < 1 || n > 2 || (mat && n != 2) ||
+      f->nsteps > KN_VK_EPI_STEPS || !kernel_steps(f, steps) || !collect(f, &o, steps) ||
+      o.ntensors > KN_VK_EPI_INPUTS || o.nscalars > KN_VK_EPI_SCALARS)
     return SG_OK;
-  /* the product's operands, resident ones borrowed as gr_vk_prim does */
-  gr_val margs[2], mheld[2] = {gv_none(), gv_none()};
+  /* the head's tensors, resident ones borrowed as gr_vk_prim does */
+  gr_val hargs[2], held[2] = {gv_none(), gv_none()};
   sg_code rc = SG_OK;
-  for (int k = 0; k < 2 && !rc; k++) {
-    margs[k] = args[k];
-    if (args[k].tag == GV_RESIDENT && !(rc = gr_vkr_import(x, args[k].u.r, &mheld[k], err))) margs[k] = mheld[k];
+  for (int k = 0; k < n && !rc; k++) {
+    hargs[k] = args[k];
+    if (args[k].tag == GV_RESIDENT && !(rc = gr_vkr_import(x, args[k].u.r, &held[k], err))) hargs[k] = held[k];
   }
   gr_vkx_mm mm;
-  /* the chain's tensors broadcast to the product's shape (the result keeps it) */
+  reduction rd;
+  bool fits = !rc && (mat ? gr_vkx_matmul_plan(x, op, hargs, &mm) && mm.dt == KN_FLOAT32 && mm.k > 0 &&
+                                mm.batch * mm.m * mm.n > 0
+                          : reduction_of(op, hargs, n, &rd));
+  /* the chain's tensors broadcast to the head's result shape (the result keeps it) */
   int ndims[1 + KN_VK_EPI_INPUTS], ndim;
   const int64_t *shapes[1 + KN_VK_EPI_INPUTS];
   int64_t shape[KN_MAX_DIMS], sizes[1 + KN_VK_EPI_INPUTS], inners[1 + KN_VK_EPI_INPUTS];
-  bool fits = !rc && gr_vkx_matmul_plan(x, op, margs, &mm) && mm.dt == KN_FLOAT32 && mm.k > 0 &&
-              mm.batch * mm.m * mm.n > 0;
   if (fits) {
-    ndims[0] = mm.ond;
-    shapes[0] = mm.oshape;
+    ndims[0] = mat ? mm.ond : rd.ond;
+    shapes[0] = mat ? mm.oshape : rd.oshape;
     for (int k = 0; k < o.ntensors; k++) {
       ndims[1 + k] = o.ndims[k];
       shapes[1 + k] = o.shapes[k];
     }
-    fits = gr_fused_broadcast(1 + o.ntensors, ndims, shapes, shape, &ndim, sizes, inners) && ndim == mm.ond &&
-           !memcmp(shape, mm.oshape, sizeof(int64_t) * (size_t)ndim);
+    fits = gr_fused_broadcast(1 + o.ntensors, ndims, shapes, shape, &ndim, sizes, inners) && ndim == ndims[0] &&
+           !memcmp(shape, shapes[0], sizeof(int64_t) * (size_t)ndim);
   }
   if (fits) {
     on_device d;
@@ -195,7 +242,8 @@ sg_code gr_vkx_epilogue(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const
       kn_vk_epilogue epi = {.steps = steps, .nsteps = f->nsteps, .ins = d.bufs, .in_sizes = sizes + 1,
                             .in_inners = inners + 1, .nins = o.ntensors, .scalars = o.scalars,
                             .nscalars = o.nscalars};
-      rc = gr_vkx_matmul_record(x, &mm, &epi, out, done, err);
+      rc = mat ? gr_vkx_matmul_record(x, &mm, &epi, out, done, err)
+               : record_reduction(x, &rd, &hargs[0], &epi, out, done, err);
       if (!rc && *done) {
         x->st.fused++;
         x->st.epilogues++;
@@ -203,7 +251,7 @@ sg_code gr_vkx_epilogue(gr_ctx *ctx, const gr_op *op, gr_val *args, int n, const
     }
     release(&d);
   }
-  for (int k = 0; k < 2; k++) gv_release(mheld[k]);
+  for (int k = 0; k < 2; k++) gv_release(held[k]);
   return rc;
 }
 

@@ -198,6 +198,12 @@ typedef struct gr_vkx_mm {
 /* The matmul op computes on args (resident ones imported first), where a device kernel
  * can: false leaves it to the CPU kernel (other broadcasts, dtypes, its errors). */
 bool gr_vkx_matmul_plan(struct gr_vk_exec *x, const gr_op *op, const gr_val *args, gr_vkx_mm *mm);
+/* The [outer, len, inner] view (*s, *axis: the reduced one) of a reduction of tensor a
+ * (device or host) over *axis (has_axis false: all of it), the result's shape, the
+ * reduced length and the results' count; false: no tensor, or the axis is out of range
+ * (the CPU kernel reports it). */
+bool gr_vkx_reduce_view(const gr_val *a, bool has_axis, int64_t *axis, kn_vk_shape *s, int64_t *oshape, int *ond,
+                        int64_t *len, int64_t *nout);
 /* Records mm (with epilogue epi, float32 and k > 0, when not NULL) into a new device
  * tensor: *out, *done. */
 sg_code gr_vkx_matmul_record(struct gr_vk_exec *x, const gr_vkx_mm *mm, const kn_vk_epilogue *epi,

@@ -40,7 +40,7 @@ typedef struct gr_vk_stats {
   uint64_t reused;      /* kernel outputs served from a dead tensor's buffer */
   uint64_t cpu_fallbacks; /* primitives run on the CPU during Vulkan requests */
   uint64_t fused;       /* elementwise chains run as one generated kernel */
-  uint64_t epilogues;   /* of those, chains run in a matmul kernel's stores (its epilogue) */
+  uint64_t epilogues;   /* of those, chains run in a matmul's or reduction's kernel (its epilogue) */
   uint64_t upload_bytes, download_bytes; /* bytes of those copies */
 } gr_vk_stats;
 void gr_vk_stats_get(gr_vk_stats *out);

@@ -8,7 +8,10 @@
 // per-subgroup results of subgroupAdd/Max/Min, otherwise it uses a shared-memory tree.
 // Mean (OP 3, float32 and float16) is the float32 sum times pc.scale (float32(1/len)),
 // the same product the separate scaling dispatch of the other types computes.
+// -DKN_EPILOGUE (float32): each result goes through an elementwise epilogue before it is
+// stored (epilogue.glsl).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 #ifdef KN_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -30,7 +33,6 @@
 #define ACC double
 #define KN_FLOAT
 #elif defined(KN_F16)
-#extension GL_GOOGLE_include_directive : require
 #include "half_io.glsl"
 #define T HALF_WORD
 #define ACC float
@@ -52,7 +54,9 @@ layout(std430, binding = 1) writeonly buffer C { ACC c[]; };
 #define LOAD(i) ACC(a[i])
 #define STORE(i, v) c[i] = (v)
 #endif
-layout(push_constant) uniform P { uint outer, len, inner; float scale; } pc;
+#include "epilogue_push.glsl"
+layout(push_constant) uniform P { uint outer, len, inner; float scale; EPILOGUE_PUSH } pc;
+#include "epilogue.glsl"
 
 shared ACC partial[gl_WorkGroupSize.x];
 
@@ -107,7 +111,7 @@ void main() {
     if (tid == 0u) {
       float r = partial[0];
       for (uint s = 1u; s < gl_NumSubgroups; s++) r = combine(OP, r, partial[s]);
-      STORE(o, finish(r));
+      STORE(o, epilogue(finish(r), o));
     }
 #else
     partial[tid] = acc;
@@ -116,7 +120,7 @@ void main() {
       if (tid < s) partial[tid] = combine(OP, partial[tid], partial[tid + s]);
       barrier();
     }
-    if (tid == 0u) STORE(o, finish(partial[0]));
+    if (tid == 0u) STORE(o, epilogue(finish(partial[0]), o));
 #endif
     barrier();  // partial[] is reused by the next output
   }

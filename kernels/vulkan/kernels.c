@@ -309,8 +309,18 @@ sg_code kn_vk_reduce(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const
   return kn_vk_reduce_typed(bt, KN_VK_F32, op, a, s, axis, out, err);
 }
 
-sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
-                           const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err) {
+/* Must match reduce.comp's push_constant block (the epilogue's fields with one). */
+typedef struct reduce_push {
+  uint32_t outer, len, inner;
+  float scale;
+  kn_vk_epi_push epi;
+} reduce_push;
+enum { REDUCE_PUSH_PLAIN = 4 * sizeof(uint32_t) };
+
+/* kn_vk_reduce_typed, with epilogue epi (float32) when not NULL */
+static sg_code reduce_record(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
+                             const kn_vk_shape *s, int axis, kn_vk_buffer *out, const kn_vk_epilogue *epi,
+                             sg_error *err) {
   kn_vk_context *ctx = kn_vk_batch_context(bt);
   if ((unsigned)op > KN_VK_REDUCE_MEAN)
     return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: unknown reduction %d", (int)op);
@@ -331,9 +341,8 @@ sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, k
     return code;
   /* mean: the float32 product the scaling dispatch of the float64 mean would compute */
   float scale = (float)(1.0 / (double)len);
-  uint32_t pc[4] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner, 0};
-  memcpy(&pc[3], &scale, sizeof scale);
-  uint32_t spec[2] = {kn_vk_wg_size(ctx, 256), (uint32_t)op};
+  reduce_push pc = {.outer = (uint32_t)outer, .len = (uint32_t)len, .inner = (uint32_t)inner, .scale = scale};
+  uint32_t spec[6 + KN_VK_EPI_STEPS] = {kn_vk_wg_size(ctx, 256), (uint32_t)op}, nspec = 2;
   if (len < 64 && inner > 1)
     spec[0] = kn_vk_wg_size(ctx, 32); /* short strided columns: fewer idle invocations */
   const char *kernel = widen ? "reduce_i32_sum" : elems[et].reduce;
@@ -341,16 +350,36 @@ sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, k
     kernel = "reduce_subgroup";
   if (et == KN_VK_F16 && ctx->subgroup_ops)
     kernel = "reduce_subgroup_f16";
-  kn_vk_binding binds[2] = {{a, false}, {out, true}};
+  kn_vk_binding binds[3 + KN_VK_EPI_INPUTS] = {{a, false}, {out, true}, {a, false}};
+  int nbind = 2;
+  if (epi) { /* the float32 kernels with an epilogue (binding 2 unused) */
+    if (et != KN_VK_F32 || widen)
+      return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: a reduction's epilogue is float32 only");
+    if ((code = kn_vk_epilogue_prepare(epi, "reduction", outer * inner, &pc.epi, spec, &nspec, binds, a, err)))
+      return code;
+    kernel = ctx->subgroup_ops ? "reduce_subgroup_epi" : "reduce_epi";
+    nbind = 3 + KN_VK_EPI_INPUTS;
+  }
   kn_vk_dispatch_desc d = {.kernel = kernel,
                            .bindings = binds,
-                           .nbindings = 2,
-                           .push = pc,
-                           .push_bytes = sizeof pc,
+                           .nbindings = nbind,
+                           .push = &pc,
+                           .push_bytes = epi ? sizeof pc : REDUCE_PUSH_PLAIN,
                            .spec = spec,
-                           .nspec = 2,
+                           .nspec = (int)nspec,
                            .groups = {kn_vk_grid(outer * inner, 1), 1, 1}};
   return kn_vk_dispatch(bt, &d, err);
+}
+
+sg_code kn_vk_reduce_typed(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
+                           const kn_vk_shape *s, int axis, kn_vk_buffer *out, sg_error *err) {
+  return reduce_record(bt, et, op, a, s, axis, out, NULL, err);
+}
+
+sg_code kn_vk_reduce_epilogue(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s, int axis,
+                              kn_vk_buffer *out, const kn_vk_epilogue *epi, sg_error *err) {
+  if (!epi) return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: reduction epilogue missing");
+  return reduce_record(bt, KN_VK_F32, op, a, s, axis, out, epi, err);
 }
 
 sg_code kn_vk_argmax(kn_vk_batch *bt, kn_vk_elem et, kn_vk_buffer *a, const kn_vk_shape *s,

@@ -74,6 +74,29 @@ sg_code kn_vk_fused_inputs(kn_vk_buffer *const *ins, const int64_t *in_sizes, co
   return SG_OK;
 }
 
+sg_code kn_vk_epilogue_prepare(const kn_vk_epilogue *epi, const char *what, int64_t n, kn_vk_epi_push *push,
+                               uint32_t *spec, uint32_t *nspec, kn_vk_binding *binds, kn_vk_buffer *spare,
+                               sg_error *err) {
+  if (!epi || epi->nsteps < 1 || epi->nsteps > KN_VK_EPI_STEPS || epi->nins < 0 ||
+      epi->nins > KN_VK_EPI_INPUTS || epi->nscalars < 0 || epi->nscalars > KN_VK_EPI_SCALARS)
+    return sg_error_set(err, SG_INVALID_ARGUMENT,
+                        "vulkan: %s epilogue of %d steps, %d buffers, %d scalars (limits: 1..%d, %d, %d)", what,
+                        epi ? epi->nsteps : 0, epi ? epi->nins : 0, epi ? epi->nscalars : 0, KN_VK_EPI_STEPS,
+                        KN_VK_EPI_INPUTS, KN_VK_EPI_SCALARS);
+  sg_code code;
+  if ((code = kn_vk_fused_inputs(epi->ins, epi->in_sizes, epi->in_inners, epi->nins, n, push->emod, push->ediv,
+                                 &spec[5], err)) ||
+      (code = kn_vk_fused_codes(epi->steps, epi->nsteps, epi->nins, epi->nscalars, true, spec + 6, err)))
+    return code;
+  for (uint32_t i = *nspec; i < 4; i++) spec[i] = 0;
+  spec[4] = (uint32_t)epi->nsteps;
+  *nspec = 6 + (uint32_t)epi->nsteps;
+  if (epi->nscalars) memcpy(push->es, epi->scalars, (size_t)epi->nscalars * sizeof *push->es);
+  for (int i = 0; i < KN_VK_EPI_INPUTS; i++)
+    binds[3 + i] = (kn_vk_binding){i < epi->nins ? epi->ins[i] : epi->nins ? epi->ins[0] : spare, false};
+  return SG_OK;
+}
+
 sg_code kn_vk_fused_f32(kn_vk_batch *bt, const kn_vk_fused_step *steps, int nsteps,
                         kn_vk_buffer *const *ins, const int64_t *in_sizes, const int64_t *in_inners,
                         int nins, const float *scalars, int nscalars, kn_vk_buffer *out, int64_t n,

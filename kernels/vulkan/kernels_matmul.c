@@ -305,9 +305,7 @@ sg_code kn_vk_matmul(kn_vk_batch *bt, kn_vk_buffer *a, kn_vk_buffer *b, kn_vk_bu
  * follow (epilogue_push.glsl). */
 typedef struct matmul_push {
   uint32_t m, n, k, batch_a, batch_b, batch_c, batch;
-  uint32_t zero_a, zero_b; /* opaque()'s masks: 0, unknown to the compiler */
-  uint32_t emod[KN_VK_EPI_INPUTS], ediv[KN_VK_EPI_INPUTS];
-  float es[KN_VK_EPI_SCALARS];
+  kn_vk_epi_push epi;
 } matmul_push;
 _Static_assert(sizeof(matmul_push) <= KN_VK_PUSH_BYTES, "matmul push constants too big");
 _Static_assert(6 + KN_VK_EPI_STEPS <= KN_VK_MAX_SPEC, "matmul epilogue specialization constants");
@@ -344,12 +342,7 @@ sg_code kn_vk_matmul_epilogue(kn_vk_batch *bt, int trans, kn_vk_buffer *a, kn_vk
                               kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                               int64_t stride_a, int64_t stride_b, const kn_vk_epilogue *epi,
                               sg_error *err) {
-  if (!epi || epi->nsteps < 1 || epi->nsteps > KN_VK_EPI_STEPS || epi->nins < 0 ||
-      epi->nins > KN_VK_EPI_INPUTS || epi->nscalars < 0 || epi->nscalars > KN_VK_EPI_SCALARS)
-    return sg_error_set(err, SG_INVALID_ARGUMENT,
-                        "vulkan: matmul epilogue of %d steps, %d buffers, %d scalars (limits: 1..%d, %d, %d)",
-                        epi ? epi->nsteps : 0, epi ? epi->nins : 0, epi ? epi->nscalars : 0,
-                        KN_VK_EPI_STEPS, KN_VK_EPI_INPUTS, KN_VK_EPI_SCALARS);
+  if (!epi) return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: matmul epilogue missing");
   return record(bt, KN_VK_F32, trans, a, b, c, batch, m, n, k, stride_a, stride_b, epi, err);
 }
 
@@ -458,16 +451,8 @@ static sg_code record(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a
     if (!kernel)
       return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan: matmul variant '%s' has no epilogue",
                           kn_vk_matmul_variant_name(plan.variant));
-    if ((code = kn_vk_fused_inputs(epi->ins, epi->in_sizes, epi->in_inners, epi->nins, batch * m * n,
-                                   pc.emod, pc.ediv, &spec[5], err)) ||
-        (code = kn_vk_fused_codes(epi->steps, epi->nsteps, epi->nins, epi->nscalars, true, spec + 6, err)))
+    if ((code = kn_vk_epilogue_prepare(epi, "matmul", batch * m * n, &pc.epi, spec, &nspec, binds, a, err)))
       return code;
-    for (uint32_t i = nspec; i < 4; i++) spec[i] = 0;
-    spec[4] = (uint32_t)epi->nsteps;
-    nspec = 6 + (uint32_t)epi->nsteps;
-    if (epi->nscalars) memcpy(pc.es, epi->scalars, (size_t)epi->nscalars * sizeof *pc.es);
-    for (int i = 0; i < KN_VK_EPI_INPUTS; i++) /* unused bindings: a buffer never read */
-      binds[3 + i] = (kn_vk_binding){i < epi->nins ? epi->ins[i] : epi->nins ? epi->ins[0] : a, false};
     nbind = 3 + KN_VK_EPI_INPUTS;
     plan.kernel = kernel;
   }

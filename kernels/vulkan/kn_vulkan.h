@@ -443,6 +443,12 @@ sg_code kn_vk_matmul_epilogue(kn_vk_batch *bt, int trans, kn_vk_buffer *a, kn_vk
                               kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                               int64_t stride_a, int64_t stride_b, const kn_vk_epilogue *epi,
                               sg_error *err);
+/* A float32 reduction (kn_vk_reduce_typed with KN_VK_F32: sum, max, min, mean) whose
+ * every result element goes through epilogue epi before it is stored (reduce.comp's
+ * _epi builds), as kn_vk_matmul_epilogue's: its buffers broadcast against the
+ * outer * inner results. */
+sg_code kn_vk_reduce_epilogue(kn_vk_batch *bt, kn_vk_reduce_op op, kn_vk_buffer *a, const kn_vk_shape *s, int axis,
+                              kn_vk_buffer *out, const kn_vk_epilogue *epi, sg_error *err);
 
 const char *kn_vk_matmul_variant_name(kn_vk_matmul_variant v); /* "auto", "tiled", ... */
 /* Parses auto|tiled|subgroup|coop|blocked (NULL or "" is auto); SG_INVALID_ARGUMENT

@@ -191,6 +191,20 @@ sg_code kn_vk_fused_codes(const kn_vk_fused_step *steps, int nsteps, int nins, i
 sg_code kn_vk_fused_inputs(kn_vk_buffer *const *ins, const int64_t *in_sizes, const int64_t *in_inners,
                            int nins, int64_t n, uint32_t *mod, uint32_t *div, uint32_t *bcast,
                            sg_error *err);
+/* The push-constant fields of a kernel's elementwise epilogue (epilogue_push.glsl),
+ * appended to the kernel's own. */
+typedef struct kn_vk_epi_push {
+  uint32_t zero_a, zero_b; /* opaque()'s masks: 0, unknown to the compiler */
+  uint32_t emod[KN_VK_EPI_INPUTS], ediv[KN_VK_EPI_INPUTS];
+  float es[KN_VK_EPI_SCALARS];
+} kn_vk_epi_push;
+/* Checks epi (what) over a result of n elements and fills its push fields, its
+ * specialization constants (spec[4], spec[5], spec[6..]: ids 4..13 in every _epi
+ * kernel; *nspec becomes 6 + its steps, ids below 4 the caller's, unused ones 0) and
+ * its bindings binds[3..5] (unused ones `spare`, never read). */
+sg_code kn_vk_epilogue_prepare(const kn_vk_epilogue *epi, const char *what, int64_t n, kn_vk_epi_push *push,
+                               uint32_t *spec, uint32_t *nspec, kn_vk_binding *binds, kn_vk_buffer *spare,
+                               sg_error *err);
 /* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
 void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st);
 /* Whether the device's subgroups suit the subgroup kernels (arithmetic, size 4..128). */

@@ -18,8 +18,9 @@ matrix), a reduction or a softmax over an axis, or a reshape: the chain that rea
 a temporary for the last time writes its output over it on the CPU (its epilogue, in
 place) when the temporary has the output's shape and nothing else holds it (a reshape
 is a view: never); the CPU's counters must show that this happened (--min-in-place of
-the programs). On a Vulkan device a chain after a float32 matmul runs in the matmul's
-kernel as its epilogue (graph/vulkan/exec_vulkan_fused.c), counted by --min-epilogue.
+the programs). On a Vulkan device a chain after a float32 matmul or reduction runs in
+that kernel as its epilogue (graph/vulkan/exec_vulkan_fused.c), counted by
+--min-epilogue.
 
 With --device vulkan:N the same programs run on that Vulkan device, where a chain is one
 generated kernel (graph/vulkan/exec_vulkan_fused.c) and op by op is one dispatch per
@@ -156,7 +157,7 @@ def main():
     ap.add_argument("--min-fused", type=float, default=0.0,
                     help="fraction of the programs that must have run a fused chain")
     ap.add_argument("--min-epilogue", type=float, default=0.0,
-                    help="(device) fraction of the programs that must have run a matmul epilogue")
+                    help="(device) fraction of the programs that must have run an epilogue")
     ap.add_argument("--min-in-place", type=float, default=0.0,
                     help="(CPU) fraction of the programs that must have run a chain in place")
     a = ap.parse_args()
@@ -183,7 +184,7 @@ def main():
         print(f"seed {s}: fused and op-by-op results differ\n{cases[i][0]}\n"
               f"fused:    {fused[i][:400]}\nop by op: {plain[i][:400]}")
     print(f"fusediff: {len(seeds)} programs on {a.device} ({ok} ran without error), "
-          f"{len(bad)} mismatched" + (f", {nfused} ran a fused kernel, {nepilogue} a matmul epilogue"
+          f"{len(bad)} mismatched" + (f", {nfused} ran a fused kernel, {nepilogue} an epilogue"
                                       if a.device != "cpu" else f", {nin_place} ran a chain in place"))
     if nfused < a.min_fused * len(seeds):
         print(f"fusediff: fewer than {a.min_fused:.0%} of the programs ran a fused kernel")

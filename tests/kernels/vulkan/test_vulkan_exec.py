@@ -70,6 +70,9 @@ case("mlp", "(def mlp (x w1 b1 w2 b2) (softmax (+ (matmul (relu (+ (matmul x w1)
 case("batched epilogue", "(def f (x w b) (tanh (+ (* (matmul x w) 0.5) b)))", [f32(3, 5, 7), f32(7, 4), f32(4)],
      {"dispatches": lambda v: v == 1, "epilogues": lambda v: v == 1, "uploads": lambda v: v == 3,
       "cpu_fallbacks": lambda v: v == 0})
+# a reduction's chain in the reduction's kernel: a mean along the rows, scaled, a bias
+case("reduction epilogue", "(def f (x b) (sqrt (+ (* (mean x 1) 0.5) b)))", [f32(8, 16), np.abs(f32(8)) + 5],
+     {"dispatches": lambda v: v == 1, "epilogues": lambda v: v == 1, "cpu_fallbacks": lambda v: v == 0})
 case("product read after its chain", "(def f (x w) (let p (matmul x w) (matmul (relu p) (transpose p))))",
      [f32(6, 6), f32(6, 6)],
      {"epilogues": lambda v: v == 0, "cpu_fallbacks": lambda v: v == 0})

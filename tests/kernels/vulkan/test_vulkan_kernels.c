@@ -341,6 +341,80 @@ static void fused_chain_errors(void **state) {
   kn_vk_buffer_destroy(out);
 }
 
+/* A reduction with an epilogue (kn_vk_reduce_epilogue: sqrt(|tanh(r * 2 + b)|) - 1 with
+ * b of the result's shape) against the reduction stored and the same chain as a fused
+ * kernel, bit for bit: every op, axes inner, outer and middle, and all elements. */
+static void reduce_epilogue_matches_two_kernels(void **state) {
+  kn_vk_context *ctx = *state;
+  static const struct {
+    kn_vk_shape s;
+    int axis;
+  } cases[] = {{{2, {7, 33}}, 1}, {{2, {7, 33}}, 0}, {{1, {1000}}, 0}, {{3, {3, 5, 4}}, 1}};
+  const float scalars[] = {2.0f, 1.0f};
+  const kn_vk_fused_step epi_steps[] = {{false, KN_VK_MUL, KN_VK_FUSED_PREV, KN_VK_FUSED_SCALAR(0)},
+                                        {false, KN_VK_ADD, KN_VK_FUSED_PREV, 0},
+                                        {true, KN_VK_TANH, KN_VK_FUSED_PREV, 0},
+                                        {true, KN_VK_ABS, KN_VK_FUSED_PREV, 0},
+                                        {true, KN_VK_SQRT, KN_VK_FUSED_PREV, 0},
+                                        {false, KN_VK_SUB, KN_VK_FUSED_PREV, KN_VK_FUSED_SCALAR(1)}};
+  kn_vk_fused_step chain[6];
+  memcpy(chain, epi_steps, sizeof chain);
+  chain[0].a = 0; /* the stored reduction */
+  chain[1].b = 1;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (int op = KN_VK_REDUCE_SUM; op <= KN_VK_REDUCE_MEAN; op++) {
+      const kn_vk_shape *sh = &cases[c].s;
+      size_t n = 1, nout = 1;
+      for (int d = 0; d < sh->ndim; d++) {
+        n *= (size_t)sh->dims[d];
+        if (d != cases[c].axis) nout *= (size_t)sh->dims[d];
+      }
+      float *a = vt_random(n, -2.0f, 2.0f), *b = vt_random(nout, -1.0f, 1.0f);
+      kn_vk_buffer *ba = vt_buffer_from(ctx, a, n), *bb = vt_buffer_from(ctx, b, nout), *red, *two, *one;
+      free(a);
+      free(b);
+      VT_OK(kn_vk_buffer_create(ctx, nout * 4, &red, err));
+      VT_OK(kn_vk_buffer_create(ctx, nout * 4, &two, err));
+      VT_OK(kn_vk_buffer_create(ctx, nout * 4, &one, err));
+      kn_vk_buffer *epi_ins[] = {bb}, *chain_ins[] = {red, bb};
+      kn_vk_epilogue epi = {epi_steps, 6, epi_ins, NULL, NULL, 1, scalars, 2};
+      kn_vk_batch *bt;
+      VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+      VT_OK(kn_vk_reduce_typed(bt, KN_VK_F32, (kn_vk_reduce_op)op, ba, sh, cases[c].axis, red, err));
+      VT_OK(kn_vk_fused_f32(bt, chain, 6, chain_ins, NULL, NULL, 2, scalars, 2, two, (int64_t)nout, err));
+      VT_OK(kn_vk_reduce_epilogue(bt, (kn_vk_reduce_op)op, ba, sh, cases[c].axis, one, &epi, err));
+      assert_int_equal(kn_vk_batch_dispatch_count(bt), 3);
+      VT_OK(kn_vk_batch_submit(bt, 0, err));
+      float *want = vt_download(ctx, two, nout), *got = vt_download(ctx, one, nout);
+      for (size_t i = 0; i < nout; i++)
+        if (memcmp(&got[i], &want[i], 4))
+          fail_msg("reduction %d, case %zu: element %zu is %.9g with the epilogue, %.9g as two kernels", op, c, i,
+                   (double)got[i], (double)want[i]);
+      free(want);
+      free(got);
+      kn_vk_buffer *bufs[] = {ba, bb, red, two, one};
+      for (size_t i = 0; i < 5; i++) kn_vk_buffer_destroy(bufs[i]);
+    }
+  /* refused: no epilogue, another element type, an operand past the buffers */
+  float x[4] = {1, 2, 3, 4};
+  kn_vk_buffer *bx = vt_buffer_from(ctx, x, 4), *bo = vt_buffer_from(ctx, x, 4);
+  kn_vk_shape s4 = {1, {4}};
+  kn_vk_fused_step past = {false, KN_VK_ADD, KN_VK_FUSED_PREV, 2};
+  kn_vk_epilogue bad = {&past, 1, &bx, NULL, NULL, 1, scalars, 0};
+  kn_vk_batch *bt;
+  VT_OK(kn_vk_batch_begin(ctx, &bt, err));
+  sg_error e = SG_ERROR_INIT;
+  assert_int_equal(kn_vk_reduce_epilogue(bt, KN_VK_REDUCE_SUM, bx, &s4, 0, bo, NULL, &e), SG_INVALID_ARGUMENT);
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_reduce_epilogue(bt, KN_VK_REDUCE_SUM, bx, &s4, 0, bo, &bad, &e), SG_INVALID_ARGUMENT);
+  assert_non_null(strstr(e.message, "fused step 0"));
+  sg_error_clear(&e);
+  assert_int_equal(kn_vk_batch_dispatch_count(bt), 0);
+  VT_OK(kn_vk_batch_submit(bt, 0, err));
+  kn_vk_buffer_destroy(bx);
+  kn_vk_buffer_destroy(bo);
+}
+
 /* ------------------------------------------------------------ reductions */
 
 static void ref_reduce(kn_vk_reduce_op op, const float *a, const kn_vk_shape *s, int axis,
@@ -903,6 +977,7 @@ int main(void) {
       /* last: they draw from the shared random stream, the data of the tests above stays */
       cmocka_unit_test(fused_chains_match_op_by_op),
       cmocka_unit_test(fused_chain_errors),
+      cmocka_unit_test(reduce_epilogue_matches_two_kernels),
   };
   return cmocka_run_group_tests(tests, vt_setup, vt_teardown);
 }
