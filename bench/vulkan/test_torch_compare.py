@@ -136,8 +136,10 @@ def main():
               and row.endswith("| — | — | — |"),
               "no torch: %s %d has stagd GFLOPS, no cuBLAS" % (dt, n), row)
     mlp = table_rows(md, "## Staged MLP")
-    check([r.split(" | ")[0] for r in mlp] == ["| cpu", "| vulkan:0 resident", "| vulkan:0 host"],
-          "no torch: MLP rows cpu, resident, host", md)
+    check([r.split(" | ")[0] for r in mlp] == ["| cpu", "| vulkan:0 resident", "| vulkan:0 host",
+                                                "| vulkan:0 resident, STAGD_FUSE=0",
+                                                "| vulkan:0 host, STAGD_FUSE=0"],
+          "no torch: MLP rows cpu, resident, host, and the device's again without epilogues", md)
     for r in mlp[1:]:
         err = float(r.split(" | ")[3])
         check(err < 1e-5, "no torch: %s within 1e-5 of the CPU backend" % r.split(" | ")[0], r)
@@ -146,8 +148,8 @@ def main():
           "no torch: a fused-chain row per chain", md)
     check("from op by op" not in md, "no torch: the fused chains have the bits of op by op", md)
     log = open(os.path.join(tmp, "a.log")).read()
-    check("mmv float32 128x128x128" in log and "mlp 32x64x64x10" in log and "--fused-chain" in log,
-          "log holds raw lines")
+    check("mmv float32 128x128x128" in log and "mlp 32x64x64x10" in log and "--fused-chain" in log
+          and "STAGD_FUSE=0 " in log, "log holds raw lines")
 
     # Bench output as the real one prints it (the cases below test the Python side).
     canned = os.path.join(tmp, "canned_bench")

@@ -8,7 +8,9 @@ on a lent GPU, docs/performance.md "Running the GPU figures").
           float32 and float16 squares) and BENCH --mlp B,D0,..,Dn --reps R (the staged
           forward pass, resident and from the host, checked against the CPU backend) and
           BENCH --fused-chain (an 11-op float32 chain as one generated kernel vs one
-          dispatch per op, its bandwidth against a one-op kernel's, bits checked);
+          dispatch per op, its bandwidth against a one-op kernel's, bits checked); the
+          MLP again with STAGD_FUSE=0 (each bias and relu its own kernel instead of
+          the matmul's epilogue: docs/vulkan.md "Epilogues"), its device rows marked so;
   torch:  torch.matmul on cuda for the same products (float32 with TF32 off, float16)
           and the same MLP and chain, each the best of R runs timed with CUDA events
           after a warm-up; the host-to-host pass is timed with the host clock.
@@ -23,6 +25,7 @@ Usage: torch_compare.py BENCH [--quick] [--out FILE.md] [--sizes N,N,..]
                         [--mlp B,D0,..,Dn] [--reps R] [--timeout SECONDS]
 """
 import argparse
+import os
 import platform
 import re
 import subprocess
@@ -58,12 +61,14 @@ class Log:
             self.f.flush()
 
 
-def run_bench(cmd, timeout, log):
-    """Runs one bench command, logging its lines; returns (lines, why-not-complete or None).
-    A run past `timeout` seconds is killed and its lines so far are kept."""
-    log.line("$ " + " ".join(cmd))
+def run_bench(cmd, timeout, log, env=None):
+    """Runs one bench command (env: variables added to ours), logging its lines; returns
+    (lines, why-not-complete or None). A run past `timeout` seconds is killed and its
+    lines so far are kept."""
+    log.line("$ " + "".join("%s=%s " % kv for kv in (env or {}).items()) + " ".join(cmd))
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, **env) if env else None)
     except OSError as e:
         return [], "cannot run %s: %s" % (cmd[0], e)
     lines, deadline = [], time.monotonic() + timeout
@@ -276,7 +281,8 @@ def markdown(args, devices, mmv, mlp, torch, problems, elapsed, fused=()):
             ratio(ref / r["ms"] if ref else None)))
     out += ["", "x cuBLAS and x PyTorch are speed ratios (above 1: stagd faster). "
             "'resident': inputs already on the device, result left there; 'host': host "
-            "arrays in, host array out (uploads and download included).", ""]
+            "arrays in, host array out (uploads and download included); 'STAGD_FUSE=0': "
+            "each bias add and relu its own kernel, not the matmul's epilogue.", ""]
     if fused:
         out += fused_table(fused) + [""]
     return "\n".join(out)
@@ -297,9 +303,9 @@ def torch_figures(torch, args, mmv, mlp):
     resident, host = torch.mlp_ms(dims, args.reps)
     print("torch mlp %s resident %.3f ms, host %.3f ms" % (args.mlp, resident, host), flush=True)
     for r in mlp:
-        if r["who"].endswith("resident"):
+        if " resident" in r["who"]:
             r["torch"] = resident
-        elif r["who"].endswith("host"):
+        elif " host" in r["who"]:
             r["torch"] = host
     for r in args.fused:
         r["torch"] = torch.chain_ms(r["n"], r["chain"] == "tanh", args.reps)
@@ -333,6 +339,9 @@ def main():
     more, why = run_bench([args.bench, "--mlp", args.mlp] + reps, args.timeout, log)
     if why:
         problems.append("MLP forward: " + why)
+    plain, why = run_bench([args.bench, "--mlp", args.mlp] + reps, args.timeout, log, {"STAGD_FUSE": "0"})
+    if why:
+        problems.append("MLP forward with STAGD_FUSE=0: " + why)
     chain, why = run_bench([args.bench, "--fused-chain"] + (["--quick"] if args.quick else []),
                            args.timeout, log)
     if why:
@@ -341,6 +350,7 @@ def main():
     problems += ["fused %s chain on %s: bits %s from op by op" % (r["chain"], r["device"], r["bits"])
                  for r in args.fused if r["bits"] != "equal"]
     devices, mmv, mlp = parse(lines + more)
+    mlp += [dict(r, who=r["who"] + ", STAGD_FUSE=0") for r in parse(plain)[2] if r["who"] != "cpu"]
     if not devices:
         problems.append("the bench found no Vulkan device: %s" %
                         next((x for x in lines if x.startswith("no Vulkan")), "see its output"))
