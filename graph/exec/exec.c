@@ -102,10 +102,15 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
   gr_val av_local[LOCAL_ARGS];
   for (int pc = 0; pc < c->ninstr; pc++) {
     const gr_instr *in = &c->instrs[pc];
-    if (in->epilogue && ctx->backend && fuse_on()) { /* a matmul and the chain after it */
-      int last = pc + 1 + c->instrs[pc + 1].fuse;
+    /* a chain in one pass, or a matmul / reduction with the chain after it in one device
+     * kernel: instructions pc..last at once, or (not done) one by one */
+    bool epi = in->epilogue && ctx->backend;
+    if ((epi || in->fuse || in->in_place) && fuse_on()) {
+      int last = epi ? pc + 1 + c->instrs[pc + 1].fuse : pc + in->fuse;
       bool done;
-      rc = gr_epilogue_run(ctx, c, pc, slots, env, &slots[c->instrs[last].dst], &done, err);
+      gr_val *res = &slots[c->instrs[last].dst];
+      rc = epi ? gr_epilogue_run(ctx, c, pc, slots, env, res, &done, err)
+               : gr_fused_run(ctx, c, pc, slots, env, res, &done, err);
       if (rc) {
         locate(ctx, err, in->node);
         break;
@@ -113,19 +118,6 @@ static sg_code run_graph(gr_ctx *ctx, gr_graph *g, const gr_val *env, gr_val *ar
       if (done) {
         for (int s = pc; s <= last; s++) release_dead(c, s, slots, nargs);
         pc = last;
-        continue;
-      }
-    }
-    if ((in->fuse || in->in_place) && fuse_on()) {
-      bool done;
-      rc = gr_fused_run(ctx, c, pc, slots, env, &slots[c->instrs[pc + in->fuse].dst], &done, err);
-      if (rc) {
-        locate(ctx, err, in->node);
-        break;
-      }
-      if (done) {
-        for (int s = pc; s <= pc + in->fuse; s++) release_dead(c, s, slots, nargs);
-        pc += in->fuse;
         continue;
       }
     }

@@ -11,6 +11,8 @@
  */
 #include "vk_internal.h"
 
+#include <stddef.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,7 +317,6 @@ typedef struct reduce_push {
   float scale;
   kn_vk_epi_push epi;
 } reduce_push;
-enum { REDUCE_PUSH_PLAIN = 4 * sizeof(uint32_t) };
 
 /* kn_vk_reduce_typed, with epilogue epi (float32) when not NULL */
 static sg_code reduce_record(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op, kn_vk_buffer *a,
@@ -352,19 +353,20 @@ static sg_code reduce_record(kn_vk_batch *bt, kn_vk_elem et, kn_vk_reduce_op op,
     kernel = "reduce_subgroup_f16";
   kn_vk_binding binds[3 + KN_VK_EPI_INPUTS] = {{a, false}, {out, true}, {a, false}};
   int nbind = 2;
+  char epi_name[KN_VK_EPI_NAME];
   if (epi) { /* the float32 kernels with an epilogue (binding 2 unused) */
     if (et != KN_VK_F32 || widen)
       return sg_error_set(err, SG_INVALID_ARGUMENT, "vulkan: a reduction's epilogue is float32 only");
-    if ((code = kn_vk_epilogue_prepare(epi, "reduction", outer * inner, &pc.epi, spec, &nspec, binds, a, err)))
+    if ((code = kn_vk_epilogue_prepare(epi, "reduction", outer * inner, &pc.epi, spec, &nspec, binds, a, &kernel,
+                                       epi_name, err)))
       return code;
-    kernel = ctx->subgroup_ops ? "reduce_subgroup_epi" : "reduce_epi";
     nbind = 3 + KN_VK_EPI_INPUTS;
   }
   kn_vk_dispatch_desc d = {.kernel = kernel,
                            .bindings = binds,
                            .nbindings = nbind,
                            .push = &pc,
-                           .push_bytes = epi ? sizeof pc : REDUCE_PUSH_PLAIN,
+                           .push_bytes = epi ? sizeof pc : offsetof(reduce_push, epi),
                            .spec = spec,
                            .nspec = (int)nspec,
                            .groups = {kn_vk_grid(outer * inner, 1), 1, 1}};

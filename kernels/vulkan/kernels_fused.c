@@ -11,6 +11,7 @@
  */
 #include "vk_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Must match fused.comp's push_constant block. */
@@ -76,7 +77,7 @@ sg_code kn_vk_fused_inputs(kn_vk_buffer *const *ins, const int64_t *in_sizes, co
 
 sg_code kn_vk_epilogue_prepare(const kn_vk_epilogue *epi, const char *what, int64_t n, kn_vk_epi_push *push,
                                uint32_t *spec, uint32_t *nspec, kn_vk_binding *binds, kn_vk_buffer *spare,
-                               sg_error *err) {
+                               const char **kernel, char name[KN_VK_EPI_NAME], sg_error *err) {
   if (!epi || epi->nsteps < 1 || epi->nsteps > KN_VK_EPI_STEPS || epi->nins < 0 ||
       epi->nins > KN_VK_EPI_INPUTS || epi->nscalars < 0 || epi->nscalars > KN_VK_EPI_SCALARS)
     return sg_error_set(err, SG_INVALID_ARGUMENT,
@@ -94,6 +95,8 @@ sg_code kn_vk_epilogue_prepare(const kn_vk_epilogue *epi, const char *what, int6
   if (epi->nscalars) memcpy(push->es, epi->scalars, (size_t)epi->nscalars * sizeof *push->es);
   for (int i = 0; i < KN_VK_EPI_INPUTS; i++)
     binds[3 + i] = (kn_vk_binding){i < epi->nins ? epi->ins[i] : epi->nins ? epi->ins[0] : spare, false};
+  snprintf(name, KN_VK_EPI_NAME, "%s_epi", *kernel);
+  *kernel = name;
   return SG_OK;
 }
 

@@ -12,6 +12,7 @@
  */
 #include "vk_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,17 +311,6 @@ typedef struct matmul_push {
 _Static_assert(sizeof(matmul_push) <= KN_VK_PUSH_BYTES, "matmul push constants too big");
 _Static_assert(6 + KN_VK_EPI_STEPS <= KN_VK_MAX_SPEC, "matmul epilogue specialization constants");
 _Static_assert(3 + KN_VK_EPI_INPUTS <= KN_VK_MAX_BINDINGS, "matmul epilogue bindings");
-enum { MATMUL_PUSH_PLAIN = 7 * sizeof(uint32_t) }; /* without an epilogue */
-
-/* The kernel with an epilogue of a float32 variant's */
-static const char *epilogue_kernel(kn_vk_matmul_variant v) {
-  switch (v) {
-  case KN_VK_MATMUL_TILED: return "matmul_epi";
-  case KN_VK_MATMUL_BLOCKED: return "matmul_blocked_epi";
-  case KN_VK_MATMUL_SUBGROUP: return "matmul_subgroup_epi";
-  default: return NULL; /* coop: float16 only */
-  }
-}
 
 static sg_code record(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a, kn_vk_buffer *b,
                       kn_vk_buffer *c, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t stride_a,
@@ -446,21 +436,18 @@ static sg_code record(kn_vk_batch *bt, kn_vk_elem et, int trans, kn_vk_buffer *a
   }
   kn_vk_binding binds[3 + KN_VK_EPI_INPUTS] = {{a, false}, {b, false}, {c, true}};
   int nbind = 3;
-  if (epi) { /* the _epi kernel: spec ids 4.. (the subgroup kernel's 3 is unused), 3 more buffers */
-    const char *kernel = epilogue_kernel(plan.variant);
-    if (!kernel)
-      return sg_error_set(err, SG_FAILED_PRECONDITION, "vulkan: matmul variant '%s' has no epilogue",
-                          kn_vk_matmul_variant_name(plan.variant));
-    if ((code = kn_vk_epilogue_prepare(epi, "matmul", batch * m * n, &pc.epi, spec, &nspec, binds, a, err)))
+  char epi_name[KN_VK_EPI_NAME];
+  if (epi) { /* the _epi kernel (float32: never coop): spec ids 4.. (the subgroup kernel's 3 is unused), 3 more buffers */
+    if ((code = kn_vk_epilogue_prepare(epi, "matmul", batch * m * n, &pc.epi, spec, &nspec, binds, a, &plan.kernel,
+                                       epi_name, err)))
       return code;
     nbind = 3 + KN_VK_EPI_INPUTS;
-    plan.kernel = kernel;
   }
   kn_vk_dispatch_desc d = {.kernel = plan.kernel,
                            .bindings = binds,
                            .nbindings = nbind,
                            .push = &pc,
-                           .push_bytes = epi ? sizeof pc : MATMUL_PUSH_PLAIN,
+                           .push_bytes = epi ? sizeof pc : offsetof(matmul_push, epi),
                            .spec = spec,
                            .nspec = (int)nspec,
                            .groups = {groups[0], groups[1], groups[2]}};

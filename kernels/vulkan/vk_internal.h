@@ -200,11 +200,14 @@ typedef struct kn_vk_epi_push {
 } kn_vk_epi_push;
 /* Checks epi (what) over a result of n elements and fills its push fields, its
  * specialization constants (spec[4], spec[5], spec[6..]: ids 4..13 in every _epi
- * kernel; *nspec becomes 6 + its steps, ids below 4 the caller's, unused ones 0) and
- * its bindings binds[3..5] (unused ones `spare`, never read). */
+ * kernel; *nspec becomes 6 + its steps, ids below 4 the caller's, unused ones 0), its
+ * bindings binds[3..5] (unused ones `spare`, never read) and the kernel: *kernel, a
+ * plain float32 kernel, becomes its -DKN_EPILOGUE build, named with "_epi" appended
+ * (in name). */
+enum { KN_VK_EPI_NAME = 64 };
 sg_code kn_vk_epilogue_prepare(const kn_vk_epilogue *epi, const char *what, int64_t n, kn_vk_epi_push *push,
                                uint32_t *spec, uint32_t *nspec, kn_vk_binding *binds, kn_vk_buffer *spare,
-                               sg_error *err);
+                               const char **kernel, char name[KN_VK_EPI_NAME], sg_error *err);
 /* Strides of `s` (row-major) aligned to the output's dimensions, 0 where broadcast. */
 void kn_vk_broadcast_strides(const kn_vk_shape *s, const kn_vk_shape *out, uint32_t *st);
 /* Whether the device's subgroups suit the subgroup kernels (arithmetic, size 4..128). */
